@@ -1,0 +1,480 @@
+"""Assemble the snapshot of the installed DeepSpeed: runtime discovery + model metadata + source facts.
+
+This is the only place that knows both halves: :mod:`discover` says *what* DeepSpeedConfig reads and
+*where*, :mod:`models` says what each pydantic field declares, :mod:`source` says where it is
+written and what its docstring says. The result is plain data in the documented snapshot format.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import logging
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsfields import __version__
+from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, Discovery, Prober, all_model_classes, discover, set_path
+from dsfields.extract.jsonvalue import stable_repr, to_json
+from dsfields.extract.models import (
+    DEPRECATION_KEYS,
+    ModelInfo,
+    describe_model,
+    enums_in,
+    json_types,
+    literal_choices,
+    nested_models,
+    type_repr,
+)
+from dsfields.extract.source import Located, SourceIndex
+from dsfields.extract.state import parsed_state
+from dsfields.extract.trace import ReadEvent, join
+from dsfields.snapshot import FORMAT_VERSION
+
+log = logging.getLogger(__name__)
+
+ZERO_SECTION_STAGES = (0, 1, 2, 3)
+
+
+@dataclass
+class Extraction:
+    """Mutable working set while building one snapshot."""
+
+    ds: Any
+    prober: Prober
+    source: SourceIndex
+    discovery: Discovery
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    enums: dict[str, dict[str, Any]] = field(default_factory=dict)
+    placed_models: set[type] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+
+
+def extract_installed() -> dict[str, Any]:
+    """Extract the snapshot of the DeepSpeed importable in this interpreter."""
+    import deepspeed
+    from deepspeed.runtime.config import DeepSpeedConfig
+
+    logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+    ds_logger = getattr(getattr(deepspeed, "utils", None), "logger", None)
+    if ds_logger is not None:
+        ds_logger.setLevel(logging.ERROR)
+    package_root = Path(deepspeed.__file__).resolve().parent.parent
+    prober = Prober(DeepSpeedConfig)
+    discovery, _ = discover(prober)
+    ex = Extraction(deepspeed, prober, SourceIndex(package_root), discovery)
+    _dict_fields(ex)
+    for path, cls in sorted(discovery.model_sections.items()):
+        _model_section(ex, path, cls, parent=path.rpartition(".")[0])
+    _effective_defaults(ex)
+    _auto_behaviour(ex)
+    removed = _removed_keys(ex)
+    import pydantic
+    import torch
+
+    snapshot: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "generated_by": "dsfields extract",
+        "deepspeed_version": str(deepspeed.__version__).strip(),
+        "environment": {
+            "dsfields": __version__,
+            "pydantic": pydantic.VERSION if isinstance(pydantic.VERSION, str) else str(pydantic.VERSION),
+            "python": platform.python_version().rsplit(".", 1)[0],
+            "torch": str(torch.__version__).split("+")[0],
+        },
+        "sections": ex.sections,
+        "fields": ex.fields,
+        "enums": ex.enums,
+        "removed": removed,
+        "coverage": _coverage(ex, removed),
+    }
+    return snapshot
+
+
+# ---------------------------------------------------------------- dict-read sections
+
+
+def _site_module(event: ReadEvent) -> Any:
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == event.site[0]:
+            return module
+    return None
+
+
+def _constant_for(ex: Extraction, event: ReadEvent) -> tuple[Located | None, str | None, Located | None]:
+    """The constant naming ``event.key`` (and its ``*_DEFAULT`` sibling), found where it is assigned."""
+    module = _site_module(event)
+    if module is None:
+        return None, None, None
+    names = sorted(n for n, v in vars(module).items() if n.isupper() and v == event.key and isinstance(v, str))
+    candidates = [module.__file__] + sorted(
+        m.__file__
+        for name, m in list(sys.modules.items())
+        if name.startswith("deepspeed") and "constants" in name and getattr(m, "__file__", None)
+    )
+    for name in names:
+        for filename in candidates:
+            where = ex.source.constant(filename, name)
+            if where is not None:
+                default = ex.source.constant(filename, f"{name}_DEFAULT")
+                return where, name, default
+    return None, None, None
+
+
+def _dict_fields(ex: Extraction) -> None:
+    d = ex.discovery
+    sections = set(d.dict_sections) | set(d.model_sections)
+    by_path: dict[str, list[ReadEvent]] = {}
+    for event in d.events:
+        if event.key in ("*", PROBE_KEY) or event.section not in d.dict_sections:
+            continue
+        by_path.setdefault(join(event.section, event.key), []).append(event)
+    for path, first_event in sorted(d.dict_sections.items()):
+        parent = path.rpartition(".")[0] if path else None
+        ex.sections[path] = {
+            "kind": "dict",
+            "model": None,
+            "parent": parent,
+            "passthrough": path in d.passthrough,
+            "source": _site(ex, first_event) if path else None,
+            "description": None,
+            "strict": False,
+            "unknown_keys": "ignored",
+        }
+    for path, events in sorted(by_path.items()):
+        first = events[0]
+        with_default = [e for e in events if e.has_default]
+        default_event = with_default[0] if with_default else None
+        default, symbolic = to_json(default_event.default) if default_event else (None, None)
+        if path in sections and isinstance(default, dict) and not default:
+            default = None  # `d.get("section", {})`: the {} only stands for "absent"
+        const, const_name, const_default = _constant_for(ex, first)
+        distinct_defaults = sorted({stable_repr(e.default) for e in with_default})
+        record: dict[str, Any] = {
+            "path": path,
+            "section": first.section,
+            "key": first.key,
+            "python_name": None,
+            "reader": "dict",
+            "type": _value_type(default_event.default) if default_event else "any",
+            "json_types": _value_json_types(default_event.default) if default_event else [],
+            "default": default,
+            "default_repr": symbolic,
+            "default_factory": None,
+            "required": False,
+            "read_without_default": default_event is None,
+            "constraints": {},
+            "choices": None,
+            "enum": None,
+            "deprecated": None,
+            "effective_default": None,
+            "description": const.docstring if const else None,
+            "source": _site(ex, default_event or first),
+            "constant": (
+                {"name": const_name, "file": const.file, "line": const.line}
+                | ({"default_name": f"{const_name}_DEFAULT", "default_line": const_default.line} if const_default else {})
+                if const and const_name
+                else None
+            ),
+            "is_section": path in sections,
+            "auto": None,
+        }
+        if len(distinct_defaults) > 1:
+            record["other_defaults"] = [
+                {"default": to_json(e.default)[0], "source": _site(ex, e)}
+                for e in with_default[1:]
+                if stable_repr(e.default) != stable_repr(default_event.default if default_event else None)
+            ]
+        ex.fields[path] = record
+
+
+def _site(ex: Extraction, event: ReadEvent) -> dict[str, Any]:
+    return {"file": ex.source.relative(event.site[0]), "line": event.site[1], "function": event.site[2]}
+
+
+def _value_type(value: Any) -> str:
+    if value is None:
+        return "any"
+    if isinstance(value, enum.Enum):
+        return type(value).__name__
+    return type(value).__name__ if type(value).__module__ == "builtins" else stable_repr(type(value))
+
+
+def _value_json_types(value: Any) -> list[str]:
+    json_value, _ = to_json(value)
+    if isinstance(json_value, bool):
+        return ["boolean"]
+    if isinstance(json_value, int):
+        return ["integer"]
+    if isinstance(json_value, float):
+        return ["integer", "number"]
+    for py, js in ((str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(json_value, py):
+            return [js]
+    return []
+
+
+# ---------------------------------------------------------------- pydantic sections
+
+
+def _model_section(ex: Extraction, path: str, cls: type, parent: str) -> None:
+    info = describe_model(cls)
+    ex.placed_models.add(cls)
+    where, attrs = ex.source.of_class(cls)
+    ex.sections[path] = {
+        "kind": "model",
+        "model": f"{cls.__module__}.{cls.__qualname__}",
+        "parent": parent if path else None,
+        "passthrough": False,
+        "source": where.as_dict() if where else None,
+        "description": where.docstring if where else None,
+        "strict": info.strict,
+        "unknown_keys": {"forbid": "error", "allow": "kept"}.get(info.extra_mode, "ignored"),
+    }
+    for f in info.fields:
+        _model_field(ex, path, info, f, attrs.get(f.name))
+
+
+def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: Located | None) -> None:
+    path = join(section, f.key)
+    factory = f.default_factory
+    default_value = factory() if factory is not None else f.default
+    default, symbolic = to_json(default_value)
+    for enum_cls in enums_in(f.annotation):
+        _enum(ex, enum_cls)
+    choices = literal_choices(f.annotation)
+    enum_names = [e.__name__ for e in enums_in(f.annotation)]
+    if enum_names:
+        choices = [to_json(m.value)[0] for e in enums_in(f.annotation) for m in e]
+    deprecated = None
+    if f.extra.get("deprecated"):
+        deprecated = {k: to_json(f.extra[k])[0] for k in DEPRECATION_KEYS if k in f.extra and k != "deprecated"}
+        deprecated["converts_value"] = "new_param_fn" in f.extra
+    children = nested_models(f.annotation)
+    ex.fields[path] = {
+        "path": path,
+        "section": section,
+        "key": f.key,
+        "python_name": f.name,
+        "reader": "pydantic",
+        "type": type_repr(f.annotation),
+        "json_types": json_types(f.annotation),
+        "default": None if f.required else default,
+        "default_repr": symbolic,
+        "default_factory": stable_repr(factory) if factory is not None else None,
+        "required": f.required,
+        "read_without_default": False,
+        "constraints": dict(sorted(f.constraints.items())),
+        "choices": _unique(choices) or None,
+        "enum": enum_names[0] if enum_names else None,
+        "deprecated": deprecated,
+        "effective_default": None,
+        "description": (where.docstring if where else None) or f.description,
+        "source": where.as_dict() if where else None,
+        "constant": None,
+        "is_section": bool(children),
+        "auto": None,
+    }
+    if len(children) == 1 and path not in ex.sections:
+        _model_section(ex, path, children[0], parent=section)
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def _enum(ex: Extraction, cls: type[enum.Enum]) -> None:
+    if cls.__name__ in ex.enums:
+        return
+    where, _ = ex.source.of_class(cls)
+    ex.enums[cls.__name__] = {
+        "name": cls.__name__,
+        "module": cls.__module__,
+        "source": where.as_dict() if where else None,
+        "description": where.docstring if where else None,
+        # Aliases (e.g. ZeroStageEnum.max_stage = 3) are members too: __members__ keeps them.
+        "members": [{"name": n, "value": to_json(m.value)[0]} for n, m in cls.__members__.items()],
+    }
+
+
+# ---------------------------------------------------------------- behaviour probes
+
+
+def _state(ex: Extraction, config: dict[str, Any]) -> tuple[Any, str | None]:
+    run = ex.prober.run(config)
+    if run.error is not None:
+        return None, f"{type(run.error).__name__}: {run.error}"
+    return parsed_state(run.config), None
+
+
+def _instances(root: Any, cls: type) -> list[Any]:
+    found: list[Any] = []
+    stack, seen = [(root, 0)], set()
+    while stack:
+        obj, depth = stack.pop()
+        if id(obj) in seen or depth > 4:
+            continue
+        seen.add(id(obj))
+        if type(obj) is cls:
+            found.append(obj)
+            continue
+        if hasattr(obj, "__dict__") and type(obj).__module__.startswith("deepspeed"):
+            stack.extend((v, depth + 1) for v in vars(obj).values())
+    return found
+
+
+def _effective_defaults(ex: Extraction) -> None:
+    """Where a validator replaces the declared default (e.g. ``overlap_comm``), record what DeepSpeed uses."""
+    roots = {p: c for p, c in ex.discovery.model_sections.items()}
+    variants: dict[str, dict[str, Any]] = {"": BASE_CONFIG}
+    zero_root = next((p for p, c in roots.items() if c.__name__ == "DeepSpeedZeroConfig"), None)
+    if zero_root:
+        for stage in ZERO_SECTION_STAGES:
+            variants[str(stage)] = set_path(BASE_CONFIG, "", zero_root, {"stage": stage})
+    results: dict[str, Any] = {}
+    for label, config in variants.items():
+        run = ex.prober.run(config)
+        if run.error is None:
+            results[label] = run.config
+    for path, record in ex.fields.items():
+        if record["reader"] != "pydantic" or record["is_section"] or (zero_root and path == f"{zero_root}.stage"):
+            continue
+        root = next((p for p in roots if path.startswith(p + ".")), None)
+        if root is None:
+            continue
+        per: dict[str, Any] = {}
+        for label, cfg in results.items():
+            if zero_root and root == zero_root and label == "":
+                continue
+            if (not zero_root or root != zero_root) and label != "":
+                continue
+            value = _value_at(cfg, roots[root], path[len(root) + 1 :], ex)
+            if value is not _NOTFOUND:
+                per[label] = to_json(value)[0]
+        if per and any(v != record["default"] for v in per.values()):
+            record["effective_default"] = per if (zero_root and root == zero_root) else {"any": per.get("")}
+
+
+_NOTFOUND = object()
+
+
+def _value_at(cfg: Any, root_cls: type, rest: str, ex: Extraction) -> Any:
+    found = _instances(cfg, root_cls)
+    if len(found) != 1:
+        return _NOTFOUND
+    obj = found[0]
+    for key in rest.split("."):
+        if obj is None:
+            return _NOTFOUND
+        fields = getattr(type(obj), "model_fields", None) or getattr(type(obj), "__fields__", {})
+        name = next((n for n, f in fields.items() if key in (n, getattr(f, "alias", None))), None)
+        if name is None:
+            return _NOTFOUND
+        obj = getattr(obj, name, None)
+    return obj
+
+
+def with_section(config: dict[str, Any], section: str) -> dict[str, Any]:
+    """``config`` with the (possibly nested) section present, as an empty dict where it was absent."""
+    if not section:
+        return copy.deepcopy(config)
+    parent, _, last = section.rpartition(".")
+    return set_path(config, parent, last, {})
+
+
+def _auto_behaviour(ex: Extraction) -> None:
+    """What DeepSpeed alone does with ``"auto"`` for each key: rejects it, or parses it to the default."""
+    references: dict[str, Any] = {}
+    for path, record in ex.fields.items():
+        if record["is_section"] or record["required"]:
+            continue
+        section = record["section"]
+        if section not in references:
+            references[section] = _state(ex, with_section(BASE_CONFIG, section))[0]
+        state, error = _state(ex, set_path(with_section(BASE_CONFIG, section), section, record["key"], "auto"))
+        if error is not None:
+            record["auto"] = {"accepted": False, "becomes": None, "error": error.splitlines()[0][:300]}
+        else:
+            same = references[section] is not None and state == references[section]
+            record["auto"] = {"accepted": True, "becomes": "default" if same else "kept", "error": None}
+
+
+def _removed_keys(ex: Extraction) -> dict[str, dict[str, Any]]:
+    """Keys DeepSpeed rejects with a message, placed by making DeepSpeed reject them."""
+    import deepspeed.runtime.config as ds_config
+
+    removed: dict[str, dict[str, Any]] = {}
+    tables = {n: v for n, v in vars(ds_config).items() if "REMOVED" in n.upper() and isinstance(v, dict)}
+    paths = [""] + sorted(ex.sections)
+    for table_name, table in sorted(tables.items()):
+        where = ex.source.constant(ds_config.__file__, table_name)
+        for key, message in sorted(table.items()):
+            if not isinstance(key, str) or not isinstance(message, str):
+                continue
+            for section in paths:
+                run = ex.prober.run(set_path(with_section(BASE_CONFIG, section), section, key, {}))
+                if run.error is not None and message in str(run.error):
+                    path = join(section, key)
+                    removed[path] = {
+                        "path": path,
+                        "section": section,
+                        "key": key,
+                        "message": message,
+                        "source": {"file": where.file, "line": where.line, "table": table_name} if where else None,
+                    }
+                    break
+            else:
+                ex.notes.append(f"removed key {key!r} from {table_name} not rejected at any known section")
+    return removed
+
+
+# ---------------------------------------------------------------- coverage
+
+
+def _coverage(ex: Extraction, removed: dict[str, Any]) -> dict[str, Any]:
+    ds_models = [
+        c for c in all_model_classes() if c.__module__.startswith("deepspeed") and c.__name__ != "DeepSpeedConfigModel"
+    ]
+    unplaced: dict[str, str] = {}
+    for cls in ds_models:
+        if cls in ex.placed_models:
+            continue
+        wrapped = [m for f in describe_model(cls).fields for m in nested_models(f.annotation)]
+        reason = (
+            "container whose fields are placed as their own sections"
+            if wrapped and all(m in ex.placed_models for m in wrapped)
+            else "not built by DeepSpeedConfig from ds_config (no path rejects a probe key with it)"
+        )
+        unplaced[f"{cls.__module__}.{cls.__qualname__}"] = reason
+    keys_read = {r["key"] for r in ex.fields.values()} | {r["key"] for r in removed.values()}
+    unattributed: list[str] = []
+    for name, module in sorted(list(sys.modules.items())):
+        if not name.startswith("deepspeed") or not name.endswith("constants"):
+            continue
+        for const, value in sorted(vars(module).items()):
+            if not const.endswith("_DEFAULT") or not const.isupper():
+                continue
+            key = getattr(module, const[: -len("_DEFAULT")], None)
+            if isinstance(key, str) and key not in keys_read:
+                unattributed.append(f"{name}.{const} ({key!r})")
+    per_section: dict[str, int] = {}
+    for record in ex.fields.values():
+        per_section[record["section"]] = per_section.get(record["section"], 0) + 1
+    return {
+        "fields": len(ex.fields),
+        "sections": len(ex.sections),
+        "per_section": dict(sorted(per_section.items())),
+        "models_not_placed": dict(sorted(unplaced.items())),
+        "defaults_not_attributed": unattributed,
+        "unresolved_models": dict(sorted(ex.discovery.unresolved_models.items())),
+        "probe_runs": ex.prober.runs,
+        "notes": sorted(ex.notes),
+    }

@@ -1,0 +1,79 @@
+"""``dsfields extract``: snapshot the DeepSpeed importable in this interpreter."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from dsfields.snapshot import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=None, help="root of the snapshot tree (default: generated/)")
+    parser.add_argument("--quiet", action="store_true", help="print no summary")
+
+
+def import_failure() -> str | None:
+    """Import DeepSpeed's config module; return one line naming the cause if that fails."""
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink):
+            import deepspeed  # noqa: F401
+            import deepspeed.runtime.config  # noqa: F401
+    except Exception as exc:  # any import-time failure is the user's environment, reported in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    cause = import_failure()
+    if cause is not None:
+        print(f"dsfields extract: cannot import DeepSpeed ({cause}); install it with `pip install dsfields[extract]`",
+              file=sys.stderr)
+        return 2
+    from dsfields.extract.build import extract_installed
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            snapshot = extract_installed()
+    except Exception as exc:  # report, never leave a half-written snapshot
+        log.debug("extraction failed", exc_info=True)
+        print(f"dsfields extract: extraction failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    root = args.out or repo_generated_dir()
+    target = root / snapshot["deepspeed_version"] / SNAPSHOT_FILE
+    write_atomic(target, dumps(snapshot))
+    if not args.quiet:
+        print(summary(snapshot, target, time.perf_counter() - started))
+    return 0
+
+
+def summary(snapshot: dict, target: Path, seconds: float) -> str:
+    cov = snapshot["coverage"]
+    lines = [
+        f"DeepSpeed {snapshot['deepspeed_version']}: {cov['fields']} fields in {cov['sections']} sections "
+        f"-> {target} ({seconds:.1f} s)",
+        f"  removed keys: {len(snapshot['removed'])}, enums: {len(snapshot['enums'])}, "
+        f"deprecated: {sum(1 for f in snapshot['fields'].values() if f['deprecated'])}",
+    ]
+    for title, items in (
+        ("models found but not placed", [f"{k}: {v}" for k, v in cov["models_not_placed"].items()]),
+        ("*_DEFAULT constants attributed to no path", cov["defaults_not_attributed"]),
+        ("models named in errors but not found", [f"{k}: {v}" for k, v in cov["unresolved_models"].items()]),
+        ("notes", cov["notes"]),
+    ):
+        if items:
+            lines.append(f"  {title} ({len(items)}):")
+            lines.extend(f"    {item}" for item in items)
+    return "\n".join(lines)

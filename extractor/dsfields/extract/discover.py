@@ -1,0 +1,221 @@
+"""Find every key ``DeepSpeedConfig`` reads, and which model serves each section, by running it.
+
+Nothing here is listed by hand: the probe starts from ``{"train_batch_size": 1}``, records every
+read (:mod:`dsfields.extract.trace`), and expands each key that might hold a section by trying it
+as ``{}`` (do reads happen inside it? then it is a dict-read section) and as ``{PROBE_KEY: 1}``
+(does a pydantic model reject the unknown key? then that model serves this path). Repeat until no
+new key appears.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+
+from dsfields.extract.models import nested_models
+from dsfields.extract.trace import Recorder, ReadEvent, TracingDict, join
+
+log = logging.getLogger(__name__)
+
+PROBE_KEY = "__dsfields_probe__"
+BASE_CONFIG: dict[str, Any] = {"train_batch_size": 1}
+"""The smallest config DeepSpeedConfig accepts on one process (a batch size is mandatory)."""
+
+
+@dataclass
+class Run:
+    recorder: Recorder
+    error: BaseException | None
+    config: Any
+
+
+@dataclass
+class Discovery:
+    events: list[ReadEvent] = field(default_factory=list)
+    dict_sections: dict[str, ReadEvent] = field(default_factory=dict)
+    """Dict-read sections by path, with the read that revealed them ("" is the top level)."""
+    model_sections: dict[str, type] = field(default_factory=dict)
+    """Root placements: path → the pydantic model that validates it (found by its rejection)."""
+    passthrough: set[str] = field(default_factory=set)
+    """Sections DeepSpeed copies whole (``items()``): any key is kept, none is checked."""
+    unresolved_models: dict[str, str] = field(default_factory=dict)
+    """Paths that raised a validation error naming a model we could not find: path → model name."""
+    runs: int = 0
+
+
+def wrap(data: dict[str, Any], section: str, recorder: Recorder) -> TracingDict:
+    wrapped = {k: wrap(v, join(section, k), recorder) if isinstance(v, dict) else v for k, v in data.items()}
+    return TracingDict(wrapped, section, recorder)
+
+
+def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(config)
+    node = out
+    for part in section.split(".") if section else []:
+        node = node.setdefault(part, {})
+    node[key] = value
+    return out
+
+
+class Prober:
+    """Builds ``DeepSpeedConfig`` on traced dicts; counts runs for the coverage report."""
+
+    def __init__(self, config_cls: Callable[[Any], Any]) -> None:
+        self.config_cls = config_cls
+        self.runs = 0
+
+    def run(self, config: dict[str, Any]) -> Run:
+        recorder = Recorder()
+        self.runs += 1
+        try:
+            return Run(recorder, None, self.config_cls(wrap(config, "", recorder)))
+        except Exception as exc:  # DeepSpeed raises asserts, ValueErrors, its own errors: all are verdicts
+            return Run(recorder, exc, None)
+
+
+def all_model_classes() -> list[type]:
+    seen: dict[int, type] = {}
+    stack = list(pydantic.BaseModel.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        if id(cls) not in seen:
+            seen[id(cls)] = cls
+            stack.extend(cls.__subclasses__())
+    return sorted(seen.values(), key=lambda c: (c.__module__, c.__qualname__))
+
+
+def _validation_error(exc: BaseException | None) -> BaseException | None:
+    while exc is not None:
+        if isinstance(exc, pydantic.ValidationError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def model_rejecting_probe(exc: BaseException | None, classes: list[type]) -> tuple[type | None, str | None]:
+    """The model class that rejected ``PROBE_KEY`` (following the error's location into nested fields).
+
+    Returns ``(cls, None)`` when found, ``(None, name)`` when a model by that name rejected it but could
+    not be resolved, ``(None, None)`` when no model rejected the probe key.
+    """
+    error = _validation_error(exc)
+    if error is None:
+        return None, None
+    root: type | None = getattr(error, "model", None)  # pydantic 1 carries the class itself
+    title = getattr(error, "title", None) or (root.__name__ if root else "")
+    if root is None:
+        named = [c for c in classes if c.__name__ == title]
+        preferred = [c for c in named if c.__module__.startswith("deepspeed")]
+        named = preferred or named
+        root = named[0] if len(named) == 1 else None
+    for err in error.errors():
+        loc = tuple(err.get("loc", ()))
+        if not loc or loc[-1] != PROBE_KEY:
+            continue
+        if root is None:
+            return None, title
+        cls: type | None = root
+        for part in loc[:-1]:
+            cls = _field_model(cls, part)
+            if cls is None:
+                return None, f"{title}.{'.'.join(map(str, loc[:-1]))}"
+        return cls, None
+    return None, None
+
+
+def _field_model(cls: type | None, key: Any) -> type | None:
+    if cls is None or not isinstance(key, str):
+        return cls  # list indices and union tags do not change the model
+    fields = getattr(cls, "model_fields", None) or getattr(cls, "__fields__", {})
+    for name, f in fields.items():
+        if key in (name, getattr(f, "alias", None)):
+            annotation = getattr(f, "annotation", None) or getattr(f, "outer_type_", None)
+            found = nested_models(annotation)
+            return found[0] if len(found) == 1 else None
+    return None
+
+
+def _candidate(event: ReadEvent, sections: set[str]) -> bool:
+    if event.present or event.key == "*" or event.section not in sections:
+        return False
+    if event.op in ("contains", "getitem"):
+        return True
+    return event.op == "get" and (event.default is None or isinstance(event.default, dict))
+
+
+def discover(prober: Prober) -> tuple[Discovery, dict[str, Any]]:
+    """Explore until no new section appears; returns the discovery and the final probe config.
+
+    Besides the growing probe config, every boolean read with default ``False`` is also tried as
+    ``True`` once: many readers only look at their other keys when a feature is enabled.
+    """
+    classes = all_model_classes()
+    found = Discovery()
+    probe = copy.deepcopy(BASE_CONFIG)
+    first = prober.run(probe)
+    if first.error is not None:
+        raise RuntimeError(f"DeepSpeedConfig rejects the base probe {BASE_CONFIG}: {first.error!r}")
+    found.dict_sections[""] = first.recorder.events[0] if first.recorder.events else ReadEvent("", "", "get", True)
+    tried: set[tuple[str, str]] = set()
+    enabled: set[tuple[str, str]] = set()
+    work: list[tuple[dict[str, Any], Run]] = [(probe, first)]
+    while work:
+        state, current = work.pop(0)
+        found.events.extend(current.recorder.events)
+        for event in current.recorder.events:
+            pair = (event.section, event.key)
+            if pair in tried or not _candidate(event, set(found.dict_sections)):
+                continue
+            tried.add(pair)
+            if _classify(prober, classes, found, state, event):
+                probe = set_path(probe, event.section, event.key, _kept_value(prober, state, event))
+                work.append((probe, prober.run(probe)))
+        for event in current.recorder.events:
+            pair = (event.section, event.key)
+            if event.default is False and event.section in found.dict_sections and pair not in enabled:
+                enabled.add(pair)
+                flipped = set_path(state, event.section, event.key, True)
+                work.append((flipped, prober.run(flipped)))
+    found.runs = prober.runs
+    return found, probe
+
+
+def _kept_value(prober: Prober, state: dict[str, Any], event: ReadEvent) -> dict[str, Any]:
+    """What the probe keeps at a new section: ``{}`` unless only a non-empty dict gets read."""
+    path = join(event.section, event.key)
+    empty = prober.run(set_path(state, event.section, event.key, {}))
+    if empty.error is None and any(e.section == path for e in empty.recorder.events):
+        return {}
+    filled = prober.run(set_path(state, event.section, event.key, {PROBE_KEY: 1}))
+    return {PROBE_KEY: 1} if filled.error is None else {}
+
+
+def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict[str, Any], event: ReadEvent) -> bool:
+    """Decide whether ``event``'s key is a model section, a dict section, or a plain value."""
+    path = join(event.section, event.key)
+    # A non-empty probe first: dict readers guarded by `if not d:` only read a non-empty
+    # section, and strict models name themselves by rejecting the unknown key.
+    rejected = prober.run(set_path(state, event.section, event.key, {PROBE_KEY: 1}))
+    as_dict = prober.run(set_path(state, event.section, event.key, {}))
+    found.events.extend(rejected.recorder.events)
+    found.events.extend(as_dict.recorder.events)
+    model, unresolved = model_rejecting_probe(rejected.error, classes)
+    inner_empty = as_dict.error is None and any(e.section == path for e in as_dict.recorder.events)
+    inner_probe = rejected.error is None and any(e.section == path for e in rejected.recorder.events)
+    if model is not None:
+        found.model_sections[path] = model
+        return as_dict.error is None
+    if unresolved:
+        found.unresolved_models[path] = unresolved
+        return False
+    if inner_empty or inner_probe:
+        found.dict_sections[path] = event
+        if any(e.section == path and e.op == "iterate" for r in (as_dict, rejected) for e in r.recorder.events):
+            found.passthrough.add(path)
+        return True
+    return False

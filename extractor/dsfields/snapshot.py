@@ -1,0 +1,132 @@
+"""The snapshot format: the contract between extraction and every consumer.
+
+One JSON file per DeepSpeed version, ``generated/<version>/fields.json``, documented in
+``docs/snapshot-format.md`` with a JSON Schema in ``extractor/dsfields/snapshot.schema.json``.
+Writing is atomic and byte-stable (sorted keys, fixed indentation, trailing newline) so that a
+re-extraction of the same version is a no-op in git. Loading needs only the stdlib.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+"""Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
+
+SNAPSHOT_FILE = "fields.json"
+INDEX_FILE = "index.json"
+
+
+class SnapshotError(Exception):
+    """A snapshot is missing, unreadable, or of another format version (one-line message)."""
+
+
+def repo_generated_dir() -> Path:
+    """``generated/`` of the checkout, or ``$DSFIELDS_GENERATED``; the wheel ships a copy next to the package."""
+    env = os.environ.get("DSFIELDS_GENERATED")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "generated", here / "generated"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent.parent / "generated"
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temp file in the same directory and rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+_VERSION_PART = re.compile(r"(\d+)|([A-Za-z]+)")
+
+
+def version_key(version: str) -> tuple[Any, ...]:
+    """Order ``0.9.10`` after ``0.9.2`` (release order) without importing packaging."""
+    parts: list[Any] = []
+    for number, word in _VERSION_PART.findall(version):
+        parts.append((1, int(number), "") if number else (0, 0, word))
+    return tuple(parts)
+
+
+def available_versions(generated: Path | None = None) -> list[str]:
+    root = generated or repo_generated_dir()
+    if not root.is_dir():
+        return []
+    found = [p.name for p in root.iterdir() if (p / SNAPSHOT_FILE).is_file()]
+    return sorted(found, key=version_key)
+
+
+@cache
+def _load_cached(path: str, mtime: float) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format_version") != FORMAT_VERSION:
+        found = data.get("format_version") if isinstance(data, dict) else None
+        raise SnapshotError(
+            f"snapshot {path} has format_version {found!r}, this dsfields reads {FORMAT_VERSION}; re-extract it"
+        )
+    return data
+
+
+def load(version: str, generated: Path | None = None) -> dict[str, Any]:
+    """The snapshot of ``version``; :class:`SnapshotError` names the available ones if it is missing."""
+    root = generated or repo_generated_dir()
+    path = root / version / SNAPSHOT_FILE
+    if not path.is_file():
+        versions = available_versions(root)
+        listing = ", ".join(versions) if versions else "none"
+        raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {listing})")
+    return _load_cached(str(path), path.stat().st_mtime)
+
+
+def snapshot_path(version: str, generated: Path | None = None) -> Path:
+    return (generated or repo_generated_dir()) / version / SNAPSHOT_FILE
+
+
+def installed_deepspeed_version() -> str | None:
+    """The installed DeepSpeed's version from package metadata, without importing it (no torch)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("deepspeed").strip()
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def resolve_version(requested: str | None, generated: Path | None = None) -> str:
+    """``--version`` semantics shared by all consumers: explicit, else installed if snapshotted, else newest."""
+    versions = available_versions(generated)
+    if requested and requested != "installed":
+        if requested not in versions:
+            listing = ", ".join(versions) if versions else "none"
+            raise SnapshotError(f"no snapshot for DeepSpeed {requested} (available: {listing})")
+        return requested
+    installed = installed_deepspeed_version()
+    if installed and installed in versions:
+        return installed
+    if requested == "installed":
+        raise SnapshotError(f"no snapshot for the installed DeepSpeed {installed or '(none installed)'}")
+    if not versions:
+        raise SnapshotError(f"no snapshots found in {generated or repo_generated_dir()}")
+    return versions[-1]
