@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from dsfields import __version__
-from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, Discovery, Prober, all_model_classes, discover, set_path
+from dsfields.extract.discover import (
+    BASE_CONFIG,
+    PROBE_KEY,
+    Discovery,
+    Prober,
+    all_model_classes,
+    discover,
+    set_path,
+)
 from dsfields.extract.jsonvalue import stable_repr, to_json
 from dsfields.extract.models import (
     DEPRECATION_KEYS,
@@ -36,14 +44,14 @@ from dsfields.snapshot import FORMAT_VERSION
 
 log = logging.getLogger(__name__)
 
-ZERO_SECTION_STAGES = (0, 1, 2, 3)
-
 
 @dataclass
 class Extraction:
     """Mutable working set while building one snapshot."""
 
-    ds: Any
+    package: str
+    """Top-level package name being extracted (``deepspeed``; fixtures use their own)."""
+    config_module: Any
     prober: Prober
     source: SourceIndex
     discovery: Discovery
@@ -51,71 +59,81 @@ class Extraction:
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     enums: dict[str, dict[str, Any]] = field(default_factory=dict)
     placed_models: set[type] = field(default_factory=set)
+    modules_by_file: dict[str, Any] = field(default_factory=dict)
+    constant_files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
 def extract_installed() -> dict[str, Any]:
     """Extract the snapshot of the DeepSpeed importable in this interpreter."""
     import deepspeed
-    from deepspeed.runtime.config import DeepSpeedConfig
+    import deepspeed.runtime.config as config_module
 
     logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
     ds_logger = getattr(getattr(deepspeed, "utils", None), "logger", None)
     if ds_logger is not None:
         ds_logger.setLevel(logging.ERROR)
-    package_root = Path(deepspeed.__file__).resolve().parent.parent
-    prober = Prober(DeepSpeedConfig)
+    return extract(config_module, version=str(deepspeed.__version__))
+
+
+def extract(config_module: Any, version: str, package: str = "deepspeed") -> dict[str, Any]:
+    """Extract from ``config_module.DeepSpeedConfig`` of ``package`` (DeepSpeed, or a test fixture imitating it)."""
+    root_module = sys.modules[package]
+    package_root = Path(root_module.__file__).resolve().parent.parent
+    prober = Prober(config_module.DeepSpeedConfig, package)
     discovery, _ = discover(prober)
-    ex = Extraction(deepspeed, prober, SourceIndex(package_root), discovery)
+    ex = Extraction(package, config_module, prober, SourceIndex(package_root), discovery)
     _dict_fields(ex)
     for path, cls in sorted(discovery.model_sections.items()):
         _model_section(ex, path, cls, parent=path.rpartition(".")[0])
+    removed = _removed_keys(ex)
+    for path in removed:
+        # DeepSpeed only looks at these to reject them: they are removed keys, not fields.
+        ex.fields.pop(path, None)
     _effective_defaults(ex)
     _auto_behaviour(ex)
-    removed = _removed_keys(ex)
-    import pydantic
-    import torch
-
-    snapshot: dict[str, Any] = {
+    return {
         "format_version": FORMAT_VERSION,
         "generated_by": "dsfields extract",
-        "deepspeed_version": str(deepspeed.__version__).strip(),
-        "environment": {
-            "dsfields": __version__,
-            "pydantic": pydantic.VERSION if isinstance(pydantic.VERSION, str) else str(pydantic.VERSION),
-            "python": platform.python_version().rsplit(".", 1)[0],
-            "torch": str(torch.__version__).split("+")[0],
-        },
+        "deepspeed_version": version.strip(),
+        "environment": _environment(),
         "sections": ex.sections,
         "fields": ex.fields,
         "enums": ex.enums,
         "removed": removed,
         "coverage": _coverage(ex, removed),
     }
-    return snapshot
+
+
+def _environment() -> dict[str, str]:
+    import pydantic
+
+    torch = sys.modules.get("torch")
+    return {
+        "dsfields": __version__,
+        "pydantic": str(pydantic.VERSION),
+        "python": platform.python_version().rsplit(".", 1)[0],
+        "torch": str(getattr(torch, "__version__", "none")).split("+")[0],
+    }
 
 
 # ---------------------------------------------------------------- dict-read sections
 
 
-def _site_module(event: ReadEvent) -> Any:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__file__", None) == event.site[0]:
-            return module
-    return None
-
-
 def _constant_for(ex: Extraction, event: ReadEvent) -> tuple[Located | None, str | None, Located | None]:
     """The constant naming ``event.key`` (and its ``*_DEFAULT`` sibling), found where it is assigned."""
-    module = _site_module(event)
+    if not ex.modules_by_file:
+        for name, mod in sorted(sys.modules.items()):
+            filename = getattr(mod, "__file__", None)
+            if name.startswith(ex.package) and filename:
+                ex.modules_by_file[filename] = mod
+                if "constants" in name:
+                    ex.constant_files.append(filename)
+    module = ex.modules_by_file.get(event.site[0])
     if module is None:
         return None, None, None
     names = sorted(n for n, v in vars(module).items() if n.isupper() and v == event.key and isinstance(v, str))
-    candidates = [module.__file__] + sorted(
-        m.__file__
-        for name, m in list(sys.modules.items())
-        if name.startswith("deepspeed") and "constants" in name and getattr(m, "__file__", None)
-    )
+    candidates = [module.__file__, *ex.constant_files]
     for name in names:
         for filename in candidates:
             where = ex.source.constant(filename, name)
@@ -174,12 +192,7 @@ def _dict_fields(ex: Extraction) -> None:
             "effective_default": None,
             "description": const.docstring if const else None,
             "source": _site(ex, default_event or first),
-            "constant": (
-                {"name": const_name, "file": const.file, "line": const.line}
-                | ({"default_name": f"{const_name}_DEFAULT", "default_line": const_default.line} if const_default else {})
-                if const and const_name
-                else None
-            ),
+            "constant": _constant_record(const, const_name, const_default),
             "is_section": path in sections,
             "auto": None,
         }
@@ -190,6 +203,15 @@ def _dict_fields(ex: Extraction) -> None:
                 if stable_repr(e.default) != stable_repr(default_event.default if default_event else None)
             ]
         ex.fields[path] = record
+
+
+def _constant_record(const: Located | None, name: str | None, default: Located | None) -> dict[str, Any] | None:
+    if const is None or name is None:
+        return None
+    record: dict[str, Any] = {"name": name, "file": const.file, "line": const.line}
+    if default is not None:
+        record |= {"default_name": f"{name}_DEFAULT", "default_line": default.line}
+    return record
 
 
 def _site(ex: Extraction, event: ReadEvent) -> dict[str, Any]:
@@ -309,13 +331,13 @@ def _enum(ex: Extraction, cls: type[enum.Enum]) -> None:
 
 
 def _state(ex: Extraction, config: dict[str, Any]) -> tuple[Any, str | None]:
-    run = ex.prober.run(config)
+    run = ex.prober.run(config, trace=False)
     if run.error is not None:
         return None, f"{type(run.error).__name__}: {run.error}"
-    return parsed_state(run.config), None
+    return parsed_state(run.config, ex.package), None
 
 
-def _instances(root: Any, cls: type) -> list[Any]:
+def _instances(root: Any, cls: type, package: str) -> list[Any]:
     found: list[Any] = []
     stack, seen = [(root, 0)], set()
     while stack:
@@ -326,7 +348,7 @@ def _instances(root: Any, cls: type) -> list[Any]:
         if type(obj) is cls:
             found.append(obj)
             continue
-        if hasattr(obj, "__dict__") and type(obj).__module__.startswith("deepspeed"):
+        if hasattr(obj, "__dict__") and type(obj).__module__.startswith(package):
             stack.extend((v, depth + 1) for v in vars(obj).values())
     return found
 
@@ -335,13 +357,17 @@ def _effective_defaults(ex: Extraction) -> None:
     """Where a validator replaces the declared default (e.g. ``overlap_comm``), record what DeepSpeed uses."""
     roots = {p: c for p, c in ex.discovery.model_sections.items()}
     variants: dict[str, dict[str, Any]] = {"": BASE_CONFIG}
-    zero_root = next((p for p, c in roots.items() if c.__name__ == "DeepSpeedZeroConfig"), None)
+    # The ZeRO section is the root model with an enumerated `stage` field; its validators resolve
+    # several `None` defaults per stage, so each stage DeepSpeed accepts is built once.
+    zero_root = next(
+        (p for p in sorted(roots) if (ex.fields.get(f"{p}.stage") or {}).get("choices") and "." not in p), None
+    )
     if zero_root:
-        for stage in ZERO_SECTION_STAGES:
+        for stage in _unique(ex.fields[f"{zero_root}.stage"]["choices"]):
             variants[str(stage)] = set_path(BASE_CONFIG, "", zero_root, {"stage": stage})
     results: dict[str, Any] = {}
     for label, config in variants.items():
-        run = ex.prober.run(config)
+        run = ex.prober.run(config, trace=False)
         if run.error is None:
             results[label] = run.config
     for path, record in ex.fields.items():
@@ -367,7 +393,7 @@ _NOTFOUND = object()
 
 
 def _value_at(cfg: Any, root_cls: type, rest: str, ex: Extraction) -> Any:
-    found = _instances(cfg, root_cls)
+    found = _instances(cfg, root_cls, ex.package)
     if len(found) != 1:
         return _NOTFOUND
     obj = found[0]
@@ -391,26 +417,39 @@ def with_section(config: dict[str, Any], section: str) -> dict[str, Any]:
 
 
 def _auto_behaviour(ex: Extraction) -> None:
-    """What DeepSpeed alone does with ``"auto"`` for each key: rejects it, or parses it to the default."""
-    references: dict[str, Any] = {}
-    for path, record in ex.fields.items():
-        if record["is_section"] or record["required"]:
+    """What DeepSpeed alone does with ``"auto"`` for each key: rejects it, or parses it to the default.
+
+    A section's keys are first tried all at once (pydantic sections drop every "auto", so one run
+    usually settles the whole section); only when that batch fails or changes something is each
+    key tried alone.
+    """
+    by_section: dict[str, list[dict[str, Any]]] = {}
+    for record in ex.fields.values():
+        if not record["is_section"] and not record["required"]:
+            by_section.setdefault(record["section"], []).append(record)
+    for section, records in sorted(by_section.items()):
+        base = with_section(BASE_CONFIG, section)
+        reference, _ = _state(ex, base)
+        batch = base
+        for record in records:
+            batch = set_path(batch, section, record["key"], "auto")
+        state, error = _state(ex, batch)
+        if reference is not None and error is None and state == reference:
+            for record in records:
+                record["auto"] = {"accepted": True, "becomes": "default", "error": None}
             continue
-        section = record["section"]
-        if section not in references:
-            references[section] = _state(ex, with_section(BASE_CONFIG, section))[0]
-        state, error = _state(ex, set_path(with_section(BASE_CONFIG, section), section, record["key"], "auto"))
-        if error is not None:
-            record["auto"] = {"accepted": False, "becomes": None, "error": error.splitlines()[0][:300]}
-        else:
-            same = references[section] is not None and state == references[section]
-            record["auto"] = {"accepted": True, "becomes": "default" if same else "kept", "error": None}
+        for record in records:
+            state, error = _state(ex, set_path(base, section, record["key"], "auto"))
+            if error is not None:
+                record["auto"] = {"accepted": False, "becomes": None, "error": error.splitlines()[0][:300]}
+            else:
+                same = reference is not None and state == reference
+                record["auto"] = {"accepted": True, "becomes": "default" if same else "kept", "error": None}
 
 
 def _removed_keys(ex: Extraction) -> dict[str, dict[str, Any]]:
     """Keys DeepSpeed rejects with a message, placed by making DeepSpeed reject them."""
-    import deepspeed.runtime.config as ds_config
-
+    ds_config = ex.config_module
     removed: dict[str, dict[str, Any]] = {}
     tables = {n: v for n, v in vars(ds_config).items() if "REMOVED" in n.upper() and isinstance(v, dict)}
     paths = [""] + sorted(ex.sections)
@@ -420,7 +459,7 @@ def _removed_keys(ex: Extraction) -> dict[str, dict[str, Any]]:
             if not isinstance(key, str) or not isinstance(message, str):
                 continue
             for section in paths:
-                run = ex.prober.run(set_path(with_section(BASE_CONFIG, section), section, key, {}))
+                run = ex.prober.run(set_path(with_section(BASE_CONFIG, section), section, key, {}), trace=False)
                 if run.error is not None and message in str(run.error):
                     path = join(section, key)
                     removed[path] = {
@@ -441,7 +480,7 @@ def _removed_keys(ex: Extraction) -> dict[str, dict[str, Any]]:
 
 def _coverage(ex: Extraction, removed: dict[str, Any]) -> dict[str, Any]:
     ds_models = [
-        c for c in all_model_classes() if c.__module__.startswith("deepspeed") and c.__name__ != "DeepSpeedConfigModel"
+        c for c in all_model_classes() if c.__module__.startswith(ex.package) and c.__name__ != "DeepSpeedConfigModel"
     ]
     unplaced: dict[str, str] = {}
     for cls in ds_models:
@@ -457,9 +496,9 @@ def _coverage(ex: Extraction, removed: dict[str, Any]) -> dict[str, Any]:
     keys_read = {r["key"] for r in ex.fields.values()} | {r["key"] for r in removed.values()}
     unattributed: list[str] = []
     for name, module in sorted(list(sys.modules.items())):
-        if not name.startswith("deepspeed") or not name.endswith("constants"):
+        if not name.startswith(ex.package) or not name.endswith("constants"):
             continue
-        for const, value in sorted(vars(module).items()):
+        for const in sorted(vars(module)):
             if not const.endswith("_DEFAULT") or not const.isupper():
                 continue
             key = getattr(module, const[: -len("_DEFAULT")], None)

@@ -13,12 +13,19 @@ from pathlib import Path
 
 from dsfields.snapshot import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
 
+VERIFICATION_FILE = "verification.json"
+
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="root of the snapshot tree (default: generated/)")
     parser.add_argument("--quiet", action="store_true", help="print no summary")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="also run the differential checks (explicit default, liveness) and write verification.json",
+    )
 
 
 def import_failure() -> str | None:
@@ -27,7 +34,7 @@ def import_failure() -> str | None:
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink):
-            import deepspeed  # noqa: F401
+            import deepspeed
             import deepspeed.runtime.config  # noqa: F401
     except Exception as exc:  # any import-time failure is the user's environment, reported in one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -54,6 +61,14 @@ def run(args: argparse.Namespace) -> int:
     root = args.out or repo_generated_dir()
     target = root / snapshot["deepspeed_version"] / SNAPSHOT_FILE
     write_atomic(target, dumps(snapshot))
+    if args.verify:
+        from deepspeed.runtime.config import DeepSpeedConfig
+
+        from dsfields.extract.verify import verify
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = verify(snapshot, DeepSpeedConfig)
+        write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
     if not args.quiet:
         print(summary(snapshot, target, time.perf_counter() - started))
     return 0

@@ -18,7 +18,7 @@ from typing import Any
 import pydantic
 
 from dsfields.extract.models import nested_models
-from dsfields.extract.trace import Recorder, ReadEvent, TracingDict, join
+from dsfields.extract.trace import ReadEvent, Recorder, TracingDict, join
 
 log = logging.getLogger(__name__)
 
@@ -65,22 +65,45 @@ def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict
 class Prober:
     """Builds ``DeepSpeedConfig`` on traced dicts; counts runs for the coverage report."""
 
-    def __init__(self, config_cls: Callable[[Any], Any]) -> None:
+    def __init__(self, config_cls: Callable[[Any], Any], package: str = "deepspeed") -> None:
         self.config_cls = config_cls
+        self.package = package
         self.runs = 0
+        self._sites: dict[tuple[Any, ...], tuple[str, int, str]] = {}
 
-    def run(self, config: dict[str, Any]) -> Run:
-        recorder = Recorder()
+    def run(self, config: dict[str, Any], trace: bool = True) -> Run:
+        """Build the config; ``trace=False`` skips recording for runs that only need the verdict."""
+        recorder = Recorder(sites=self._sites)
         self.runs += 1
         try:
-            return Run(recorder, None, self.config_cls(wrap(config, "", recorder)))
+            data = wrap(config, "", recorder) if trace else copy.deepcopy(config)
+            return Run(recorder, None, self.config_cls(data))
         except Exception as exc:  # DeepSpeed raises asserts, ValueErrors, its own errors: all are verdicts
             return Run(recorder, exc, None)
 
 
+def _pydantic_bases() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """BaseModel and ValidationError of pydantic, plus those of ``pydantic.v1`` where it exists.
+
+    DeepSpeed < 0.15 declares its models on pydantic 1; pydantic 2 still ships that API as
+    ``pydantic.v1``, which lets the fixture tests exercise both on one interpreter.
+    """
+    models: list[type] = [pydantic.BaseModel]
+    errors: list[type] = [pydantic.ValidationError]
+    try:
+        from pydantic import v1
+    except ImportError:
+        pass
+    else:
+        if v1.BaseModel is not pydantic.BaseModel:
+            models.append(v1.BaseModel)
+            errors.append(v1.ValidationError)
+    return tuple(models), tuple(errors)
+
+
 def all_model_classes() -> list[type]:
     seen: dict[int, type] = {}
-    stack = list(pydantic.BaseModel.__subclasses__())
+    stack = [sub for base in _pydantic_bases()[0] for sub in base.__subclasses__()]
     while stack:
         cls = stack.pop()
         if id(cls) not in seen:
@@ -91,13 +114,15 @@ def all_model_classes() -> list[type]:
 
 def _validation_error(exc: BaseException | None) -> BaseException | None:
     while exc is not None:
-        if isinstance(exc, pydantic.ValidationError):
+        if isinstance(exc, _pydantic_bases()[1]):
             return exc
         exc = exc.__cause__ or exc.__context__
     return None
 
 
-def model_rejecting_probe(exc: BaseException | None, classes: list[type]) -> tuple[type | None, str | None]:
+def model_rejecting_probe(
+    exc: BaseException | None, classes: list[type], package: str = "deepspeed"
+) -> tuple[type | None, str | None]:
     """The model class that rejected ``PROBE_KEY`` (following the error's location into nested fields).
 
     Returns ``(cls, None)`` when found, ``(None, name)`` when a model by that name rejected it but could
@@ -110,7 +135,7 @@ def model_rejecting_probe(exc: BaseException | None, classes: list[type]) -> tup
     title = getattr(error, "title", None) or (root.__name__ if root else "")
     if root is None:
         named = [c for c in classes if c.__name__ == title]
-        preferred = [c for c in named if c.__module__.startswith("deepspeed")]
+        preferred = [c for c in named if c.__module__.startswith(package)]
         named = preferred or named
         root = named[0] if len(named) == 1 else None
     for err in error.errors():
@@ -204,7 +229,7 @@ def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict
     as_dict = prober.run(set_path(state, event.section, event.key, {}))
     found.events.extend(rejected.recorder.events)
     found.events.extend(as_dict.recorder.events)
-    model, unresolved = model_rejecting_probe(rejected.error, classes)
+    model, unresolved = model_rejecting_probe(rejected.error, classes, prober.package)
     inner_empty = as_dict.error is None and any(e.section == path for e in as_dict.recorder.events)
     inner_probe = rejected.error is None and any(e.section == path for e in rejected.recorder.events)
     if model is not None:

@@ -14,6 +14,13 @@ from typing import Any
 
 import pydantic
 
+try:  # pydantic 2 keeps the v1 API importable; DeepSpeed < 0.15 is written against it
+    from pydantic import v1 as _v1
+
+    _MODEL_BASES: tuple[type, ...] = (pydantic.BaseModel, _v1.BaseModel)
+except ImportError:
+    _MODEL_BASES = (pydantic.BaseModel,)
+
 from dsfields.extract.jsonvalue import stable_repr, to_json
 
 CONSTRAINT_ATTRS = (
@@ -56,7 +63,7 @@ class ModelInfo:
 
 
 def is_model_class(obj: Any) -> bool:
-    return isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
+    return isinstance(obj, type) and issubclass(obj, _MODEL_BASES)
 
 
 def _undefined(value: Any) -> bool:
@@ -64,7 +71,7 @@ def _undefined(value: Any) -> bool:
 
 
 def describe_model(cls: type) -> ModelInfo:
-    if hasattr(cls, "model_fields") and hasattr(cls, "model_config"):
+    if isinstance(getattr(cls, "model_fields", None), dict) and hasattr(cls, "model_config"):
         return _describe_v2(cls)
     return _describe_v1(cls)
 

@@ -15,7 +15,7 @@ from dsfields.extract.jsonvalue import model_field_values, stable_repr
 _SKIP = {"_param_dict"}  # the raw user dict: comparing it would make every key look "read"
 
 
-def parsed_state(obj: Any, depth: int = 0, seen: set[int] | None = None) -> Any:
+def parsed_state(obj: Any, package: str = "deepspeed", depth: int = 0, seen: set[int] | None = None) -> Any:
     seen = set() if seen is None else seen
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
@@ -25,14 +25,14 @@ def parsed_state(obj: Any, depth: int = 0, seen: set[int] | None = None) -> Any:
         return "<...>"
     seen = seen | {id(obj)}
     if isinstance(obj, dict):
-        return {str(k): parsed_state(v, depth + 1, seen) for k, v in obj.items() if k not in _SKIP}
+        return {str(k): parsed_state(v, package, depth + 1, seen) for k, v in obj.items() if k not in _SKIP}
     if isinstance(obj, (list, tuple, set, frozenset)):
-        items = [parsed_state(v, depth + 1, seen) for v in obj]
+        items = [parsed_state(v, package, depth + 1, seen) for v in obj]
         return sorted(items, key=repr) if isinstance(obj, (set, frozenset)) else items
     fields = model_field_values(obj)
     if fields is not None:
-        return {k: parsed_state(v, depth + 1, seen) for k, v in fields.items()}
+        return {k: parsed_state(v, package, depth + 1, seen) for k, v in fields.items()}
     module = getattr(type(obj), "__module__", "") or ""
-    if module.startswith("deepspeed") and hasattr(obj, "__dict__"):
-        return {k: parsed_state(v, depth + 1, seen) for k, v in vars(obj).items() if k not in _SKIP}
+    if module.startswith(package) and hasattr(obj, "__dict__"):
+        return {k: parsed_state(v, package, depth + 1, seen) for k, v in vars(obj).items() if k not in _SKIP}
     return stable_repr(obj)

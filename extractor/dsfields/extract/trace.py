@@ -45,6 +45,8 @@ class Recorder:
     """Collects :class:`ReadEvent` s in order; ``skip_files`` are helpers whose caller is the read site."""
 
     events: list[ReadEvent] = field(default_factory=list)
+    sites: dict[tuple[Any, ...], tuple[str, int, str]] = field(default_factory=dict)
+    """Read sites already located, shared across runs: walking frames is the costly part of a read."""
     skip_functions: frozenset[str] = frozenset({"get_scalar_param", "get_list_param", "get_dict_param"})
 
     def site(self) -> tuple[str, int, str]:
@@ -61,7 +63,13 @@ class Recorder:
 
     def record(self, section: str, key: object, op: str, present: bool, default: Any = _MISSING) -> None:
         if isinstance(key, str):
-            self.events.append(ReadEvent(section, key, op, present, default, self.site()))
+            # Same key, same operation, same default: almost always the same call site.
+            plain = default is None or isinstance(default, (str, int, float, bool))
+            memo = (section, key, op, present, default if plain else type(default).__name__)
+            site = self.sites.get(memo)
+            if site is None:
+                site = self.sites[memo] = self.site()
+            self.events.append(ReadEvent(section, key, op, present, default, site))
 
 
 def join(section: str, key: str) -> str:
