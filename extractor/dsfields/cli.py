@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from dsfields import __version__
 
@@ -20,10 +19,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("dsfields.extract.command", "extract the installed DeepSpeed's config fields into a snapshot"),
     "lookup": ("dsfields.lookup", "what a config field is: default, type, auto, deprecation, source"),
     "diff": ("dsfields.diff", "what changed in ds_config.json between two DeepSpeed versions"),
+    "check": ("dsfields.check", "find what DeepSpeed would reject, ignore or misread in ds_config files"),
+    "schema": ("dsfields.schema", "write the JSON Schema (Draft 2020-12) of ds_config for one DeepSpeed version"),
+    "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
 }
 
 
-def get_parser() -> argparse.ArgumentParser:
+def chosen_command(args: Sequence[str]) -> str | None:
+    """The subcommand named on the command line (the first word not an option), if it is one."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def get_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``load``, only those subcommands' modules are imported (the others get
+    their help line but no options), so that running one subcommand never imports the others."""
     parser = argparse.ArgumentParser(
         prog="dsfields",
         description="The source-derived dictionary of every DeepSpeed config field.",
@@ -32,21 +44,29 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(module_name)
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(command_parser)
-        command_parser.set_defaults(_module=module)
+        # `dsfields lookup` must start about as fast as grep, whatever the other subcommands import.
+        if load is None or name in load:
+            module = importlib.import_module(module_name)
+            module.add_arguments(command_parser)
+            command_parser.set_defaults(_module=module)
     return parser
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    parser = get_parser()
-    opts = parser.parse_args(args)
-    logging.basicConfig(
-        level=logging.INFO if opts.verbose else logging.WARNING,
-        format="dsfields: %(message)s",
-        stream=sys.stderr,
-    )
+    argv = list(sys.argv[1:] if args is None else args)
+    chosen = chosen_command(argv)
+    parser = get_parser([chosen] if chosen else [])
+    opts = parser.parse_args(argv)
+    # A subcommand that logs has imported logging by now; the others (lookup) skip its ~6 ms import.
+    if opts.verbose or "logging" in sys.modules:
+        import logging
+
+        logging.basicConfig(
+            level=logging.INFO if opts.verbose else logging.WARNING,
+            format="dsfields: %(message)s",
+            stream=sys.stderr,
+        )
     if not getattr(opts, "command", None):
         parser.print_help(sys.stderr)
         return 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -50,6 +51,7 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; snapshots are ordinary, world-readable files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -105,13 +107,32 @@ def snapshot_path(version: str, generated: Path | None = None) -> Path:
 
 
 def installed_deepspeed_version() -> str | None:
-    """The installed DeepSpeed's version from package metadata, without importing it (no torch)."""
-    from importlib import metadata
+    """The installed DeepSpeed's version from its ``*.dist-info``/``*.egg-info`` on ``sys.path``.
 
-    try:
-        return metadata.version("deepspeed").strip()
-    except metadata.PackageNotFoundError:
-        return None
+    ``importlib.metadata`` answers the same but costs tens of milliseconds (it imports ``email`` and
+    builds every distribution), as much as the whole grep lookup competes with; one directory listing
+    per ``sys.path`` entry is enough here.
+    """
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            lowered = name.lower()
+            if not lowered.startswith("deepspeed-") or not lowered.endswith((".dist-info", ".egg-info")):
+                continue
+            meta = Path(entry or ".", name, "METADATA" if lowered.endswith(".dist-info") else "PKG-INFO")
+            try:
+                with meta.open(encoding="utf-8") as handle:
+                    for line in handle:
+                        if line.startswith("Version:"):
+                            return line.partition(":")[2].strip()
+                        if not line.strip():
+                            break
+            except OSError:
+                continue
+    return None
 
 
 def resolve_version(requested: str | None, generated: Path | None = None) -> str:

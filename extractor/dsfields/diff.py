@@ -1,0 +1,538 @@
+"""What changed in ``ds_config.json`` between two DeepSpeed releases, computed from their snapshots.
+
+Upgrading DeepSpeed silently changes defaults, drops keys (dict readers ignore them, so nothing
+fails) or starts rejecting them; release notes rarely say. Comparing two snapshots answers it
+exactly. Modelled on ``griffe check``: a ``str`` enum of change kinds whose value is the human
+message, one :class:`Change` per change, one ``explain(style)`` per output style. Only the
+standard library is imported here: ``dsfields diff`` runs without DeepSpeed, torch or pydantic
+(except ``installed``, which extracts the installed DeepSpeed on demand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from dsfields.snapshot import SnapshotError, available_versions, dumps, load, repo_generated_dir
+
+INSTALLED = "installed"
+"""The OLD/NEW spelling that means "extract the DeepSpeed importable here" instead of a snapshot."""
+
+
+class ChangeKind(StrEnum):
+    """Kinds of change to a ``ds_config.json`` key; the value is the message shown to users."""
+
+    ADDED = "Field was added"
+    REMOVED = "Field was removed"
+    RENAMED = "Field was renamed"
+    DEFAULT_CHANGED = "Default value was changed"
+    TYPE_CHANGED = "Type was changed"
+    CONSTRAINT_CHANGED = "Constraint was changed"
+    DEPRECATED = "Field was deprecated"
+    UNDEPRECATED = "Field was un-deprecated"
+    BECAME_REMOVED = "Field was removed and is now rejected"
+    STRICTNESS_CHANGED = "Unknown-key handling of the section was changed"
+    DESCRIPTION_CHANGED = "Description was changed"
+
+    @property
+    def key(self) -> str:
+        """Stable machine name (``default_changed``): JSON output and index events use it."""
+        return self.name.lower()
+
+    @property
+    def short(self) -> str:
+        """The name ``--only`` / ``--fail-on`` list it under (``defaults``)."""
+        return _SHORT[self]
+
+
+_SHORT: dict[ChangeKind, str] = {
+    ChangeKind.ADDED: "added",
+    ChangeKind.REMOVED: "removed",
+    ChangeKind.RENAMED: "renamed",
+    ChangeKind.DEFAULT_CHANGED: "defaults",
+    ChangeKind.TYPE_CHANGED: "types",
+    ChangeKind.CONSTRAINT_CHANGED: "constraints",
+    ChangeKind.DEPRECATED: "deprecated",
+    ChangeKind.UNDEPRECATED: "undeprecated",
+    ChangeKind.BECAME_REMOVED: "became-removed",
+    ChangeKind.STRICTNESS_CHANGED: "strictness",
+    ChangeKind.DESCRIPTION_CHANGED: "descriptions",
+}
+_ORDER = {kind: i for i, kind in enumerate(ChangeKind)}
+STYLES = ("text", "markdown", "github")
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+def _kind_names() -> dict[str, ChangeKind]:
+    """Every spelling a user may type for a kind: short name, singular, member name, message."""
+    names: dict[str, ChangeKind] = {}
+    for kind in ChangeKind:
+        for spelling in (kind.short, kind.short.removesuffix("s"), kind.key, kind.value):
+            names[_norm(spelling)] = kind
+    return names
+
+
+def parse_kinds(text: str) -> set[ChangeKind]:
+    """``"defaults,became-removed"`` → kinds; :class:`ValueError` names the accepted spellings."""
+    names = _kind_names()
+    kinds: set[ChangeKind] = set()
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        kind = names.get(_norm(part))
+        if kind is None:
+            accepted = ", ".join(kind.short for kind in ChangeKind)
+            raise ValueError(f"unknown change kind {part.strip()!r} (accepted: {accepted})")
+        kinds.add(kind)
+    return kinds
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A value as JSON on one line, shortened: details must stay one line per change."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _gh_escape(text: str, *, prop: bool = False) -> str:
+    # GitHub workflow-command escaping; properties (title=) also reserve ':' and ','.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+@dataclass
+class Change:
+    """One change to one JSON path between two snapshots."""
+
+    kind: ChangeKind
+    """What happened."""
+    path: str
+    """JSON path of the key (a section path for strictness changes; ``""`` is the top level)."""
+    section: str
+    """Section the path belongs to (for strictness changes: the section itself)."""
+    old: Any = None
+    """The value before (JSON): default, type, deprecation record, ... depending on ``kind``."""
+    new: Any = None
+    """The value after (JSON)."""
+    detail: str = ""
+    """One human line saying what changed, values included."""
+
+    def sort_key(self) -> tuple[str, str, int]:
+        return (self.section, self.path, _ORDER[self.kind])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.key,
+            "message": self.kind.value,
+            "path": self.path,
+            "section": self.section,
+            "old": self.old,
+            "new": self.new,
+            "detail": self.detail,
+        }
+
+    def explain(self, style: str = "text") -> str:
+        """This change in one output style: ``text`` (one line), ``markdown`` (a list item), ``github``."""
+        where = self.path or "(top level)"
+        if style == "text":
+            return f"{where}: {self.kind.value}" + (f": {self.detail}" if self.detail else "")
+        if style == "markdown":
+            return f"- `{where}`: **{self.kind.value}**" + (f" — {self.detail}" if self.detail else "")
+        if style == "github":
+            title = _gh_escape(f"dsfields: {self.kind.value}", prop=True)
+            body = _gh_escape(f"{where}: {self.detail}" if self.detail else where)
+            return f"::notice title={title}::{body}"
+        raise ValueError(f"unknown style {style!r} (expected one of {', '.join(STYLES)})")
+
+
+# ---------------------------------------------------------------- the engine
+
+Record = dict[str, Any]
+
+
+def _section_of(path: str, record: Record) -> str:
+    return record.get("section", path.rpartition(".")[0])
+
+
+def _default_text(record: Record) -> str:
+    default = record.get("default")
+    symbol = record.get("default_repr")
+    # The symbolic spelling is what the source says (sys.maxsize); JSON alone would mislead.
+    return f"{symbol} ({show(default)})" if symbol and show(default) != show(symbol) else show(default)
+
+
+def _stage_label(stage: str) -> str:
+    return "when absent" if stage == "any" else f"at ZeRO stage {stage}"
+
+
+def _effective(record: Record, stage: str) -> Any:
+    """What DeepSpeed uses at ``stage`` when the key is absent: the validator's choice, else the default."""
+    effective = record.get("effective_default") or {}
+    if stage in effective:
+        return effective[stage]
+    return effective.get("any", record.get("default"))
+
+
+def _compare_defaults(path: str, section: str, old: Record, new: Record) -> Iterator[Change]:
+    if (old.get("default"), old.get("default_repr")) != (new.get("default"), new.get("default_repr")):
+        yield Change(ChangeKind.DEFAULT_CHANGED, path, section, old.get("default"), new.get("default"),
+                     f"{_default_text(old)} → {_default_text(new)}")
+    old_eff, new_eff = old.get("effective_default"), new.get("effective_default")
+    if (old_eff or new_eff) and old_eff != new_eff:
+        # A validator may pick another value than the declared default (overlap_comm at ZeRO stage 3):
+        # say at which stage the value a user really gets has moved.
+        stages = sorted(set(old_eff or {}) | set(new_eff or {}))
+        moved = [f"{_stage_label(s)}: {show(_effective(old, s))} → {show(_effective(new, s))}"
+                 for s in stages if _effective(old, s) != _effective(new, s)]
+        detail = "; ".join(moved) if moved else "same values, now decided by a validator"
+        yield Change(ChangeKind.DEFAULT_CHANGED, path, section, old_eff, new_eff, f"effective default {detail}")
+
+
+def _compare_types(path: str, section: str, old: Record, new: Record) -> Iterator[Change]:
+    if old.get("type") != new.get("type"):
+        yield Change(ChangeKind.TYPE_CHANGED, path, section, old.get("type"), new.get("type"),
+                     f"{old.get('type')} → {new.get('type')}")
+    elif sorted(old.get("json_types") or []) != sorted(new.get("json_types") or []):
+        yield Change(ChangeKind.TYPE_CHANGED, path, section, old.get("json_types"), new.get("json_types"),
+                     f"JSON types {show(old.get('json_types'))} → {show(new.get('json_types'))}")
+
+
+def _compare_constraints(path: str, section: str, old: Record, new: Record) -> Iterator[Change]:
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    old_c, new_c = old.get("constraints") or {}, new.get("constraints") or {}
+    for name in sorted(set(old_c) | set(new_c)):
+        if old_c.get(name) != new_c.get(name):
+            before[name], after[name] = old_c.get(name), new_c.get(name)
+    # Allowed values and requiredness narrow what a config may say, just like bounds do.
+    for name in ("choices", "required"):
+        if old.get(name) != new.get(name):
+            before[name], after[name] = old.get(name), new.get(name)
+    if before or after:
+        detail = "; ".join(f"{name}: {show(before[name])} → {show(after[name])}" for name in before)
+        yield Change(ChangeKind.CONSTRAINT_CHANGED, path, section, before, after, detail)
+
+
+def _replacement(fields: dict[str, Record], path: str, record: Record) -> str | None:
+    """The JSON path a deprecated field points to: ``new_param`` is a python name in the same section."""
+    new_param = (record.get("deprecated") or {}).get("new_param")
+    if not new_param:
+        return None
+    section = _section_of(path, record)
+    for other_path, other in fields.items():
+        if other_path != path and other.get("python_name") == new_param and _section_of(other_path, other) == section:
+            return other_path
+    candidate = f"{section}.{new_param}" if section else new_param
+    return candidate if candidate in fields and candidate != path else None
+
+
+def _deprecation_text(record: Record, replacement: str | None) -> str:
+    dep = record.get("deprecated") or {}
+    target = replacement or dep.get("new_param")
+    text = f"use {target} instead" if target else ""
+    if dep.get("deprecated_msg"):
+        text = f"{text} ({dep['deprecated_msg']})" if text else str(dep["deprecated_msg"])
+    return text or "deprecated"
+
+
+def _compare_fields(path: str, section: str, old: Record, new: Record, *, new_fields: dict[str, Record],
+                    descriptions: bool, deprecation: bool = True) -> Iterator[Change]:
+    """Attribute changes of one key present in both snapshots (or of a renamed pair)."""
+    yield from _compare_defaults(path, section, old, new)
+    yield from _compare_types(path, section, old, new)
+    yield from _compare_constraints(path, section, old, new)
+    old_dep, new_dep = old.get("deprecated"), new.get("deprecated")
+    if deprecation and new_dep and new_dep != old_dep:
+        text = _deprecation_text(new, _replacement(new_fields, path, new))
+        yield Change(ChangeKind.DEPRECATED, path, section, old_dep, new_dep,
+                     f"deprecation changed: {text}" if old_dep else text)
+    elif deprecation and old_dep and not new_dep:
+        yield Change(ChangeKind.UNDEPRECATED, path, section, old_dep, None, "no longer deprecated")
+    if descriptions and (old.get("description") or None) != (new.get("description") or None):
+        yield Change(ChangeKind.DESCRIPTION_CHANGED, path, section, old.get("description"),
+                     new.get("description"), "description text changed")
+
+
+def _strictness(old: dict[str, Any], new: dict[str, Any]) -> Iterator[Change]:
+    old_sections, new_sections = old.get("sections") or {}, new.get("sections") or {}
+    for path in sorted(set(old_sections) & set(new_sections)):
+        before, after = old_sections[path], new_sections[path]
+        if before.get("unknown_keys") == after.get("unknown_keys"):
+            continue
+        detail = f"unknown keys: {before.get('unknown_keys')} → {after.get('unknown_keys')}"
+        if after.get("unknown_keys") == "error":
+            became_model = (before.get("kind"), after.get("kind")) == ("dict", "model")
+            how = "dict reader → pydantic model; " if became_model else ""
+            detail += f" ({how}a typo that was silently ignored now raises)"
+        elif before.get("unknown_keys") == "error":
+            detail += " (a typo is no longer reported)"
+        yield Change(ChangeKind.STRICTNESS_CHANGED, path, path, before.get("unknown_keys"),
+                     after.get("unknown_keys"), detail)
+
+
+def _fate(path: str, record: Record, new: dict[str, Any]) -> str:
+    """What NEW does with a value under a key it stopped reading: the key's section decides."""
+    section = (new.get("sections") or {}).get(_section_of(path, record))
+    if section is None:
+        return "ignored (its section is not read either)"
+    if section.get("unknown_keys") == "error":
+        return "rejected as an unknown key"
+    if section.get("unknown_keys") == "kept" or section.get("passthrough"):
+        return "passed on but unused"
+    return "silently ignored"
+
+
+class _Differ:
+    """One diff in progress: which paths are accounted for, and the changes found so far."""
+
+    def __init__(self, old: dict[str, Any], new: dict[str, Any], descriptions: bool) -> None:
+        self.old, self.new, self.descriptions = old, new, descriptions
+        self.old_fields: dict[str, Record] = old.get("fields") or {}
+        self.new_fields: dict[str, Record] = new.get("fields") or {}
+        self.old_removed: dict[str, Record] = old.get("removed") or {}
+        self.new_removed: dict[str, Record] = new.get("removed") or {}
+        self.changes: list[Change] = []
+        self.done_old: set[str] = set()
+        self.done_new: set[str] = set()
+
+    def compare(self, path: str, old: Record, new: Record, *, deprecation: bool = True) -> None:
+        self.changes.extend(_compare_fields(path, _section_of(path, new), old, new, new_fields=self.new_fields,
+                                            descriptions=self.descriptions, deprecation=deprecation))
+
+    def became_removed(self) -> None:
+        newly = sorted(set(self.new_removed) - set(self.old_removed))
+        # Rejection outranks whatever else NEW's field record says about the key (it may still be read).
+        for path in newly:
+            record = self.new_removed[path]
+            detail = str(record.get("message") or "").strip()
+            if path not in self.old_fields:
+                detail = f"{detail} (was not read before)".strip()
+            self.changes.append(Change(ChangeKind.BECAME_REMOVED, path, _section_of(path, record),
+                                       None, record.get("message"), detail))
+            self.done_old.add(path)
+            self.done_new.add(path)
+        # DeepSpeed raises on the section, so every key inside a newly rejected section goes with it.
+        for path in sorted(set(self.old_fields) - set(self.new_fields) - self.done_old):
+            owner = next((p for p in newly if path.startswith(p + ".")), None)
+            if owner is not None:
+                self.changes.append(Change(ChangeKind.BECAME_REMOVED, path, _section_of(path, self.old_fields[path]),
+                                           None, self.new_removed[owner].get("message"),
+                                           f"rejected with its section {owner}"))
+                self.done_old.add(path)
+
+    def renamed(self, gone: list[str], came: list[str]) -> None:
+        """Pair keys so a rename is one change, not removed + added (+ deprecated); updates the lists."""
+        # A deprecated alias: X was a plain key; NEW still accepts X, deprecated, pointing at a new Y.
+        for path in sorted(set(self.old_fields) & set(self.new_fields) - self.done_old):
+            before, after = self.old_fields[path], self.new_fields[path]
+            target = _replacement(self.new_fields, path, after)
+            if after.get("deprecated") and not before.get("deprecated") and target in came:
+                self.changes.append(Change(ChangeKind.RENAMED, path, _section_of(path, after), path, target,
+                                           f"{path} → {target}; the old key is still accepted, deprecated"))
+                self.compare(path, before, after, deprecation=False)
+                came.remove(target)
+                self.done_old.add(path)
+        # A new alias: the same pydantic attribute of the same section under another JSON key.
+        for path in list(gone):
+            before = self.old_fields[path]
+            name, section = before.get("python_name"), _section_of(path, before)
+            match = next((p for p in came if name and self.new_fields[p].get("python_name") == name
+                          and _section_of(p, self.new_fields[p]) == section), None)
+            if match is not None:
+                self.changes.append(Change(ChangeKind.RENAMED, path, section, path, match,
+                                           f"{path} → {match} (same pydantic field {name}); "
+                                           f"the old key is now {_fate(path, before, self.new)}"))
+                self.compare(match, before, self.new_fields[match])
+                gone.remove(path)
+                came.remove(match)
+
+    def run(self) -> list[Change]:
+        self.became_removed()
+        gone = sorted(set(self.old_fields) - set(self.new_fields) - self.done_old)
+        # A key NEW no longer rejects is back even if OLD read it too (to raise): removal outranked that read.
+        back = set(self.new_fields) & set(self.old_removed) - set(self.new_removed)
+        came = sorted((set(self.new_fields) - set(self.old_fields) | back) - self.done_new)
+        self.done_new.update(back)
+        self.renamed(gone, came)
+        for path in gone:
+            record = self.old_fields[path]
+            self.changes.append(Change(ChangeKind.REMOVED, path, _section_of(path, record), record.get("default"),
+                                       None, f"no longer read; a value here is now {_fate(path, record, self.new)}"))
+        for path in came:
+            record = self.new_fields[path]
+            detail = "new section" if record.get("is_section") else f"default {_default_text(record)}"
+            if path in self.old_removed:
+                detail = f"reintroduced, was rejected: {self.old_removed[path].get('message')}; {detail}"
+            self.changes.append(Change(ChangeKind.ADDED, path, _section_of(path, record), None,
+                                       record.get("default"), detail))
+        # No longer rejected and not read either: the message users relied on is gone.
+        for path in sorted(set(self.old_removed) - set(self.new_removed) - set(self.new_fields)):
+            record = self.old_removed[path]
+            detail = f"no longer rejected with a message; a value here is now {_fate(path, record, self.new)}"
+            self.changes.append(Change(ChangeKind.REMOVED, path, _section_of(path, record), record.get("message"),
+                                       None, detail))
+        for path in sorted(set(self.old_fields) & set(self.new_fields) - self.done_old - self.done_new):
+            self.compare(path, self.old_fields[path], self.new_fields[path])
+        self.changes.extend(_strictness(self.old, self.new))
+        return sorted(self.changes, key=Change.sort_key)
+
+
+def diff_snapshots(old: dict[str, Any], new: dict[str, Any], *, descriptions: bool = False) -> list[Change]:
+    """Every change from snapshot ``old`` to ``new``, sorted by (section, path, kind).
+
+    A key gone from NEW that NEW rejects with a message (its ``removed`` table) is *became
+    removed*, as is any key NEW newly rejects and every key inside a newly rejected section. A
+    rename is one change, not removed + added: a deprecated alias pointing at a new key, or one
+    pydantic attribute under a new alias. Works on fragments: records need only the keys compared.
+    """
+    return _Differ(old, new, descriptions).run()
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _fold(changes: list[Change]) -> tuple[list[Change], dict[str, int]]:
+    """Hide the keys inside a removed section behind the section's own line: they went with it.
+
+    Returns the changes to show and, per folded section path, how many keys were hidden.
+    """
+    gone = {ChangeKind.REMOVED, ChangeKind.BECAME_REMOVED}
+    # Sorted, an ancestor comes before its descendants, so the first match is the outermost one.
+    heads = sorted({c.path for c in changes if c.kind in gone and c.path})
+    shown: list[Change] = []
+    hidden: dict[str, int] = {}
+    for change in changes:
+        owner = next((h for h in heads if change.path.startswith(h + ".")), None)
+        if owner is None or change.kind not in gone:
+            shown.append(change)
+        else:
+            hidden[owner] = hidden.get(owner, 0) + 1
+    return shown, hidden
+
+
+def _by_section(changes: Iterable[Change]) -> dict[str, list[Change]]:
+    groups: dict[str, list[Change]] = {}
+    for change in sorted(changes, key=Change.sort_key):
+        groups.setdefault(change.section, []).append(change)
+    return groups
+
+
+def render(changes: list[Change], fmt: str, old_label: str, new_label: str, *, filtered: bool = False) -> str:
+    """The whole report in ``text``, ``markdown``, ``json`` or ``github`` (one annotation per change).
+
+    ``filtered``: ``changes`` is a selection (``--only``), so "no changes" must not claim more.
+    """
+    if fmt == "json":
+        return dumps({
+            "generated_by": "dsfields diff",
+            "old": old_label,
+            "new": new_label,
+            "changes": [c.as_dict() for c in changes],
+        }).rstrip("\n")
+    if fmt == "github":
+        return "\n".join(c.explain("github") for c in changes)
+    if not changes:
+        return f"no changes{' of the kinds asked for' if filtered else ''} from DeepSpeed {old_label} to {new_label}"
+    shown, inside = _fold(changes)
+    lines: list[str] = []
+    if fmt == "markdown":
+        lines.append(f"## DeepSpeed {old_label} → {new_label}: {_count(changes)}")
+    else:
+        lines.append(f"DeepSpeed {old_label} → {new_label}: {_count(changes)}")
+    for section, group in _by_section(shown).items():
+        title = section or "(top level)"
+        lines.append(f"\n### `{title}`\n" if fmt == "markdown" else f"\n{title}")
+        for change in group:
+            line = change.explain("markdown" if fmt == "markdown" else "text")
+            if change.kind in (ChangeKind.REMOVED, ChangeKind.BECAME_REMOVED) and change.path in inside:
+                line += f" (and {inside[change.path]} keys inside it)"
+            lines.append(line if fmt == "markdown" else f"  {line}")
+    return "\n".join(lines)
+
+
+def _count(changes: list[Change]) -> str:
+    return f"{len(changes)} change" + ("" if len(changes) == 1 else "s")
+
+
+# ---------------------------------------------------------------- the command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    kinds = ", ".join(kind.short for kind in ChangeKind)
+    parser.add_argument("old", metavar="OLD", help=f"a snapshotted DeepSpeed version, or {INSTALLED!r}")
+    parser.add_argument("new", metavar="NEW", help=f"a snapshotted DeepSpeed version, or {INSTALLED!r}")
+    parser.add_argument("--format", choices=("text", "json", "markdown", "github"), default="text",
+                        help="output format (default: text, grouped by section)")
+    parser.add_argument("--only", metavar="KIND,...", default=None, help=f"show only these kinds ({kinds})")
+    parser.add_argument("--descriptions", action="store_true", help="also report changed descriptions")
+    parser.add_argument("--fail-on", metavar="KIND,...", default=None,
+                        help="exit 1 when a change of these kinds exists (for CI)")
+    parser.add_argument("--generated", type=Path, default=None,
+                        help="snapshot tree to read (default: $DSFIELDS_GENERATED, else generated/)")
+
+
+def _installed_snapshot() -> dict[str, Any]:
+    """Extract the DeepSpeed importable here; the only path of ``diff`` that imports DeepSpeed."""
+    from dsfields.extract.command import import_failure
+
+    cause = import_failure()
+    if cause is not None:
+        raise SnapshotError(f"cannot import DeepSpeed ({cause}); install it: pip install dsfields[extract]")
+    from dsfields.extract.build import extract_installed
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return extract_installed()
+    except Exception as exc:  # the user's DeepSpeed failed us: one line, never a traceback
+        raise SnapshotError(f"extracting the installed DeepSpeed failed ({type(exc).__name__}: {exc})") from None
+
+
+def _snapshot(version: str, root: Path, cache: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str]:
+    if version == INSTALLED:
+        if INSTALLED not in cache:
+            cache[INSTALLED] = _installed_snapshot()
+        snap = cache[INSTALLED]
+        return snap, f"installed ({snap.get('deepspeed_version')})"
+    if version not in available_versions(root):
+        listing = ", ".join(available_versions(root)) or "none"
+        raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {listing}, or {INSTALLED})")
+    return load(version, root), version
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        only = parse_kinds(args.only) if args.only else set(ChangeKind)
+        fail_on = parse_kinds(args.fail_on) if args.fail_on else set()
+    except ValueError as exc:
+        print(f"dsfields diff: {exc}", file=sys.stderr)
+        return 2
+    root = args.generated or repo_generated_dir()
+    cache: dict[str, dict[str, Any]] = {}
+    try:
+        old, old_label = _snapshot(args.old, root, cache)
+        new, new_label = _snapshot(args.new, root, cache)
+    except SnapshotError as exc:
+        print(f"dsfields diff: {exc}", file=sys.stderr)
+        return 2
+    # Asking to see or fail on description changes implies computing them.
+    wanted_descriptions = ChangeKind.DESCRIPTION_CHANGED in fail_on or (
+        args.only is not None and ChangeKind.DESCRIPTION_CHANGED in only)
+    changes = diff_snapshots(old, new, descriptions=bool(args.descriptions) or wanted_descriptions)
+    output = render([c for c in changes if c.kind in only], args.format, old_label, new_label,
+                    filtered=args.only is not None)
+    if output:
+        print(output)
+    return 1 if any(c.kind in fail_on for c in changes) else 0
+
+
+__all__ = ["Change", "ChangeKind", "diff_snapshots", "parse_kinds", "render", "show"]
