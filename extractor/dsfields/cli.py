@@ -17,6 +17,7 @@ from dsfields import __version__
 # name -> module defining `add_arguments(parser)` and `run(args) -> int`, and the one-line help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("dsfields.extract.command", "extract the installed DeepSpeed's config fields into a snapshot"),
+    "snapshot": ("dsfields.extract.snapshot_command", "extract other DeepSpeed releases, each in its own runtime"),
     "lookup": ("dsfields.lookup", "what a config field is: default, type, auto, deprecation, source"),
     "diff": ("dsfields.diff", "what changed in ds_config.json between two DeepSpeed versions"),
     "check": ("dsfields.check", "find what DeepSpeed would reject, ignore or misread in ds_config files"),

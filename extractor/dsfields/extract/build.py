@@ -73,7 +73,8 @@ def extract_installed() -> dict[str, Any]:
     ds_logger = getattr(getattr(deepspeed, "utils", None), "logger", None)
     if ds_logger is not None:
         ds_logger.setLevel(logging.ERROR)
-    return extract(config_module, version=str(deepspeed.__version__))
+    from dsfields.extract.optim import with_optimizers  # + schedulers and the HF Trainer's "auto" fills
+    return with_optimizers(extract(config_module, version=str(deepspeed.__version__)))
 
 
 def extract(config_module: Any, version: str, package: str = "deepspeed") -> dict[str, Any]:

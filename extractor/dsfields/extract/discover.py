@@ -198,8 +198,12 @@ def discover(prober: Prober) -> tuple[Discovery, dict[str, Any]]:
                 continue
             tried.add(pair)
             if _classify(prober, classes, found, state, event):
-                probe = set_path(probe, event.section, event.key, _kept_value(prober, state, event))
-                work.append((probe, prober.run(probe)))
+                # Keep exploring from the state the section was found in: a section reached only
+                # with a feature enabled (e.g. quantize_training.eigenvalue) has reads of its own.
+                grown = set_path(state, event.section, event.key, _kept_value(prober, state, event))
+                if state is probe:
+                    probe = grown
+                work.append((grown, prober.run(grown)))
         for event in current.recorder.events:
             pair = (event.section, event.key)
             if event.default is False and event.section in found.dict_sections and pair not in enabled:
@@ -214,10 +218,10 @@ def _kept_value(prober: Prober, state: dict[str, Any], event: ReadEvent) -> dict
     """What the probe keeps at a new section: ``{}`` unless only a non-empty dict gets read."""
     path = join(event.section, event.key)
     empty = prober.run(set_path(state, event.section, event.key, {}))
-    if empty.error is None and any(e.section == path for e in empty.recorder.events):
+    if any(e.section == path for e in empty.recorder.events):
         return {}
     filled = prober.run(set_path(state, event.section, event.key, {PROBE_KEY: 1}))
-    return {PROBE_KEY: 1} if filled.error is None else {}
+    return {PROBE_KEY: 1} if any(e.section == path for e in filled.recorder.events) else {}
 
 
 def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict[str, Any], event: ReadEvent) -> bool:
@@ -230,8 +234,10 @@ def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict
     found.events.extend(rejected.recorder.events)
     found.events.extend(as_dict.recorder.events)
     model, unresolved = model_rejecting_probe(rejected.error, classes, prober.package)
-    inner_empty = as_dict.error is None and any(e.section == path for e in as_dict.recorder.events)
-    inner_probe = rejected.error is None and any(e.section == path for e in rejected.recorder.events)
+    # Reads inside count even when the run then fails: a section whose reader needs a nested key
+    # (compression_training.weight_quantization[shared_parameters]) fails empty, yet is a section.
+    inner_empty = any(e.section == path for e in as_dict.recorder.events)
+    inner_probe = any(e.section == path for e in rejected.recorder.events)
     if model is not None:
         found.model_sections[path] = model
         return as_dict.error is None

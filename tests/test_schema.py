@@ -1,0 +1,145 @@
+"""The per-version JSON Schema: valid Draft 2020-12, committed up to date, and consistent with check.
+
+Consistency is tested both ways on the real-config corpus (and on a few synthetic configs): every
+place the schema rejects is reported by ``check --hf`` at error or warning level, and every error
+``check`` reports that a per-key schema can express is rejected by the schema too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import REPO
+from dsfields.check import Checker, Finding, Options, Severity, check_text
+from dsfields.configfile import ConfigFileError, load
+from dsfields.links import field_url
+from dsfields.schema import SCHEMA_FILE, build_schema
+from dsfields.snapshot import dumps, repo_generated_dir
+from dsfields.snapshot import load as load_snapshot
+
+VERSION = "0.19.8"
+CORPUS = REPO.parent / "shared" / "realworld-configs"
+# Finding kinds a per-key schema can express; cross-field rules and "auto" semantics stay in check.
+EXPRESSIBLE = {"UNKNOWN_KEY", "REMOVED_KEY", "WRONG_TYPE", "CHOICE", "CONSTRAINT", "OPTIMIZER", "SCHEDULER"}
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> dict[str, Any]:
+    return load_snapshot(VERSION)
+
+
+@pytest.fixture(scope="module")
+def schema(snapshot) -> dict[str, Any]:
+    return build_schema(snapshot)
+
+
+def test_valid_against_the_draft_2020_12_metaschema(schema, snapshot):
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator.check_schema(build_schema(snapshot, strict_unknown=True))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_committed_schema_is_up_to_date(schema):
+    committed = repo_generated_dir() / VERSION / SCHEMA_FILE
+    assert committed.read_text(encoding="utf-8") == dumps(schema), (
+        f"regenerate: dsfields schema --version {VERSION} -o generated/{VERSION}/{SCHEMA_FILE}")
+
+
+def test_strictness_follows_deepspeed(schema, snapshot):
+    props = schema["properties"]
+    assert props["zero_optimization"]["additionalProperties"] is False  # pydantic extra="forbid"
+    assert "additionalProperties" not in schema and "additionalProperties" not in props["aio"]  # silently ignored
+    assert props["pipeline"]["additionalProperties"] is True  # passed on whole
+    strict = build_schema(snapshot, strict_unknown=True)
+    assert strict["additionalProperties"] is False and strict["properties"]["aio"]["additionalProperties"] is False
+
+
+def test_field_metadata(schema):
+    zero = schema["properties"]["zero_optimization"]["properties"]
+    bucket = zero["reduce_bucket_size"]["anyOf"][0]
+    assert bucket == {"type": "integer", "exclusiveMinimum": 0}
+    assert zero["reduce_bucket_size"]["default"] == 500000000
+    assert zero["stage3_gather_fp16_weights_on_model_save"]["deprecated"] is True
+    assert zero["mics_shard_size"]["not"] == {}
+    url = field_url(VERSION, "zero_optimization.reduce_bucket_size")
+    assert url.endswith("/0.19.8/fields/zero_optimization/#zero_optimization-reduce_bucket_size")
+    assert url in zero["reduce_bucket_size"]["description"]
+
+
+def _schema_paths(validator: jsonschema.Draft202012Validator, data: dict[str, Any]) -> set[str]:
+    """Dotted paths the schema rejects; extra keys are named one by one."""
+    paths = set()
+    for error in validator.iter_errors(data):
+        base = ".".join(str(p) for p in error.absolute_path)
+        if error.validator == "additionalProperties":
+            allowed = set(error.schema.get("properties", {}))
+            paths |= {f"{base}.{k}" if base else k for k in error.instance if k not in allowed}
+        else:
+            paths.add(base)
+    return paths
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def assert_consistent(validator: jsonschema.Draft202012Validator, data: dict[str, Any], found: list[Finding],
+                      label: str) -> None:
+    rejected = _schema_paths(validator, data)
+    reported = [f.path for f in found if f.severity in (Severity.ERROR, Severity.WARNING)]
+    schema_only = [p for p in rejected if not any(_related(p, r) for r in reported)]
+    assert not schema_only, f"{label}: the schema rejects {schema_only}, check reports nothing there"
+    expressible = [f.path for f in found if f.severity is Severity.ERROR and f.kind.name in EXPRESSIBLE]
+    check_only = [p for p in expressible if not any(_related(p, r) for r in rejected)]
+    assert not check_only, f"{label}: check errors at {check_only}, the schema accepts them"
+
+
+def test_schema_agrees_with_check_on_the_corpus(schema, snapshot):
+    if not CORPUS.is_dir():
+        if os.environ.get("CI"):
+            raise AssertionError(f"corpus missing at {CORPUS}")
+        pytest.skip("no corpus")
+    validator = jsonschema.Draft202012Validator(schema)
+    checker = Checker(snapshot)
+    compared = disagreeing_rejections = 0
+    for path in sorted(CORPUS.glob("*.json")):
+        if path.name == "index.json":
+            continue
+        try:
+            config = load(path, "hf")
+        except ConfigFileError:
+            continue
+        found = checker.check(config, Options(hf=True))
+        assert_consistent(validator, config.data, found, path.name)
+        compared += 1
+        disagreeing_rejections += bool(_schema_paths(validator, config.data))
+    assert compared >= 60 and disagreeing_rejections >= 15
+
+
+@pytest.mark.parametrize("config", [
+    {"train_batch_size": 8, "bf16": {"enabled": True, "loss_scale": 0}},
+    {"train_batch_size": 8, "zero_optimization": {"stage": 7, "reduce_bucket_size": -1}},
+    {"train_batch_size": 8, "optimizer": {"type": "adamw", "params": {"lr": 1e-3, "weight_decy": 0}}},
+    {"train_batch_size": 8, "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_ratio": 0.1}}},
+    {"train_batch_size": 8, "optimizer": {"type": "Sgd"}, "wall_clock_breakdown": "no"},
+    {"train_batch_size": 8, "zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1e9,
+                                                  "offload_param": {"device": "nvme", "buffer_count": 5}}},
+])
+def test_schema_agrees_with_check_on_synthetic_configs(schema, snapshot, config):
+    report = check_text(json.dumps(config), Checker(snapshot), Options(hf=True))
+    assert_consistent(jsonschema.Draft202012Validator(schema), config, report.findings, json.dumps(config))
+
+
+def test_cli_writes_atomically(tmp_path: Path, capsys):
+    from dsfields.cli import main
+
+    target = tmp_path / "out" / SCHEMA_FILE
+    assert main(["schema", "--version", VERSION, "-o", str(target)]) == 0
+    assert json.loads(target.read_text())["title"] == f"DeepSpeed {VERSION} ds_config.json"
+    assert main(["schema", "--version", "9.9.9"]) == 2
+    assert "no snapshot" in capsys.readouterr().err
