@@ -36,6 +36,7 @@ def fake_snapshot() -> dict:
     try:
         import fakeds
         import fakeds.runtime.config as config_module
+
         from dsfields.extract.build import extract
 
         return extract(config_module, version=fakeds.__version__, package="fakeds")

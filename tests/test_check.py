@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 from conftest import REPO, requires_deepspeed
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from dsfields.check import Checker, Finding, Options, Severity, check_text, deepspeed_verdict
 from dsfields.cli import main
 from dsfields.snapshot import load as load_snapshot
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 VERSION = "0.19.8"
 SEEDS = REPO.parent / "shared" / "seeds"
@@ -239,8 +240,9 @@ def test_seed_template_c_misplaces_aio_and_check_says_so(checker):
 @requires_deepspeed
 @pytest.mark.deepspeed
 def test_seed_template_errors_are_deepspeeds_own(checker):
-    from dsfields.configfile import parse
     from test_check_differential import for_deepspeed
+
+    from dsfields.configfile import parse
 
     for label, text in seed_templates().items():
         data = for_deepspeed(parse(text, label, "hf").data, checker)
@@ -394,6 +396,7 @@ def test_finding_paths_exist_in_the_file(checker):
 def test_values_are_exactly_what_deepspeeds_hjson_load_gives():
     """DeepSpeed opens config paths with hjson.load; check must see the same values (1e9 -> int, 1e12 float)."""
     import hjson
+
     from dsfields.configfile import ConfigFileError, parse
 
     corpus = REPO.parent / "shared" / "realworld-configs"

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, requires_deepspeed
+
 from dsfields.check import Checker, Finding, Options, Severity, deepspeed_verdict, hf_substitute
 from dsfields.configfile import ConfigFile, ConfigFileError, load
 from dsfields.snapshot import load as load_snapshot
@@ -82,6 +83,7 @@ def run_check(checker: Checker, data: dict[str, Any], name: str = "<mutant>") ->
 def reads(data: dict[str, Any]) -> set[str]:
     """Every key path DeepSpeedConfig looked at (present in the config) while building it."""
     from deepspeed.runtime.config import DeepSpeedConfig
+
     from dsfields.extract.discover import wrap
     from dsfields.extract.trace import Recorder, join
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import requires_deepspeed
+
 from dsfields.extract.hf import fill_calls
 from dsfields.snapshot import load as load_snapshot
 

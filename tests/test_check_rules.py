@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import requires_deepspeed
+
 from dsfields import check_rules
 from dsfields.check import build_deepspeed_config
 from dsfields.snapshot import load as load_snapshot

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from dsfields.cli import main
 from dsfields.diff import Change, ChangeKind, diff_snapshots, parse_kinds
 from dsfields.snapshot import FORMAT_VERSION, dumps

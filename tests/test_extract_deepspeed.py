@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, requires_deepspeed
+
 from dsfields.snapshot import dumps
 
 pytestmark = [requires_deepspeed, pytest.mark.deepspeed]
@@ -103,6 +104,7 @@ def test_differential_report_is_current(committed):
     import io
 
     from deepspeed.runtime.config import DeepSpeedConfig
+
     from dsfields.extract.verify import verify
 
     with contextlib.redirect_stdout(io.StringIO()):

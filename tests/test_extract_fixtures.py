@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import FIXTURES
+
 from dsfields.snapshot import dumps
 
 
@@ -92,6 +93,7 @@ def test_coverage_lists_what_it_could_not_place(fake_snapshot):
 
 def test_extraction_is_byte_stable(fake_snapshot):
     import fakeds.runtime.config as config_module
+
     from dsfields.extract.build import extract
 
     again = extract(config_module, version="0.0.1", package="fakeds")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from dsfields.history import EventKind, HistoryEvent, field_history
 from dsfields.snapshot import INDEX_FILE, SNAPSHOT_FILE, dumps
 

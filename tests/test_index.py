@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from conftest import REPO
+from test_diff import field, snap
+
 from dsfields.history import walk_snapshots
 from dsfields.index import added_since, build_index, load_index, write_index
 from dsfields.snapshot import FORMAT_VERSION, INDEX_FILE, SnapshotError, available_versions, dumps, load
-from test_diff import field, snap
 
 GENERATED = REPO / "generated"
 

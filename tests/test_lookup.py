@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_history import field_record, removed_record, write_snapshot
+
 from dsfields import lookup
 from dsfields import snapshot as snapshot_module
 from dsfields.cli import main
 from dsfields.snapshot import load, repo_generated_dir
-from test_history import field_record, removed_record, write_snapshot
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import REPO
+
 from dsfields.check import Checker, Finding, Options, Severity, check_text
 from dsfields.configfile import ConfigFileError, load
 from dsfields.links import field_url
