@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import enum
+import importlib
+import json
 import logging
 import platform
 import sys
@@ -97,7 +99,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed") -> dic
         "format_version": FORMAT_VERSION,
         "generated_by": "dsfields extract",
         "deepspeed_version": version.strip(),
-        "environment": _environment(),
+        "environment": _environment(package),
         "sections": ex.sections,
         "fields": ex.fields,
         "enums": ex.enums,
@@ -106,11 +108,17 @@ def extract(config_module: Any, version: str, package: str = "deepspeed") -> dic
     }
 
 
-def _environment() -> dict[str, str]:
+def _environment(package: str) -> dict[str, str]:
     import pydantic
 
     torch = sys.modules.get("torch")
+    accelerator = "unknown"
+    try:  # which accelerator the release chose shapes a few checks (e.g. aio.use_gds needs CUDA)
+        accelerator = str(importlib.import_module(f"{package}.accelerator").get_accelerator()._name)
+    except Exception:
+        pass
     return {
+        "accelerator": accelerator,
         "dsfields": __version__,
         "pydantic": str(pydantic.VERSION),
         "python": platform.python_version().rsplit(".", 1)[0],
@@ -198,11 +206,14 @@ def _dict_fields(ex: Extraction) -> None:
             "auto": None,
         }
         if len(distinct_defaults) > 1:
-            record["other_defaults"] = [
-                {"default": to_json(e.default)[0], "source": _site(ex, e)}
-                for e in with_default[1:]
-                if stable_repr(e.default) != stable_repr(default_event.default if default_event else None)
-            ]
+            # One entry per (default, read site): the same read recurs in every probe run.
+            others: dict[str, dict[str, Any]] = {}
+            first_repr = stable_repr(default_event.default if default_event else None)
+            for e in with_default[1:]:
+                if stable_repr(e.default) != first_repr:
+                    entry = {"default": to_json(e.default)[0], "source": _site(ex, e)}
+                    others.setdefault(json.dumps(entry, sort_keys=True, default=str), entry)
+            record["other_defaults"] = [others[k] for k in sorted(others)]
         ex.fields[path] = record
 
 

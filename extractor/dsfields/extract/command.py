@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import io
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -29,8 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def import_failure() -> str | None:
-    """Import DeepSpeed's config module; return one line naming the cause if that fails."""
-    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    """Import DeepSpeed's config module; return one line naming the cause if that fails.
+
+    DS_ACCELERATOR is left alone: each release picks its accelerator as a real install does (0.9.3 to
+    0.14.0 reject ``cpu`` without intel_extension_for_pytorch).
+    """
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink):

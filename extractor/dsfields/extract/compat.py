@@ -81,10 +81,11 @@ def _elastic_agent_api(added: list[str]) -> None:
     """``log`` and ``_get_socket_with_port`` in ``torch.distributed.elastic.agent.server.api``.
 
     Needed by DeepSpeed 0.8.0-0.14.3: ``deepspeed/elasticity/elastic_agent.py`` does ``from
-    torch.distributed.elastic.agent.server.api import log, _get_socket_with_port``, and ``import
-    deepspeed`` imports it. torch 2.4 renamed the module logger ``log`` to ``logger`` and moved
-    ``_get_socket_with_port`` to ``torch.distributed.elastic.utils.distributed.get_socket_with_port``;
-    the names added are those very objects (the same logger, the same function).
+    torch.distributed.elastic.agent.server.api import log, _get_socket_with_port`` (0.14.1-0.14.3
+    import only ``_get_socket_with_port``), and ``import deepspeed`` imports it. torch 2.4 renamed the
+    module logger ``log`` to ``logger`` and moved ``_get_socket_with_port`` to
+    ``torch.distributed.elastic.utils.distributed.get_socket_with_port``; the names added are those
+    very objects (the same logger, the same function).
     """
     api = _import("torch.distributed.elastic.agent.server.api")
     if api is None:

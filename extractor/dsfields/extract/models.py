@@ -115,7 +115,7 @@ def _describe_v1(cls: type) -> ModelInfo:
             ModelField(
                 name=name,
                 key=f.alias or name,
-                annotation=getattr(f, "annotation", None) or f.outer_type_,
+                annotation=_unconstrained(getattr(f, "annotation", None) or f.outer_type_),
                 default=None if _undefined(f.default) else f.default,
                 default_factory=f.default_factory,
                 required=bool(f.required),
@@ -125,6 +125,19 @@ def _describe_v1(cls: type) -> ModelInfo:
             )
         )
     return info
+
+
+def _unconstrained(annotation: Any) -> Any:
+    """pydantic 1 turns ``int = Field(ge=0)`` into a generated ``ConstrainedIntValue`` class: report ``int``.
+
+    The constraints themselves are kept separately; the generated class name would otherwise show
+    up as a type change between pydantic-1 and pydantic-2 releases.
+    """
+    if isinstance(annotation, type) and annotation.__name__.startswith("Constrained"):
+        for base in annotation.__mro__[1:]:
+            if base.__module__ == "builtins" and base is not object:
+                return base
+    return annotation
 
 
 def _args(annotation: Any) -> tuple[Any, ...]:

@@ -1,0 +1,282 @@
+"""Jinja filters of the docs templates: plain functions, registered in one place (:data:`FILTERS`).
+
+Snapshot values end up inside Markdown (often inside table cells), where a ``|``, ``<`` or ``*``
+from a docstring or a regex constraint would silently break the page. Every value therefore goes
+through a filter here that escapes it for its spot; templates never print raw snapshot text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from dsfields.links import anchor
+
+GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L{line}"
+"""DeepSpeed tags its releases ``v<version>``; snapshot files are relative to site-packages."""
+
+_CONSTRAINT_SIGNS = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤", "multiple_of": "multiple of",
+                     "min_length": "min length", "max_length": "max length", "pattern": "matches"}
+_CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
+
+
+def json_value(value: Any) -> str:
+    """A value as compact JSON, as a user would write it in ``ds_config.json``."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def hcode(value: Any) -> str:
+    """Inline code as HTML, for raw HTML blocks; safe in table cells too (``|`` cannot split a cell)."""
+    text = value if isinstance(value, str) else json_value(value)
+    return "<code>" + html.escape(text, quote=False).replace("|", "&#124;") + "</code>"
+
+
+def code(value: Any, as_html: bool = False) -> str:
+    """Inline code: a Markdown code span where that is safe, else the HTML form.
+
+    Code spans are the cheaper form for Python-Markdown (the full site renders ~25 000 of them);
+    text with a backtick, a pipe or edge spaces would break a span or a table cell, so it gets HTML.
+    """
+    text = value if isinstance(value, str) else json_value(value)
+    if as_html or not text or "`" in text or "|" in text or text != text.strip() or "\n" in text:
+        return hcode(text)
+    return f"`{text}`"
+
+
+def jcode(value: Any, as_html: bool = False) -> str:
+    """A JSON value as inline code (strings quoted: ``"cpu"`` vs the number ``1``)."""
+    return code(json_value(value), as_html)
+
+
+def _number(value: float) -> str:
+    # The seed writes 1e9: keep that spelling rather than Python's 1000000000.0.
+    if value.is_integer() and abs(value) >= 1e6:
+        mantissa, exponent = f"{value:e}".split("e")
+        return f"{float(mantissa):g}e{int(exponent)}"
+    return json.dumps(value)
+
+
+def format_config(value: Any, indent: int = 0) -> str:
+    """JSON with two-space indentation, key order kept, and integral large floats as ``1e9``."""
+    pad = "  " * (indent + 1)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        if all(not isinstance(v, dict | list) for v in value.values()) and len(value) <= 2 and indent:
+            return "{ " + ", ".join(f"{json.dumps(k)}: {format_config(v)}" for k, v in value.items()) + " }"
+        items = [f"{pad}{json.dumps(k)}: {format_config(v, indent + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
+    if isinstance(value, float):
+        return _number(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def config_value(value: Any, as_html: bool = False) -> str:
+    """A value from a config example as inline code, spelled as the example writes it (``1e9``)."""
+    return code(format_config(value), as_html)
+
+
+def _escape_text(text: str) -> str:
+    # Entities for HTML's characters (Markdown has no escape for "<"), backslashes for Markdown's.
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def md_text(text: str | None, *, one_line: bool = False) -> str:
+    """Docstring or comment text as Markdown: RST/Markdown code spans kept, everything else escaped.
+
+    Line breaks inside a paragraph are joined (docstrings wrap at 80 columns); blank lines stay
+    paragraph breaks unless ``one_line`` (table cells).
+    """
+    if not text:
+        return ""
+    paragraphs = [" ".join(line.strip() for line in block.splitlines() if line.strip())
+                  for block in re.split(r"\n\s*\n", text.strip())]
+    out = []
+    for paragraph in paragraphs:
+        pieces, last = [], 0
+        for match in _CODE_SPAN.finditer(paragraph):
+            pieces.append(_escape_text(paragraph[last:match.start()]))
+            pieces.append(code(match.group(1) or match.group(2)))
+            last = match.end()
+        pieces.append(_escape_text(paragraph[last:]))
+        out.append("".join(pieces))
+    return (" " if one_line else "\n\n").join(p for p in out if p)
+
+
+def md_cell(text: str | None) -> str:
+    return md_text(text, one_line=True)
+
+
+def html_text(text: str | None) -> str:
+    """Docstring or message text for a raw HTML block: one line, escaped, code spans as ``<code>``."""
+    if not text:
+        return ""
+    flat = " ".join(str(text).split())
+    pieces, last = [], 0
+    for match in _CODE_SPAN.finditer(flat):
+        pieces.append(html.escape(flat[last:match.start()], quote=False))
+        pieces.append(hcode(match.group(1) or match.group(2)))
+        last = match.end()
+    pieces.append(html.escape(flat[last:], quote=False))
+    return "".join(pieces)
+
+
+def first_sentence(text: str | None, limit: int = 160) -> str:
+    """The docstring's first sentence, for one-line table cells."""
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s", flat)
+    sentence = flat[: match.start()] if match else flat
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def source_url(source: dict[str, Any] | None, version: str) -> str:
+    if not source or not source.get("file"):
+        return ""
+    return GITHUB_BLOB.format(version=version, file=source["file"], line=source.get("line") or 1)
+
+
+def source_label(source: dict[str, Any] | None) -> str:
+    if not source or not source.get("file"):
+        return ""
+    return f"{source['file']}:{source.get('line')}"
+
+
+def source_a(source: dict[str, Any] | None, version: str) -> str:
+    """:func:`source_link` for raw HTML blocks."""
+    if not source or not source.get("file"):
+        return "unknown"
+    return f'<a href="{html.escape(source_url(source, version))}">{html.escape(source_label(source))}</a>'
+
+
+def source_link(source: dict[str, Any] | None, version: str) -> str:
+    """``[file:line](github blob at the release tag)``, with the reading function when there is one."""
+    if not source or not source.get("file"):
+        return "unknown"
+    link = f"[{html.escape(source_label(source))}]({source_url(source, version)})"
+    function = source.get("function")
+    return f"{link} in {code(function + '()')}" if function else link
+
+
+def default_text(record: dict[str, Any], as_html: bool = False) -> str:
+    """The default as a user reads it: JSON value, symbolic spelling, factory, or why there is none."""
+    if record.get("required"):
+        return "required (no default)"
+    if record.get("read_without_default"):
+        return "none (absent means not set)"
+    text = jcode(record.get("default"), as_html)
+    if record.get("default_repr") and record["default_repr"] != json_value(record.get("default")):
+        text = f"{code(record['default_repr'], as_html)} = {text}"
+    if record.get("default_factory"):
+        text += " (factory)"
+    return text
+
+
+def type_text(record: dict[str, Any], as_html: bool = False) -> str:
+    kind = record.get("type") or "any"
+    json_types = record.get("json_types") or []
+    text = code(kind, as_html)
+    if json_types and kind == "any":
+        text = " / ".join(json_types)
+    elif json_types:
+        text += " (JSON " + " / ".join(json_types) + ")"
+    return text
+
+
+def constraints_text(constraints: dict[str, Any] | None) -> str:
+    if not constraints:
+        return ""
+    return ", ".join(f"{_CONSTRAINT_SIGNS.get(name, name)} {jcode(value)}"
+                     for name, value in sorted(constraints.items()))
+
+
+def choices_text(choices: list[Any] | None) -> str:
+    return ", ".join(jcode(choice) for choice in choices or [])
+
+
+def auto_text(auto: dict[str, Any] | None, as_html: bool = False) -> str:
+    """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first)."""
+    if not auto:
+        return ""
+    if not auto.get("accepted"):
+        error = auto.get("error")
+        return "rejected" + (f": {code(error, as_html)}" if error else "")
+    if auto.get("becomes") == "default":
+        return "accepted; the default is used"
+    if auto.get("becomes") == "kept":
+        return 'accepted and kept as the string <code>"auto"</code>'
+    return "accepted"
+
+
+def auto_short(auto: dict[str, Any] | None) -> str:
+    if not auto:
+        return ""
+    if not auto.get("accepted"):
+        return "error"
+    return {"default": "→ default", "kept": "kept as string"}.get(auto.get("becomes") or "", "accepted")
+
+
+def unknown_keys_text(section: dict[str, Any] | None) -> str:
+    """What happens to a misspelled key in this section."""
+    if not section:
+        return ""
+    if section.get("passthrough"):
+        return "passed on as a whole: any key is kept, a typo goes unnoticed"
+    return {
+        "error": "rejected: DeepSpeed raises a validation error",
+        "ignored": "silently ignored",
+        "kept": "kept but unused: no error",
+    }.get(section.get("unknown_keys") or "", str(section.get("unknown_keys")))
+
+
+def stage_label(stage: str) -> str:
+    return "when absent" if stage == "any" else f"stage {stage}"
+
+
+def effective_text(effective: dict[str, Any] | None, as_html: bool = False) -> str:
+    if not effective:
+        return ""
+    return ", ".join(f"{stage_label(stage)}: {jcode(value, as_html)}" for stage, value in sorted(effective.items()))
+
+
+def section_title(path: str) -> str:
+    return path if path else "top level"
+
+
+def section_anchor(path: str) -> str:
+    """Anchor of a section's table on the default-values page (hyphenated: never a key path)."""
+    return "section-" + (path or "top-level")
+
+
+FILTERS = {
+    "json_value": json_value,
+    "code": code,
+    "hcode": hcode,
+    "escape": lambda text: html.escape(str(text), quote=True),
+    "jcode": jcode,
+    "config_value": config_value,
+    "md_text": md_text,
+    "md_cell": md_cell,
+    "html_text": html_text,
+    "first_sentence": first_sentence,
+    "source_url": source_url,
+    "source_label": source_label,
+    "source_link": source_link,
+    "source_a": source_a,
+    "default_text": default_text,
+    "type_text": type_text,
+    "constraints_text": constraints_text,
+    "choices_text": choices_text,
+    "auto_text": auto_text,
+    "auto_short": auto_short,
+    "unknown_keys_text": unknown_keys_text,
+    "effective_text": effective_text,
+    "section_title": section_title,
+    "section_anchor": section_anchor,
+    "anchor": anchor,
+}
+"""Every filter the templates may use, by name; :func:`dsfields.docs.render.environment` registers them."""

@@ -1,0 +1,275 @@
+"""The docs pages as rendered Markdown: groups, filters, golden pages, and the JSON examples they embed.
+
+Fast: nothing here runs mkdocs (tests/test_docs_site.py builds the site). Golden pages are rendered
+from the trimmed snapshots in tests/golden/docs/input (two fake releases cut from 0.19.8), so they
+change only when the templates do; DSFIELDS_UPDATE_GOLDEN=1 rewrites them after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from dsfields.cli import main
+from dsfields.docs import filters, groups
+from dsfields.docs.filters import format_config
+from dsfields.docs.render import FIELDS, load_examples, load_site, plan, render
+from dsfields.snapshot import available_versions, load, repo_generated_dir
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN = REPO / "tests" / "golden" / "docs"
+GOLDEN_INPUT = GOLDEN / "input"
+GOLDEN_PAGES = [
+    "1.1.0/fields/fp16.md",
+    "1.1.0/fields/top-level.md",
+    "1.1.0/config-templates.md",
+    "1.1.0/typos-errors.md",
+    "1.1.0/deprecated-removed.md",
+    "1.0.0/default-values.md",
+    "1.0.0/config-templates.md",
+    "releases/index.md",
+]
+JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.S | re.M)
+
+
+def mask(text: str) -> str:
+    """Volatile parts: the dsfields version in the generated-by header."""
+    return re.sub(r"\(dsfields [^)]+\)", "(dsfields X)", text)
+
+
+@pytest.fixture(scope="module")
+def golden_docs(tmp_path_factory) -> Path:
+    docs = tmp_path_factory.mktemp("docs")
+    render(load_site(GOLDEN_INPUT), docs)
+    return docs
+
+
+@pytest.fixture(scope="module")
+def real_docs(tmp_path_factory) -> Path:
+    """Every committed snapshot rendered (Markdown only)."""
+    docs = tmp_path_factory.mktemp("real-docs")
+    render(load_site(), docs)
+    return docs
+
+
+# ---------------------------------------------------------------- groups
+
+
+@pytest.mark.parametrize(("path", "number"), [
+    ("train_batch_size", 1),
+    ("gradient_clipping", 1),
+    ("bf16.enabled", 2),
+    ("optimizer.type", 3),
+    ("scheduler.params", 4),
+    ("zero_optimization.offload_param.device", 5),
+    ("aio.block_size", 5),
+    ("activation_checkpointing.profile", 6),
+    ("communication_data_type", 7),
+    ("data_efficiency.enabled", 7),
+    ("zero_allow_untested_optimizer", 8),
+    ("tensorboard.enabled", 9),
+    ("csv_monitor.enabled", 9),
+    ("autotuning.enabled", 10),
+    ("checkpoint.writer.type", 11),
+    ("compile.deepcompile", 12),
+    ("tensor_parallel.autotp_size", 13),
+    ("weight_quantization.quantized_initialization", 14),
+])
+def test_group_of_path(path, number):
+    assert groups.group_of(path).number == number
+
+
+def test_unmatched_key_goes_to_misc_and_is_reported():
+    group, rule = groups.group_rule("some_future_key")
+    assert group is groups.MISC and rule is None
+
+
+def test_group_slugs_and_numbers_are_unique():
+    assert len({g.slug for g in groups.GROUPS}) == len({g.number for g in groups.GROUPS}) == len(groups.GROUPS)
+    assert [g.number for g in groups.GROUPS[:8]] == list(range(1, 9))
+
+
+def test_every_section_of_every_release_is_on_the_overview():
+    """No section is dropped: the overview's group tables list each one (unmapped keys under misc)."""
+    site = load_site()
+    for version in site.versions:
+        release = site.release(version, f"{version}/index.md")
+        listed = {v.path for g in release.group_views for s in g["sections"] for v in release.page_sections(s)}
+        listed.add("")
+        assert listed == set(release.sections_raw), version
+        top_keys = {r["path"] for g in release.group_views for r in g["scalars"] + g["removed"]}
+        section_top = release.section_map[""]
+        assert top_keys == {r["path"] for r in section_top.fields} | {r["path"] for r in section_top.removed}
+
+
+# ---------------------------------------------------------------- filters
+
+
+def test_md_text_escapes_markdown_and_html_but_keeps_code_spans():
+    text = filters.md_text("Use ``offload_optimizer`` for <lambda> | *x*\nwrapped\n\nnew paragraph")
+    assert text == "Use `offload_optimizer` for &lt;lambda&gt; \\| \\*x\\* wrapped\n\nnew paragraph"
+    assert "\n" not in filters.md_cell("a\n\nb")
+
+
+def test_code_falls_back_to_html_where_a_span_would_break():
+    assert filters.code("stage") == "`stage`"
+    assert filters.code("a|b") == "<code>a&#124;b</code>"
+    assert filters.code("x`y") == "<code>x`y</code>"
+    assert filters.jcode("cpu") == '`"cpu"`'
+
+
+def test_default_text_spells_symbols_factories_and_absence():
+    assert filters.default_text({"default": 9223372036854775807, "default_repr": "sys.maxsize"}) == \
+        "`sys.maxsize` = `9223372036854775807`"
+    assert filters.default_text({"read_without_default": True, "default": None}) == "none (absent means not set)"
+    assert filters.default_text({"required": True}) == "required (no default)"
+
+
+def test_source_url_points_at_the_release_tag():
+    url = filters.source_url({"file": "deepspeed/runtime/zero/config.py", "line": 245}, "0.19.8")
+    assert url == "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/deepspeed/runtime/zero/config.py#L245"
+
+
+def test_format_config_keeps_the_seed_spelling_of_large_numbers():
+    assert format_config({"a": 1e9, "b": 1e8, "c": 1.0, "d": 0.5}) == \
+        '{\n  "a": 1e9,\n  "b": 1e8,\n  "c": 1.0,\n  "d": 0.5\n}'
+
+
+# ---------------------------------------------------------------- golden pages
+
+
+@pytest.mark.parametrize("page", GOLDEN_PAGES)
+def test_rendered_page_matches_golden(golden_docs, page):
+    actual = mask((golden_docs / page).read_text(encoding="utf-8"))
+    expected_path = GOLDEN / "pages" / page
+    if os.environ.get("DSFIELDS_UPDATE_GOLDEN"):
+        expected_path.parent.mkdir(parents=True, exist_ok=True)
+        expected_path.write_text(actual, encoding="utf-8")
+    expected = expected_path.read_text(encoding="utf-8")
+    assert actual == expected, f"re-run with DSFIELDS_UPDATE_GOLDEN=1 if the change is intended: {page}"
+
+
+def test_every_generated_page_says_it_is_generated(golden_docs):
+    for path in golden_docs.rglob("*.md"):
+        assert "<!-- generated by `dsfields docs build`" in path.read_text(encoding="utf-8"), path
+
+
+def test_older_releases_stay_out_of_search(golden_docs):
+    assert (golden_docs / "1.0.0" / "index.md").read_text(encoding="utf-8").startswith("---\nsearch:\n  exclude: true")
+    assert "exclude" not in (golden_docs / "1.1.0" / "index.md").read_text(encoding="utf-8").split("\n#")[0]
+
+
+def test_only_the_newest_release_gets_field_pages_and_older_ones_redirect(golden_docs):
+    assert (golden_docs / "1.1.0" / FIELDS / "zero_optimization.md").is_file()
+    assert not (golden_docs / "1.0.0" / FIELDS).exists()
+    stubs = json.loads((golden_docs / "releases" / "stubs.json").read_text(encoding="utf-8"))
+    stub = stubs["1.0.0/fields/zero_optimization/index.html"]
+    assert 'location.replace("../../default-values/" + (location.hash || "#section-zero_optimization"))' in stub
+    assert not any(path.startswith("1.1.0/") for path in stubs)
+    defaults = (golden_docs / "1.0.0" / "default-values.md").read_text(encoding="utf-8")
+    assert '<tr id="zero_optimization-stage3_max_live_parameters">' in defaults
+
+
+def test_changes_page_lists_every_change_of_the_diff_engine(golden_docs):
+    from dsfields.diff import diff_snapshots
+
+    text = (golden_docs / "1.1.0" / "release-changes.md").read_text(encoding="utf-8")
+    changes = diff_snapshots(load("1.0.0", GOLDEN_INPUT), load("1.1.0", GOLDEN_INPUT))
+    assert changes
+    for change in changes:
+        assert f"<strong>{change.kind.value}</strong>" in text and (change.path or "top level") in text
+
+
+def test_render_replaces_only_its_own_folders(tmp_path):
+    (tmp_path / "handwritten").mkdir()
+    (tmp_path / "handwritten" / "page.md").write_text("# mine\n")
+    render(load_site(GOLDEN_INPUT), tmp_path)
+    (tmp_path / "1.0.0" / "stale.md").write_text("left over\n")
+    render(load_site(GOLDEN_INPUT, ["1.1.0"]), tmp_path)
+    assert not (tmp_path / "1.0.0").exists()
+    assert (tmp_path / "handwritten" / "page.md").is_file()
+    assert (tmp_path / "1.1.0" / ".gitignore").read_text().endswith("*\n")
+
+
+# ---------------------------------------------------------------- docs examples are tests
+
+
+def json_blocks(docs: Path) -> list[tuple[Path, object]]:
+    found = []
+    for page in sorted(docs.rglob("*.md")):
+        for block in JSON_BLOCK.findall(page.read_text(encoding="utf-8")):
+            found.append((page, json.loads(block)))
+    return found
+
+
+def key_paths(config: object, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    if isinstance(config, dict):
+        for key, value in config.items():
+            out.append(prefix + key)
+            out.extend(key_paths(value, prefix + key + "."))
+    return out
+
+
+@pytest.mark.parametrize("which", ["golden", "committed"])
+def test_every_json_example_uses_only_keys_of_its_release(which, golden_docs, real_docs):
+    docs, root = (golden_docs, GOLDEN_INPUT) if which == "golden" else (real_docs, repo_generated_dir())
+    blocks = json_blocks(docs)
+    versions = available_versions(root)
+    assert len(blocks) >= 3 * len(versions)
+    for page, config in blocks:
+        version = page.relative_to(docs).parts[0]
+        fields = load(version, root)["fields"]
+        unknown = [p for p in key_paths(config) if p not in fields]
+        assert not unknown, f"{page}: keys DeepSpeed {version} does not read: {unknown}"
+
+
+def test_seed_templates_are_quoted_with_their_corrections():
+    examples = {e["id"]: e for e in load_examples()}
+    assert sorted(examples) == ["A", "B", "C"]
+    assert examples["B"]["config"]["zero_optimization"]["stage3_max_live_parameters"] == 1e9
+    # The seed nests aio inside zero_optimization; DeepSpeed reads it at the top level.
+    assert "aio" in examples["C"]["config"] and "aio" not in examples["C"]["config"]["zero_optimization"]
+    assert examples["C"]["corrections"][0]["seed_path"] == "zero_optimization.aio"
+
+
+def test_template_keys_missing_from_a_release_are_dropped_and_named(golden_docs):
+    text = (golden_docs / "1.0.0" / "config-templates.md").read_text(encoding="utf-8")
+    assert 'Left out below because this release does not read them: `aio`' in text
+    assert "silently leaves the I/O settings at their defaults" in text  # 1.0.0: zero_optimization not strict
+    newer = (golden_docs / "1.1.0" / "config-templates.md").read_text(encoding="utf-8")
+    assert "fails with a validation error" in newer
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_docs_build_without_mkdocs_renders_into_the_checkout_layout(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["docs", "build", "--no-mkdocs", "--generated", str(GOLDEN_INPUT)]) == 0
+    assert "for 2 release(s)" in capsys.readouterr().out
+    assert (tmp_path / "docs" / "releases" / "nav.json").is_file()
+    nav = json.loads((tmp_path / "docs" / "releases" / "nav.json").read_text())
+    assert list(nav[1]) == ["DeepSpeed 1.1.0"]
+
+
+def test_docs_build_reports_missing_snapshots(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["docs", "build", "--no-mkdocs", "--generated", str(tmp_path / "none")]) == 2
+    assert "no snapshots" in capsys.readouterr().err
+
+
+def test_plan_is_lean_for_older_releases():
+    site = load_site(GOLDEN_INPUT)
+    per_version: dict[str, int] = {}
+    for page in plan(site):
+        per_version[page.path.split("/")[0]] = per_version.get(page.path.split("/")[0], 0) + 1
+    assert per_version["1.0.0"] == 7  # overview, defaults, enums, deprecated, templates, typos, changes
+    assert per_version["1.1.0"] > per_version["1.0.0"]
