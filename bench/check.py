@@ -13,16 +13,14 @@ and prints the medians with the ratios check/grep (target <= 2) and python-c/che
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import alternate
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 2.0
@@ -68,22 +66,6 @@ def check_command(path: Path) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "dsfields", "check", "--hf", str(path)], env
 
 
-def deepspeed_dir() -> Path:
-    spec = importlib.util.find_spec("deepspeed")  # locate without importing (no torch)
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("bench/check.py: DeepSpeed is not installed in this interpreter; grep needs its source")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def timed(command: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    elapsed = time.perf_counter() - started
-    if proc.returncode not in (0, 1):  # check exits 1 on findings, grep on no match: both are answers
-        sys.exit(f"bench/check.py: {' '.join(command)} exited {proc.returncode}:\n{proc.stderr.decode()}")
-    return elapsed
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds (one warm-up round more)")
@@ -96,30 +78,17 @@ def main() -> int:
         filled = Path(tmp) / "filled.json"
         filled.write_text(json.dumps(FILLED), encoding="utf-8")
         check, check_env = check_command(config)
-        commands: dict[str, tuple[list[str], dict[str, str]]] = {
+        source = str(alternate.deepspeed_dir("bench/check.py"))
+        commands: alternate.Commands = {
             "check": (check, check_env),
-            "grep": (["grep", "-rn", '"stage3_max_live_parameters"', str(deepspeed_dir())], dict(os.environ)),
+            "grep": (["grep", "-rn", '"stage3_max_live_parameters"', source], dict(os.environ)),
         }
         if not opts.skip_python:
             code = f"from deepspeed.runtime.config import DeepSpeedConfig; DeepSpeedConfig({str(filled)!r})"
             commands["python -c"] = ([sys.executable, "-c", code], dict(os.environ) | {"DS_ACCELERATOR": "cpu"})
 
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        for round_number in range(opts.rounds + 1):
-            for name, (command, env) in commands.items():
-                elapsed = timed(command, env)
-                if round_number:  # the first round only warms the page cache and writes bytecode
-                    times[name].append(elapsed)
-
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"{opts.rounds} rounds, median wall time:")
-    for name, (command, _) in commands.items():
-        print(f"  {name:<10} {medians[name] * 1000:8.1f} ms   {' '.join(command)[:90]}")
-    ratio = medians["check"] / medians["grep"]
-    verdict = "met" if ratio <= TARGET else "NOT met"
-    print(f"check / grep       {ratio:6.2f}x   (target <= {TARGET}x: {verdict})")
-    if "python -c" in medians:
-        print(f"python-c / check   {medians['python -c'] / medians['check']:6.2f}x")
+        found = alternate.medians("bench/check.py", commands, opts.rounds, ok_codes=(0, 1))
+    alternate.report(commands, found, "check", "grep", TARGET)
     return 0
 
 

@@ -1,39 +1,35 @@
 """Extraction wall time as a ratio to a bare ``import deepspeed`` (baseline), alternating, in one run.
 
-Usage: python bench/extract.py [ROUNDS]   (needs dsfields[extract]; target ratio <= 1.5)
+    PYTHONPATH=extractor python bench/extract.py [--rounds N]   (needs dsfields[extract]; target <= 1.5)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import alternate
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-def timed(argv: list[str]) -> float:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "extractor"), DS_ACCELERATOR="cpu")
-    start = time.perf_counter()
-    subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+TARGET = 1.5
+"""A full extraction may take at most this many times a bare `import deepspeed`."""
 
 
 def main() -> int:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    baseline, extract = [], []
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (one warm-up round more)")
+    opts = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(REPO / "extractor"))
     with tempfile.TemporaryDirectory() as out:
-        for _ in range(rounds):
-            baseline.append(timed([sys.executable, "-c", "import deepspeed"]))
-            extract.append(timed([sys.executable, "-m", "dsfields", "extract", "--quiet", "--out", out]))
-    b, e = statistics.median(baseline), statistics.median(extract)
-    print(f"baseline  import deepspeed          median {b * 1000:7.0f} ms  ({rounds} rounds)")
-    print(f"dsfields  extract (full snapshot)   median {e * 1000:7.0f} ms")
-    print(f"ratio extract / import deepspeed = {e / b:.2f}  (target <= 1.5)")
+        commands: alternate.Commands = {
+            "import": ([sys.executable, "-c", "import deepspeed"], env),
+            "extract": ([sys.executable, "-m", "dsfields", "extract", "--quiet", "--out", out], env),
+        }
+        found = alternate.medians("bench/extract.py", commands, opts.rounds)
+    alternate.report(commands, found, "extract", "import", TARGET)
     return 0
 
 

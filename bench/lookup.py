@@ -12,14 +12,12 @@ and prints the medians with the ratios lookup/grep (target <= 1.5) and python-c/
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+import alternate
 
 REPO = Path(__file__).resolve().parent.parent
 QUERY = "stage3_max_live_parameters"
@@ -40,23 +38,6 @@ def lookup_command() -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "dsfields", "lookup", QUERY], env
 
 
-def deepspeed_dir() -> Path:
-    # find_spec locates the package without executing it (importing it would import torch).
-    spec = importlib.util.find_spec("deepspeed")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("bench/lookup.py: DeepSpeed is not installed in this interpreter; grep needs its source")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def timed(command: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        sys.exit(f"bench/lookup.py: {' '.join(command)} exited {proc.returncode}:\n{proc.stderr.decode()}")
-    return elapsed
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds (one warm-up round more)")
@@ -66,28 +47,14 @@ def main() -> int:
     lookup, lookup_env = lookup_command()
     commands: dict[str, tuple[list[str], dict[str, str]]] = {
         "lookup": (lookup, lookup_env),
-        "grep": (["grep", "-rn", f'"{QUERY}"', str(deepspeed_dir())], dict(os.environ)),
+        "grep": (["grep", "-rn", f'"{QUERY}"', str(alternate.deepspeed_dir("bench/lookup.py"))], dict(os.environ)),
     }
     if not opts.skip_python:
         code = "from deepspeed.runtime.zero.config import DeepSpeedZeroConfig; print(DeepSpeedZeroConfig.model_fields)"
         commands["python -c"] = ([sys.executable, "-c", code], dict(os.environ))
 
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    for round_number in range(opts.rounds + 1):
-        for name, (command, env) in commands.items():
-            elapsed = timed(command, env)
-            if round_number:  # the first round only warms the page cache
-                times[name].append(elapsed)
-
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"{opts.rounds} rounds, median wall time:")
-    for name, (command, _) in commands.items():
-        print(f"  {name:<10} {medians[name] * 1000:8.1f} ms   {' '.join(command)[:90]}")
-    ratio = medians["lookup"] / medians["grep"]
-    verdict = "met" if ratio <= TARGET else "NOT met"
-    print(f"lookup / grep      {ratio:6.2f}x   (target <= {TARGET}x: {verdict})")
-    if "python -c" in medians:
-        print(f"python-c / lookup  {medians['python -c'] / medians['lookup']:6.2f}x")
+    found = alternate.medians("bench/lookup.py", commands, opts.rounds, ok_codes=(0,))
+    alternate.report(commands, found, "lookup", "grep", TARGET)
     return 0
 
 
