@@ -40,7 +40,7 @@ from dsfields.extract.models import (
     type_repr,
 )
 from dsfields.extract.source import Located, SourceIndex
-from dsfields.extract.state import parsed_state
+from dsfields.extract.state import instances_of, parsed_state
 from dsfields.extract.trace import ReadEvent, join
 from dsfields.snapshot import FORMAT_VERSION
 
@@ -63,6 +63,7 @@ class Extraction:
     placed_models: set[type] = field(default_factory=set)
     modules_by_file: dict[str, Any] = field(default_factory=dict)
     constant_files: list[str] = field(default_factory=list)
+    instance_memo: dict[tuple[int, type], list[Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -349,22 +350,6 @@ def _state(ex: Extraction, config: dict[str, Any]) -> tuple[Any, str | None]:
     return parsed_state(run.config, ex.package), None
 
 
-def _instances(root: Any, cls: type, package: str) -> list[Any]:
-    found: list[Any] = []
-    stack, seen = [(root, 0)], set()
-    while stack:
-        obj, depth = stack.pop()
-        if id(obj) in seen or depth > 4:
-            continue
-        seen.add(id(obj))
-        if type(obj) is cls:
-            found.append(obj)
-            continue
-        if hasattr(obj, "__dict__") and type(obj).__module__.startswith(package):
-            stack.extend((v, depth + 1) for v in vars(obj).values())
-    return found
-
-
 def _effective_defaults(ex: Extraction) -> None:
     """Where a validator replaces the declared default (e.g. ``overlap_comm``), record what DeepSpeed uses."""
     roots = {p: c for p, c in ex.discovery.model_sections.items()}
@@ -405,7 +390,10 @@ _NOTFOUND = object()
 
 
 def _value_at(cfg: Any, root_cls: type, rest: str, ex: Extraction) -> Any:
-    found = _instances(cfg, root_cls, ex.package)
+    memo = (id(cfg), root_cls)
+    if memo not in ex.instance_memo:  # one object-graph walk per (parsed config, root model)
+        ex.instance_memo[memo] = instances_of(cfg, root_cls, ex.package)
+    found = ex.instance_memo[memo]
     if len(found) != 1:
         return _NOTFOUND
     obj = found[0]

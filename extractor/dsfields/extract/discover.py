@@ -224,6 +224,36 @@ def _kept_value(prober: Prober, state: dict[str, Any], event: ReadEvent) -> dict
     return {PROBE_KEY: 1} if any(e.section == path for e in filled.recorder.events) else {}
 
 
+def _model_by_value(prober: Prober, classes: list[type], state: dict[str, Any], event: ReadEvent) -> type | None:
+    """Place a model whose rejection of the probe key was masked (e.g. a pydantic-1 root validator
+    of the enclosing model raising AttributeError first, as in DeepSpeed 0.14's monitor config).
+
+    Candidates are models some other model declares under this very key; one is confirmed only if
+    writing a non-default value for one of its boolean fields under the path makes an instance of
+    it carry that value in the parsed config.
+    """
+    from dsfields.extract.models import describe_model
+    from dsfields.extract.state import instances_of
+
+    candidates: list[type] = []
+    for owner in classes:
+        if not owner.__module__.startswith(prober.package):
+            continue
+        for f in describe_model(owner).fields:
+            if f.key == event.key:
+                candidates.extend(m for m in nested_models(f.annotation) if m not in candidates)
+    for model in candidates:
+        flags = [f for f in describe_model(model).fields if f.default is False and not f.required]
+        if not flags:
+            continue
+        run = prober.run(set_path(state, event.section, event.key, {flags[0].key: True}), trace=False)
+        if run.error is None and any(
+            getattr(obj, flags[0].name, None) is True for obj in instances_of(run.config, model, prober.package)
+        ):
+            return model
+    return None
+
+
 def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict[str, Any], event: ReadEvent) -> bool:
     """Decide whether ``event``'s key is a model section, a dict section, or a plain value."""
     path = join(event.section, event.key)
@@ -244,6 +274,11 @@ def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict
     if unresolved:
         found.unresolved_models[path] = unresolved
         return False
+    if as_dict.error is None and not inner_empty:
+        model = _model_by_value(prober, classes, state, event)
+        if model is not None:
+            found.model_sections[path] = model
+            return True
     if inner_empty or inner_probe:
         found.dict_sections[path] = event
         if any(e.section == path and e.op == "iterate" for r in (as_dict, rejected) for e in r.recorder.events):

@@ -7,6 +7,7 @@ snapshots of old and new releases can be compared field by field.
 from __future__ import annotations
 
 import enum
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -70,7 +71,9 @@ def _undefined(value: Any) -> bool:
     return type(value).__name__ in ("PydanticUndefinedType", "UndefinedType")
 
 
+@functools.cache
 def describe_model(cls: type) -> ModelInfo:
+    """Cached: placement and coverage ask about the same classes many times (treat as read-only)."""
     if isinstance(getattr(cls, "model_fields", None), dict) and hasattr(cls, "model_config"):
         return _describe_v2(cls)
     return _describe_v1(cls)

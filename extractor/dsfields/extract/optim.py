@@ -12,9 +12,11 @@ listed by hand: a release that adds an optimizer branch or a scheduler class sho
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import logging
+import re
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -278,16 +280,35 @@ def _relative_file(obj: Any) -> str | None:
         return Path(filename).name
 
 
+@functools.cache
+def _file_lines(filename: str) -> tuple[str, ...]:
+    try:
+        return tuple(Path(filename).read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return ()
+
+
+def _class_line(cls: type) -> int | None:
+    """Line of ``class Name`` in the class's file: ``inspect.getsourcelines`` tokenizes the whole
+    file for each class, which was most of the extraction time for torch's long modules."""
+    try:
+        filename = inspect.getsourcefile(cls)
+    except TypeError:
+        return None
+    pattern = re.compile(rf"^\s*class\s+{re.escape(cls.__name__)}\b")
+    for number, text in enumerate(_file_lines(filename or ""), 1):
+        if pattern.match(text):
+            return number
+    return None
+
+
 def describe_class(cls: Any, skip_first: int = 1) -> dict[str, Any]:
     """``{class, source, params, var_keyword, importable}``; the first ``skip_first`` arguments are the engine's."""
     if isinstance(cls, Unimportable):
         return {"class": f"{cls.module}.{cls.name}", "importable": False, "params": None, "source": None,
                 "var_keyword": False}
     params, var_keyword = _signature_params(cls, skip_first)
-    try:
-        line = inspect.getsourcelines(cls)[1]
-    except (OSError, TypeError):
-        line = None
+    line = _class_line(cls)
     file = _relative_file(cls)
     return {
         "class": f"{cls.__module__}.{cls.__qualname__}",

@@ -36,3 +36,20 @@ def parsed_state(obj: Any, package: str = "deepspeed", depth: int = 0, seen: set
     if module.startswith(package) and hasattr(obj, "__dict__"):
         return {k: parsed_state(v, package, depth + 1, seen) for k, v in vars(obj).items() if k not in _SKIP}
     return stable_repr(obj)
+
+
+def instances_of(root: Any, cls: type, package: str = "deepspeed") -> list[Any]:
+    """Objects of exactly ``cls`` reachable from a parsed config (DeepSpeed objects and models)."""
+    found: list[Any] = []
+    stack, seen = [(root, 0)], set()
+    while stack:
+        obj, depth = stack.pop()
+        if id(obj) in seen or depth > 4:
+            continue
+        seen.add(id(obj))
+        if type(obj) is cls:
+            found.append(obj)
+            continue
+        if hasattr(obj, "__dict__") and type(obj).__module__.startswith(package):
+            stack.extend((v, depth + 1) for v in vars(obj).values())
+    return found

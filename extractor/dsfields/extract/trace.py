@@ -69,6 +69,10 @@ class Recorder:
             site = self.sites.get(memo)
             if site is None:
                 site = self.sites[memo] = self.site()
+            if isinstance(default, (dict, list)):
+                # DeepSpeed may fill the very default object it passed (data_sampling's {} gains a
+                # curriculum_learning entry): keep the default as it was at the read.
+                default = copy.deepcopy(default)
             self.events.append(ReadEvent(section, key, op, present, default, site))
 
 
