@@ -19,10 +19,8 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
-from dsfields import snapshot
 from dsfields.history import EventKind, HistoryEvent, field_history
 from dsfields.snapshot import SnapshotError, available_versions, load, repo_generated_dir, resolve_version
 
@@ -648,19 +646,6 @@ def match_json(snapshot: Record, match: Match) -> Record:
 # --- command ------------------------------------------------------------------------------------
 
 
-def pick_version(requested: str | None, generated: Path) -> str:
-    """:func:`dsfields.snapshot.resolve_version` semantics, with the fast installed-version probe."""
-    if requested and requested != "installed":
-        return resolve_version(requested, generated)
-    versions = available_versions(generated)
-    installed = snapshot.installed_deepspeed_version()
-    if installed is not None and installed in versions:
-        return installed
-    if requested == "installed" or not versions:
-        return resolve_version(requested, generated)  # its one-line error names the problem
-    return versions[-1]
-
-
 def format_answer(snapshot: Record, query: str, matches: list[Match], width: int, style: Style) -> list[str]:
     """The text answer: one match in full, one line per match when ambiguous, suggestions for a miss."""
     if not matches:
@@ -681,7 +666,7 @@ def format_answer(snapshot: Record, query: str, matches: list[Match], width: int
 def run(args: argparse.Namespace) -> int:
     generated = repo_generated_dir()
     try:
-        version = pick_version(args.deepspeed_version, generated)
+        version = resolve_version(args.deepspeed_version, generated)
         snapshot = load(version, generated)
     except SnapshotError as exc:
         print(f"dsfields: {exc}", file=sys.stderr)

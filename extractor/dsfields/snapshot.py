@@ -12,7 +12,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,8 @@ def dumps(data: Any) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write via a temp file in the same directory and rename: readers never see half a file."""
+    import tempfile  # only writers need it; lookup's start-up stays lighter without it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
