@@ -52,6 +52,7 @@ def site(tmp_path_factory, generated) -> Path:
     (root / "docs").mkdir()
     for page in (REPO / "docs").glob("*.md"):
         shutil.copy(page, root / "docs" / page.name)
+    shutil.copytree(REPO / "docs" / "assets", root / "docs" / "assets")
     hooks = root / "extractor" / "dsfields" / "docs"
     hooks.mkdir(parents=True)
     shutil.copy(REPO / "extractor" / "dsfields" / "docs" / "hooks.py", hooks / "hooks.py")
