@@ -34,7 +34,7 @@ from typing import Any
 
 from dsfields import check_rules
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
-from dsfields.snapshot import SnapshotError, available_versions, installed_deepspeed_version, resolve_version
+from dsfields.snapshot import SnapshotError, available_versions, installed_deepspeed_version, load_requested
 from dsfields.snapshot import load as load_snapshot
 
 
@@ -977,11 +977,11 @@ def run(args: argparse.Namespace) -> int:
         print("dsfields check: --world-size must be at least 1", file=sys.stderr)
         return 2
     try:
-        version = resolve_version(args.version)
-        snapshot = load_snapshot(version)
+        snapshot = load_requested(args.version)
     except SnapshotError as exc:
         print(f"dsfields check: {exc}", file=sys.stderr)
         return 2
+    version = snapshot["deepspeed_version"]
     borrowed = newest_hf_list() if args.hf and not snapshot.get("hf_trainer") else None
     checker = Checker(snapshot, hf_trainer=borrowed)
     options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from dsfields.history import EventKind, HistoryEvent, field_history
-from dsfields.snapshot import SnapshotError, available_versions, load, repo_generated_dir, resolve_version
+from dsfields.snapshot import SnapshotError, available_versions, load_requested, repo_generated_dir
 
 Record = dict[str, Any]
 
@@ -666,8 +666,7 @@ def format_answer(snapshot: Record, query: str, matches: list[Match], width: int
 def run(args: argparse.Namespace) -> int:
     generated = repo_generated_dir()
     try:
-        version = resolve_version(args.deepspeed_version, generated)
-        snapshot = load(version, generated)
+        snapshot = load_requested(args.deepspeed_version, generated)
     except SnapshotError as exc:
         print(f"dsfields: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.links import SITE_URL, field_url
-from dsfields.snapshot import SnapshotError, dumps, load, resolve_version, write_atomic
+from dsfields.snapshot import SnapshotError, dumps, load_requested, write_atomic
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_FILE = "ds_config.schema.json"
@@ -248,8 +248,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        version = resolve_version(args.version)
-        snapshot = load(version)
+        snapshot = load_requested(args.version)
     except SnapshotError as exc:
         print(f"dsfields schema: {exc}", file=sys.stderr)
         return 2

@@ -152,3 +152,8 @@ def resolve_version(requested: str | None, generated: Path | None = None) -> str
     if not versions:
         raise SnapshotError(f"no snapshots found in {generated or repo_generated_dir()}")
     return versions[-1]
+
+
+def load_requested(requested: str | None, generated: Path | None = None) -> dict[str, Any]:
+    """The snapshot a consumer's ``--version`` names (:func:`resolve_version`), loaded from the same tree."""
+    return load(resolve_version(requested, generated), generated)
