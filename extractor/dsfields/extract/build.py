@@ -85,7 +85,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed") -> dic
     root_module = sys.modules[package]
     package_root = Path(root_module.__file__).resolve().parent.parent
     prober = Prober(config_module.DeepSpeedConfig, package)
-    discovery, _ = discover(prober)
+    discovery = discover(prober)
     ex = Extraction(package, config_module, prober, SourceIndex(package_root), discovery)
     _dict_fields(ex)
     for path, cls in sorted(discovery.model_sections.items()):

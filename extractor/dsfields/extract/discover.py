@@ -45,7 +45,6 @@ class Discovery:
     """Sections DeepSpeed copies whole (``items()``): any key is kept, none is checked."""
     unresolved_models: dict[str, str] = field(default_factory=dict)
     """Paths that raised a validation error naming a model we could not find: path → model name."""
-    runs: int = 0
 
 
 def wrap(data: dict[str, Any], section: str, recorder: Recorder) -> TracingDict:
@@ -173,8 +172,8 @@ def _candidate(event: ReadEvent, sections: set[str]) -> bool:
     return event.op == "get" and (event.default is None or isinstance(event.default, dict))
 
 
-def discover(prober: Prober) -> tuple[Discovery, dict[str, Any]]:
-    """Explore until no new section appears; returns the discovery and the final probe config.
+def discover(prober: Prober) -> Discovery:
+    """Explore until no new section appears.
 
     Besides the growing probe config, every boolean read with default ``False`` is also tried as
     ``True`` once: many readers only look at their other keys when a feature is enabled.
@@ -197,12 +196,11 @@ def discover(prober: Prober) -> tuple[Discovery, dict[str, Any]]:
             if pair in tried or not _candidate(event, set(found.dict_sections)):
                 continue
             tried.add(pair)
-            if _classify(prober, classes, found, state, event):
+            kept = _classify(prober, classes, found, state, event)
+            if kept is not None:
                 # Keep exploring from the state the section was found in: a section reached only
                 # with a feature enabled (e.g. quantize_training.eigenvalue) has reads of its own.
-                grown = set_path(state, event.section, event.key, _kept_value(prober, state, event))
-                if state is probe:
-                    probe = grown
+                grown = set_path(state, event.section, event.key, kept)
                 work.append((grown, prober.run(grown)))
         for event in current.recorder.events:
             pair = (event.section, event.key)
@@ -210,18 +208,7 @@ def discover(prober: Prober) -> tuple[Discovery, dict[str, Any]]:
                 enabled.add(pair)
                 flipped = set_path(state, event.section, event.key, True)
                 work.append((flipped, prober.run(flipped)))
-    found.runs = prober.runs
-    return found, probe
-
-
-def _kept_value(prober: Prober, state: dict[str, Any], event: ReadEvent) -> dict[str, Any]:
-    """What the probe keeps at a new section: ``{}`` unless only a non-empty dict gets read."""
-    path = join(event.section, event.key)
-    empty = prober.run(set_path(state, event.section, event.key, {}))
-    if any(e.section == path for e in empty.recorder.events):
-        return {}
-    filled = prober.run(set_path(state, event.section, event.key, {PROBE_KEY: 1}))
-    return {PROBE_KEY: 1} if any(e.section == path for e in filled.recorder.events) else {}
+    return found
 
 
 def _model_by_value(prober: Prober, classes: list[type], state: dict[str, Any], event: ReadEvent) -> type | None:
@@ -254,8 +241,14 @@ def _model_by_value(prober: Prober, classes: list[type], state: dict[str, Any], 
     return None
 
 
-def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict[str, Any], event: ReadEvent) -> bool:
-    """Decide whether ``event``'s key is a model section, a dict section, or a plain value."""
+def _classify(
+    prober: Prober, classes: list[type], found: Discovery, state: dict[str, Any], event: ReadEvent
+) -> dict[str, Any] | None:
+    """Decide whether ``event``'s key is a model section, a dict section, or a plain value.
+
+    Returns what exploration keeps at a new section (``{}`` unless only a non-empty dict gets read),
+    or None when there is nothing to explore from.
+    """
     path = join(event.section, event.key)
     # A non-empty probe first: dict readers guarded by `if not d:` only read a non-empty
     # section, and strict models name themselves by rejecting the unknown key.
@@ -268,20 +261,21 @@ def _classify(prober: Prober, classes: list[type], found: Discovery, state: dict
     # (compression_training.weight_quantization[shared_parameters]) fails empty, yet is a section.
     inner_empty = any(e.section == path for e in as_dict.recorder.events)
     inner_probe = any(e.section == path for e in rejected.recorder.events)
+    kept: dict[str, Any] = {PROBE_KEY: 1} if inner_probe and not inner_empty else {}
     if model is not None:
         found.model_sections[path] = model
-        return as_dict.error is None
+        return kept if as_dict.error is None else None
     if unresolved:
         found.unresolved_models[path] = unresolved
-        return False
+        return None
     if as_dict.error is None and not inner_empty:
         model = _model_by_value(prober, classes, state, event)
         if model is not None:
             found.model_sections[path] = model
-            return True
+            return kept
     if inner_empty or inner_probe:
         found.dict_sections[path] = event
         if any(e.section == path and e.op == "iterate" for r in (as_dict, rejected) for e in r.recorder.events):
             found.passthrough.add(path)
-        return True
-    return False
+        return kept
+    return None
