@@ -42,3 +42,11 @@ def fake_snapshot() -> dict:
         return extract(config_module, version=fakeds.__version__, package="fakeds")
     finally:
         sys.path.remove(str(FIXTURES))
+
+
+@pytest.fixture(autouse=True)
+def english_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output language follows the locale (zh_* → Chinese): pin it, so goldens hold on every machine."""
+    for variable in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")

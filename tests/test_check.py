@@ -18,9 +18,12 @@ from conftest import REPO, requires_deepspeed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsfields.check import Checker, Finding, Options, Severity, check_text, deepspeed_verdict
+from dsfields.check import Checker, Finding, Options, Severity, check_text
+from dsfields.check.runtime import deepspeed_verdict
 from dsfields.cli import main
-from dsfields.snapshot import load as load_snapshot
+from dsfields.extract.oracle import build_deepspeed_config
+from dsfields.model.records import Snapshot
+from dsfields.model.store import load as load_snapshot
 
 VERSION = "0.19.8"
 SEEDS = REPO.parent / "shared" / "seeds"
@@ -182,9 +185,9 @@ def test_auto_with_hf(checker):
 
 
 def test_without_an_hf_list_check_says_so(checker):
-    snapshot = dict(load_snapshot(VERSION))
-    snapshot["hf_trainer"] = None
-    found = findings(Checker(snapshot), BASE, hf=True)
+    raw = dict(load_snapshot(VERSION).raw)
+    raw["hf_trainer"] = None
+    found = findings(Checker(Snapshot(raw)), BASE, hf=True)
     assert any(f.kind.name == "LIMITATION" and "transformers" in f.message for f in found)
 
 
@@ -246,7 +249,7 @@ def test_seed_template_errors_are_deepspeeds_own(checker):
 
     for label, text in seed_templates().items():
         data = for_deepspeed(parse(text, label, "hf").data, checker)
-        error, culprits = deepspeed_verdict(data, checker)
+        error, culprits = deepspeed_verdict(data, checker, build_deepspeed_config)
         reported = set(errors(findings(checker, text, hf=True)))
         assert reported == set(culprits), (label, error, culprits, reported)
 

@@ -19,9 +19,11 @@ from typing import Any
 import pytest
 from conftest import REPO, requires_deepspeed
 
-from dsfields.check import Checker, Finding, Options, Severity, deepspeed_verdict, hf_substitute
+from dsfields.check import Checker, Finding, Options, Severity
+from dsfields.check.runtime import deepspeed_verdict, hf_substitute
 from dsfields.configfile import ConfigFile, ConfigFileError, load
-from dsfields.snapshot import load as load_snapshot
+from dsfields.extract.oracle import build_deepspeed_config
+from dsfields.model.store import load as load_snapshot
 
 VERSION = "0.19.8"
 CORPUS = REPO.parent / "shared" / "realworld-configs"
@@ -101,7 +103,7 @@ def assert_agrees(checker: Checker, original: dict[str, Any], label: str) -> boo
     data = for_deepspeed(original, checker)
     accepted = True
     for round_ in range(6):  # each round removes what DeepSpeed named, to reach its next complaint
-        error, culprits = deepspeed_verdict(data, checker)
+        error, culprits = deepspeed_verdict(data, checker, build_deepspeed_config)
         if error is None:
             break
         accepted = False
@@ -148,7 +150,7 @@ def leaves(data: dict[str, Any], checker: Checker, prefix: str = "") -> list[tup
     for key, value in data.items():
         path = f"{prefix}.{key}" if prefix else key
         section = checker.sections.get(prefix)
-        if section is not None and section.get("passthrough"):
+        if section is not None and section.passthrough:
             continue
         if path.startswith(("optimizer.params", "scheduler.params")):
             continue
@@ -195,13 +197,13 @@ def mutants(config: dict[str, Any], checker: Checker, seed: int) -> list[tuple[s
         path, value = rng.choice(candidates)
         section, _, key = path.rpartition(".")
         new_key = typo(key, rng)
-        if new_key not in checker.keys.get(section, {}) and new_key not in checker.python_names.get(section, {}):
+        if checker.snapshot.field_by_name(section, new_key) is None:
             mutated = _delete(config, path)
             out.append((f"typo {path}->{new_key}", put(mutated, f"{section}.{new_key}" if section else new_key, value)))
         targets = [s for s in ("bf16", "fp16", "zero_optimization", "zero_optimization.offload_optimizer",
                                "activation_checkpointing", "") if s != section]
         target = rng.choice(targets)
-        if key not in checker.keys.get(target, {}) and key not in checker.python_names.get(target, {}):
+        if checker.snapshot.field_by_name(target, key) is None:
             moved = put(_delete(config, path), f"{target}.{key}" if target else key, value)
             out.append((f"move {path}->{target or '<top>'}", moved))
         kind = "null" if value is None else next(
@@ -214,7 +216,8 @@ def mutants(config: dict[str, Any], checker: Checker, seed: int) -> list[tuple[s
 
 
 def test_mutations_agree_with_deepspeed(checker, corpus):
-    clean = [c for c in corpus if deepspeed_verdict(for_deepspeed(c.data, checker), checker)[0] is None]
+    clean = [c for c in corpus
+             if deepspeed_verdict(for_deepspeed(c.data, checker), checker, build_deepspeed_config)[0] is None]
     assert len(clean) >= 20
     checked = rejected = 0
     for index, config in enumerate(clean):

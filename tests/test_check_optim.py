@@ -12,9 +12,9 @@ import pytest
 from conftest import requires_deepspeed
 
 from dsfields.extract.hf import fill_calls
-from dsfields.snapshot import load as load_snapshot
+from dsfields.model.store import load as load_snapshot
 
-SNAPSHOT = load_snapshot("0.19.8")
+SNAPSHOT = load_snapshot("0.19.8").raw
 
 
 def test_fill_calls_reads_fill_match_and_fill_only():

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from conftest import requires_deepspeed
 
-from dsfields import check_rules
-from dsfields.check import build_deepspeed_config
-from dsfields.snapshot import load as load_snapshot
+from dsfields.check import rules as check_rules
+from dsfields.extract.oracle import build_deepspeed_config
+from dsfields.model.store import load as load_snapshot
 
 SNAPSHOT = load_snapshot("0.19.8")
 BASE: dict[str, Any] = {"train_batch_size": 1}
@@ -110,8 +110,25 @@ def test_every_rule_has_firing_and_silent_cases():
         assert rule.source.startswith("deepspeed/"), rule.id
 
 
-def test_rules_apply_to_their_snapshot():
-    assert {r.id for r in check_rules.applicable(SNAPSHOT)} == {r.id for r in check_rules.RULES}
+def test_every_path_a_rule_reads_is_a_key_of_the_release_it_was_written_for():
+    """No hand-kept field list: the View records what each rule reads; all of it must exist in 0.19.8."""
+    read: dict[str, set[str]] = {}
+    for rule_id, config, world_size in CASES:
+        rule = next(r for r in check_rules.RULES if r.id == rule_id)
+        view = check_rules.View(merged(config), SNAPSHOT, frozenset())
+        list(rule.check(view, world_size))
+        read.setdefault(rule_id, set()).update(view.read)
+    assert set(read) >= {r.id for r in check_rules.RULES} - {"bf16-shadows-bfloat16", *ENGINE_RULES}
+    unknown = {rule: sorted(p for p in paths if not view.known(p)) for rule, paths in read.items()}
+    assert {rule: paths for rule, paths in unknown.items() if paths} == {}
+
+
+def test_a_rule_never_reports_a_key_its_release_does_not_read():
+    """0.10.3 reads no zenflow/compile keys: the same config draws no violation about them there."""
+    old = load_snapshot("0.10.3")
+    config = merged({"gradient_allreduce_op": "sum", "zero_optimization": {"stage": 3}})
+    for rule, violation in check_rules.evaluate(check_rules.View(config, old, frozenset()), None):
+        assert all(check_rules.View(config, old, frozenset()).known(p) for p in violation.paths), (rule.id, violation)
 
 
 @requires_deepspeed

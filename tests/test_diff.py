@@ -12,7 +12,7 @@ import pytest
 
 from dsfields.cli import main
 from dsfields.diff import Change, ChangeKind, diff_snapshots, parse_kinds
-from dsfields.snapshot import FORMAT_VERSION, dumps
+from dsfields.model.store import FORMAT_VERSION, dumps
 
 K = ChangeKind
 
@@ -156,7 +156,7 @@ def test_explain_styles() -> None:
     assert Change(K.ADDED, "", "", None, None).explain("text") == "(top level): Field was added"
     assert change.as_dict() == {"kind": "default_changed", "message": "Default value was changed", "path": "a.x",
                                 "section": "a", "old": 1, "new": 2, "detail": "1 → 2"}
-    with pytest.raises(ValueError, match="unknown style"):
+    with pytest.raises(ValueError, match="not a valid OutputStyle"):
         change.explain("html")
 
 

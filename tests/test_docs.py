@@ -18,7 +18,7 @@ from dsfields.cli import main
 from dsfields.docs import filters, groups
 from dsfields.docs.filters import format_config
 from dsfields.docs.render import FIELDS, load_examples, load_site, plan, render
-from dsfields.snapshot import available_versions, load, repo_generated_dir
+from dsfields.model.store import available_versions, load, repo_generated_dir
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "tests" / "golden" / "docs"
@@ -223,7 +223,7 @@ def test_every_json_example_uses_only_keys_of_its_release(which, golden_docs, re
     assert len(blocks) >= 3 * len(versions)
     for page, config in blocks:
         version = page.relative_to(docs).parts[0]
-        fields = load(version, root)["fields"]
+        fields = load(version, root).raw["fields"]
         unknown = [p for p in key_paths(config) if p not in fields]
         assert not unknown, f"{page}: keys DeepSpeed {version} does not read: {unknown}"
 

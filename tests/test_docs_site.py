@@ -26,7 +26,7 @@ import pytest
 
 from dsfields import links
 from dsfields.cli import main
-from dsfields.snapshot import available_versions, load, repo_generated_dir
+from dsfields.model.store import available_versions, load, repo_generated_dir
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -120,7 +120,7 @@ def test_every_internal_link_and_anchor_resolves(site):
 
 
 def _field_targets(site: Path, generated: Path, version: str) -> Iterator[tuple[str, Path, str]]:
-    snapshot = load(version, generated)
+    snapshot = load(version, generated).raw
     for path in sorted({*snapshot["fields"], *snapshot["removed"]}):
         is_section = path in snapshot["sections"] and "." not in path
         url = urlsplit(links.field_url(version, path, site_url="http://site.invalid", is_section=is_section))
@@ -246,7 +246,7 @@ def test_site_with_many_releases_builds_within_30_seconds(tmp_path, generated, c
 
     count = int(os.environ["DSFIELDS_DOCS_SCALE"])
     newest = available_versions(generated)[-1]
-    snapshot = load(newest, generated)
+    snapshot = load(newest, generated).raw
     fake = tmp_path / "generated"
     paths = sorted(p for p, r in snapshot["fields"].items() if not r.get("is_section"))
     for i in range(count):

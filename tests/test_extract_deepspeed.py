@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, requires_deepspeed
 
-from dsfields.snapshot import dumps
+from dsfields.model.store import dumps
 
 pytestmark = [requires_deepspeed, pytest.mark.deepspeed]
 

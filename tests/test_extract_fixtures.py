@@ -6,7 +6,7 @@ import json
 
 from conftest import FIXTURES
 
-from dsfields.snapshot import dumps
+from dsfields.model.store import dumps
 
 
 def test_version_is_stripped(fake_snapshot):

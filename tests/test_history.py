@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dsfields.history import EventKind, HistoryEvent, field_history
-from dsfields.snapshot import INDEX_FILE, SNAPSHOT_FILE, dumps
+from dsfields.model.store import INDEX_FILE, SNAPSHOT_FILE, dumps
 
 
 def field_record(path: str, **overrides: Any) -> dict[str, Any]:

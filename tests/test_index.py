@@ -12,7 +12,7 @@ from test_diff import field, snap
 
 from dsfields.history import walk_snapshots
 from dsfields.index import added_since, build_index, load_index, write_index
-from dsfields.snapshot import FORMAT_VERSION, INDEX_FILE, SnapshotError, available_versions, dumps, load
+from dsfields.model.store import FORMAT_VERSION, INDEX_FILE, SnapshotError, available_versions, dumps, load
 
 GENERATED = REPO / "generated"
 
@@ -105,7 +105,7 @@ def test_stale_format_snapshot_is_listed_not_folded(tree: Path) -> None:
 @pytest.mark.parametrize("version", available_versions(GENERATED))
 def test_committed_snapshot_has_current_format(version: str) -> None:
     try:
-        data = load(version, GENERATED)
+        data = load(version, GENERATED).raw
     except SnapshotError as exc:
         pytest.fail(str(exc))
     assert data["format_version"] == FORMAT_VERSION and data["deepspeed_version"] == version

@@ -19,9 +19,11 @@ import pytest
 from test_history import field_record, removed_record, write_snapshot
 
 from dsfields import lookup
-from dsfields import snapshot as snapshot_module
 from dsfields.cli import main
-from dsfields.snapshot import load, repo_generated_dir
+from dsfields.model import store as snapshot_module
+from dsfields.model import wording
+from dsfields.model.records import Field
+from dsfields.model.store import load, repo_generated_dir
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -58,7 +60,7 @@ def lookup_ok(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 def test_json_key_gives_default_python_name_description_and_source(capsys, snapshot) -> None:
     out = lookup_ok(capsys, "stage3_max_live_parameters")
-    record = snapshot["fields"][MAX_LIVE]
+    record = snapshot.raw["fields"][MAX_LIVE]
     assert out.startswith(f"{MAX_LIVE}: int (default: 1000000000 (1e9))\n")
     assert "python name  max_live_parameters" in out
     assert "The maximum number of parameters resident per GPU before releasing." in " ".join(out.split())
@@ -100,13 +102,13 @@ def test_dotted_path_shows_enum_members_with_values(capsys) -> None:
 def test_section_lists_each_field_once_with_its_default(capsys, snapshot) -> None:
     out = lookup_ok(capsys, "zero_optimization")
     listing = out.split("\nfields:\n", 1)[1].splitlines()
-    children = sorted(r["key"] for r in snapshot["fields"].values() if r["section"] == "zero_optimization")
-    removed = sorted(r["key"] for r in snapshot["removed"].values() if r["section"] == "zero_optimization")
+    children = sorted(r["key"] for r in snapshot.raw["fields"].values() if r["section"] == "zero_optimization")
+    removed = sorted(r["key"] for r in snapshot.raw["removed"].values() if r["section"] == "zero_optimization")
     assert [line.split()[0] for line in listing] == children + removed
     by_key = {line.split()[0]: line for line in listing}
     assert "(default: 1000000000 (1e9))" in by_key["stage3_max_live_parameters"]
     assert "deprecated → offload_optimizer" in by_key["cpu_offload"]
-    inside = sum(1 for r in snapshot["fields"].values() if r["section"] == "zero_optimization.offload_param")
+    inside = sum(1 for r in snapshot.raw["fields"].values() if r["section"] == "zero_optimization.offload_param")
     assert by_key["offload_param"].endswith(f"section, {inside} fields")
     assert by_key["mics_shard_size"].endswith("removed")
     assert "DeepSpeedZeroConfig" in out and "strict: an unknown key is an error" in out
@@ -115,7 +117,7 @@ def test_section_lists_each_field_once_with_its_default(capsys, snapshot) -> Non
 @pytest.mark.parametrize("key", ["enabled", "pin_memory", "device"])
 def test_ambiguous_key_lists_every_path(capsys, snapshot, key: str) -> None:
     out = lookup_ok(capsys, key)
-    expected = {p for p, r in snapshot["fields"].items() if r["key"] == key}
+    expected = {p for p, r in snapshot.raw["fields"].items() if r["key"] == key}
     assert len(expected) > 1
     header, *lines = out.splitlines()
     assert header.startswith(f'"{key}" names {len(expected)} fields')
@@ -131,7 +133,7 @@ def test_deprecated_field_names_its_replacement(capsys) -> None:
 def test_removed_key_shows_deepspeeds_message(capsys, snapshot) -> None:
     out = lookup_ok(capsys, "nebula")
     assert out.startswith("nebula: removed\n")
-    assert " ".join(snapshot["removed"]["nebula"]["message"].split()) in " ".join(out.split())
+    assert " ".join(snapshot.raw["removed"]["nebula"]["message"].split()) in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("query", "expected"), [
@@ -182,7 +184,7 @@ def test_unknown_version_lists_available_and_exits_2(capsys, tmp_path, monkeypat
     monkeypatch.setenv("DSFIELDS_GENERATED", str(tmp_path))
     code, out, err = run(capsys, "stage3_max_live_parameters", "--version", "9.9.9")
     assert (code, out) == (2, "")
-    assert err == "dsfields: no snapshot for DeepSpeed 9.9.9 (available: 0.9.0, 0.10.0)\n"
+    assert err == "dsfields lookup: no snapshot for DeepSpeed 9.9.9 (available: 0.9.0, 0.10.0)\n"
 
 
 def test_snapshot_of_another_format_exits_2_in_one_line(capsys, tmp_path, monkeypatch) -> None:
@@ -223,12 +225,12 @@ def test_json_round_trips_the_snapshot_records(capsys, snapshot, query: str) -> 
     assert payload["deepspeed_version"] == V and payload["query"] == query and payload["matches"]
     for match in payload["matches"]:
         path = match["path"]
-        assert match["field"] == snapshot["fields"].get(path)
-        assert match["removed"] == snapshot["removed"].get(path)
-        assert match["section"] == snapshot["sections"].get(path)
-        assert match["fields"] == {p: r for p, r in snapshot["fields"].items() if r["section"] == path}
+        assert match["field"] == snapshot.raw["fields"].get(path)
+        assert match["removed"] == snapshot.raw["removed"].get(path)
+        assert match["section"] == snapshot.raw["sections"].get(path)
+        assert match["fields"] == {p: r for p, r in snapshot.raw["fields"].items() if r["section"] == path}
         if match["field"] and match["field"]["enum"]:
-            assert match["enum"] == snapshot["enums"][match["field"]["enum"]]
+            assert match["enum"] == snapshot.raw["enums"][match["field"]["enum"]]
 
 
 def test_json_miss_carries_suggestions(capsys) -> None:
@@ -279,7 +281,7 @@ def test_history_in_json(capsys, history_tree) -> None:
     (-1_000_000, "-1e6"), (12_345, None), (123_456_789, None), (10_000, None), (0, None), (True, None),
 ])
 def test_scientific(number: int, expected: str | None) -> None:
-    assert lookup.scientific(number) == expected
+    assert wording.scientific(number) == expected
 
 
 @pytest.mark.parametrize(("overrides", "expected"), [
@@ -292,7 +294,7 @@ def test_scientific(number: int, expected: str | None) -> None:
     ({"default": "cpu"}, '(default: "cpu")'),
 ])
 def test_default_text(overrides: dict[str, Any], expected: str) -> None:
-    assert lookup.default_text(field_record("x.y", **overrides)) == expected
+    assert wording.default_text(Field(field_record("x.y", **overrides))) == expected
 
 
 def test_colour_only_on_a_tty_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -318,7 +320,7 @@ def test_terminal_without_unicode_still_gets_the_answer(snapshot, monkeypatch) -
     stream.flush()
     text, payload = stream.buffer.getvalue().decode("ascii").split("\n{", 1)
     assert "deprecated ? offload_optimizer" in text
-    assert json.loads("{" + payload)["matches"][0]["field"] == snapshot["fields"][path]
+    assert json.loads("{" + payload)["matches"][0]["field"] == snapshot.raw["fields"][path]
 
 
 def test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands() -> None:

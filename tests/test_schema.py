@@ -19,9 +19,9 @@ from conftest import REPO
 from dsfields.check import Checker, Finding, Options, Severity, check_text
 from dsfields.configfile import ConfigFileError, load
 from dsfields.links import field_url
+from dsfields.model.store import dumps, repo_generated_dir
+from dsfields.model.store import load as load_snapshot
 from dsfields.schema import SCHEMA_FILE, build_schema
-from dsfields.snapshot import dumps, repo_generated_dir
-from dsfields.snapshot import load as load_snapshot
 
 VERSION = "0.19.8"
 CORPUS = REPO.parent / "shared" / "realworld-configs"

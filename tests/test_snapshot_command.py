@@ -6,7 +6,7 @@ import json
 
 from dsfields.cli import main
 from dsfields.extract import snapshot_command
-from dsfields.snapshot import FORMAT_VERSION
+from dsfields.model.store import FORMAT_VERSION
 
 
 def test_a_failing_release_is_recorded_not_fatal(tmp_path, monkeypatch, capsys):

@@ -8,7 +8,7 @@ import stat
 import pytest
 from conftest import REPO
 
-from dsfields import snapshot
+from dsfields.model import store as snapshot
 
 SCHEMA = json.loads((REPO / "extractor" / "dsfields" / "snapshot.schema.json").read_text())
 COMMITTED = sorted((REPO / "generated").glob("*/fields.json"))

@@ -1,8 +1,13 @@
-"""The ``dsfields`` command line: one subcommand per module, each returning an exit code.
+"""The ``dsfields`` command line: one subcommand per module, each a typed function returning an exit code.
 
 Exit codes everywhere: 0 success, 1 "found something" (no match, findings, changes with
---fail-on), 2 unusable input (unknown version, unreadable file, DeepSpeed missing). Subcommand
-modules keep heavy imports inside their functions so ``dsfields lookup`` starts fast.
+--fail-on), 2 unusable input (unknown version, unreadable file, DeepSpeed missing). Every refusal is
+a :class:`~dsfields.model.errors.DsfieldsError`, caught once here and printed as one line.
+Subcommand modules keep heavy imports inside their functions so ``dsfields lookup`` starts fast.
+
+This is the top layer: the only module that may import both the consumers and :mod:`dsfields.extract`.
+Where a consumer needs something only the extractor can give (``diff installed``, ``check --runtime``),
+it is imported here and passed in, so consumers never import DeepSpeed.
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 from dsfields import __version__
+from dsfields.model.errors import DsfieldsError
 
-# name -> module defining `add_arguments(parser)` and `run(args) -> int`, and the one-line help.
+# name -> module defining `add_arguments(parser)` and `run(args, ...) -> int`, and the one-line help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("dsfields.extract.command", "extract the installed DeepSpeed's config fields into a snapshot"),
     "snapshot": ("dsfields.extract.snapshot_command", "extract other DeepSpeed releases, each in its own runtime"),
@@ -54,6 +61,19 @@ def get_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
+    """What the extractor lends a consumer for this invocation (imported only when asked for)."""
+    if opts.command == "diff" and "installed" in (opts.old, opts.new):
+        from dsfields.extract.installed import installed_snapshot
+
+        return {"installed": installed_snapshot}
+    if opts.command == "check" and opts.runtime:
+        from dsfields.extract.oracle import build_deepspeed_config
+
+        return {"build": build_deepspeed_config}
+    return {}
+
+
 def main(args: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if args is None else args)
     chosen = chosen_command(argv)
@@ -72,7 +92,10 @@ def main(args: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(opts._module.run(opts))
+        return int(opts._module.run(opts, **providers(opts)))
+    except DsfieldsError as exc:
+        print(f"dsfields {opts.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("dsfields: interrupted", file=sys.stderr)
         return 130

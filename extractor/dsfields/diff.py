@@ -4,24 +4,26 @@ Upgrading DeepSpeed silently changes defaults, drops keys (dict readers ignore t
 fails) or starts rejecting them; release notes rarely say. Comparing two snapshots answers it
 exactly. Modelled on ``griffe check``: a ``str`` enum of change kinds whose value is the human
 message, one :class:`Change` per change, one ``explain(style)`` per output style. Only the
-standard library is imported here: ``dsfields diff`` runs without DeepSpeed, torch or pydantic
-(except ``installed``, which extracts the installed DeepSpeed on demand).
+standard library is imported here: ``dsfields diff`` runs without DeepSpeed, torch or pydantic.
+``installed`` (diff against the DeepSpeed importable here) is extracted by the command line, which
+hands the snapshot in: this module never imports the extractor.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dsfields.snapshot import SnapshotError, available_versions, dumps, load, repo_generated_dir
+from dsfields.model.errors import SnapshotError, UsageError
+from dsfields.model.records import Field, Removed, Snapshot
+from dsfields.model.store import available_versions, dumps, load, repo_generated_dir
+from dsfields.model.style import OutputStyle, github_data, github_property
+from dsfields.model.wording import effective_at, stage_label, symbolic_default
 
 INSTALLED = "installed"
 """The OLD/NEW spelling that means "extract the DeepSpeed importable here" instead of a snapshot."""
@@ -67,7 +69,6 @@ _SHORT: dict[ChangeKind, str] = {
     ChangeKind.DESCRIPTION_CHANGED: "descriptions",
 }
 _ORDER = {kind: i for i, kind in enumerate(ChangeKind)}
-STYLES = ("text", "markdown", "github")
 
 
 def _norm(name: str) -> str:
@@ -104,12 +105,6 @@ def show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _gh_escape(text: str, *, prop: bool = False) -> str:
-    # GitHub workflow-command escaping; properties (title=) also reserve ':' and ','.
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
-
-
 @dataclass
 class Change:
     """One change to one JSON path between two snapshots."""
@@ -141,153 +136,127 @@ class Change:
             "detail": self.detail,
         }
 
-    def explain(self, style: str = "text") -> str:
-        """This change in one output style: ``text`` (one line), ``markdown`` (a list item), ``github``."""
+    def explain(self, style: OutputStyle = OutputStyle.TEXT) -> str:
+        """This change in one output style: one text line, a Markdown list item, a JSON object, a GitHub notice."""
         where = self.path or "(top level)"
-        if style == "text":
-            return f"{where}: {self.kind.value}" + (f": {self.detail}" if self.detail else "")
-        if style == "markdown":
+        style = OutputStyle(style)
+        if style is OutputStyle.MARKDOWN:
             return f"- `{where}`: **{self.kind.value}**" + (f" — {self.detail}" if self.detail else "")
-        if style == "github":
-            title = _gh_escape(f"dsfields: {self.kind.value}", prop=True)
-            body = _gh_escape(f"{where}: {self.detail}" if self.detail else where)
+        if style is OutputStyle.GITHUB:
+            title = github_property(f"dsfields: {self.kind.value}")
+            body = github_data(f"{where}: {self.detail}" if self.detail else where)
             return f"::notice title={title}::{body}"
-        raise ValueError(f"unknown style {style!r} (expected one of {', '.join(STYLES)})")
+        if style is OutputStyle.JSON:
+            return json.dumps(self.as_dict(), ensure_ascii=False, sort_keys=True)
+        return f"{where}: {self.kind.value}" + (f": {self.detail}" if self.detail else "")
 
 
 # ---------------------------------------------------------------- the engine
 
-Record = dict[str, Any]
-
-
-def _section_of(path: str, record: Record) -> str:
-    return record.get("section", path.rpartition(".")[0])
-
-
-def _default_text(record: Record) -> str:
-    default = record.get("default")
-    symbol = record.get("default_repr")
-    # The symbolic spelling is what the source says (sys.maxsize); JSON alone would mislead.
-    return f"{symbol} ({show(default)})" if symbol and show(default) != show(symbol) else show(default)
-
-
-def _stage_label(stage: str) -> str:
-    return "when absent" if stage == "any" else f"at ZeRO stage {stage}"
-
-
-def _effective(record: Record, stage: str) -> Any:
-    """What DeepSpeed uses at ``stage`` when the key is absent: the validator's choice, else the default."""
-    effective = record.get("effective_default") or {}
-    if stage in effective:
-        return effective[stage]
-    return effective.get("any", record.get("default"))
-
-
-def _compare_defaults(path: str, section: str, old: Record, new: Record) -> Iterator[Change]:
-    if (old.get("default"), old.get("default_repr")) != (new.get("default"), new.get("default_repr")):
-        yield Change(ChangeKind.DEFAULT_CHANGED, path, section, old.get("default"), new.get("default"),
-                     f"{_default_text(old)} → {_default_text(new)}")
-    old_eff, new_eff = old.get("effective_default"), new.get("effective_default")
+def _compare_defaults(path: str, section: str, old: Field, new: Field) -> Iterator[Change]:
+    if (old.default, old.default_repr) != (new.default, new.default_repr):
+        yield Change(ChangeKind.DEFAULT_CHANGED, path, section, old.default, new.default,
+                     f"{symbolic_default(old)} → {symbolic_default(new)}")
+    old_eff, new_eff = old.effective_default, new.effective_default
     if (old_eff or new_eff) and old_eff != new_eff:
         # A validator may pick another value than the declared default (overlap_comm at ZeRO stage 3):
         # say at which stage the value a user really gets has moved.
         stages = sorted(set(old_eff or {}) | set(new_eff or {}))
-        moved = [f"{_stage_label(s)}: {show(_effective(old, s))} → {show(_effective(new, s))}"
-                 for s in stages if _effective(old, s) != _effective(new, s)]
+        moved = [f"{stage_label(s)}: {show(effective_at(old, s))} → {show(effective_at(new, s))}"
+                 for s in stages if effective_at(old, s) != effective_at(new, s)]
         detail = "; ".join(moved) if moved else "same values, now decided by a validator"
         yield Change(ChangeKind.DEFAULT_CHANGED, path, section, old_eff, new_eff, f"effective default {detail}")
 
 
-def _compare_types(path: str, section: str, old: Record, new: Record) -> Iterator[Change]:
-    if old.get("type") != new.get("type"):
-        yield Change(ChangeKind.TYPE_CHANGED, path, section, old.get("type"), new.get("type"),
-                     f"{old.get('type')} → {new.get('type')}")
-    elif sorted(old.get("json_types") or []) != sorted(new.get("json_types") or []):
-        yield Change(ChangeKind.TYPE_CHANGED, path, section, old.get("json_types"), new.get("json_types"),
-                     f"JSON types {show(old.get('json_types'))} → {show(new.get('json_types'))}")
+def _compare_types(path: str, section: str, old: Field, new: Field) -> Iterator[Change]:
+    if old.raw.get("type") != new.raw.get("type"):
+        yield Change(ChangeKind.TYPE_CHANGED, path, section, old.raw.get("type"), new.raw.get("type"),
+                     f"{old.raw.get('type')} → {new.raw.get('type')}")
+    elif sorted(old.json_types) != sorted(new.json_types):
+        yield Change(ChangeKind.TYPE_CHANGED, path, section, old.raw.get("json_types"), new.raw.get("json_types"),
+                     f"JSON types {show(old.raw.get('json_types'))} → {show(new.raw.get('json_types'))}")
 
 
-def _compare_constraints(path: str, section: str, old: Record, new: Record) -> Iterator[Change]:
+def _compare_constraints(path: str, section: str, old: Field, new: Field) -> Iterator[Change]:
     before: dict[str, Any] = {}
     after: dict[str, Any] = {}
-    old_c, new_c = old.get("constraints") or {}, new.get("constraints") or {}
+    old_c, new_c = old.constraints, new.constraints
     for name in sorted(set(old_c) | set(new_c)):
         if old_c.get(name) != new_c.get(name):
             before[name], after[name] = old_c.get(name), new_c.get(name)
     # Allowed values and requiredness narrow what a config may say, just like bounds do.
     for name in ("choices", "required"):
-        if old.get(name) != new.get(name):
-            before[name], after[name] = old.get(name), new.get(name)
+        if old.raw.get(name) != new.raw.get(name):
+            before[name], after[name] = old.raw.get(name), new.raw.get(name)
     if before or after:
         detail = "; ".join(f"{name}: {show(before[name])} → {show(after[name])}" for name in before)
         yield Change(ChangeKind.CONSTRAINT_CHANGED, path, section, before, after, detail)
 
 
-def _replacement(fields: dict[str, Record], path: str, record: Record) -> str | None:
+def _replacement(fields: dict[str, Field], path: str, record: Field) -> str | None:
     """The JSON path a deprecated field points to: ``new_param`` is a python name in the same section."""
-    new_param = (record.get("deprecated") or {}).get("new_param")
+    new_param = record.deprecated.new_param if record.deprecated else None
     if not new_param:
         return None
-    section = _section_of(path, record)
+    section = record.section
     for other_path, other in fields.items():
-        if other_path != path and other.get("python_name") == new_param and _section_of(other_path, other) == section:
+        if other_path != path and other.python_name == new_param and other.section == section:
             return other_path
     candidate = f"{section}.{new_param}" if section else new_param
     return candidate if candidate in fields and candidate != path else None
 
 
-def _deprecation_text(record: Record, replacement: str | None) -> str:
-    dep = record.get("deprecated") or {}
-    target = replacement or dep.get("new_param")
+def _deprecation_text(record: Field, replacement: str | None) -> str:
+    dep = record.deprecated
+    target = replacement or (dep.new_param if dep else None)
     text = f"use {target} instead" if target else ""
-    if dep.get("deprecated_msg"):
-        text = f"{text} ({dep['deprecated_msg']})" if text else str(dep["deprecated_msg"])
+    if dep and dep.message:
+        text = f"{text} ({dep.message})" if text else str(dep.message)
     return text or "deprecated"
 
 
-def _compare_fields(path: str, section: str, old: Record, new: Record, *, new_fields: dict[str, Record],
+def _compare_fields(path: str, section: str, old: Field, new: Field, *, new_fields: dict[str, Field],
                     descriptions: bool, deprecation: bool = True) -> Iterator[Change]:
     """Attribute changes of one key present in both snapshots (or of a renamed pair)."""
     yield from _compare_defaults(path, section, old, new)
     yield from _compare_types(path, section, old, new)
     yield from _compare_constraints(path, section, old, new)
-    old_dep, new_dep = old.get("deprecated"), new.get("deprecated")
+    old_dep, new_dep = old.raw.get("deprecated"), new.raw.get("deprecated")
     if deprecation and new_dep and new_dep != old_dep:
         text = _deprecation_text(new, _replacement(new_fields, path, new))
         yield Change(ChangeKind.DEPRECATED, path, section, old_dep, new_dep,
                      f"deprecation changed: {text}" if old_dep else text)
     elif deprecation and old_dep and not new_dep:
         yield Change(ChangeKind.UNDEPRECATED, path, section, old_dep, None, "no longer deprecated")
-    if descriptions and (old.get("description") or None) != (new.get("description") or None):
-        yield Change(ChangeKind.DESCRIPTION_CHANGED, path, section, old.get("description"),
-                     new.get("description"), "description text changed")
+    if descriptions and old.description != new.description:
+        yield Change(ChangeKind.DESCRIPTION_CHANGED, path, section, old.description,
+                     new.description, "description text changed")
 
 
-def _strictness(old: dict[str, Any], new: dict[str, Any]) -> Iterator[Change]:
-    old_sections, new_sections = old.get("sections") or {}, new.get("sections") or {}
-    for path in sorted(set(old_sections) & set(new_sections)):
-        before, after = old_sections[path], new_sections[path]
-        if before.get("unknown_keys") == after.get("unknown_keys"):
+def _strictness(old: Snapshot, new: Snapshot) -> Iterator[Change]:
+    for path in sorted(set(old.sections) & set(new.sections)):
+        before, after = old.sections[path], new.sections[path]
+        if before.raw.get("unknown_keys") == after.raw.get("unknown_keys"):
             continue
-        detail = f"unknown keys: {before.get('unknown_keys')} → {after.get('unknown_keys')}"
-        if after.get("unknown_keys") == "error":
-            became_model = (before.get("kind"), after.get("kind")) == ("dict", "model")
+        detail = f"unknown keys: {before.raw.get('unknown_keys')} → {after.raw.get('unknown_keys')}"
+        if after.unknown_keys == "error":
+            became_model = (before.raw.get("kind"), after.raw.get("kind")) == ("dict", "model")
             how = "dict reader → pydantic model; " if became_model else ""
             detail += f" ({how}a typo that was silently ignored now raises)"
-        elif before.get("unknown_keys") == "error":
+        elif before.unknown_keys == "error":
             detail += " (a typo is no longer reported)"
-        yield Change(ChangeKind.STRICTNESS_CHANGED, path, path, before.get("unknown_keys"),
-                     after.get("unknown_keys"), detail)
+        yield Change(ChangeKind.STRICTNESS_CHANGED, path, path, before.raw.get("unknown_keys"),
+                     after.raw.get("unknown_keys"), detail)
 
 
-def _fate(path: str, record: Record, new: dict[str, Any]) -> str:
+def _fate(record: Field | Removed, new: Snapshot) -> str:
     """What NEW does with a value under a key it stopped reading: the key's section decides."""
-    section = (new.get("sections") or {}).get(_section_of(path, record))
+    section = new.sections.get(record.section)
     if section is None:
         return "ignored (its section is not read either)"
-    if section.get("unknown_keys") == "error":
+    if section.unknown_keys == "error":
         return "rejected as an unknown key"
-    if section.get("unknown_keys") == "kept" or section.get("passthrough"):
+    if section.unknown_keys == "kept" or section.passthrough:
         return "passed on but unused"
     return "silently ignored"
 
@@ -295,18 +264,18 @@ def _fate(path: str, record: Record, new: dict[str, Any]) -> str:
 class _Differ:
     """One diff in progress: which paths are accounted for, and the changes found so far."""
 
-    def __init__(self, old: dict[str, Any], new: dict[str, Any], descriptions: bool) -> None:
+    def __init__(self, old: Snapshot, new: Snapshot, descriptions: bool) -> None:
         self.old, self.new, self.descriptions = old, new, descriptions
-        self.old_fields: dict[str, Record] = old.get("fields") or {}
-        self.new_fields: dict[str, Record] = new.get("fields") or {}
-        self.old_removed: dict[str, Record] = old.get("removed") or {}
-        self.new_removed: dict[str, Record] = new.get("removed") or {}
+        self.old_fields = old.fields
+        self.new_fields = new.fields
+        self.old_removed = old.removed
+        self.new_removed = new.removed
         self.changes: list[Change] = []
         self.done_old: set[str] = set()
         self.done_new: set[str] = set()
 
-    def compare(self, path: str, old: Record, new: Record, *, deprecation: bool = True) -> None:
-        self.changes.extend(_compare_fields(path, _section_of(path, new), old, new, new_fields=self.new_fields,
+    def compare(self, path: str, old: Field, new: Field, *, deprecation: bool = True) -> None:
+        self.changes.extend(_compare_fields(path, new.section, old, new, new_fields=self.new_fields,
                                             descriptions=self.descriptions, deprecation=deprecation))
 
     def became_removed(self) -> None:
@@ -314,19 +283,19 @@ class _Differ:
         # Rejection outranks whatever else NEW's field record says about the key (it may still be read).
         for path in newly:
             record = self.new_removed[path]
-            detail = str(record.get("message") or "").strip()
+            detail = record.message.strip()
             if path not in self.old_fields:
                 detail = f"{detail} (was not read before)".strip()
-            self.changes.append(Change(ChangeKind.BECAME_REMOVED, path, _section_of(path, record),
-                                       None, record.get("message"), detail))
+            self.changes.append(Change(ChangeKind.BECAME_REMOVED, path, record.section,
+                                       None, record.raw.get("message"), detail))
             self.done_old.add(path)
             self.done_new.add(path)
         # DeepSpeed raises on the section, so every key inside a newly rejected section goes with it.
         for path in sorted(set(self.old_fields) - set(self.new_fields) - self.done_old):
             owner = next((p for p in newly if path.startswith(p + ".")), None)
             if owner is not None:
-                self.changes.append(Change(ChangeKind.BECAME_REMOVED, path, _section_of(path, self.old_fields[path]),
-                                           None, self.new_removed[owner].get("message"),
+                self.changes.append(Change(ChangeKind.BECAME_REMOVED, path, self.old_fields[path].section,
+                                           None, self.new_removed[owner].raw.get("message"),
                                            f"rejected with its section {owner}"))
                 self.done_old.add(path)
 
@@ -336,8 +305,8 @@ class _Differ:
         for path in sorted(set(self.old_fields) & set(self.new_fields) - self.done_old):
             before, after = self.old_fields[path], self.new_fields[path]
             target = _replacement(self.new_fields, path, after)
-            if after.get("deprecated") and not before.get("deprecated") and target in came:
-                self.changes.append(Change(ChangeKind.RENAMED, path, _section_of(path, after), path, target,
+            if after.deprecated and not before.deprecated and target in came:
+                self.changes.append(Change(ChangeKind.RENAMED, path, after.section, path, target,
                                            f"{path} → {target}; the old key is still accepted, deprecated"))
                 self.compare(path, before, after, deprecation=False)
                 came.remove(target)
@@ -345,13 +314,13 @@ class _Differ:
         # A new alias: the same pydantic attribute of the same section under another JSON key.
         for path in list(gone):
             before = self.old_fields[path]
-            name, section = before.get("python_name"), _section_of(path, before)
-            match = next((p for p in came if name and self.new_fields[p].get("python_name") == name
-                          and _section_of(p, self.new_fields[p]) == section), None)
+            name, section = before.python_name, before.section
+            match = next((p for p in came if name and self.new_fields[p].python_name == name
+                          and self.new_fields[p].section == section), None)
             if match is not None:
                 self.changes.append(Change(ChangeKind.RENAMED, path, section, path, match,
                                            f"{path} → {match} (same pydantic field {name}); "
-                                           f"the old key is now {_fate(path, before, self.new)}"))
+                                           f"the old key is now {_fate(before, self.new)}"))
                 self.compare(match, before, self.new_fields[match])
                 gone.remove(path)
                 came.remove(match)
@@ -366,20 +335,20 @@ class _Differ:
         self.renamed(gone, came)
         for path in gone:
             record = self.old_fields[path]
-            self.changes.append(Change(ChangeKind.REMOVED, path, _section_of(path, record), record.get("default"),
-                                       None, f"no longer read; a value here is now {_fate(path, record, self.new)}"))
+            self.changes.append(Change(ChangeKind.REMOVED, path, record.section, record.default,
+                                       None, f"no longer read; a value here is now {_fate(record, self.new)}"))
         for path in came:
-            record = self.new_fields[path]
-            detail = "new section" if record.get("is_section") else f"default {_default_text(record)}"
+            new_record = self.new_fields[path]
+            detail = "new section" if new_record.is_section else f"default {symbolic_default(new_record)}"
             if path in self.old_removed:
-                detail = f"reintroduced, was rejected: {self.old_removed[path].get('message')}; {detail}"
-            self.changes.append(Change(ChangeKind.ADDED, path, _section_of(path, record), None,
-                                       record.get("default"), detail))
+                detail = f"reintroduced, was rejected: {self.old_removed[path].raw.get('message')}; {detail}"
+            self.changes.append(Change(ChangeKind.ADDED, path, new_record.section, None,
+                                       new_record.default, detail))
         # No longer rejected and not read either: the message users relied on is gone.
         for path in sorted(set(self.old_removed) - set(self.new_removed) - set(self.new_fields)):
-            record = self.old_removed[path]
-            detail = f"no longer rejected with a message; a value here is now {_fate(path, record, self.new)}"
-            self.changes.append(Change(ChangeKind.REMOVED, path, _section_of(path, record), record.get("message"),
+            removed = self.old_removed[path]
+            detail = f"no longer rejected with a message; a value here is now {_fate(removed, self.new)}"
+            self.changes.append(Change(ChangeKind.REMOVED, path, removed.section, removed.raw.get("message"),
                                        None, detail))
         for path in sorted(set(self.old_fields) & set(self.new_fields) - self.done_old - self.done_new):
             self.compare(path, self.old_fields[path], self.new_fields[path])
@@ -387,15 +356,20 @@ class _Differ:
         return sorted(self.changes, key=Change.sort_key)
 
 
-def diff_snapshots(old: dict[str, Any], new: dict[str, Any], *, descriptions: bool = False) -> list[Change]:
+def diff_snapshots(old: Snapshot | dict[str, Any], new: Snapshot | dict[str, Any], *,
+                   descriptions: bool = False) -> list[Change]:
     """Every change from snapshot ``old`` to ``new``, sorted by (section, path, kind).
 
     A key gone from NEW that NEW rejects with a message (its ``removed`` table) is *became
     removed*, as is any key NEW newly rejects and every key inside a newly rejected section. A
     rename is one change, not removed + added: a deprecated alias pointing at a new key, or one
-    pydantic attribute under a new alias. Works on fragments: records need only the keys compared.
+    pydantic attribute under a new alias. Works on fragments (plain dicts): records need only the keys compared.
     """
-    return _Differ(old, new, descriptions).run()
+    return _Differ(_snapshot_of(old), _snapshot_of(new), descriptions).run()
+
+
+def _snapshot_of(value: Snapshot | dict[str, Any]) -> Snapshot:
+    return value if isinstance(value, Snapshot) else Snapshot(value)
 
 
 # ---------------------------------------------------------------- rendering
@@ -427,36 +401,38 @@ def _by_section(changes: Iterable[Change]) -> dict[str, list[Change]]:
     return groups
 
 
-def render(changes: list[Change], fmt: str, old_label: str, new_label: str, *, filtered: bool = False) -> str:
+def render(changes: list[Change], fmt: OutputStyle | str, old_label: str, new_label: str, *,
+           filtered: bool = False) -> str:
     """The whole report in ``text``, ``markdown``, ``json`` or ``github`` (one annotation per change).
 
     ``filtered``: ``changes`` is a selection (``--only``), so "no changes" must not claim more.
     """
-    if fmt == "json":
+    fmt = OutputStyle(fmt)
+    if fmt is OutputStyle.JSON:
         return dumps({
             "generated_by": "dsfields diff",
             "old": old_label,
             "new": new_label,
             "changes": [c.as_dict() for c in changes],
         }).rstrip("\n")
-    if fmt == "github":
-        return "\n".join(c.explain("github") for c in changes)
+    if fmt is OutputStyle.GITHUB:
+        return "\n".join(c.explain(OutputStyle.GITHUB) for c in changes)
     if not changes:
         return f"no changes{' of the kinds asked for' if filtered else ''} from DeepSpeed {old_label} to {new_label}"
     shown, inside = _fold(changes)
     lines: list[str] = []
-    if fmt == "markdown":
+    if fmt is OutputStyle.MARKDOWN:
         lines.append(f"## DeepSpeed {old_label} → {new_label}: {_count(changes)}")
     else:
         lines.append(f"DeepSpeed {old_label} → {new_label}: {_count(changes)}")
     for section, group in _by_section(shown).items():
         title = section or "(top level)"
-        lines.append(f"\n### `{title}`\n" if fmt == "markdown" else f"\n{title}")
+        lines.append(f"\n### `{title}`\n" if fmt is OutputStyle.MARKDOWN else f"\n{title}")
         for change in group:
-            line = change.explain("markdown" if fmt == "markdown" else "text")
+            line = change.explain(fmt)
             if change.kind in (ChangeKind.REMOVED, ChangeKind.BECAME_REMOVED) and change.path in inside:
                 line += f" (and {inside[change.path]} keys inside it)"
-            lines.append(line if fmt == "markdown" else f"  {line}")
+            lines.append(line if fmt is OutputStyle.MARKDOWN else f"  {line}")
     return "\n".join(lines)
 
 
@@ -471,7 +447,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     kinds = ", ".join(kind.short for kind in ChangeKind)
     parser.add_argument("old", metavar="OLD", help=f"a snapshotted DeepSpeed version, or {INSTALLED!r}")
     parser.add_argument("new", metavar="NEW", help=f"a snapshotted DeepSpeed version, or {INSTALLED!r}")
-    parser.add_argument("--format", choices=("text", "json", "markdown", "github"), default="text",
+    parser.add_argument("--format", choices=[s.value for s in OutputStyle], default="text",
                         help="output format (default: text, grouped by section)")
     parser.add_argument("--only", metavar="KIND,...", default=None, help=f"show only these kinds ({kinds})")
     parser.add_argument("--descriptions", action="store_true", help="also report changed descriptions")
@@ -481,49 +457,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="snapshot tree to read (default: $DSFIELDS_GENERATED, else generated/)")
 
 
-def _installed_snapshot() -> dict[str, Any]:
-    """Extract the DeepSpeed importable here; the only path of ``diff`` that imports DeepSpeed."""
-    from dsfields.extract.command import import_failure
-
-    cause = import_failure()
-    if cause is not None:
-        raise SnapshotError(f"cannot import DeepSpeed ({cause}); install it: pip install dsfields[extract]")
-    from dsfields.extract.build import extract_installed
-
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            return extract_installed()
-    except Exception as exc:  # the user's DeepSpeed failed us: one line, never a traceback
-        raise SnapshotError(f"extracting the installed DeepSpeed failed ({type(exc).__name__}: {exc})") from None
+InstalledSnapshot = Callable[[], Snapshot]
+"""Extracts the DeepSpeed importable here (the command line passes the extractor's in)."""
 
 
-def _snapshot(version: str, root: Path, cache: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str]:
+def _snapshot(version: str, root: Path, installed: InstalledSnapshot | None,
+              cache: dict[str, Snapshot]) -> tuple[Snapshot, str]:
     if version == INSTALLED:
+        if installed is None:
+            raise UsageError(f"{INSTALLED!r} needs the extractor (pip install dsfields[extract])")
         if INSTALLED not in cache:
-            cache[INSTALLED] = _installed_snapshot()
+            cache[INSTALLED] = installed()
         snap = cache[INSTALLED]
-        return snap, f"installed ({snap.get('deepspeed_version')})"
+        return snap, f"installed ({snap.version})"
     if version not in available_versions(root):
         listing = ", ".join(available_versions(root)) or "none"
         raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {listing}, or {INSTALLED})")
     return load(version, root), version
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) -> int:
+    """Compare two snapshots; ``installed`` extracts the importable DeepSpeed when OLD or NEW says so."""
     try:
         only = parse_kinds(args.only) if args.only else set(ChangeKind)
         fail_on = parse_kinds(args.fail_on) if args.fail_on else set()
     except ValueError as exc:
-        print(f"dsfields diff: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     root = args.generated or repo_generated_dir()
-    cache: dict[str, dict[str, Any]] = {}
-    try:
-        old, old_label = _snapshot(args.old, root, cache)
-        new, new_label = _snapshot(args.new, root, cache)
-    except SnapshotError as exc:
-        print(f"dsfields diff: {exc}", file=sys.stderr)
-        return 2
+    cache: dict[str, Snapshot] = {}
+    old, old_label = _snapshot(args.old, root, installed, cache)
+    new, new_label = _snapshot(args.new, root, installed, cache)
     # Asking to see or fail on description changes implies computing them.
     wanted_descriptions = ChangeKind.DESCRIPTION_CHANGED in fail_on or (
         args.only is not None and ChangeKind.DESCRIPTION_CHANGED in only)

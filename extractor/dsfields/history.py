@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dsfields.snapshot import INDEX_FILE, available_versions, load, repo_generated_dir
+from dsfields.model.store import INDEX_FILE, available_versions, load, repo_generated_dir
 
 
 class EventKind(StrEnum):
@@ -101,7 +101,7 @@ def walk_snapshots(path: str, generated: Path, versions: list[str]) -> list[Hist
     seen = False
     prev_state, prev = "absent", None
     for version in versions:
-        state, record = _state(load(version, generated), path)
+        state, record = _state(load(version, generated).raw, path)
         if state == "present":
             assert record is not None
             if prev_state != "present":

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.diff import Change, ChangeKind, diff_snapshots
-from dsfields.snapshot import (
+from dsfields.model.store import (
     FORMAT_VERSION,
     INDEX_FILE,
     SNAPSHOT_FILE,
@@ -138,7 +138,7 @@ def build_index(generated_dir: Path | None = None, *, generated_by: str = GENERA
     previous = _EMPTY
     for version in versions:
         try:
-            snapshot = load(version, root)
+            snapshot = load(version, root).raw
         except SnapshotError as exc:
             # A stale-format snapshot stays listed (readers compare versions with the disk) but is
             # left out of the history rather than compared across formats.

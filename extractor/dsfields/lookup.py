@@ -22,9 +22,21 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from dsfields.history import EventKind, HistoryEvent, field_history
-from dsfields.snapshot import SnapshotError, available_versions, load_requested, repo_generated_dir
-
-Record = dict[str, Any]
+from dsfields.model import prose
+from dsfields.model.records import Field, Removed, Section, Snapshot, Source
+from dsfields.model.store import available_versions, load_requested, repo_generated_dir
+from dsfields.model.wording import (
+    allowed_text,
+    auto_text,
+    constraints_text,
+    default_text,
+    deprecation_text,
+    effective_text,
+    source_text,
+    strictness_text,
+    type_text,
+    value_text,
+)
 
 LABEL_WIDTH = 13
 """Width of the row labels (``python name``, ``constraints``...) in a single answer."""
@@ -52,6 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--history", action="store_true", help="also show in which releases the field changed"
     )
+    parser.add_argument("--lang", default=None, metavar="LANG",
+                        help="language of our explanations: en or zh (default: zh when LANG is a zh locale, else en)")
 
 
 # --- finding ------------------------------------------------------------------------------------
@@ -63,54 +77,35 @@ class Match(NamedTuple):
     path: str
     kind: str
     """``"field"``, ``"section"`` or ``"removed"``."""
-    field: Record | None = None
-    section: Record | None = None
-    removed: Record | None = None
-    children: tuple[Record, ...] = ()
+    field: Field | None = None
+    section: Section | None = None
+    removed: Removed | None = None
+    children: tuple[Field, ...] = ()
     """For sections: the field records directly inside, by key."""
-    removed_children: tuple[Record, ...] = ()
+    removed_children: tuple[Removed, ...] = ()
     """For sections: the keys DeepSpeed rejects inside, with its message."""
 
 
-def _all_paths(snapshot: Record) -> list[str]:
-    paths = set(snapshot["fields"]) | set(snapshot.get("removed", {})) | set(snapshot["sections"])
-    paths.discard("")
-    # Shallow paths first: for an ambiguous key, the top-level reading is the likelier one.
-    return sorted(paths, key=lambda p: (p.count("."), p))
+def _names(snapshot: Snapshot, path: str) -> tuple[str, str | None]:
+    """The key and the Python path (lower-cased) a query may use for ``path``."""
+    record = snapshot.fields.get(path) or snapshot.removed.get(path)
+    if record is None:
+        return path.rpartition(".")[2], None
+    return record.key, record.python_path if isinstance(record, Field) else None
 
 
-def _record(snapshot: Record, path: str) -> Record:
-    """The record holding ``key``/``python_name`` for ``path`` (field, else removed, else section)."""
-    if path in snapshot["fields"]:
-        return snapshot["fields"][path]
-    if path in snapshot.get("removed", {}):
-        return snapshot["removed"][path]
-    parent, _, key = path.rpartition(".")
-    return {"key": key, "section": parent, "python_name": None}
-
-
-def _python_path(record: Record) -> str | None:
-    name = record.get("python_name")
-    if not name:
-        return None
-    section = record.get("section") or ""
-    return f"{section}.{name}".lower() if section else name.lower()
-
-
-def make_match(snapshot: Record, path: str) -> Match:
-    fields: dict[str, Record] = snapshot["fields"]
-    removed: dict[str, Record] = snapshot.get("removed", {})
-    if path in removed:
-        return Match(path, "removed", field=fields.get(path), removed=removed[path])
-    if path in snapshot["sections"]:
-        children = tuple(sorted((r for r in fields.values() if r["section"] == path), key=lambda r: r["key"]))
-        gone = tuple(sorted((r for r in removed.values() if r["section"] == path), key=lambda r: r["key"]))
-        return Match(path, "section", field=fields.get(path), section=snapshot["sections"][path],
+def make_match(snapshot: Snapshot, path: str) -> Match:
+    if path in snapshot.removed:
+        return Match(path, "removed", field=snapshot.fields.get(path), removed=snapshot.removed[path])
+    if path in snapshot.sections:
+        children = tuple(sorted(snapshot.by_section.get(path, {}).values(), key=lambda r: r.key))
+        gone = tuple(sorted(snapshot.removed_by_section.get(path, {}).values(), key=lambda r: r.key))
+        return Match(path, "section", field=snapshot.fields.get(path), section=snapshot.sections[path],
                      children=children, removed_children=gone)
-    return Match(path, "field", field=fields[path])
+    return Match(path, "field", field=snapshot.fields[path])
 
 
-def find(snapshot: Record, query: str) -> list[Match]:
+def find(snapshot: Snapshot, query: str) -> list[Match]:
     """Every path ``query`` names, case-insensitively; empty when nothing matches.
 
     A dotted query is a path: exact, else a path written with python names, else the tail of a
@@ -120,21 +115,20 @@ def find(snapshot: Record, query: str) -> list[Match]:
     wanted = query.strip().lower()
     if not wanted:
         return []
-    paths = _all_paths(snapshot)
+    paths = snapshot.all_paths
     if "." in wanted:
         hits = [p for p in paths if p.lower() == wanted]
         if not hits:
             hits = [
                 p for p in paths
                 if p.lower().endswith("." + wanted)
-                or ((pp := _python_path(_record(snapshot, p))) is not None
-                    and (pp == wanted or pp.endswith("." + wanted)))
+                or ((pp := _names(snapshot, p)[1]) is not None and (pp == wanted or pp.endswith("." + wanted)))
             ]
     else:
         hits = []
         for path in paths:
-            record = _record(snapshot, path)
-            if record["key"].lower() == wanted or (record.get("python_name") or "").lower() == wanted:
+            key, python_path = _names(snapshot, path)
+            if key.lower() == wanted or (python_path or "").rpartition(".")[2] == wanted:
                 hits.append(path)
     return [make_match(snapshot, p) for p in hits]
 
@@ -154,19 +148,19 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def suggest(snapshot: Record, query: str, limit: int = 5) -> list[str]:
+def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
     """Paths whose key, path or python name is closest to ``query`` (typos), then those containing it."""
-    wanted = query.strip().lower()
+    wanted = query.strip().lower()[:200]  # a typo is short; a pasted paragraph must not cost quadratic time
     if not wanted:
         return []
     max_distance = max(2, len(wanted) // 4)
     scored: list[tuple[int, str]] = []
     containing: list[str] = []
-    for path in _all_paths(snapshot):
-        record = _record(snapshot, path)
-        names = {path.lower(), record["key"].lower()}
-        if pp := _python_path(record):
-            names |= {pp, pp.rpartition(".")[2]}
+    for path in snapshot.all_paths:
+        key, python_path = _names(snapshot, path)
+        names = {path.lower(), key.lower()}
+        if python_path:
+            names |= {python_path, python_path.rpartition(".")[2]}
         distance = min(edit_distance(wanted, name, max_distance) for name in names)
         if distance <= max_distance:
             scored.append((distance, path))
@@ -174,186 +168,6 @@ def suggest(snapshot: Record, query: str, limit: int = 5) -> list[str]:
             containing.append(path)
     ranked = [path for _, path in sorted(scored, key=lambda s: (s[0], s[1].count("."), s[1]))]
     return (ranked + containing)[:limit]
-
-
-# --- values -------------------------------------------------------------------------------------
-
-
-def scientific(number: int) -> str | None:
-    """``1e9`` for 1000000000, ``5e8``, ``1.5e6``: big round numbers are checked faster this way."""
-    if isinstance(number, bool) or not isinstance(number, int):
-        return None
-    digits = str(abs(number))
-    significant = digits.rstrip("0")
-    exponent = len(digits) - 1
-    if exponent < 5 or len(significant) > 3:
-        return None
-    mantissa = significant[0] + ("." + significant[1:] if len(significant) > 1 else "")
-    return f"{'-' if number < 0 else ''}{mantissa}e{exponent}"
-
-
-def value_text(value: Any, enum: Record | None = None) -> str:
-    """A JSON value as written in ds_config.json, with ``(1e9)`` for big round ints and enum names."""
-    text = json.dumps(value, ensure_ascii=False)
-    if (short := scientific(value)) is not None:
-        text += f" ({short})"
-    if enum is not None:
-        names = [m["name"] for m in enum["members"] if m["value"] == value and m["name"] != value]
-        if names:
-            text += f" ({enum['name']}.{names[0]})"
-    return text
-
-
-def short_factory(name: str) -> str:
-    """``DeepSpeedZeroLeafModuleConfig.<lambda>`` for the dotted factory name: the module path is noise."""
-    parts = name.split(".")
-    start = 0
-    while start < len(parts) - 1 and parts[start].islower():
-        start += 1
-    return ".".join(parts[start:])
-
-
-def enum_of(snapshot: Record, record: Record) -> Record | None:
-    name = record.get("enum")
-    return snapshot.get("enums", {}).get(name) if name else None
-
-
-def default_text(record: Record, enum: Record | None = None, compact: bool = False) -> str:
-    """pydantic-settings style: ``(required)``, ``(default: …)``, ``(default factory: …)``.
-
-    ``compact`` (one-line listings) keeps what fits: the symbolic spelling, no enum member name.
-    """
-    if record.get("required"):
-        return "(required)"
-    if record.get("read_without_default"):
-        return "(no default: absent means not set)"
-    value = value_text(record.get("default"), None if compact else enum)
-    if record.get("default_factory"):
-        factory = short_factory(record["default_factory"])
-        return f"(default: {value})" if compact else f"(default factory: {factory} → {value})"
-    symbolic = record.get("default_repr")
-    if symbolic is not None:
-        # `sys.maxsize` says why the number is what it is; `torch.float16` has no JSON form at all.
-        if compact or record.get("default") is None:
-            return f"(default: {symbolic})"
-        return f"(default: {symbolic} = {value})"
-    return f"(default: {value})"
-
-
-def effective_text(record: Record) -> str | None:
-    """What DeepSpeed really uses when the key is absent, where a validator makes it differ."""
-    effective = record.get("effective_default")
-    if not effective:
-        return None
-    default = record.get("default")
-    if set(effective) == {"any"}:
-        value = effective["any"]
-        return None if value == default else f"{value_text(value)} (a validator sets it when absent)"
-    if all(value == default for value in effective.values()):
-        return None
-    ordered = sorted(effective, key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
-    groups: list[tuple[list[str], Any]] = []
-    for stage in ordered:
-        if groups and groups[-1][1] == effective[stage] and stage.isdigit() and groups[-1][0][-1].isdigit():
-            groups[-1][0].append(stage)
-        else:
-            groups.append(([stage], effective[stage]))
-    parts = []
-    for members, value in groups:
-        stages = f"stage {members[0]}" if len(members) == 1 else f"stages {members[0]}–{members[-1]}"
-        parts.append(f"{value_text(value)} at ZeRO {stages}")
-    return ", ".join(parts) + " (the stage decides when the key is absent)"
-
-
-def constraints_text(constraints: Record) -> str | None:
-    symbols = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-    parts = []
-    for name, value in constraints.items():
-        if name in symbols:
-            parts.append(f"{symbols[name]} {value_text(value)}")
-        elif name == "multiple_of":
-            parts.append(f"multiple of {value_text(value)}")
-        elif name == "min_length":
-            parts.append(f"length >= {value}")
-        elif name == "max_length":
-            parts.append(f"length <= {value}")
-        elif name == "pattern":
-            parts.append(f"matches {value}")
-        else:
-            parts.append(f"{name} {value_text(value)}")
-    return ", ".join(parts) or None
-
-
-def allowed_text(record: Record, enum: Record | None) -> str | None:
-    """Allowed values; enum members as ``0 (disabled)``, aliases grouped under their value."""
-    if enum is not None:
-        by_value: dict[str, tuple[Any, list[str]]] = {}
-        for member in enum["members"]:
-            key = json.dumps(member["value"])
-            by_value.setdefault(key, (member["value"], []))[1].append(member["name"])
-        items = []
-        for value, names in by_value.values():
-            names = [n for n in names if n != value]
-            items.append(value_text(value) + (f" ({', '.join(names)})" if names else ""))
-        return f"{enum['name']}: " + ", ".join(items)
-    choices = record.get("choices")
-    if choices:
-        return ", ".join(value_text(c) for c in choices)
-    return None
-
-
-def auto_text(auto: Record | None) -> str | None:
-    if not auto:
-        return None
-    if not auto.get("accepted"):
-        error = auto.get("error")
-        return "rejected" + (f" ({error})" if error else "")
-    if auto.get("becomes") == "kept":
-        # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
-        return 'accepted but kept as the string "auto": DeepSpeed does not resolve it'
-    return "accepted: dropped, the default is used"
-
-
-def deprecation_text(deprecated: Record) -> str:
-    """``deprecated → new_key``, then what DeepSpeed does with the old key's value."""
-    new = deprecated.get("new_param")
-    text = f"deprecated → {new}" if new else "deprecated"
-    details = []
-    if new and deprecated.get("set_new_param", True) is False:
-        details.append(f"its value is not carried over to {new}")
-    elif new:
-        how = "converted and copied" if deprecated.get("converts_value") else "copied"
-        details.append(f"its value is {how} to {new} (setting both is an error)")
-    if deprecated.get("deprecated_msg"):
-        details.append(str(deprecated["deprecated_msg"]))
-    return text + ("; " + "; ".join(details) if details else "")
-
-
-def unknown_keys_text(section: Record | None) -> str:
-    if section is None:
-        return "unknown keys: not recorded"
-    if section.get("passthrough"):
-        return "any key is passed on as is"
-    return {
-        "error": "strict: an unknown key is an error",
-        "ignored": "lenient: an unknown key is silently ignored",
-        "kept": "unknown keys are kept",
-    }.get(section.get("unknown_keys", ""), f"unknown keys: {section.get('unknown_keys')}")
-
-
-def source_text(source: Record | None) -> str | None:
-    if not source:
-        return None
-    text = f"{source['file']}:{source['line']}"
-    where = source.get("function") or source.get("table")
-    return f"{text} in {where}" + ("()" if source.get("function") else "") if where else text
-
-
-def type_text(record: Record) -> str:
-    kind = record.get("type") or "any"
-    if kind == "any" and record.get("json_types"):
-        return f"any ({' | '.join(record['json_types'])})"
-    return kind
 
 
 # --- output -------------------------------------------------------------------------------------
@@ -412,8 +226,41 @@ def _row(label: str, text: str, width: int, style: Style) -> list[str]:
 
 def _wrap(text: str, width: int, indent: str, hanging: str) -> list[str]:
     # Never split a token: a cut URL, dotted name or number is worse than a long line.
+    if any("\u2e80" <= char <= "\uffef" for char in text):
+        return _wrap_wide(text, width, indent, hanging)
     return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging,
                          break_long_words=False, break_on_hyphens=False)
+
+
+def _columns(text: str) -> int:
+    """Terminal columns of ``text``: CJK characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap_wide(text: str, width: int, indent: str, hanging: str) -> list[str]:
+    """Wrap Chinese text: a line may break between any two CJK characters or at a space, never inside a
+    Latin token (a key like ``stage3_prefetch_bucket_size`` stays whole)."""
+    import re
+
+    tokens = re.findall(r"[\u2e80-\uffef]|[^\s\u2e80-\uffef]+|\s+", text)
+    lines: list[str] = []
+    line, used = indent, _columns(indent)
+    for token in tokens:
+        if token.isspace():
+            token = " "
+        size = _columns(token)
+        if used + size > width and line.strip():
+            lines.append(line.rstrip())
+            line, used = hanging, _columns(hanging)
+            if token == " ":
+                continue
+        line += token
+        used += size
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
 
 
 def _paragraphs(text: str, width: int, indent: str = "  ") -> list[str]:
@@ -453,29 +300,50 @@ def _section_name(path: str) -> str:
     return path if path else "(top level)"
 
 
-def format_field(snapshot: Record, match: Match, width: int, style: Style) -> list[str]:
+_DOCSTRING_LABEL = {"en": "DeepSpeed's docstring:", "zh": "DeepSpeed 源码中的说明（原文）："}
+
+
+def _docstring_label(lang: str) -> str:
+    return _DOCSTRING_LABEL.get(lang, _DOCSTRING_LABEL["en"])
+
+
+def _explanation(path: str, lang: str, width: int) -> list[str]:
+    """Our own explanation (summary, body, pitfall), before DeepSpeed's docstring."""
+    text = prose.explain(path, lang)
+    if text is None:
+        return []
+    lines = _paragraphs(text.summary, width)
+    if text.body:
+        lines += [""] + _paragraphs(text.body, width)
+    if text.pitfall:
+        lines += [""] + _paragraphs(("注意：" if lang == "zh" else "Pitfall: ") + text.pitfall, width)
+    return lines + [""]
+
+
+def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lang: str = "en") -> list[str]:
     record = match.field
     assert record is not None
-    enum = enum_of(snapshot, record)
+    enum = snapshot.enum_of(record)
     lines = _header(f"{match.path}: {type_text(record)} {default_text(record, enum)}", match.path, width, style)
-    if record.get("deprecated"):
-        lines += [style.warn(line) for line in _wrap(deprecation_text(record["deprecated"]), width, "  ", "    ")]
+    if record.deprecated:
+        lines += [style.warn(line) for line in _wrap(deprecation_text(record.deprecated), width, "  ", "    ")]
     lines.append("")
-    if record.get("description"):
-        lines += _paragraphs(record["description"], width) + [""]
-    section = snapshot["sections"].get(record["section"])
+    lines += _explanation(match.path, lang, width)
+    if record.description:
+        lines += [_docstring_label(lang)] + _paragraphs(record.description, width) + [""]
+    section = snapshot.sections.get(record.section)
     rows: list[tuple[str, str | None]] = [
-        ("key", record["key"]),
+        ("key", record.key),
         ("python name", _python_name_text(record, section)),
-        ("section", f"{_section_name(record['section'])} — {unknown_keys_text(section)}"),
+        ("section", f"{_section_name(record.section)} — {strictness_text(section)}"),
         ("effective", effective_text(record)),
         ("also read", _other_defaults_text(record)),
-        ("constraints", constraints_text(record.get("constraints") or {})),
+        ("constraints", constraints_text(record.constraints)),
         ("allowed", allowed_text(record, enum)),
-        ('"auto"', auto_text(record.get("auto"))),
-        ("defined at", source_text(record.get("source"))),
-        ("constant", _constant_text(record.get("constant"))),
-        ("snapshot", f"DeepSpeed {snapshot['deepspeed_version']}"),
+        ('"auto"', auto_text(record.auto)),
+        ("defined at", source_text(record.source)),
+        ("constant", _constant_text(record.constant)),
+        ("snapshot", f"DeepSpeed {snapshot.version}"),
     ]
     for label, text in rows:
         if text:
@@ -483,20 +351,20 @@ def format_field(snapshot: Record, match: Match, width: int, style: Style) -> li
     return lines
 
 
-def _python_name_text(record: Record, section: Record | None) -> str:
-    if record.get("python_name"):
-        model = (section or {}).get("model")
-        return record["python_name"] + (f" ({model.rpartition('.')[2]})" if model else "")
-    function = (record.get("source") or {}).get("function")
+def _python_name_text(record: Field, section: Section | None) -> str:
+    if record.python_name:
+        model = section.model_name if section else None
+        return record.python_name + (f" ({model})" if model else "")
+    function = record.source.function if record.source else None
     return "none: read from the dict" + (f" by {function}()" if function else "")
 
 
-def _other_defaults_text(record: Record) -> str | None:
+def _other_defaults_text(record: Field) -> str | None:
     seen: set[tuple[str, str]] = set()
     parts = []
-    for other in record.get("other_defaults") or []:
+    for other in record.other_defaults:
         text = value_text(other.get("default"))
-        where = source_text(other.get("source")) or "?"
+        where = source_text(Source(other["source"]) if isinstance(other.get("source"), dict) else None) or "?"
         # The same read site can be recorded more than once; say each one once.
         if (text, where) not in seen:
             seen.add((text, where))
@@ -504,7 +372,7 @@ def _other_defaults_text(record: Record) -> str | None:
     return "; ".join(parts) or None
 
 
-def _constant_text(constant: Record | None) -> str | None:
+def _constant_text(constant: dict[str, Any] | None) -> str | None:
     if not constant:
         return None
     text = f"{constant['name']} ({constant['file']}:{constant['line']})"
@@ -513,68 +381,71 @@ def _constant_text(constant: Record | None) -> str | None:
     return text
 
 
-def format_removed(snapshot: Record, match: Match, width: int, style: Style) -> list[str]:
+def format_removed(snapshot: Snapshot, match: Match, width: int, style: Style, lang: str = "en") -> list[str]:
     removed = match.removed
     assert removed is not None
     lines = _header(f"{match.path}: removed", match.path, width, style)
-    lines += [""] + [style.error(line) for line in _paragraphs(removed["message"], width)] + [""]
-    lines += _row("key", removed["key"], width, style)
-    lines += _row("section", _section_name(removed["section"]), width, style)
-    lines += _row("rejected at", source_text(removed.get("source")) or "?", width, style)
-    lines += _row("snapshot", f"DeepSpeed {snapshot['deepspeed_version']} raises this message if the key is set",
+    lines += [""] + [style.error(line) for line in _paragraphs(removed.message, width)] + [""]
+    lines += _explanation(match.path, lang, width)
+    lines += _row("key", removed.key, width, style)
+    lines += _row("section", _section_name(removed.section), width, style)
+    lines += _row("rejected at", source_text(removed.source) or "?", width, style)
+    lines += _row("snapshot", f"DeepSpeed {snapshot.version} raises this message if the key is set",
                   width, style)
     return lines
 
 
-def one_line(snapshot: Record, record: Record, width: int, name: str, name_width: int = 0) -> str:
+def one_line(snapshot: Snapshot, path: str, width: int, name: str, name_width: int = 0) -> str:
     """``name  type (default: …)`` cut to ``width``: for section listings and ambiguous answers."""
-    path = record.get("path", "")
-    if path in snapshot.get("removed", {}):
+    record = snapshot.fields.get(path)
+    if path in snapshot.removed:
         detail = "removed"
-    elif path in snapshot["sections"]:
-        count = sum(1 for r in snapshot["fields"].values() if r["section"] == path)
-        detail = f"section, {count} fields"
+    elif path in snapshot.sections:
+        detail = f"section, {len(snapshot.by_section.get(path, {}))} fields"
+    elif record is None:
+        detail = "?"
     else:
         detail = f"{type_text(record)} {default_text(record, compact=True)}"
-        if record.get("deprecated"):
+        if record.deprecated:
             # First, so that cutting the line to the terminal width never hides it.
-            new = record["deprecated"].get("new_param")
+            new = record.deprecated.new_param
             detail = (f"deprecated → {new}; " if new else "deprecated; ") + detail
     line = f"  {name.ljust(name_width)}  {detail}"
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def format_section(snapshot: Record, match: Match, width: int, style: Style) -> list[str]:
+def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, lang: str = "en") -> list[str]:
     section = match.section
     assert section is not None
-    described = match.field or {}
+    described = match.field
     lines = _header(f"{match.path}: section, {len(match.children)} fields", match.path, width, style) + [""]
-    description = section.get("description") or described.get("description")
+    lines += _explanation(match.path, lang, width)
+    description = section.description or (described.description if described else None)
     if description:
-        lines += _paragraphs(description, width) + [""]
-    lines += _row("section of", _section_name(section.get("parent") or ""), width, style)
-    if section.get("model"):
-        module, _, name = section["model"].rpartition(".")
+        lines += [_docstring_label(lang)] + _paragraphs(description, width) + [""]
+    lines += _row("section of", _section_name(section.parent or ""), width, style)
+    if section.model:
+        module, _, name = section.model.rpartition(".")
         lines += _row("model", f"{name} ({module})", width, style)
-    lines += _row("unknown keys", unknown_keys_text(section), width, style)
-    if described.get("python_name"):
-        lines += _row("python name", described["python_name"], width, style)
-    lines += _row("defined at", source_text(section.get("source")) or "?", width, style)
-    lines += _row("snapshot", f"DeepSpeed {snapshot['deepspeed_version']}", width, style)
-    entries = [*match.children, *match.removed_children]
+    lines += _row("unknown keys", strictness_text(section), width, style)
+    if described and described.python_name:
+        lines += _row("python name", described.python_name, width, style)
+    lines += _row("defined at", source_text(section.source) or "?", width, style)
+    lines += _row("snapshot", f"DeepSpeed {snapshot.version}", width, style)
+    entries: list[Field | Removed] = [*match.children, *match.removed_children]
     if entries:
-        name_width = min(max(len(r["key"]) for r in entries), width - 36)
+        name_width = min(max(len(r.key) for r in entries), width - 36)
         lines += ["", "fields:"]
-        lines += [one_line(snapshot, r, width, r["key"], name_width) for r in entries]
+        lines += [one_line(snapshot, r.path, width, r.key, name_width) for r in entries]
     return lines
 
 
-def format_choices(snapshot: Record, query: str, matches: list[Match], width: int) -> list[str]:
-    lines = [f'"{query}" names {len(matches)} fields in DeepSpeed {snapshot["deepspeed_version"]}; '
+def format_choices(snapshot: Snapshot, query: str, matches: list[Match], width: int) -> list[str]:
+    lines = [f'"{query}" names {len(matches)} fields in DeepSpeed {snapshot.version}; '
              "ask for one by its path:"]
     name_width = min(max(len(m.path) for m in matches), width - 36)
     for m in matches:
-        lines.append(one_line(snapshot, m.removed or m.field or {"path": m.path}, width, m.path, name_width))
+        lines.append(one_line(snapshot, m.path, width, m.path, name_width))
     return lines
 
 
@@ -628,28 +499,32 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def match_json(snapshot: Record, match: Match) -> Record:
-    """The snapshot's own records, untouched, so a script gets exactly what the snapshot says."""
-    record = match.field or {}
+def match_json(snapshot: Snapshot, match: Match, lang: str = "en") -> dict[str, Any]:
+    """The snapshot's own records, untouched, so a script gets exactly what the snapshot says; our
+    explanation beside them (``null`` where we have none)."""
+    enum = snapshot.enum_of(match.field) if match.field else None
+    explanation = prose.explain(match.path, lang)
     return {
+        "explanation": explanation.as_dict() if explanation else None,
         "path": match.path,
         "kind": match.kind,
-        "field": match.field,
-        "section": match.section,
-        "removed": match.removed,
-        "enum": enum_of(snapshot, record),
-        "fields": {r["path"]: r for r in match.children},
-        "removed_fields": {r["path"]: r for r in match.removed_children},
+        "field": match.field.raw if match.field else None,
+        "section": match.section.raw if match.section else None,
+        "removed": match.removed.raw if match.removed else None,
+        "enum": enum.raw if enum else None,
+        "fields": {r.path: r.raw for r in match.children},
+        "removed_fields": {r.path: r.raw for r in match.removed_children},
     }
 
 
 # --- command ------------------------------------------------------------------------------------
 
 
-def format_answer(snapshot: Record, query: str, matches: list[Match], width: int, style: Style) -> list[str]:
+def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: int, style: Style,
+                  lang: str = "en") -> list[str]:
     """The text answer: one match in full, one line per match when ambiguous, suggestions for a miss."""
     if not matches:
-        lines = [f'no field "{query}" in DeepSpeed {snapshot["deepspeed_version"]}']
+        lines = [f'no field "{query}" in DeepSpeed {snapshot.version}']
         suggestions = suggest(snapshot, query)
         if suggestions:
             lines[0] += "; did you mean:"
@@ -660,23 +535,21 @@ def format_answer(snapshot: Record, query: str, matches: list[Match], width: int
     if len(matches) > 1:
         return format_choices(snapshot, query, matches, width)
     formatter = {"field": format_field, "section": format_section, "removed": format_removed}
-    return formatter[matches[0].kind](snapshot, matches[0], width, style)
+    return formatter[matches[0].kind](snapshot, matches[0], width, style, lang)
 
 
 def run(args: argparse.Namespace) -> int:
     generated = repo_generated_dir()
-    try:
-        snapshot = load_requested(args.deepspeed_version, generated)
-    except SnapshotError as exc:
-        print(f"dsfields: {exc}", file=sys.stderr)
-        return 2
+    snapshot = load_requested(args.deepspeed_version, generated)
+    lang = prose.language(args.lang)
     matches = find(snapshot, args.query)
     histories = {m.path: field_history(m.path, generated) for m in matches} if args.history else {}
     if args.json:
-        payload: Record = {
-            "deepspeed_version": snapshot["deepspeed_version"],
+        payload: dict[str, Any] = {
+            "deepspeed_version": snapshot.version,
             "query": args.query,
-            "matches": [match_json(snapshot, m) for m in matches],
+            "lang": lang,
+            "matches": [match_json(snapshot, m, lang) for m in matches],
             "suggestions": [] if matches else suggest(snapshot, args.query),
         }
         if args.history:
@@ -687,7 +560,7 @@ def run(args: argparse.Namespace) -> int:
                lambda: json.dumps(payload, indent=1) + "\n")
         return 0 if matches else 1
     width = terminal_width()
-    lines = format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout))
+    lines = format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout), lang)
     if args.history:
         versions = available_versions(generated)
         for m in matches:

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from dsfields.snapshot import SnapshotError, repo_generated_dir
+from dsfields.model.store import SnapshotError, repo_generated_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

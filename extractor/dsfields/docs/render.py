@@ -31,7 +31,7 @@ import jinja2
 from dsfields import __version__
 from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, format_config, jcode, json_value, section_anchor
-from dsfields.snapshot import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
+from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
 log = logging.getLogger(__name__)
 
@@ -429,7 +429,7 @@ def load_site(generated: Path | None = None, versions: list[str] | None = None) 
     chosen = versions or available_versions(root)
     if not chosen:
         raise FileNotFoundError(f"no snapshots in {root}: run `dsfields extract` first")
-    snapshots = {v: load(v, root) for v in chosen}
+    snapshots = {v: load(v, root).raw for v in chosen}
     notices: list[str] = []
     index = None
     try:

@@ -42,7 +42,7 @@ from dsfields.extract.models import (
 from dsfields.extract.source import Located, SourceIndex
 from dsfields.extract.state import instances_of, parsed_state
 from dsfields.extract.trace import ReadEvent, join
-from dsfields.snapshot import FORMAT_VERSION
+from dsfields.model.store import FORMAT_VERSION
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from dsfields.snapshot import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
+from dsfields.model.store import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
 
 VERIFICATION_FILE = "verification.json"
 

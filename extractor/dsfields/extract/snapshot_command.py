@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from dsfields.snapshot import FORMAT_VERSION, SNAPSHOT_FILE, dumps, repo_generated_dir, version_key, write_atomic
+from dsfields.model.store import FORMAT_VERSION, SNAPSHOT_FILE, dumps, repo_generated_dir, version_key, write_atomic
 
 FAILURES_FILE = "failures.json"
 EXTRACT_TIMEOUT = 900.0

@@ -5,8 +5,11 @@ are exclusive, the batch sizes multiply, some options need a ZeRO stage) or vali
 value inside a getter the extractor cannot see. Those are DeepSpeed *semantics*, so they are
 written here by hand — each small, each citing the DeepSpeed source it mirrors, and each verified
 against the real DeepSpeed by ``tests/test_check_rules.py`` (a rule fires exactly when DeepSpeed
-rejects). They were read from DeepSpeed 0.19.8; for other versions a rule runs only when every
-field it names exists in that version's snapshot.
+rejects). They were read from DeepSpeed 0.19.8. Which keys a rule reads is not listed by hand: the
+:class:`View` records every path a rule asks for, a path the release does not read reads as absent
+(DeepSpeed of that release ignores it), and a violation about such a path is never reported — so a
+rule applies to exactly the keys each release has. ``tests/test_check_rules.py`` checks every path a
+rule reads against the snapshots.
 
 Values are judged as DeepSpeed sees them: ``"auto"`` in a pydantic section is dropped to the
 default, ``"true"`` coerced, and a key the HF Trainer fills (``--hf``) is :data:`UNKNOWN`.
@@ -17,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from dsfields.model.records import Snapshot
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()
 """The key is absent (DeepSpeed uses the default)."""
@@ -40,12 +45,26 @@ class Violation:
 class View:
     """The config as DeepSpeed reads it, over the snapshot's defaults."""
 
-    def __init__(self, data: dict[str, Any], snapshot: dict[str, Any], hf_filled: frozenset[str]) -> None:
+    def __init__(self, data: dict[str, Any], snapshot: Snapshot, hf_filled: frozenset[str]) -> None:
         self.data = data
-        self.fields: dict[str, Any] = snapshot.get("fields", {})
+        self.snapshot = snapshot
+        self.fields = snapshot.fields
         self.hf_filled = hf_filled
+        self.read: set[str] = set()
+        """Every path a rule asked about (what the rule depends on, recorded rather than listed)."""
+
+    def known(self, path: str) -> bool:
+        """Whether this release reads ``path`` at all (a field, a section, or an optimizer/scheduler param)."""
+        if path in self.fields or path in self.snapshot.sections:
+            return True
+        section, _, rest = path.partition(".")
+        catalog = self.snapshot.catalogs.get(section)
+        return catalog is not None and rest.startswith(catalog.params_key + ".")
 
     def raw(self, path: str) -> Any:
+        self.read.add(path)
+        if not self.known(path):
+            return MISSING  # this release never reads the key: for the rules it is as good as absent
         node: Any = self.data
         for part in path.split("."):
             if not isinstance(node, dict) or part not in node:
@@ -56,16 +75,16 @@ class View:
     def value(self, path: str) -> Any:
         """What DeepSpeed ends up with: the given value, the default when absent or dropped ``"auto"``."""
         raw = self.raw(path)
-        record = self.fields.get(path) or {}
+        record = self.fields.get(path)
         if isinstance(raw, str) and raw == "auto":
             if path in self.hf_filled:
                 return UNKNOWN
-            auto = record.get("auto") or {}
-            if not (auto.get("accepted") and auto.get("becomes") == "default"):
+            auto = record.auto if record else None
+            if not (auto and auto.accepted and auto.becomes == "default"):
                 return UNKNOWN  # DeepSpeed rejects or keeps it: the "auto" finding says so already
             raw = MISSING
         if raw is MISSING:
-            return record.get("default") if record else MISSING
+            return record.default if record else MISSING
         return raw
 
     def flag(self, path: str) -> bool | None:
@@ -114,7 +133,6 @@ class Rule:
     summary: str
     source: str
     """The DeepSpeed function whose behaviour the rule mirrors (file: qualified name)."""
-    fields: tuple[str, ...]
     check: Callable[[View, int | None], Iterator[Violation]]
 
 
@@ -397,64 +415,58 @@ def _scheduler_params_required(view: View, world_size: int | None) -> Iterator[V
 RULES: tuple[Rule, ...] = (
     Rule("fp16-bf16-exclusive", "fp16 and bf16 cannot both be enabled",
          "deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params",
-         ("fp16.enabled", "bf16.enabled"), _fp16_bf16),
+         _fp16_bf16),
     Rule("bf16-shadows-bfloat16", "with both bf16 and bfloat16 present, bfloat16 is ignored",
-         "deepspeed/runtime/precision_config.py: get_bfloat16_config", ("bf16", "bfloat16"), _bf16_shadows_bfloat16),
+         "deepspeed/runtime/precision_config.py: get_bfloat16_config", _bf16_shadows_bfloat16),
     Rule("fp16-dynamic-loss-scale", "dynamic loss scaling needs loss_scale_window > 0 and min_loss_scale > 0",
          "deepspeed/runtime/precision_config.py: DeepSpeedFP16Config._validate_dynamic_loss_scale_params",
-         ("fp16.loss_scale_window", "fp16.min_loss_scale"), _fp16_dynamic_loss_scale),
+         _fp16_dynamic_loss_scale),
     Rule("zero-stage-requirements", "options that need (or exclude) a ZeRO stage",
          "deepspeed/runtime/config.py: DeepSpeedConfig._do_error_check; deepspeed/runtime/zero/config.py: "
          "DeepSpeedZeroConfig.compute_grad_norm_valid, offload_ratio_check",
-         ("zero_optimization.stage", "zero_optimization.compute_grad_norm"), _stage_requirements),
+         _stage_requirements),
     Rule("allreduce-sum", "gradient_allreduce_op 'sum' excludes ZeRO-3, ZenFlow and DeepCompile",
-         "deepspeed/runtime/config.py: DeepSpeedConfig._do_error_check", ("gradient_allreduce_op",), _allreduce_sum),
+         "deepspeed/runtime/config.py: DeepSpeedConfig._do_error_check", _allreduce_sum),
     Rule("batch-size", "train_batch_size = micro batch × accumulation steps × world size",
          "deepspeed/runtime/config.py: DeepSpeedConfig._set_batch_related_parameters, _batch_assertion",
-         BATCH_KEYS, _batch),
+         _batch),
     Rule("communication-data-type", "communication_data_type is fp16, bf16 or fp32 (any case)",
-         "deepspeed/runtime/config.py: get_communication_data_type", ("communication_data_type",),
+         "deepspeed/runtime/config.py: get_communication_data_type",
          _choice("communication_data_type", ("fp16", "bf16", "fp32"), str.lower, "get_communication_data_type")),
     Rule("seq-parallel-communication-data-type", "seq_parallel_communication_data_type is fp16, bf16 or fp32",
-         "deepspeed/runtime/config.py: get_communication_data_type", ("seq_parallel_communication_data_type",),
+         "deepspeed/runtime/config.py: get_communication_data_type",
          _choice("seq_parallel_communication_data_type", ("fp16", "bf16", "fp32"), str.lower,
                  "get_communication_data_type")),
     Rule("gradient-allreduce-op", "gradient_allreduce_op is mean or sum (any case)",
-         "deepspeed/runtime/config.py: get_gradient_allreduce_op", ("gradient_allreduce_op",),
+         "deepspeed/runtime/config.py: get_gradient_allreduce_op",
          _choice("gradient_allreduce_op", ("mean", "sum"), str.lower, "get_gradient_allreduce_op")),
     Rule("checkpoint-tag-validation", "checkpoint.tag_validation is WARN, IGNORE or FAIL (any case)",
-         "deepspeed/runtime/config.py: get_checkpoint_tag_validation_mode", ("checkpoint.tag_validation",),
+         "deepspeed/runtime/config.py: get_checkpoint_tag_validation_mode",
          _choice("checkpoint.tag_validation", ("WARN", "IGNORE", "FAIL"), str.upper,
                  "get_checkpoint_tag_validation_mode")),
     Rule("keep-in-fp32-modules", 'data_types.keep_in_fp32_modules is "auto" or a list of strings',
-         "deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params", ("data_types.keep_in_fp32_modules",),
+         "deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params",
          _keep_in_fp32_modules),
     Rule("parallel-write-pipeline-stage", "checkpoint.parallel_write.pipeline_stage is a boolean",
          "deepspeed/runtime/config.py: get_checkpoint_parallel_write_pipeline",
-         ("checkpoint.parallel_write.pipeline_stage",), _pipeline_stage),
+         _pipeline_stage),
     Rule("curriculum-metrics-required", "enabled curriculum learning needs curriculum_metrics",
          "deepspeed/runtime/data_pipeline/config.py: get_curriculum_learning",
-         ("data_efficiency.data_sampling.curriculum_learning.enabled",),
          _needs_key_when_enabled("data_efficiency.data_sampling.curriculum_learning", "curriculum_metrics",
                                  "get_curriculum_learning")),
     Rule("dynamic-batching-max-tokens", "enabled dynamic batching needs max_tokens",
          "deepspeed/runtime/data_pipeline/config.py: get_dynamic_batching",
-         ("data_efficiency.data_sampling.dynamic_batching.enabled",),
          _needs_key_when_enabled("data_efficiency.data_sampling.dynamic_batching", "max_tokens",
                                  "get_dynamic_batching")),
     Rule("scheduler-params-required", "a configured scheduler needs a params object",
-         "deepspeed/runtime/engine.py: DeepSpeedEngine._scheduler_from_config", ("scheduler.type",),
+         "deepspeed/runtime/engine.py: DeepSpeedEngine._scheduler_from_config",
          _scheduler_params_required),
 )
 
 
-def applicable(snapshot: dict[str, Any]) -> list[Rule]:
-    """The rules whose fields all exist in ``snapshot`` (a rule about a key a release lacks is moot)."""
-    fields = snapshot.get("fields", {})
-    return [r for r in RULES if all(f in fields for f in r.fields)]
-
-
-def evaluate(view: View, rules: list[Rule], world_size: int | None) -> Iterator[tuple[Rule, Violation]]:
-    for rule in rules:
+def evaluate(view: View, world_size: int | None, rules: tuple[Rule, ...] = ()) -> Iterator[tuple[Rule, Violation]]:
+    """Every violation of ``rules`` (default: all) whose keys this release reads."""
+    for rule in rules or RULES:
         for violation in rule.check(view, world_size):
-            yield rule, violation
+            if all(view.known(path) for path in violation.paths):
+                yield rule, violation

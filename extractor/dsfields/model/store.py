@@ -1,9 +1,10 @@
-"""The snapshot format: the contract between extraction and every consumer.
+"""Snapshots on disk: the contract between extraction and every consumer (load, write, pick versions).
 
 One JSON file per DeepSpeed version, ``generated/<version>/fields.json``, documented in
 ``docs/snapshot-format.md`` with a JSON Schema in ``extractor/dsfields/snapshot.schema.json``.
 Writing is atomic and byte-stable (sorted keys, fixed indentation, trailing newline) so that a
-re-extraction of the same version is a no-op in git. Loading needs only the stdlib.
+re-extraction of the same version is a no-op in git. Loading needs only the stdlib and returns a typed
+:class:`~dsfields.model.records.Snapshot`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dsfields.model.errors import SnapshotError
+from dsfields.model.records import Snapshot
+
 FORMAT_VERSION = 1
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
 
@@ -23,20 +27,16 @@ SNAPSHOT_FILE = "fields.json"
 INDEX_FILE = "index.json"
 
 
-class SnapshotError(Exception):
-    """A snapshot is missing, unreadable, or of another format version (one-line message)."""
-
-
 def repo_generated_dir() -> Path:
     """``generated/`` of the checkout, or ``$DSFIELDS_GENERATED``; the wheel ships a copy next to the package."""
     env = os.environ.get("DSFIELDS_GENERATED")
     if env:
         return Path(env)
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent / "generated", here / "generated"):
+    package = Path(__file__).resolve().parent.parent  # extractor/dsfields, or site-packages/dsfields
+    for candidate in (package.parent.parent / "generated", package / "generated"):
         if candidate.is_dir():
             return candidate
-    return here.parent.parent / "generated"
+    return package.parent.parent / "generated"
 
 
 def dumps(data: Any) -> str:
@@ -79,7 +79,7 @@ def available_versions(generated: Path | None = None) -> list[str]:
 
 
 @cache
-def _load_cached(path: str, mtime: float) -> dict[str, Any]:
+def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -89,10 +89,10 @@ def _load_cached(path: str, mtime: float) -> dict[str, Any]:
         raise SnapshotError(
             f"snapshot {path} has format_version {found!r}, this dsfields reads {FORMAT_VERSION}; re-extract it"
         )
-    return data
+    return Snapshot.from_dict(data, f"snapshot {path}")
 
 
-def load(version: str, generated: Path | None = None) -> dict[str, Any]:
+def load(version: str, generated: Path | None = None) -> Snapshot:
     """The snapshot of ``version``; :class:`SnapshotError` names the available ones if it is missing."""
     root = generated or repo_generated_dir()
     path = root / version / SNAPSHOT_FILE
@@ -154,6 +154,6 @@ def resolve_version(requested: str | None, generated: Path | None = None) -> str
     return versions[-1]
 
 
-def load_requested(requested: str | None, generated: Path | None = None) -> dict[str, Any]:
+def load_requested(requested: str | None, generated: Path | None = None) -> Snapshot:
     """The snapshot a consumer's ``--version`` names (:func:`resolve_version`), loaded from the same tree."""
     return load(resolve_version(requested, generated), generated)

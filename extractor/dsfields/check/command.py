@@ -1,0 +1,64 @@
+"""``dsfields check``: find what DeepSpeed would reject, ignore or misread in ds_config files, before a job runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dsfields.check.engine import Checker, check_file
+from dsfields.check.findings import RANK, Options, exit_code
+from dsfields.check.report import render
+from dsfields.check.runtime import Build, runtime_findings
+from dsfields.model.errors import SnapshotError, UsageError
+from dsfields.model.records import HfTrainer
+from dsfields.model.store import available_versions, load, load_requested
+from dsfields.model.style import OutputStyle
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="ds_config files (JSON or hjson)")
+    parser.add_argument("--version", default=None,
+                        help="DeepSpeed version to check against (default: the installed one if snapshotted, "
+                             "else the newest snapshot)")
+    parser.add_argument("--format", choices=[s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN],
+                        default="text")
+    parser.add_argument("--hf", action="store_true",
+                        help='the file is for the HF Trainer: the "auto" values it fills are fine')
+    parser.add_argument("--world-size", type=int, default=None, metavar="N",
+                        help="number of data-parallel ranks, to check train_batch_size exactly")
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    parser.add_argument("--runtime", action="store_true",
+                        help="also build DeepSpeedConfig (needs that DeepSpeed version installed)")
+
+
+def newest_hf_list() -> HfTrainer | None:
+    """The HF Trainer fill list of the newest snapshot that has one (older snapshots predate it)."""
+    for version in reversed(available_versions()):
+        try:
+            hf = load(version).hf_trainer
+        except SnapshotError:
+            continue
+        if hf is not None:
+            return hf
+    return None
+
+
+def run(args: argparse.Namespace, build: Build | None = None) -> int:
+    """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``."""
+    if args.world_size is not None and args.world_size < 1:
+        raise UsageError("--world-size must be at least 1")
+    snapshot = load_requested(args.version)
+    borrowed = newest_hf_list() if args.hf and snapshot.hf_trainer is None else None
+    checker = Checker(snapshot, hf_trainer=borrowed)
+    options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime)
+    reports = []
+    for path in args.files:
+        report = check_file(path, checker, options)
+        if options.runtime and build is not None and report.error is None and report.config is not None:
+            report.findings = sorted([*report.findings, *runtime_findings(checker, report.config, options, build)],
+                                     key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
+        reports.append(report)
+    output = render(reports, snapshot.version, OutputStyle(args.format), options)
+    if output:
+        print(output)
+    return exit_code(reports, args.strict)

@@ -1,0 +1,512 @@
+"""The checker: one config judged against one snapshot, key by key, then the optimizer and the rules.
+
+DeepSpeed reads most of its config with ``dict.get``: a typo is silently ignored, a removed key
+fails only at start-up, a misspelt optimizer param fails minutes later at ``deepspeed.initialize``.
+This checks a config against the snapshot of one DeepSpeed release — unknown, removed and deprecated
+keys; types, enums and constraints as pydantic coerces them; ``"auto"`` as DeepSpeed alone or the
+HF Trainer treats it; optimizer and scheduler names and params from the engine's own mapping; and
+the cross-field rules of :mod:`dsfields.check.rules`. It reads the snapshot only.
+
+``"auto"`` policy. With ``--hf``, keys the HF Trainer fills (the snapshot's ``hf_trainer`` list,
+read from transformers' own source) are fine. Every other ``"auto"`` is judged by what DeepSpeed
+alone does with it (the snapshot's ``auto`` record, measured at extraction): an *error* where
+DeepSpeed raises, or stores the string where a number or boolean goes (it fails later); a
+*warning* where DeepSpeed silently drops it and uses the default — the config works, but not as
+its author believed, so the warning names that default. That is more truthful than calling every
+``"auto"`` an error, and never stricter than DeepSpeed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dsfields.check.findings import RANK, FileReport, Finding, Kind, Options, Severity
+from dsfields.check.rules import View, evaluate
+from dsfields.check.values import accepts, json_type
+from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
+from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot, join
+from dsfields.model.wording import default_in_context
+
+
+def _fmt(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if value is not None else "null"
+
+
+class Checker:
+    """Indexes one snapshot once; :meth:`check` then judges parsed configs against it."""
+
+    def __init__(self, snapshot: Snapshot, hf_trainer: HfTrainer | None = None) -> None:
+        self.snapshot = snapshot
+        self.version = snapshot.version
+        self.sections = snapshot.sections
+        self.fields = snapshot.fields
+        self.removed = snapshot.removed
+        self.catalogs = snapshot.catalogs
+        hf = snapshot.hf_trainer or hf_trainer
+        self.hf_fills: dict[str, Any] | None = hf.paths if hf is not None else None
+        self.hf_version: str | None = hf.transformers_version if hf is not None else None
+        self.hf_borrowed = snapshot.hf_trainer is None and hf_trainer is not None
+
+    # ------------------------------------------------------------ entry points
+
+    def check(self, config: ConfigFile, options: Options) -> list[Finding]:
+        run = _Run(self, config, options)
+        run.file_level()
+        run.section("", config.data, ())
+        run.optimizers()
+        run.rules()
+        return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
+
+    def hf_filled(self, options: Options) -> frozenset[str]:
+        return frozenset(self.hf_fills or ()) if options.hf else frozenset()
+
+
+class _Run:
+    """One config being checked: accumulates findings with their lines."""
+
+    def __init__(self, checker: Checker, config: ConfigFile, options: Options) -> None:
+        self.c = checker
+        self.config = config
+        self.options = options
+        self.findings: list[Finding] = []
+        self.hf_filled = checker.hf_filled(options)
+
+    def add(self, path: Path_ | str, severity: Severity, kind: Kind, message: str, fix: str,
+            related: tuple[str, ...] = (), rule: str | None = None) -> None:
+        key_path: Path_ = tuple(path.split(".")) if isinstance(path, str) else path
+        if isinstance(path, str) and not path:
+            key_path = ()
+        line = self.config.line_of(key_path) if key_path else None
+        self.findings.append(Finding(dotted(key_path), severity, kind, message, fix, line or 1, related, rule))
+
+    # ------------------------------------------------------------ file level
+
+    def file_level(self) -> None:
+        if self.config.parse_note:
+            self.add((), Severity.ERROR, Kind.SYNTAX, self.config.parse_note,
+                     "write strict JSON (no comments, quoted keys)")
+        for path, line in self.config.duplicates:
+            if self.options.hf:
+                self.findings.append(Finding(
+                    dotted(path), Severity.WARNING, Kind.DUPLICATE_KEY,
+                    "key repeated in one object; json.load (HF Trainer) silently keeps the last value",
+                    "keep one of them", line))
+            else:
+                self.findings.append(Finding(
+                    dotted(path), Severity.ERROR, Kind.DUPLICATE_KEY,
+                    "key repeated in one object; DeepSpeed raises \"Duplicate keys in DeepSpeed config\"",
+                    "keep one of them", line))
+        if self.options.hf and self.c.hf_borrowed:
+            self.add((), Severity.INFO, Kind.LIMITATION,
+                     f"the {self.c.version} snapshot predates the HF Trainer fill list; using the one of "
+                     f"transformers {self.c.hf_version} from a newer snapshot (the list depends on transformers, "
+                     "not on DeepSpeed)", "")
+        if self.options.hf and self.c.hf_fills is None:
+            self.add((), Severity.INFO, Kind.LIMITATION,
+                     f"the {self.c.version} snapshot has no HF Trainer fill list (transformers was not installed "
+                     "at extraction): every \"auto\" is judged as DeepSpeed alone would",
+                     "re-extract with transformers installed (pip install dsfields[extract])")
+
+    # ------------------------------------------------------------ sections and keys
+
+    def section(self, section: str, obj: dict[str, Any], where: Path_) -> None:
+        record = self.c.sections.get(section)
+        if record is None or record.passthrough:
+            return  # DeepSpeed hands this dict on whole (e.g. pipeline): any key is kept
+        catalog = self.c.catalogs.get(section)
+        snapshot = self.c.snapshot
+        for key, value in obj.items():
+            path = join(section, key)
+            here = (*where, key)
+            if catalog and key == catalog.params_key:
+                continue  # judged against the class's signature in optimizers()
+            if path in self.c.removed:
+                removed = self.c.removed[path]
+                self.add(here, Severity.ERROR, Kind.REMOVED_KEY, f"removed: DeepSpeed {self.c.version} raises: "
+                         f"{removed.message}", f'delete "{key}"')
+                continue
+            field_record = snapshot.by_section.get(section, {}).get(key)
+            if field_record is None:
+                alias = snapshot.by_python_name.get(section, {}).get(key)
+                if alias is not None:
+                    self.add(here, Severity.INFO, Kind.ALIAS,
+                             f'"{key}" is the Python name of "{alias.key}"; DeepSpeed accepts both spellings',
+                             f'write "{alias.key}" as the documentation does')
+                    field_record = alias
+                else:
+                    self.unknown(section, key, here, record)
+                    continue
+            if field_record.deprecated:
+                self.deprecated(section, key, obj, field_record, here)
+            self.value(field_record, value, here)
+            if field_record.is_section and isinstance(value, dict) and field_record.path in self.c.sections:
+                self.section(field_record.path, value, here)
+
+    def unknown(self, section: str, key: str, here: Path_, record: Section) -> None:
+        where = f'"{section}"' if section else "the top level"
+        mode = record.unknown_keys
+        if mode == "ignored" and key.startswith(("_", "//", "#")):
+            # "_comment": "..." is the usual way to annotate JSON; where DeepSpeed ignores it, it is harmless.
+            self.add(here, Severity.INFO, Kind.UNKNOWN_KEY, f'"{key}" looks like a comment key; DeepSpeed '
+                     f"{self.c.version} ignores it here", "")
+            return
+        if mode == "error":
+            severity = Severity.ERROR
+            consequence = f"DeepSpeed {self.c.version} raises (extra inputs are not permitted)"
+        elif mode == "kept":
+            severity, consequence = Severity.WARNING, "DeepSpeed keeps it but never reads it"
+        else:
+            severity, consequence = Severity.WARNING, f"silently ignored by DeepSpeed {self.c.version}"
+        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}',
+                 self.suggest(section, key))
+
+    def suggest(self, section: str, key: str) -> str:
+        snapshot = self.c.snapshot
+        own = list(snapshot.by_section.get(section, {})) + list(snapshot.by_python_name.get(section, {}))
+        if section in self.c.catalogs:
+            own.append(self.c.catalogs[section].params_key)
+        lowered = {k.lower(): k for k in own}
+        if key.lower() in lowered:
+            return f'did you mean "{lowered[key.lower()]}"? (keys are case-sensitive)'
+        if key.strip() in own:
+            return f'remove the whitespace: "{key.strip()}"'
+        close = difflib.get_close_matches(key, own, n=2, cutoff=0.75)
+        elsewhere = sorted(p for p in snapshot.by_key.get(key, []) if self.c.fields[p].section != section)
+        if close and not elsewhere:
+            return f'did you mean "{close[0]}"?' + (f' or "{close[1]}"?' if len(close) > 1 else "")
+        if elsewhere:
+            target = self.c.fields[elsewhere[0]].section
+            place = f'"{target}"' if target else "the top level"
+            also = f' (or did you mean "{close[0]}"?)' if close else ""
+            return f'"{key}" belongs in {place}: move it there{also}'
+        everywhere = difflib.get_close_matches(key, list(snapshot.by_key), n=1, cutoff=0.85)
+        if everywhere:
+            return f'did you mean "{snapshot.by_key[everywhere[0]][0]}"?'
+        return f'remove it (no DeepSpeed {self.c.version} key is named like it)'
+
+    def deprecated(self, section: str, key: str, obj: dict[str, Any], record: Field, here: Path_) -> None:
+        info = record.deprecated
+        assert info is not None
+        snapshot = self.c.snapshot
+        new = info.new_param
+        message = f'"{key}" is deprecated' + (f'; use "{snapshot.spelling(section, new)}" instead' if new else "")
+        if info.message:
+            message += f" ({info.message})"
+        if new and info.set_new_param:
+            replacement = snapshot.field_by_name(section, new)
+            spellings = {new} | ({replacement.key} if replacement else set())
+            given = sorted(s for s in spellings if s in obj)
+            if given:
+                self.add(here, Severity.ERROR, Kind.DEPRECATED_KEY,
+                         f'"{key}" (deprecated) and its replacement "{given[0]}" are both set; DeepSpeed asserts '
+                         "they are not given together", f'delete "{key}"', related=(join(section, given[0]),))
+                return
+        fix = f'rename to "{snapshot.spelling(section, new)}"' if new and " " not in new else f'delete "{key}"'
+        if info.converts_value:
+            fix += " (the value's form changes: check its documentation)"
+        self.add(here, Severity.WARNING, Kind.DEPRECATED_KEY, message, fix)
+
+    # ------------------------------------------------------------ values
+
+    def value(self, record: Field, value: Any, here: Path_) -> None:
+        path = record.path
+        if isinstance(value, str) and value == "auto":
+            self.auto(record, here)
+            return
+        types = record.json_types
+        if record.is_section and path in self.c.sections and not isinstance(value, dict):
+            if value is None and ("null" in types or record.is_pydantic and not types):
+                return
+            self.add(here, Severity.ERROR, Kind.WRONG_TYPE, f"{path} is a section: it must be an object, "
+                     f"got {json_type(value)}", f'write "{record.key}": {{ ... }}')
+            return
+        if record.is_pydantic:
+            ok, coerced, exact = accepts(types, value)
+            if not ok:
+                self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
+                         f"expected {' or '.join(types)} ({record.type}), got {json_type(value)} {_fmt(value)}; "
+                         "DeepSpeed's validation rejects it", self._type_fix(record))
+                return
+            if not exact:
+                self.add(here, Severity.WARNING, Kind.COERCED,
+                         f"{json_type(value)} {_fmt(value)} where {' or '.join(types)} is expected; pydantic coerces "
+                         f"it to {_fmt(coerced)}", f"write {_fmt(coerced)}")
+        else:
+            if not self.dict_value(record, value, here):
+                return
+            coerced = value
+        self.choices(record, value, coerced, here)
+        self.constraints(record, coerced, here)
+
+    def dict_value(self, record: Field, value: Any, here: Path_) -> bool:
+        """Dict-read keys are not validated by DeepSpeed: the raw value is used as is, later."""
+        types = record.json_types
+        if not types:
+            return True
+        if value is None:
+            self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
+                     f"null is passed on as None (the default {_fmt(record.default)} is not used)",
+                     "remove the key to get the default")
+            return False
+        actual = json_type(value)
+        if actual in types or (actual == "integer" and "number" in types):
+            return True
+        if actual == "number" and "integer" in types:
+            if float(value).is_integer():
+                return True
+            self.add(here, Severity.ERROR, Kind.WRONG_TYPE, f"expected an integer, got {_fmt(value)}",
+                     self._type_fix(record))
+            return False
+        if "boolean" in types and actual == "integer" and value in (0, 1):
+            self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
+                     f"{value} where a boolean is expected (DeepSpeed reads this key unvalidated; it tests its truth)",
+                     f"write {'true' if value else 'false'}")
+            return False
+        if "boolean" in types and isinstance(value, str):
+            # Unvalidated: "false" is a true string here, and some readers combine it with `|` and crash.
+            self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
+                     f"the string {_fmt(value)} where a boolean is expected: DeepSpeed reads this key unvalidated "
+                     "(any non-empty string counts as true)", "write true or false without quotes")
+            return False
+        self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
+                 f"expected {' or '.join(types)}, got {actual} {_fmt(value)}; DeepSpeed uses it unvalidated",
+                 self._type_fix(record))
+        return False
+
+    def _type_fix(self, record: Field) -> str:
+        default = record.default
+        if record.choices:
+            return "use one of: " + ", ".join(_fmt(c) for c in record.choices)
+        wanted = " or ".join(record.json_types or ["value"])
+        article = "an" if wanted[0] in "aeiou" else "a"
+        if default is not None:
+            return f"write {article} {wanted}, e.g. the default {_fmt(default)}"
+        return f"write {article} {wanted}"
+
+    def choices(self, record: Field, raw: Any, coerced: Any, here: Path_) -> None:
+        choices = record.choices
+        if not choices:
+            return
+        items = coerced if isinstance(coerced, list) and "array" in record.json_types else [coerced]
+        for item in items:
+            if item is None or any(item == c and type(item) is not bool for c in choices) or (
+                    isinstance(item, bool) and int(item) in choices and bool not in map(type, choices)):
+                continue
+            self.add(here, Severity.ERROR, Kind.CHOICE,
+                     f"{_fmt(item)} is not one of {', '.join(_fmt(c) for c in choices)}",
+                     f"use one of: {', '.join(_fmt(c) for c in choices)}" + self._close_choice(item, choices))
+            return
+
+    @staticmethod
+    def _close_choice(item: Any, choices: list[Any]) -> str:
+        if not isinstance(item, str):
+            return ""
+        close = difflib.get_close_matches(item.lower(), [str(c).lower() for c in choices], n=1, cutoff=0.5)
+        return f' (did you mean "{close[0]}"?)' if close else ""
+
+    def constraints(self, record: Field, value: Any, here: Path_) -> None:
+        limits = record.constraints
+        if not limits:
+            return
+        tests: dict[str, Callable[[Any, Any], bool]] = {
+            "gt": lambda v, b: v > b, "ge": lambda v, b: v >= b, "lt": lambda v, b: v < b, "le": lambda v, b: v <= b,
+        }
+        words = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            for name, test in tests.items():
+                if name in limits and limits[name] is not None and not test(value, limits[name]):
+                    self.add(here, Severity.ERROR, Kind.CONSTRAINT,
+                             f"{_fmt(value)} is out of range: DeepSpeed requires {words[name]} {_fmt(limits[name])}",
+                             f"use a value {words[name]} {_fmt(limits[name])}"
+                             + (f" (default {_fmt(record.default)})" if record.default is not None else ""))
+                    return
+            step = limits.get("multiple_of")
+            if step and value % step:
+                self.add(here, Severity.ERROR, Kind.CONSTRAINT, f"{_fmt(value)} is not a multiple of {step}",
+                         f"use a multiple of {step}")
+        if isinstance(value, (str, list)):
+            if "min_length" in limits and len(value) < limits["min_length"]:
+                self.add(here, Severity.ERROR, Kind.CONSTRAINT, f"shorter than {limits['min_length']}",
+                         "give a longer value")
+            if "max_length" in limits and len(value) > limits["max_length"]:
+                self.add(here, Severity.ERROR, Kind.CONSTRAINT, f"longer than {limits['max_length']}",
+                         "give a shorter value")
+        if isinstance(value, str) and limits.get("pattern") and not re.search(limits["pattern"], value):
+            self.add(here, Severity.ERROR, Kind.CONSTRAINT, f"does not match {limits['pattern']}", "fix the value")
+
+    # ------------------------------------------------------------ "auto"
+
+    def auto(self, record: Field, here: Path_) -> None:
+        path = record.path
+        if path in self.hf_filled:
+            return
+        behaviour = record.auto
+        hf_note = ""
+        if self.options.hf and self.c.hf_fills is not None:
+            hf_note = f" (the HF Trainer of transformers {self.c.hf_version} does not fill this key)"
+        default = self._default_text(record)
+        if behaviour is None:
+            self.add(here, Severity.ERROR, Kind.AUTO, f'"auto" where a section (object) is expected{hf_note}',
+                     f'write "{record.key}": {{ ... }}')
+        elif not behaviour.accepted:
+            reason = behaviour.error or "it fails"
+            self.add(here, Severity.ERROR, Kind.AUTO, f'DeepSpeed alone rejects "auto" here ({reason}){hf_note}',
+                     f"write a value (default {default})" if default != "none" else "write a value")
+        elif behaviour.becomes == "default":
+            self.add(here, Severity.WARNING, Kind.AUTO,
+                     f'DeepSpeed drops "auto" here and uses the default {default}{hf_note}',
+                     f"write the value you want, or delete the key to get {default}")
+        else:
+            types = record.json_types
+            if not types or "string" in types:
+                self.add(here, Severity.WARNING, Kind.AUTO,
+                         f'DeepSpeed keeps the literal string "auto" here (no special meaning){hf_note}',
+                         f"write the value you want (default {default})")
+            else:
+                self.add(here, Severity.ERROR, Kind.AUTO,
+                         f'DeepSpeed stores the string "auto" where {" or ".join(types)} is expected and fails when '
+                         f"it uses it{hf_note}", f"write a value (default {default})")
+
+    def _default_text(self, record: Field) -> str:
+        stage = View(self.config.data, self.c.snapshot, self.hf_filled).zero_stage()
+        return default_in_context(record, stage)
+
+    # ------------------------------------------------------------ optimizer / scheduler
+
+    def optimizers(self) -> None:
+        if not self.c.catalogs:
+            for section in ("optimizer", "scheduler"):
+                if isinstance(self.config.data.get(section), dict) and "params" in self.config.data[section]:
+                    self.add((section,), Severity.INFO, Kind.LIMITATION,
+                             f"the {self.c.version} snapshot has no optimizer/scheduler catalog: params not checked",
+                             "re-extract the snapshot with this dsfields")
+            return
+        for section, catalog in sorted(self.c.catalogs.items()):
+            block = self.config.data.get(section)
+            if isinstance(block, dict):
+                self.one_optimizer(section, block, catalog)
+
+    def one_optimizer(self, section: str, block: dict[str, Any], catalog: Catalog) -> None:
+        kind = Kind.OPTIMIZER if catalog.label == "optimizer" else Kind.SCHEDULER
+        type_key, params_key = catalog.type_key, catalog.params_key
+        name = block.get(type_key)
+        params = block.get(params_key)
+        names = catalog.names
+        if name is None:
+            if params is not None:
+                self.add((section, params_key), Severity.WARNING, kind,
+                         f"{section}.{params_key} is ignored: DeepSpeed reads it only with {section}.{type_key}",
+                         f'add "{type_key}", or delete "{params_key}"')
+            return
+        if not isinstance(name, str):
+            self.add((section, type_key), Severity.ERROR, kind, f"{section}.{type_key} must be a string, got "
+                     f"{json_type(name)}", f"name a {catalog.label}")
+            return
+        entry = names.get(name)
+        if entry is None and name.lower() in names and names[name.lower()].case_insensitive:
+            entry = names[name.lower()]
+        if entry is None:
+            lower = {n.lower(): n for n in names}
+            close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
+            hint = f'did you mean "{lower[close[0]]}"?' if close else f"see `dsfields lookup {section}`"
+            where = " or ".join(catalog.fallback_modules)
+            self.add((section, type_key), Severity.ERROR, kind,
+                     f'{catalog.label} "{name}" is unknown to DeepSpeed {self.c.version} (neither its own nor in '
+                     f"{where}); deepspeed.initialize fails", hint)
+            return
+        if params is None:
+            return  # "params" absent: the scheduler rule reports it where the engine needs it
+        if not isinstance(params, dict):
+            self.add((section, params_key), Severity.ERROR, kind, f"{section}.{params_key} must be an object",
+                     f'write "{params_key}": {{ ... }}')
+            return
+        self.params(section, name, entry, params, catalog, kind)
+
+    def params(self, section: str, name: str, entry: CatalogEntry, params: dict[str, Any],
+               catalog: Catalog, kind: Kind) -> None:
+        params_key = catalog.params_key
+        classes = entry.classes
+        importable = [c for c in classes if c.importable and c.params is not None]
+        class_names = " / ".join(c.name.rsplit(".", 1)[-1] for c in importable) or name
+        open_ended = any(c.var_keyword for c in importable)
+        accepted: dict[str, CatalogParam] = {}
+        for cls in importable:
+            accepted.update(cls.params or {})
+        consumed = set(entry.engine_params)
+        checkable = entry.params_passed and importable and len(importable) == len(classes) and not open_ended
+        if not entry.params_passed:
+            self.add((section, params_key), Severity.INFO, Kind.LIMITATION,
+                     f"{name}: the engine builds this {catalog.label}'s arguments itself; params not checked", "")
+        elif classes and not importable:
+            missing = ", ".join(c.name for c in classes)
+            self.add((section, params_key), Severity.INFO, Kind.LIMITATION,
+                     f"{missing} was not importable at extraction; params not checked", "")
+        for key, value in params.items():
+            here = (section, params_key, key)
+            path = f"{section}.{params_key}.{key}"
+            rejected = catalog.rejected_params
+            if key in rejected:
+                self.add(here, Severity.ERROR, kind, f"DeepSpeed raises: {rejected[key]}",
+                         f'delete "{key}"' + (' and use "gradient_clipping"' if "gradient_clipping" in
+                                              rejected[key] else ""))
+                continue
+            if isinstance(value, str) and value == "auto" and path not in self.hf_filled:
+                note = " (the HF Trainer does not fill it)" if self.options.hf else ""
+                self.add(here, Severity.ERROR, Kind.AUTO,
+                         f'"auto" is passed to {class_names} as the string "auto"{note}',
+                         f"write a value (default {_fmt(accepted[key].default if key in accepted else None)})")
+            if not checkable or key in accepted or key in consumed:
+                continue
+            self.add(here, Severity.ERROR, kind,
+                     f'"{key}" is not a parameter of {class_names}: deepspeed.initialize fails with TypeError',
+                     self._param_hint(key, name, accepted, catalog))
+        if checkable:
+            for key in sorted(accepted):
+                if all(key in (c.params or {}) and (c.params or {})[key].required for c in importable) and (
+                        key not in params and key not in consumed):
+                    self.add((section, params_key), Severity.ERROR, kind,
+                             f'{class_names} requires "{key}", which {section}.{params_key} does not give',
+                             f'add "{key}"' + (' (or "auto" with the HF Trainer)'
+                                               if f"{section}.{params_key}.{key}" in (self.c.hf_fills or {}) else ""))
+
+    def _param_hint(self, key: str, name: str, accepted: dict[str, CatalogParam], catalog: Catalog) -> str:
+        close = difflib.get_close_matches(key, list(accepted), n=1, cutoff=0.7)
+        takers = sorted(n for n, e in catalog.names.items() if n != name and any(
+            key in (c.params or {}) for c in e.classes))
+        preferred = [t for t in takers if catalog.names[t].origin == "deepspeed"] or takers
+        elsewhere = f'"{key}" is a parameter of {", ".join(preferred[:3])}, not {name}' if preferred else ""
+        if close:
+            return f'did you mean "{close[0]}"?' + (f" ({elsewhere})" if elsewhere else "")
+        if elsewhere:
+            return f"delete it, or switch the type: {elsewhere}"
+        return f'delete it; {name} takes: {", ".join(sorted(accepted)) or "no keyword parameters"}'
+
+    # ------------------------------------------------------------ cross-field rules
+
+    def rules(self) -> None:
+        view = View(self.config.data, self.c.snapshot, self.hf_filled)
+        for rule, violation in evaluate(view, self.options.world_size):
+            severity = Severity(violation.severity)
+            first, *rest = violation.paths
+            self.add(first, severity, Kind.RULE, violation.message, violation.fix, related=tuple(rest), rule=rule.id)
+
+
+def check_file(path: Path, checker: Checker, options: Options) -> FileReport:
+    try:
+        config = load(path, "hf" if options.hf else "deepspeed")
+    except ConfigFileError as exc:
+        return FileReport(str(path), error=str(exc))
+    return FileReport(str(path), checker.check(config, options), config=config)
+
+
+def check_text(text: str, checker: Checker, options: Options, name: str = "<config>") -> FileReport:
+    try:
+        config = parse(text, name, "hf" if options.hf else "deepspeed")
+    except ConfigFileError as exc:
+        return FileReport(name, error=str(exc))
+    return FileReport(name, checker.check(config, options), config=config)

@@ -1,0 +1,120 @@
+"""What ``check`` reports: one :class:`Finding` per problem, grouped per file, each explaining itself per style."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from dsfields.model.style import OutputStyle, github_data, github_property
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def github_level(self) -> str:
+        return {"error": "error", "warning": "warning", "info": "notice"}[self.value]
+
+
+RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+class Kind(StrEnum):
+    """What a finding is about; the value is its human title (griffe's BreakageKind style)."""
+
+    UNKNOWN_KEY = "unknown key"
+    REMOVED_KEY = "removed key"
+    DEPRECATED_KEY = "deprecated key"
+    ALIAS = "Python attribute name used as key"
+    DUPLICATE_KEY = "duplicate key"
+    SYNTAX = "syntax"
+    WRONG_TYPE = "wrong type"
+    COERCED = "value coerced"
+    CHOICE = "value not allowed"
+    CONSTRAINT = "value out of range"
+    AUTO = '"auto" value'
+    OPTIMIZER = "optimizer"
+    SCHEDULER = "scheduler"
+    RULE = "DeepSpeed rule"
+    RUNTIME = "DeepSpeedConfig verdict"
+    LIMITATION = "not checked"
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    severity: Severity
+    kind: Kind
+    message: str
+    fix: str
+    line: int | None = None
+    related: tuple[str, ...] = ()
+    rule: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "severity": self.severity.value,
+            "kind": self.kind.name.lower(),
+            "title": self.kind.value,
+            "message": self.message,
+            "fix": self.fix,
+            "related": list(self.related),
+            "rule": self.rule,
+        }
+
+    def explain(self, style: OutputStyle, *, file: str = "", version: str = "") -> str:
+        """This finding in ``style``: an indented text block, a JSON object, or a GitHub annotation."""
+        if style is OutputStyle.JSON:
+            return json.dumps(self.as_dict(), ensure_ascii=False)
+        if style is OutputStyle.GITHUB:
+            title = f"dsfields {self.kind.value} (DeepSpeed {version})"
+            text = f"{self.path or '(file)'}: {self.message}" + (f" Fix: {self.fix}" if self.fix else "")
+            return (f"::{self.severity.github_level} file={github_property(file)},line={self.line or 1},"
+                    f"title={github_property(title)}::{github_data(text)}")
+        if style is OutputStyle.MARKDOWN:
+            fix = f" — fix: {self.fix}" if self.fix else ""
+            return f"- **{self.severity.value}** line {self.line or 1}, `{self.path or '(file)'}`: {self.message}{fix}"
+        rule = f" [{self.rule}]" if self.rule else ""
+        lines = [f"  {self.line or 1:>4}  {self.severity.value:<7}  {self.path or '(file)'}: {self.message}{rule}"]
+        if self.fix:
+            lines.append(f"  {'':>4}  {'':<7}  fix: {self.fix}")
+        return "\n".join(lines)
+
+
+@dataclass
+class Options:
+    hf: bool = False
+    world_size: int | None = None
+    strict: bool = False
+    runtime: bool = False
+
+
+@dataclass
+class FileReport:
+    name: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    """Set when the file is unusable (exit 2); ``findings`` is then empty."""
+    config: Any = None
+    """The parsed :class:`~dsfields.configfile.ConfigFile` (``None`` when unusable)."""
+
+
+def exit_code(reports: list[FileReport], strict: bool) -> int:
+    if any(r.error for r in reports):
+        return 2
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    return 1 if any(f.severity in failing for r in reports for f in r.findings) else 0
+
+
+def counts(reports: list[FileReport]) -> dict[str, int]:
+    totals = {s.value: 0 for s in Severity}
+    for report in reports:
+        for finding in report.findings:
+            totals[finding.severity.value] += 1
+    return totals

@@ -1,0 +1,176 @@
+"""Our own explanations of each field, in English and Chinese, kept as data keyed by JSON path.
+
+DeepSpeed's docstrings say what a key is called; users need to know what DeepSpeed *does* with the
+value, its unit, when to change it and what it interacts with. Those texts are written by us from
+DeepSpeed's code and live in ``dsfields/prose/<lang>/<top-level key>.toml`` (``top-level.toml`` for
+scalar top-level keys, ``optimizers.toml`` / ``schedulers.toml`` for the ``type`` catalogues). One
+file per top-level key keeps ``lookup`` fast: it parses only the file of the path it answers.
+
+A key is a JSON path, or a pattern with ``*`` standing for one user-named key
+(``compression_training.weight_quantization.different_groups.*.params.start_bits``). The tests
+check every key against the snapshots (a note for a path no release has fails) and report the
+coverage per release and language (:func:`coverage`).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+PROSE_DIR = Path(__file__).resolve().parent.parent / "prose"
+LANGUAGES = ("en", "zh")
+TOP_LEVEL_FILE = "top-level"
+CATALOG_FILES = {"optimizer": "optimizers", "scheduler": "schedulers"}
+
+
+class Explanation(NamedTuple):
+    """Our text about one path (or one optimizer/scheduler type) in one language."""
+
+    key: str
+    """The entry's key as written: a path, a pattern, or a type name."""
+    lang: str
+    summary: str
+    body: str
+    pitfall: str | None = None
+    params: dict[str, str] = {}
+    """For optimizer/scheduler types: parameter name → one line."""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "lang": self.lang, "summary": self.summary, "body": self.body,
+                               "pitfall": self.pitfall}
+        if self.params:
+            out["params"] = dict(self.params)
+        return out
+
+
+def language(requested: str | None = None) -> str:
+    """``--lang`` if given, else Chinese when the locale says so (``LANG=zh_CN.UTF-8``), else English."""
+    if requested:
+        lang = requested.lower().split("_")[0].split("-")[0]
+        if lang not in LANGUAGES:
+            from dsfields.model.errors import UsageError
+
+            raise UsageError(f"--lang {requested!r}: dsfields speaks {', '.join(LANGUAGES)}")
+        return lang
+    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(variable)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def file_for(path: str) -> str:
+    """The prose file (without ``.toml``) holding ``path``'s entry."""
+    top, dot, _ = path.partition(".")
+    return top if dot or top in _files_with_sections() else TOP_LEVEL_FILE
+
+
+@cache
+def _files_with_sections() -> frozenset[str]:
+    # A section key (``zero_optimization``) has its own file; a scalar top-level key lives in top-level.toml.
+    names = set()
+    for lang in LANGUAGES:
+        folder = PROSE_DIR / lang
+        if folder.is_dir():
+            names |= {p.stem for p in folder.glob("*.toml")}
+    return frozenset(names - {TOP_LEVEL_FILE, *CATALOG_FILES.values()})
+
+
+@cache
+def read_file(lang: str, name: str) -> dict[str, Any]:
+    """One prose file as parsed TOML ({} when absent)."""
+    path = PROSE_DIR / lang / f"{name}.toml"
+    if not path.is_file():
+        return {}
+    import tomllib
+
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def _entry(key: str, lang: str, raw: Any) -> Explanation | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("summary"), str):
+        return None
+    params = raw.get("params")
+    return Explanation(key, lang, raw["summary"].strip(), str(raw.get("body") or "").strip(),
+                       (str(raw["pitfall"]).strip() or None) if raw.get("pitfall") else None,
+                       {str(k): str(v) for k, v in params.items()} if isinstance(params, dict) else {})
+
+
+def matches(pattern: str, path: str) -> bool:
+    """``a.*.b`` matches ``a.x.b``: ``*`` stands for exactly one user-named key."""
+    want, have = pattern.split("."), path.split(".")
+    return len(want) == len(have) and all(w == "*" or w == h for w, h in zip(want, have, strict=True))
+
+
+def explain(path: str, lang: str) -> Explanation | None:
+    """Our explanation of ``path`` in ``lang``: the exact entry, else the first pattern that matches."""
+    table = read_file(lang, file_for(path))
+    exact = _entry(path, lang, table.get(path))
+    if exact is not None:
+        return exact
+    for key, raw in table.items():
+        if "*" in key and matches(key, path):
+            return _entry(key, lang, raw)
+    return None
+
+
+def explain_type(section: str, name: str, lang: str) -> Explanation | None:
+    """Our explanation of an optimizer or scheduler ``type`` (``section`` is ``optimizer``/``scheduler``)."""
+    catalog = CATALOG_FILES.get(section)
+    if catalog is None:
+        return None
+    table = read_file(lang, catalog)
+    raw = table.get(name)
+    if raw is None:
+        lowered = {k.lower(): k for k in table}
+        key = lowered.get(name.lower())
+        raw = table.get(key) if key else None
+        name = key or name
+    return _entry(name, lang, raw)
+
+
+def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
+    """Every entry of ``lang``: file name → key → explanation (for tests, coverage and the site)."""
+    out: dict[str, dict[str, Explanation]] = {}
+    folder = PROSE_DIR / lang
+    for file in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        table = read_file(lang, file.stem)
+        out[file.stem] = {k: e for k, raw in table.items() if (e := _entry(k, lang, raw)) is not None}
+    return out
+
+
+class Coverage(NamedTuple):
+    version: str
+    lang: str
+    explained: int
+    total: int
+    missing: tuple[str, ...]
+
+
+def coverage(fields: dict[str, Any], version: str, lang: str, *, leaves_only: bool = True) -> Coverage:
+    """How many of a release's field paths (``fields``: path → record with ``is_section``) we explain."""
+    paths = sorted(p for p, record in fields.items()
+                   if not (leaves_only and getattr(record, "is_section", False)))
+    missing = tuple(p for p in paths if explain(p, lang) is None)
+    return Coverage(version, lang, len(paths) - len(missing), len(paths), missing)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dsfields.model.prose``: the coverage of every committed release, per language."""
+    from dsfields.model.store import available_versions, load
+
+    for version in available_versions():
+        fields = load(version).fields
+        cells = []
+        for lang in LANGUAGES:
+            cov = coverage(fields, version, lang)
+            cells.append(f"{lang} {cov.explained}/{cov.total}")
+        print(f"{version:>8}  " + "  ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,658 @@
+"""Typed records over one snapshot: what every consumer and the extractor pass around instead of raw dicts.
+
+A record is a thin, read-only view of its JSON object (``raw``): constructing one costs a pointer,
+so ``dsfields lookup`` can wrap a 1 MB snapshot in microseconds, and serialising it back is the
+object itself, so snapshots stay byte-stable. Every attribute tolerates a missing key (a partial
+or hand-edited snapshot reads as "unknown", never as a ``KeyError``); :meth:`Snapshot.from_dict`
+refuses what no consumer could use. The indexes every consumer needs (by path, by key within a
+section, by Python name, by section, by bare key) are built once per snapshot, on first use.
+The format itself is documented in ``docs/snapshot-format.md``.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from dsfields.model.errors import SnapshotError
+
+Raw = dict[str, Any]
+
+
+def _dict(value: Any) -> Raw:
+    return value if isinstance(value, dict) else {}
+
+
+def join(section: str, key: str) -> str:
+    """The JSON path of ``key`` inside ``section`` (``""`` is the top level)."""
+    return f"{section}.{key}" if section else key
+
+
+class Record:
+    """Base of every record: equality and hashing by content, ``as_dict`` for JSON output."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Raw) -> None:
+        self.raw = raw
+
+
+class Placed(Record):
+    """A record stored under its JSON path: the path is known even where the object omits it."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, raw: Raw, path: str | None = None) -> None:
+        super().__init__(raw)
+        self._path = path
+
+    @property
+    def path(self) -> str:
+        path = self.raw.get("path")
+        return path if isinstance(path, str) else (self._path or "")
+
+    def as_dict(self) -> Raw:
+        return self.raw
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.raw == self.raw  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return id(self.raw)
+
+    def __repr__(self) -> str:
+        name = self.raw.get("path", self.raw.get("name", ""))
+        return f"{type(self).__name__}({name!r})"
+
+
+class Source(Record):
+    """Where DeepSpeed defines or reads something: ``deepspeed/<file>:<line>`` (site-packages relative)."""
+
+    __slots__ = ()
+
+    @property
+    def file(self) -> str:
+        return str(self.raw.get("file") or "")
+
+    @property
+    def line(self) -> int | None:
+        line = self.raw.get("line")
+        return line if isinstance(line, int) and not isinstance(line, bool) else None
+
+    @property
+    def function(self) -> str | None:
+        return self.raw.get("function")
+
+    @property
+    def table(self) -> str | None:
+        return self.raw.get("table")
+
+
+def _source(value: Any) -> Source | None:
+    return Source(value) if isinstance(value, dict) and value.get("file") else None
+
+
+class Deprecation(Record):
+    """A pydantic field's deprecation: the replacement and what DeepSpeed does with the old value."""
+
+    __slots__ = ()
+
+    @property
+    def new_param(self) -> str | None:
+        return self.raw.get("new_param")
+
+    @property
+    def message(self) -> str | None:
+        return self.raw.get("deprecated_msg")
+
+    @property
+    def set_new_param(self) -> bool:
+        return self.raw.get("set_new_param", True) is not False
+
+    @property
+    def converts_value(self) -> bool:
+        return bool(self.raw.get("converts_value"))
+
+
+class Auto(Record):
+    """What DeepSpeed alone does with ``"auto"``: rejected, dropped for the default, or kept as a string."""
+
+    __slots__ = ()
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.raw.get("accepted"))
+
+    @property
+    def becomes(self) -> str | None:
+        """``"default"`` (dropped, the default is used) or ``"kept"`` (stored as given)."""
+        return self.raw.get("becomes")
+
+    @property
+    def error(self) -> str | None:
+        return self.raw.get("error")
+
+
+class Field(Placed):
+    """One key DeepSpeed reads (sections included), as extracted from one release."""
+
+    __slots__ = ()
+
+    KEYS = (
+        "auto", "choices", "constant", "constraints", "default", "default_factory", "default_repr",
+        "deprecated", "description", "effective_default", "enum", "is_section", "json_types", "key",
+        "path", "python_name", "read_without_default", "reader", "required", "section", "source", "type",
+    )
+    """Every key of a field record, in the order the format documents them (``other_defaults`` is optional)."""
+
+    @classmethod
+    def new(cls, **values: Any) -> Field:
+        """A complete record for the extractor: every key of :attr:`KEYS` must be given, no other."""
+        missing = [k for k in cls.KEYS if k not in values]
+        unknown = [k for k in values if k not in cls.KEYS and k != "other_defaults"]
+        if missing or unknown:
+            raise ValueError(f"field record: missing {missing}, unknown {unknown}")
+        return cls(values)
+
+    @property
+    def section(self) -> str:
+        section = self.raw.get("section")
+        return section if isinstance(section, str) else self.path.rpartition(".")[0]
+
+    @property
+    def key(self) -> str:
+        key = self.raw.get("key")
+        return key if isinstance(key, str) else self.path.rpartition(".")[2]
+
+    @property
+    def python_name(self) -> str | None:
+        return self.raw.get("python_name") or None
+
+    @property
+    def python_path(self) -> str | None:
+        """``zero_optimization.max_live_parameters``: the path spelt with the attribute name, lower-cased."""
+        name = self.python_name
+        return join(self.section, name).lower() if name else None
+
+    @property
+    def reader(self) -> str:
+        """``"pydantic"`` or ``"dict"``."""
+        return str(self.raw.get("reader") or "dict")
+
+    @property
+    def is_pydantic(self) -> bool:
+        return self.reader == "pydantic"
+
+    @property
+    def type(self) -> str:
+        return str(self.raw.get("type") or "any")
+
+    @property
+    def json_types(self) -> list[str]:
+        types = self.raw.get("json_types")
+        return list(types) if isinstance(types, list) else []
+
+    @property
+    def default(self) -> Any:
+        return self.raw.get("default")
+
+    @property
+    def default_repr(self) -> str | None:
+        return self.raw.get("default_repr")
+
+    @property
+    def default_factory(self) -> str | None:
+        return self.raw.get("default_factory")
+
+    @property
+    def comparable_default(self) -> Any:
+        """The default as compared across releases: the symbolic spelling where JSON alone misleads."""
+        return self.default_repr if self.default_repr is not None else self.default
+
+    @property
+    def required(self) -> bool:
+        return bool(self.raw.get("required"))
+
+    @property
+    def read_without_default(self) -> bool:
+        return bool(self.raw.get("read_without_default"))
+
+    @property
+    def constraints(self) -> Raw:
+        return _dict(self.raw.get("constraints"))
+
+    @property
+    def choices(self) -> list[Any] | None:
+        choices = self.raw.get("choices")
+        return list(choices) if isinstance(choices, list) else None
+
+    @property
+    def enum(self) -> str | None:
+        return self.raw.get("enum")
+
+    @property
+    def deprecated(self) -> Deprecation | None:
+        value = self.raw.get("deprecated")
+        return Deprecation(value) if isinstance(value, dict) else None
+
+    @property
+    def effective_default(self) -> Raw | None:
+        """ZeRO stage (``"0"``..``"3"``) or ``"any"`` → the value DeepSpeed uses when the key is absent."""
+        value = self.raw.get("effective_default")
+        return value if isinstance(value, dict) and value else None
+
+    @property
+    def auto(self) -> Auto | None:
+        value = self.raw.get("auto")
+        return Auto(value) if isinstance(value, dict) else None
+
+    @property
+    def description(self) -> str | None:
+        return self.raw.get("description") or None
+
+    @property
+    def source(self) -> Source | None:
+        return _source(self.raw.get("source"))
+
+    @property
+    def constant(self) -> Raw | None:
+        value = self.raw.get("constant")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def is_section(self) -> bool:
+        return bool(self.raw.get("is_section"))
+
+    @property
+    def other_defaults(self) -> list[Raw]:
+        value = self.raw.get("other_defaults")
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+class Section(Placed):
+    """A JSON object DeepSpeed reads as a unit: a pydantic model or a dict reader."""
+
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str:
+        """``"model"`` or ``"dict"``."""
+        return str(self.raw.get("kind") or "dict")
+
+    @property
+    def model(self) -> str | None:
+        return self.raw.get("model")
+
+    @property
+    def model_name(self) -> str | None:
+        """The class name alone (``DeepSpeedZeroConfig``), as pydantic titles its errors."""
+        return self.model.rsplit(".", 1)[-1] if self.model else None
+
+    @property
+    def parent(self) -> str | None:
+        return self.raw.get("parent")
+
+    @property
+    def strict(self) -> bool:
+        return bool(self.raw.get("strict"))
+
+    @property
+    def unknown_keys(self) -> str:
+        """``"error"``, ``"ignored"`` or ``"kept"``."""
+        return str(self.raw.get("unknown_keys") or "ignored")
+
+    @property
+    def passthrough(self) -> bool:
+        return bool(self.raw.get("passthrough"))
+
+    @property
+    def source(self) -> Source | None:
+        return _source(self.raw.get("source"))
+
+    @property
+    def description(self) -> str | None:
+        return self.raw.get("description") or None
+
+
+class Removed(Placed):
+    """A key DeepSpeed rejects with a message (removed from the config format)."""
+
+    __slots__ = ()
+
+    @property
+    def section(self) -> str:
+        section = self.raw.get("section")
+        return section if isinstance(section, str) else self.path.rpartition(".")[0]
+
+    @property
+    def key(self) -> str:
+        key = self.raw.get("key")
+        return key if isinstance(key, str) else self.path.rpartition(".")[2]
+
+    @property
+    def message(self) -> str:
+        return str(self.raw.get("message") or "")
+
+    @property
+    def source(self) -> Source | None:
+        return _source(self.raw.get("source"))
+
+    python_name = None
+
+
+class EnumMember(Record):
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str(self.raw.get("name", ""))
+
+    @property
+    def value(self) -> Any:
+        return self.raw.get("value")
+
+
+class Enum(Record):
+    """An enum class whose values a field takes (``ZeroStageEnum``), aliases included."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str(self.raw.get("name", ""))
+
+    @property
+    def members(self) -> list[EnumMember]:
+        members = self.raw.get("members")
+        return [EnumMember(m) for m in members if isinstance(m, dict)] if isinstance(members, list) else []
+
+    @property
+    def description(self) -> str | None:
+        return self.raw.get("description") or None
+
+    @property
+    def source(self) -> Source | None:
+        return _source(self.raw.get("source"))
+
+
+class CatalogParam(Record):
+    """One constructor argument of an optimizer or scheduler class."""
+
+    __slots__ = ()
+
+    @property
+    def default(self) -> Any:
+        return self.raw.get("default")
+
+    @property
+    def default_repr(self) -> str | None:
+        return self.raw.get("default_repr")
+
+    @property
+    def required(self) -> bool:
+        return bool(self.raw.get("required"))
+
+
+class CatalogClass(Record):
+    """A class an optimizer/scheduler ``type`` may build, with its parameters."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str(self.raw.get("class", ""))
+
+    @property
+    def importable(self) -> bool:
+        return bool(self.raw.get("importable"))
+
+    @property
+    def params(self) -> dict[str, CatalogParam] | None:
+        params = self.raw.get("params")
+        if not isinstance(params, dict):
+            return None
+        return {name: CatalogParam(p) for name, p in params.items() if isinstance(p, dict)}
+
+    @property
+    def var_keyword(self) -> bool:
+        return bool(self.raw.get("var_keyword"))
+
+    @property
+    def source(self) -> Source | None:
+        return _source(self.raw.get("source"))
+
+
+class CatalogEntry(Record):
+    """One ``type`` value of the optimizer or scheduler section and what DeepSpeed builds for it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str, raw: Raw) -> None:
+        super().__init__(raw)
+        self.name = name
+
+    @property
+    def origin(self) -> str:
+        return str(self.raw.get("origin") or "")
+
+    @property
+    def case_insensitive(self) -> bool:
+        return bool(self.raw.get("case_insensitive"))
+
+    @property
+    def engine_params(self) -> list[str]:
+        return list(self.raw.get("engine_params") or [])
+
+    @property
+    def params_passed(self) -> bool:
+        return self.raw.get("params_passed", True) is not False
+
+    @property
+    def classes(self) -> list[CatalogClass]:
+        classes = self.raw.get("classes")
+        return [CatalogClass(c) for c in classes if isinstance(c, dict)] if isinstance(classes, list) else []
+
+    @property
+    def constant(self) -> str | None:
+        return self.raw.get("constant")
+
+
+class Catalog(Record):
+    """The optimizer or scheduler section: its JSON keys and every ``type`` the engine can build."""
+
+    __slots__ = ("label", "__dict__")  # cached_property needs an instance dict
+
+    def __init__(self, raw: Raw, label: str) -> None:
+        super().__init__(raw)
+        self.label = label
+        """``"optimizer"`` or ``"scheduler"``."""
+
+    @property
+    def section(self) -> str:
+        return str(self.raw.get("section") or self.label)
+
+    @property
+    def type_key(self) -> str:
+        return str(self.raw.get("type_key") or "type")
+
+    @property
+    def params_key(self) -> str:
+        return str(self.raw.get("params_key") or "params")
+
+    @property
+    def source(self) -> Source | None:
+        return _source(self.raw.get("source"))
+
+    @property
+    def rejected_params(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in _dict(self.raw.get("rejected_params")).items()}
+
+    @property
+    def fallback_modules(self) -> list[str]:
+        return list(self.raw.get("fallback_modules") or [])
+
+    @cached_property
+    def names(self) -> dict[str, CatalogEntry]:
+        return {name: CatalogEntry(name, entry) for name, entry in _dict(self.raw.get("names")).items()
+                if isinstance(entry, dict)}
+
+
+class HfTrainer(Record):
+    """The keys whose ``"auto"`` the HF Trainer fills, read from transformers' source."""
+
+    __slots__ = ()
+
+    @property
+    def transformers_version(self) -> str | None:
+        return self.raw.get("transformers_version")
+
+    @property
+    def paths(self) -> dict[str, Raw]:
+        return {p: _dict(v) for p, v in _dict(self.raw.get("paths")).items()}
+
+
+_REQUIRED: dict[str, type] = {"deepspeed_version": str, "fields": dict, "sections": dict}
+"""Top-level keys without which no consumer can answer; the others default to empty."""
+_OPTIONAL: dict[str, type] = {"removed": dict, "enums": dict, "coverage": dict, "environment": dict}
+
+
+class Snapshot(Record):
+    """Everything extracted from one DeepSpeed release, with its indexes built once."""
+
+    __slots__ = ("__dict__",)  # cached_property needs an instance dict
+
+    @classmethod
+    def from_dict(cls, data: Any, name: str = "snapshot") -> Snapshot:
+        """Wrap loaded JSON, refusing (:class:`SnapshotError`) what would break a consumer."""
+        if not isinstance(data, dict):
+            raise SnapshotError(f"{name}: not a JSON object")
+        for key, kind in _REQUIRED.items():
+            if not isinstance(data.get(key), kind):
+                raise SnapshotError(f"{name}: missing or malformed {key!r}; re-extract it")
+        for key, kind in _OPTIONAL.items():
+            if key in data and data[key] is not None and not isinstance(data[key], kind):
+                raise SnapshotError(f"{name}: malformed {key!r}; re-extract it")
+        for group in ("fields", "sections", "removed"):
+            for path, record in _dict(data.get(group)).items():
+                if not isinstance(record, dict):
+                    raise SnapshotError(f"{name}: {group} entry {path!r} is not an object; re-extract it")
+        return cls(data)
+
+    @property
+    def version(self) -> str:
+        return str(self.raw.get("deepspeed_version", "?"))
+
+    @property
+    def format_version(self) -> Any:
+        return self.raw.get("format_version")
+
+    @property
+    def environment(self) -> Raw:
+        return _dict(self.raw.get("environment"))
+
+    @property
+    def coverage(self) -> Raw:
+        return _dict(self.raw.get("coverage"))
+
+    # ------------------------------------------------------------ the records
+
+    @cached_property
+    def fields(self) -> dict[str, Field]:
+        return {path: Field(raw, path) for path, raw in _dict(self.raw.get("fields")).items()}
+
+    @cached_property
+    def sections(self) -> dict[str, Section]:
+        return {path: Section(raw, path) for path, raw in _dict(self.raw.get("sections")).items()}
+
+    @cached_property
+    def removed(self) -> dict[str, Removed]:
+        return {path: Removed(raw, path) for path, raw in _dict(self.raw.get("removed")).items()}
+
+    @cached_property
+    def enums(self) -> dict[str, Enum]:
+        return {name: Enum(raw) for name, raw in _dict(self.raw.get("enums")).items() if isinstance(raw, dict)}
+
+    @cached_property
+    def optimizers(self) -> Catalog | None:
+        return _catalog(self.raw.get("optimizers"), "optimizer")
+
+    @cached_property
+    def schedulers(self) -> Catalog | None:
+        return _catalog(self.raw.get("schedulers"), "scheduler")
+
+    @cached_property
+    def catalogs(self) -> dict[str, Catalog]:
+        """Section path (``optimizer``, ``scheduler``) → its catalog."""
+        return {c.section: c for c in (self.optimizers, self.schedulers) if c is not None}
+
+    @cached_property
+    def hf_trainer(self) -> HfTrainer | None:
+        value = self.raw.get("hf_trainer")
+        return HfTrainer(value) if isinstance(value, dict) else None
+
+    # ------------------------------------------------------------ indexes
+
+    @cached_property
+    def by_section(self) -> dict[str, dict[str, Field]]:
+        """Section path → key → field directly inside it."""
+        out: dict[str, dict[str, Field]] = {}
+        for record in self.fields.values():
+            out.setdefault(record.section, {})[record.key] = record
+        return out
+
+    @cached_property
+    def by_python_name(self) -> dict[str, dict[str, Field]]:
+        """Section path → Python attribute name → field, where the name differs from the key.
+
+        DeepSpeedConfigModel sets ``populate_by_name``: a pydantic field accepts its attribute name too.
+        """
+        out: dict[str, dict[str, Field]] = {}
+        for record in self.fields.values():
+            name = record.python_name
+            if record.is_pydantic and name and name != record.key:
+                out.setdefault(record.section, {})[name] = record
+        return out
+
+    @cached_property
+    def by_key(self) -> dict[str, list[str]]:
+        """Bare key → every path spelt with it (``enabled`` is in many sections)."""
+        out: dict[str, list[str]] = {}
+        for path, record in self.fields.items():
+            out.setdefault(record.key, []).append(path)
+        return out
+
+    @cached_property
+    def removed_by_section(self) -> dict[str, dict[str, Removed]]:
+        out: dict[str, dict[str, Removed]] = {}
+        for record in self.removed.values():
+            out.setdefault(record.section, {})[record.key] = record
+        return out
+
+    @cached_property
+    def all_paths(self) -> list[str]:
+        """Every field, removed key and section, shallow paths first (the likelier reading of a key)."""
+        paths = set(self.fields) | set(self.removed) | set(self.sections)
+        paths.discard("")
+        return sorted(paths, key=lambda p: (p.count("."), p))
+
+    def enum_of(self, field: Field) -> Enum | None:
+        return self.enums.get(field.enum) if field.enum else None
+
+    def field_by_name(self, section: str, name: str) -> Field | None:
+        """The field of ``section`` whose key or Python attribute name is ``name``."""
+        own = self.by_section.get(section, {})
+        if name in own:
+            return own[name]
+        return self.by_python_name.get(section, {}).get(name)
+
+    def spelling(self, section: str, name: str) -> str:
+        """The JSON key for ``name`` (a key or an attribute name) in ``section``."""
+        record = self.field_by_name(section, name)
+        return record.key if record else name
+
+    def is_field(self, path: str) -> bool:
+        return path in self.fields
+
+
+def _catalog(value: Any, label: str) -> Catalog | None:
+    return Catalog(value, label) if isinstance(value, dict) and value.get("section") else None

@@ -1,0 +1,240 @@
+"""How dsfields words a snapshot's values for people: one spelling of a default, a type, "auto", a deprecation.
+
+``lookup``, ``check``, ``diff``, the field history and the site all say "default 1e9" or "deprecated →
+offload_param" about the same record; if each worded it its own way they would drift apart (they
+did). Every function here returns plain text; the site escapes it for Markdown/HTML afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Source
+
+
+def json_text(value: Any) -> str:
+    """A value as a user writes it in ``ds_config.json``."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def scientific(number: Any) -> str | None:
+    """``1e9`` for 1000000000, ``5e8``, ``1.5e6``: big round numbers are checked faster this way."""
+    if isinstance(number, bool) or not isinstance(number, int):
+        return None
+    digits = str(abs(number)) if abs(number) < 10**4000 else ""
+    significant = digits.rstrip("0")
+    exponent = len(digits) - 1
+    if not digits or exponent < 5 or len(significant) > 3:
+        return None
+    mantissa = significant[0] + ("." + significant[1:] if len(significant) > 1 else "")
+    return f"{'-' if number < 0 else ''}{mantissa}e{exponent}"
+
+
+def value_text(value: Any, enum: Enum | None = None) -> str:
+    """A JSON value as written in ds_config.json, with ``(1e9)`` for big round ints and enum names."""
+    text = json_text(value)
+    if (short := scientific(value)) is not None:
+        text += f" ({short})"
+    if enum is not None:
+        names = [m.name for m in enum.members if m.value == value and m.name != value]
+        if names:
+            text += f" ({enum.name}.{names[0]})"
+    return text
+
+
+def short_factory(name: str) -> str:
+    """``DeepSpeedZeroLeafModuleConfig.<lambda>`` for the dotted factory name: the module path is noise."""
+    parts = name.split(".")
+    start = 0
+    while start < len(parts) - 1 and parts[start].islower():
+        start += 1
+    return ".".join(parts[start:])
+
+
+def default_text(field: Field, enum: Enum | None = None, compact: bool = False) -> str:
+    """pydantic-settings style: ``(required)``, ``(default: …)``, ``(default factory: …)``.
+
+    ``compact`` (one-line listings) keeps what fits: the symbolic spelling, no enum member name.
+    """
+    if field.required:
+        return "(required)"
+    if field.read_without_default:
+        return "(no default: absent means not set)"
+    value = value_text(field.default, None if compact else enum)
+    if field.default_factory:
+        if compact:
+            return f"(default: {value})"
+        return f"(default factory: {short_factory(field.default_factory)} → {value})"
+    symbolic = field.default_repr
+    if symbolic is not None:
+        # `sys.maxsize` says why the number is what it is; `torch.float16` has no JSON form at all.
+        if compact or field.default is None:
+            return f"(default: {symbolic})"
+        return f"(default: {symbolic} = {value})"
+    return f"(default: {value})"
+
+
+def default_value(field: Field) -> str:
+    """The default alone, for a sentence ("default 1e9"): symbolic spelling first, ``none`` when required."""
+    if field.default_repr:
+        return field.default_repr
+    if field.default is None and field.required:
+        return "none"
+    return json_text(field.default)
+
+
+def symbolic_default(field: Field) -> str:
+    """``sys.maxsize (9223372036854775807)`` where a symbol explains the number, else the JSON value."""
+    shown = json_text(field.default)
+    symbol = field.default_repr
+    return f"{symbol} ({shown})" if symbol and shown != json_text(symbol) else shown
+
+
+def stage_label(stage: str) -> str:
+    return "when absent" if stage == "any" else f"at ZeRO stage {stage}"
+
+
+def effective_at(field: Field, stage: str) -> Any:
+    """What DeepSpeed uses at ``stage`` when the key is absent: the validator's choice, else the default."""
+    effective = field.effective_default or {}
+    if stage in effective:
+        return effective[stage]
+    return effective.get("any", field.default)
+
+
+def default_in_context(field: Field, stage: int | None) -> str:
+    """The default a user of ZeRO ``stage`` gets (``None``: unknown stage), for check's advice."""
+    effective = field.effective_default
+    if effective:
+        if "any" in effective:
+            return json_text(effective["any"])
+        if stage is not None and str(stage) in effective:
+            return f"{json_text(effective[str(stage)])} (at ZeRO stage {stage})"
+        return "stage-dependent: " + ", ".join(f"stage {k}: {json_text(v)}" for k, v in sorted(effective.items()))
+    return default_value(field)
+
+
+def effective_text(field: Field) -> str | None:
+    """What DeepSpeed really uses when the key is absent, where a validator makes it differ."""
+    effective = field.effective_default
+    if not effective:
+        return None
+    default = field.default
+    if set(effective) == {"any"}:
+        value = effective["any"]
+        return None if value == default else f"{value_text(value)} (a validator sets it when absent)"
+    if all(value == default for value in effective.values()):
+        return None
+    ordered = sorted(effective, key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
+    groups: list[tuple[list[str], Any]] = []
+    for stage in ordered:
+        if groups and groups[-1][1] == effective[stage] and stage.isdigit() and groups[-1][0][-1].isdigit():
+            groups[-1][0].append(stage)
+        else:
+            groups.append(([stage], effective[stage]))
+    parts = []
+    for members, value in groups:
+        stages = f"stage {members[0]}" if len(members) == 1 else f"stages {members[0]}–{members[-1]}"
+        parts.append(f"{value_text(value)} at ZeRO {stages}")
+    return ", ".join(parts) + " (the stage decides when the key is absent)"
+
+
+_SYMBOLS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+def constraints_text(constraints: dict[str, Any]) -> str | None:
+    parts = []
+    for name, value in constraints.items():
+        if name in _SYMBOLS:
+            parts.append(f"{_SYMBOLS[name]} {value_text(value)}")
+        elif name == "multiple_of":
+            parts.append(f"multiple of {value_text(value)}")
+        elif name == "min_length":
+            parts.append(f"length >= {value}")
+        elif name == "max_length":
+            parts.append(f"length <= {value}")
+        elif name == "pattern":
+            parts.append(f"matches {value}")
+        else:
+            parts.append(f"{name} {value_text(value)}")
+    return ", ".join(parts) or None
+
+
+def allowed_text(field: Field, enum: Enum | None) -> str | None:
+    """Allowed values; enum members as ``0 (disabled)``, aliases grouped under their value."""
+    if enum is not None:
+        by_value: dict[str, tuple[Any, list[str]]] = {}
+        for member in enum.members:
+            by_value.setdefault(json.dumps(member.value), (member.value, []))[1].append(member.name)
+        items = []
+        for value, names in by_value.values():
+            names = [n for n in names if n != value]
+            items.append(value_text(value) + (f" ({', '.join(names)})" if names else ""))
+        return f"{enum.name}: " + ", ".join(items)
+    if field.choices:
+        return ", ".join(value_text(c) for c in field.choices)
+    return None
+
+
+def auto_text(auto: Auto | None) -> str | None:
+    if auto is None:
+        return None
+    if not auto.accepted:
+        return "rejected" + (f" ({auto.error})" if auto.error else "")
+    if auto.becomes == "kept":
+        # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
+        return 'accepted but kept as the string "auto": DeepSpeed does not resolve it'
+    return "accepted: dropped, the default is used"
+
+
+def auto_short(auto: Auto | None) -> str:
+    """One or two words for a table cell."""
+    if auto is None:
+        return ""
+    if not auto.accepted:
+        return "rejected"
+    return "kept as string" if auto.becomes == "kept" else "→ default"
+
+
+def deprecation_text(deprecated: Deprecation) -> str:
+    """``deprecated → new_key``, then what DeepSpeed does with the old key's value."""
+    new = deprecated.new_param
+    text = f"deprecated → {new}" if new else "deprecated"
+    details = []
+    if new and not deprecated.set_new_param:
+        details.append(f"its value is not carried over to {new}")
+    elif new:
+        how = "converted and copied" if deprecated.converts_value else "copied"
+        details.append(f"its value is {how} to {new} (setting both is an error)")
+    if deprecated.message:
+        details.append(str(deprecated.message))
+    return text + ("; " + "; ".join(details) if details else "")
+
+
+def strictness_text(section: Section | None) -> str:
+    """What DeepSpeed does with a key it does not know in ``section``."""
+    if section is None:
+        return "unknown keys: not recorded"
+    if section.passthrough:
+        return "any key is passed on as is"
+    return {
+        "error": "strict: an unknown key is an error",
+        "ignored": "lenient: an unknown key is silently ignored",
+        "kept": "unknown keys are kept",
+    }.get(section.unknown_keys, f"unknown keys: {section.unknown_keys}")
+
+
+def source_text(source: Source | None) -> str | None:
+    """``deepspeed/runtime/config.py:123 in get_x()``."""
+    if source is None:
+        return None
+    text = f"{source.file}:{source.line}" if source.line is not None else source.file
+    where = source.function or source.table
+    return f"{text} in {where}" + ("()" if source.function else "") if where else text
+
+
+def type_text(field: Field) -> str:
+    if field.type == "any" and field.json_types:
+        return f"any ({' | '.join(field.json_types)})"
+    return field.type

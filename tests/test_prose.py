@@ -1,0 +1,134 @@
+"""Our field explanations (dsfields/prose): keyed by paths that exist, complete for the newest release, bilingual."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
+
+from dsfields.cli import main
+from dsfields.model import prose
+from dsfields.model.store import available_versions, load
+
+VERSIONS = available_versions()
+NEWEST = VERSIONS[-1]
+
+
+@pytest.fixture(scope="module")
+def every_path() -> set[str]:
+    paths: set[str] = set()
+    for version in VERSIONS:
+        snapshot = load(version)
+        paths |= set(snapshot.fields) | set(snapshot.removed)
+    return paths
+
+
+def test_every_file_parses_and_both_languages_have_the_same_keys():
+    en, zh = prose.all_entries("en"), prose.all_entries("zh")
+    assert set(en) == set(zh)
+    for name in en:
+        assert set(en[name]) == set(zh[name]), name
+
+
+def test_every_field_key_is_a_path_some_release_has(every_path):
+    """A note for a path no release has is a typo or a stale note: it fails."""
+    stale = []
+    for name, entries in prose.all_entries("en").items():
+        if name in prose.CATALOG_FILES.values():
+            continue
+        for key in entries:
+            if "*" in key:
+                # A pattern stands for user-named keys: the part before the first * must be a real section.
+                head = key.split(".*", 1)[0]
+                ok = head in every_path
+            else:
+                ok = key in every_path
+            if not ok or prose.file_for(key.replace("*", "x")) != name:
+                stale.append(f"{name}.toml: {key}")
+    assert stale == []
+
+
+def test_catalog_entries_name_types_deepspeed_builds():
+    names: dict[str, set[str]] = {"optimizer": set(), "scheduler": set()}
+    for version in VERSIONS:
+        for section, catalog in load(version).catalogs.items():
+            names[section] |= set(catalog.names)
+    for section, file in prose.CATALOG_FILES.items():
+        for key in prose.all_entries("en")[file]:
+            assert key in names[section] or key.lower() in {n.lower() for n in names[section]}, (file, key)
+
+
+@pytest.mark.parametrize("lang", prose.LANGUAGES)
+def test_every_leaf_field_of_the_newest_release_is_explained(lang):
+    cov = prose.coverage(load(NEWEST).fields, NEWEST, lang)
+    assert cov.missing == (), f"{lang}: {len(cov.missing)} of {cov.total} unexplained: {cov.missing[:10]}"
+
+
+@pytest.mark.parametrize("lang", prose.LANGUAGES)
+def test_every_type_of_the_newest_catalogues_is_explained(lang):
+    for section, catalog in load(NEWEST).catalogs.items():
+        missing = [n for n in catalog.names if prose.explain_type(section, n, lang) is None]
+        assert missing == [], (lang, section, missing)
+
+
+def test_summaries_are_one_short_sentence():
+    for lang in prose.LANGUAGES:
+        for name, entries in prose.all_entries(lang).items():
+            for key, entry in entries.items():
+                assert entry.summary and len(entry.summary) <= 200, (lang, name, key)
+                assert "\n" not in entry.summary, (lang, name, key)
+
+
+def test_patterns_resolve_for_a_concrete_group_name():
+    key = "compression_training.weight_quantization.different_groups.wq1.params.start_bits"
+    found = prose.explain(key, "en")
+    assert found is not None and "*" in found.key
+
+
+def test_language_follows_flag_then_locale(monkeypatch):
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert prose.language(None) == "zh"
+    assert prose.language("en") == "en"
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    assert prose.language(None) == "en"
+
+
+def _lookup(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["lookup", *args])
+    return code, out.getvalue()
+
+
+def test_lookup_shows_ours_before_deepspeeds_docstring_in_both_languages():
+    code, en = _lookup("stage3_max_live_parameters", "--version", NEWEST, "--lang", "en")
+    assert code == 0
+    ours = prose.explain("zero_optimization.stage3_max_live_parameters", "en")
+    assert ours is not None and ours.summary.split()[0] in en
+    assert en.index(ours.summary.split()[0]) < en.index("DeepSpeed's docstring:")
+    code, zh = _lookup("stage3_max_live_parameters", "--version", NEWEST, "--lang", "zh")
+    assert code == 0 and "DeepSpeed 源码中的说明" in zh
+    assert prose.explain("zero_optimization.stage3_max_live_parameters", "zh").summary[:10] in zh
+
+
+def test_lookup_json_carries_the_explanation_in_the_asked_language():
+    code, out = _lookup("gradient_clipping", "--version", NEWEST, "--json", "--lang", "zh")
+    payload = json.loads(out)
+    assert code == 0 and payload["lang"] == "zh"
+    assert payload["matches"][0]["explanation"]["lang"] == "zh"
+
+
+def test_unknown_language_is_one_line_and_exit_2(capsys):
+    assert main(["lookup", "stage", "--lang", "fr"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_schema_in_chinese_puts_our_text_into_descriptions(capsys):
+    assert main(["schema", "--version", NEWEST, "--lang", "zh"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    stage = schema["properties"]["zero_optimization"]["properties"]["stage"]["description"]
+    assert prose.explain("zero_optimization.stage", "zh").summary in stage
