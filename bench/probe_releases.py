@@ -1,7 +1,7 @@
 """Probe that every DeepSpeed release in range imports from its sdist and builds a DeepSpeedConfig.
 
 For each release (oldest first, at most ``--jobs`` at a time) this fetches the sdist and the shared
-environment (:mod:`dsfields.releases`), then runs a tiny probe inside that environment::
+environment (:mod:`dsfields.extract.releases`), then runs a tiny probe inside that environment::
 
     import deepspeed
     from deepspeed.runtime.config import DeepSpeedConfig
@@ -82,7 +82,7 @@ def _last_error_line(text: str) -> str:
 
 def probe(version: str, compat: bool = True) -> Outcome:
     """Fetch, build the environment for and probe one release (``compat=False``: without the shim)."""
-    from dsfields import releases
+    from dsfields.extract import releases
 
     started = time.monotonic()
     try:
@@ -146,7 +146,7 @@ def main() -> int:
     elif args.cache:
         os.environ["DSFIELDS_CACHE"] = str(args.cache)
     sys.path.insert(0, str(HERE.parent / "extractor"))
-    from dsfields import releases
+    from dsfields.extract import releases
 
     log.info("cache: %s", releases.cache_dir())
     started = time.monotonic()

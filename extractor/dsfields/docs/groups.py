@@ -50,7 +50,7 @@ GROUPS: tuple[Group, ...] = (
     Group(7, "group-7-communication-data", "Communication and data", (
         "communication_data_type", "seq_parallel_communication_data_type", "prescale_gradients",
         "gradient_predivide_factor", "gradient_allreduce_op", "disable_allgather", "sparse_gradients",
-        "data_efficiency", "dataloader_drop_last", "curriculum_learning", "fp32_allreduce",
+        "data_efficiency", "dataloader_drop_last", "curriculum_learning",
         "*allreduce*", "*allgather*", "*communication*", "data_*",
     )),
     Group(8, "group-8-misc", "Misc and debug", (
@@ -59,13 +59,13 @@ GROUPS: tuple[Group, ...] = (
     )),
     Group(9, "group-9-monitoring", "Monitoring and profiling", (
         "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger", "flops_profiler", "timers",
-        "*_monitor", "monitor*",
+        "*_monitor",
     )),
     Group(10, "group-10-autotuning", "Autotuning", ("autotuning",)),
     Group(11, "group-11-checkpointing", "Checkpointing", (
         "checkpoint", "datastates_ckpt", "nebula", "*checkpoint*", "*ckpt*",
     )),
-    Group(12, "group-12-compile", "Compile", ("compile", "torch_compile")),
+    Group(12, "group-12-compile", "Compile", ("compile",)),
     Group(13, "group-13-parallelism", "Parallelism (tensor, expert, pipeline, hybrid engine)", (
         "tensor_parallel", "expert_parallel", "pipeline", "hybrid_engine", "use_data_before_expert_parallelism",
         "elasticity", "*parallel*",

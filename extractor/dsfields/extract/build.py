@@ -42,6 +42,7 @@ from dsfields.extract.models import (
 from dsfields.extract.source import Located, SourceIndex
 from dsfields.extract.state import instances_of, parsed_state
 from dsfields.extract.trace import ReadEvent, join
+from dsfields.model.records import Field
 from dsfields.model.store import FORMAT_VERSION
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ def _dict_fields(ex: Extraction) -> None:
             default = None  # `d.get("section", {})`: the {} only stands for "absent"
         const, const_name, const_default = _constant_for(ex, first)
         distinct_defaults = sorted({stable_repr(e.default) for e in with_default})
-        record: dict[str, Any] = {
+        record: dict[str, Any] = Field.new(**{
             "path": path,
             "section": first.section,
             "key": first.key,
@@ -205,7 +206,7 @@ def _dict_fields(ex: Extraction) -> None:
             "constant": _constant_record(const, const_name, const_default),
             "is_section": path in sections,
             "auto": None,
-        }
+        }).raw
         if len(distinct_defaults) > 1:
             # One entry per (default, read site): the same read recurs in every probe run.
             others: dict[str, dict[str, Any]] = {}
@@ -290,7 +291,7 @@ def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: L
         deprecated = {k: to_json(f.extra[k])[0] for k in DEPRECATION_KEYS if k in f.extra and k != "deprecated"}
         deprecated["converts_value"] = "new_param_fn" in f.extra
     children = nested_models(f.annotation)
-    ex.fields[path] = {
+    ex.fields[path] = Field.new(**{
         "path": path,
         "section": section,
         "key": f.key,
@@ -313,7 +314,7 @@ def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: L
         "constant": None,
         "is_section": bool(children),
         "auto": None,
-    }
+    }).raw
     if len(children) == 1 and path not in ex.sections:
         _model_section(ex, path, children[0], parent=section)
 

@@ -1,7 +1,7 @@
 """Compatibility shim: names that old DeepSpeed releases import and today's torch/numpy removed.
 
 Every DeepSpeed release is imported from its sdist in a *shared* environment with one modern torch
-(2.13) and numpy (2.x) (see :mod:`dsfields.releases`). Older releases import a few names that those
+(2.13) and numpy (2.x) (see :mod:`dsfields.extract.releases`). Older releases import a few names that those
 libraries have since removed, so ``import deepspeed`` would fail before any config code runs.
 :func:`install` puts back exactly those names, with the value they had, and nothing else:
 
@@ -10,7 +10,7 @@ libraries have since removed, so ``import deepspeed`` would fail before any conf
 * it never touches DeepSpeed itself (no DeepSpeed module is imported or patched), so the config code
   that dsfields extracts runs exactly as released.
 
-:func:`install` must run before ``deepspeed`` is imported. ``dsfields.releases.run_in_release`` arranges
+:func:`install` must run before ``deepspeed`` is imported. ``dsfields.extract.releases.run_in_release`` arranges
 that with a generated ``sitecustomize.py`` that loads this file by path (no package ``__init__`` runs
 first) and records the returned names in ``$DSFIELDS_COMPAT_ADDED``. It is idempotent: a second call
 finds nothing missing and returns ``[]``. It imports torch and numpy (which DeepSpeed imports anyway)

@@ -1,6 +1,6 @@
 """``dsfields snapshot``: extract releases that are not installed, each in its own runtime.
 
-Each release runs ``dsfields extract`` in a cached environment from :mod:`dsfields.releases`
+Each release runs ``dsfields extract`` in a cached environment from :mod:`dsfields.extract.releases`
 (its sdist on ``PYTHONPATH``, a shared torch/pydantic environment, the compatibility shim). A
 release that fails is reported with its cause and recorded in ``generated/failures.json``; the
 others go on. Up-to-date snapshots (current ``format_version``) are skipped, so a warm rerun only
@@ -41,7 +41,7 @@ def up_to_date(root: Path, version: str) -> bool:
 
 def extract_release(version: str, root: Path) -> str | None:
     """Snapshot one release; return None on success, else the cause in one line."""
-    from dsfields import releases
+    from dsfields.extract import releases
 
     try:
         done = releases.run_in_release(
@@ -60,7 +60,7 @@ def extract_release(version: str, root: Path) -> str | None:
 def run(args: argparse.Namespace) -> int:
     root: Path = args.out or repo_generated_dir()
     if args.all:
-        from dsfields import releases
+        from dsfields.extract import releases
 
         try:
             versions = releases.list_releases(args.since)

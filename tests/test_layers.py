@@ -1,0 +1,122 @@
+"""The layers of dsfields, enforced on every import statement (lazy ones inside functions included).
+
+    model/      bottom: typed records, storage, wording, history, prose — stdlib only
+    extract/    the only package that may import DeepSpeed, torch, pydantic, griffe, transformers
+    consumers   lookup, diff, check/, schema, resolve, migrate, configfile, links, termsafe, docs/
+    cli         top: the only module that may import both extract/ and the consumers
+
+A consumer that needs DeepSpeed gets it passed in from the CLI (``check --runtime``, ``diff installed``).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "extractor" / "dsfields"
+HEAVY = {"deepspeed", "torch", "pydantic", "griffe", "transformers", "accelerate"}
+"""Third-party packages only extraction may import (``pip install dsfields`` pulls none of them)."""
+SITE_ONLY = {"jinja2", "mkdocs", "material", "jieba"}
+"""Needed by the docs build alone (the ``docs`` extra)."""
+CONSUMER_THIRD_PARTY = {"hjson"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    return imports_in(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+
+
+def imports_in(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """Every module an import statement names, at any depth, absolute (relative ones resolved)."""
+    tree = ast.parse(source)
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.append((node.lineno, base))
+            # `from dsfields import check` imports the submodule dsfields.check
+            if base == "dsfields":
+                found += [(node.lineno, f"dsfields.{alias.name}") for alias in node.names if alias.name != "__version__"]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            found.append((node.lineno, str(node.args[0].value)))
+    return found
+
+
+def layer(module: str) -> str:
+    if module == "dsfields.cli" or module == "dsfields.__main__":
+        return "cli"
+    if module.startswith("dsfields.model"):
+        return "model"
+    if module.startswith("dsfields.extract"):
+        return "extract"
+    if module == "dsfields":
+        return "face"
+    return "consumer"
+
+
+def allowed(importer: str, imported: str) -> bool:
+    top = imported.split(".")[0]
+    kind = layer(importer)
+    if top != "dsfields":
+        if top in sys.stdlib_module_names or top == "__future__":
+            return True
+        if kind == "extract":
+            return True
+        if kind == "consumer":
+            if importer.startswith("dsfields.docs"):
+                return top in SITE_ONLY | CONSUMER_THIRD_PARTY
+            return top in CONSUMER_THIRD_PARTY
+        return False  # model, cli and the package face: stdlib only
+    target = layer(imported) if imported != "dsfields" else "face"
+    if target == "face":
+        return True  # __version__
+    return {
+        "model": target == "model",
+        "extract": target in ("model", "extract"),
+        "consumer": target in ("model", "consumer"),
+        "cli": True,
+        "face": False,
+    }[kind]
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_imports_respect_the_layers(path):
+    importer = module_name(path)
+    wrong = [f"line {line}: {name}" for line, name in imports(path) if not allowed(importer, name)]
+    assert wrong == [], f"{importer} ({layer(importer)}) may not import: {wrong}"
+
+
+def test_every_package_says_what_it_may_import():
+    for init in PACKAGE.rglob("__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        if init.parent == PACKAGE:
+            continue  # the package face re-exports __version__ only
+        assert "import" in doc.lower(), f"{init.relative_to(PACKAGE.parent)}: say in the docstring what it may import"
+
+
+def test_the_rule_catches_lazy_and_relative_imports():
+    """The checker itself: imports hidden in a function body of a consumer are found and refused."""
+    source = ("def f():\n    import deepspeed\n    from dsfields.extract import build\n"
+              "    from .extract import oracle\n    importlib.import_module('torch')\n")
+    found = [name for _, name in imports_in(source, "dsfields.lookup")]
+    assert found == ["deepspeed", "dsfields.extract", "dsfields.extract", "torch"]
+    assert not any(allowed("dsfields.lookup", name) for name in found)
+    assert all(allowed("dsfields.cli", name) for name in found if name.startswith("dsfields"))
