@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from dsfields.history import EventKind, HistoryEvent, field_history
+from dsfields.model.history import EventKind, HistoryEvent, field_histories
 from dsfields.snapshot import SnapshotError, available_versions, load_requested, repo_generated_dir
 
 Record = dict[str, Any]
@@ -620,8 +620,10 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
     if event.kind is EventKind.DEPRECATED:
         new = event.new.get("new_param") if isinstance(event.new, dict) else None
         return f"deprecated → {new}" if new else "deprecated"
-    if event.kind is EventKind.REMOVED:
-        return "removed" + (f": {event.new}" if event.new else "")
+    if event.kind is EventKind.BECAME_REMOVED:
+        return f"{event.kind.message}" + (f": {event.new}" if event.new else "")
+    if event.kind is EventKind.RENAMED:
+        return f"renamed: {event.old} → {event.new}"
     return event.kind.message
 
 
@@ -671,7 +673,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dsfields: {exc}", file=sys.stderr)
         return 2
     matches = find(snapshot, args.query)
-    histories = {m.path: field_history(m.path, generated) for m in matches} if args.history else {}
+    histories = field_histories([m.path for m in matches], generated) if args.history else {}
     if args.json:
         payload: Record = {
             "deepspeed_version": snapshot["deepspeed_version"],
