@@ -48,7 +48,6 @@ the hashes too, so such an index cannot be committed unnoticed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -324,6 +323,8 @@ def read_failures(generated: Path) -> dict[str, str]:
 
 
 def _file_facts(path: Path) -> dict[str, Any]:
+    import hashlib  # only writers and the thorough check hash; lookup's start-up stays lighter without it
+
     data = path.read_bytes()
     return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
