@@ -242,7 +242,7 @@ def test_site_with_many_releases_builds_within_30_seconds(tmp_path, generated, c
     import json
     import time
 
-    from dsfields.index import write_index
+    from dsfields.model.history import write_index
 
     count = int(os.environ["DSFIELDS_DOCS_SCALE"])
     newest = available_versions(generated)[-1]

@@ -1,7 +1,9 @@
-"""``generated/index.json``: versions, failures and per-field history on a 3-release fixture tree."""
+"""``generated/index.json``: versions, failures, snapshot sizes and hashes, and per-field history on a
+3-release fixture tree (the index is dsfields.model.history's walk, written down)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,8 +12,18 @@ import pytest
 from conftest import REPO
 from test_diff import field, snap
 
-from dsfields.history import walk_snapshots
-from dsfields.index import added_since, build_index, load_index, write_index
+from dsfields.model.history import (
+    INDEX_FORMAT_VERSION,
+    added_since,
+    build_index,
+    field_histories,
+    index_problems,
+    load_index,
+    main,
+    read_index,
+    walk,
+    write_index,
+)
 from dsfields.model.store import FORMAT_VERSION, INDEX_FILE, SnapshotError, available_versions, dumps, load
 
 GENERATED = REPO / "generated"
@@ -44,9 +56,12 @@ def kinds(index: dict[str, Any], path: str) -> list[tuple[str, str]]:
 
 def test_versions_snapshots_and_failures(tree: Path) -> None:
     index = build_index(tree)
-    assert index["generated_by"] == "python -m dsfields.index"
+    assert index["generated_by"] == "python -m dsfields.model.history"
+    assert index["format_version"] == INDEX_FORMAT_VERSION
     assert index["versions"] == ["0.9.0", "0.9.2", "0.10.0"]
-    assert index["snapshots"]["0.9.2"] == {"format_version": FORMAT_VERSION, "fields": 5}
+    data = (tree / "0.9.2" / "fields.json").read_bytes()
+    assert index["snapshots"]["0.9.2"] == {"format_version": FORMAT_VERSION, "fields": 5, "size": len(data),
+                                           "sha256": hashlib.sha256(data).hexdigest()}
     assert index["failed"] == {"0.9.1": "ImportError: no module named apex"}
 
 
@@ -67,13 +82,15 @@ def test_field_histories(tree: Path) -> None:
     assert kinds(index, "amp") == [("0.9.0", "introduced"), ("0.9.2", "became_removed"), ("0.10.0", "reintroduced")]
 
 
-def test_index_agrees_with_the_snapshot_walk(tree: Path) -> None:
-    # The index is a cache of dsfields.history's walk; only the name of a rejection differs.
-    index = build_index(tree)
-    versions = available_versions(tree)
-    for path, events in index["fields"].items():
-        walked = [e.as_dict() for e in walk_snapshots(path, tree, versions)]
-        assert [dict(e, kind="removed") if e["kind"] == "became_removed" else e for e in events] == walked, path
+def test_index_is_the_walk_written_down(tree: Path) -> None:
+    # One engine: the old index folded dsfields.diff while lookup walked snapshots, and they disagreed.
+    write_index(tree)
+    walked = walk(tree)
+    assert {p: [e.as_dict() for e in events] for p, events in walked.items()} == build_index(tree)["fields"]
+    assert read_index(tree) is not None
+    assert field_histories(walked, tree) == walked
+    (tree / INDEX_FILE).unlink()
+    assert field_histories(walked, tree) == walked
 
 
 def test_added_since(tree: Path) -> None:
@@ -92,14 +109,34 @@ def test_write_index_is_stable_and_load_index_refuses_stale(tree: Path) -> None:
     assert json.loads(first)["versions"] == ["0.9.0", "0.9.2", "0.10.0"]
     write_tree(tree, {"0.11.0": snap(field("a.x"), version="0.11.0")})
     assert load_index(tree)["versions"][-1] == "0.11.0"  # rebuilt: the file on disk is stale
+    assert read_index(tree) is None
+
+
+def test_index_problems_sees_a_same_size_edit(tree: Path) -> None:
+    write_index(tree)
+    assert index_problems(tree) == []
+    target = tree / "0.10.0" / "fields.json"
+    text = target.read_text(encoding="utf-8")
+    edited = text.replace('"default": 2,', '"default": 3,', 1)
+    assert edited != text and len(edited) == len(text)
+    target.write_text(edited, encoding="utf-8")
+    # Readers compare sizes only (a stat per snapshot; hashing 77 would cost more than the lookup) ...
+    assert read_index(tree) is not None
+    # ... the thorough check, run by the tests and `python -m dsfields.model.history --check`, hashes.
+    assert index_problems(tree) == ["0.10.0: snapshot sha256 differs from the indexed one"]
+    assert main(["--check", str(tree)]) == 1
+    assert main([str(tree)]) == 0 and main(["--check", str(tree)]) == 0
 
 
 def test_stale_format_snapshot_is_listed_not_folded(tree: Path) -> None:
-    (tree / "0.10.0" / "fields.json").write_text(json.dumps({"format_version": 0, "fields": {}}))
+    stale = b'{"format_version": 0, "fields": {}}'
+    (tree / "0.10.0" / "fields.json").write_bytes(stale)
     index = build_index(tree)
-    assert index["snapshots"]["0.10.0"] == {"format_version": 0, "fields": None}
+    assert index["snapshots"]["0.10.0"] == {"format_version": 0, "fields": None, "size": len(stale),
+                                            "sha256": hashlib.sha256(stale).hexdigest()}
     assert "re-extract" in index["failed"]["0.10.0"]
     assert all(e["version"] != "0.10.0" for events in index["fields"].values() for e in events)
+    assert {p: [e.as_dict() for e in events] for p, events in walk(tree).items()} == index["fields"]
 
 
 @pytest.mark.parametrize("version", available_versions(GENERATED))
@@ -114,4 +151,4 @@ def test_committed_snapshot_has_current_format(version: str) -> None:
 def test_committed_index_matches_the_snapshots() -> None:
     committed = json.loads((GENERATED / INDEX_FILE).read_text(encoding="utf-8"))
     rebuilt = build_index(GENERATED, generated_by=committed.get("generated_by", ""))
-    assert committed == rebuilt, "generated/index.json is stale: run `python -m dsfields.index`"
+    assert committed == rebuilt, "generated/index.json is stale: run `python -m dsfields.model.history`"

@@ -50,7 +50,7 @@ def imports_in(source: str, module: str, is_package: bool = False) -> list[tuple
             found.append((node.lineno, base))
             # `from dsfields import check` imports the submodule dsfields.check
             if base == "dsfields":
-                found += [(node.lineno, f"dsfields.{alias.name}") for alias in node.names if alias.name != "__version__"]
+                found += [(node.lineno, f"dsfields.{a.name}") for a in node.names if a.name != "__version__"]
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
                 "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
             found.append((node.lineno, str(node.args[0].value)))

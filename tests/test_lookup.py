@@ -260,7 +260,7 @@ def test_history_one_line_per_version_range(capsys, history_tree) -> None:
         "  0.1.0–0.2.0  present in the oldest snapshot: int (default: 1000000000 (1e9))",
         "  0.3.0        default changed: 1000000000 (1e9) → 500000000 (5e8)",
         "  0.4.0        deprecated → max_live",
-        "  0.5.0        removed: Gone for good.",
+        "  0.5.0        removed and rejected: Gone for good.",
     ]
 
 
@@ -268,7 +268,9 @@ def test_history_in_json(capsys, history_tree) -> None:
     code, out, _ = run(capsys, MAX_LIVE, "--version", "0.5.0", "--history", "--json")
     match = json.loads(out)["matches"][0]
     assert (code, match["kind"]) == (0, "removed")
-    assert [e["kind"] for e in match["history"]] == ["introduced", "default_changed", "deprecated", "removed"]
+    # Rejected with a message is "became_removed" (the old snapshot walk said "removed", the old index
+    # "became_removed"; one engine now), told apart from "removed": no longer read, no message.
+    assert [e["kind"] for e in match["history"]] == ["introduced", "default_changed", "deprecated", "became_removed"]
     assert match["history"][1] == {"version": "0.3.0", "kind": "default_changed",
                                    "old": 1_000_000_000, "new": 500_000_000}
 

@@ -19,9 +19,8 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dsfields.history import EventKind, HistoryEvent, field_history
 from dsfields.model import prose
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
 from dsfields.model.store import available_versions, load_requested, repo_generated_dir
@@ -37,6 +36,9 @@ from dsfields.model.wording import (
     type_text,
     value_text,
 )
+
+if TYPE_CHECKING:  # the history engine is imported only for --history: lookup starts faster without it
+    from dsfields.model.history import HistoryEvent
 
 LABEL_WIDTH = 13
 """Width of the row labels (``python name``, ``constraints``...) in a single answer."""
@@ -479,6 +481,8 @@ def history_lines(events: list[HistoryEvent], versions: list[str], width: int) -
 
 
 def _event_text(event: HistoryEvent, first: bool) -> str:
+    from dsfields.model.history import EventKind
+
     if event.kind in (EventKind.INTRODUCED, EventKind.REINTRODUCED):
         new = event.new if isinstance(event.new, dict) else {}
         what = f"{new.get('type') or 'any'} (default: {value_text(new.get('default'))})"
@@ -491,8 +495,10 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
     if event.kind is EventKind.DEPRECATED:
         new = event.new.get("new_param") if isinstance(event.new, dict) else None
         return f"deprecated → {new}" if new else "deprecated"
-    if event.kind is EventKind.REMOVED:
-        return "removed" + (f": {event.new}" if event.new else "")
+    if event.kind is EventKind.BECAME_REMOVED:
+        return f"{event.kind.message}" + (f": {event.new}" if event.new else "")
+    if event.kind is EventKind.RENAMED:
+        return f"renamed: {event.old} → {event.new}"
     return event.kind.message
 
 
@@ -543,7 +549,11 @@ def run(args: argparse.Namespace) -> int:
     snapshot = load_requested(args.deepspeed_version, generated)
     lang = prose.language(args.lang)
     matches = find(snapshot, args.query)
-    histories = {m.path: field_history(m.path, generated) for m in matches} if args.history else {}
+    histories: dict[str, list[HistoryEvent]] = {}
+    if args.history:
+        from dsfields.model.history import field_histories
+
+        histories = field_histories([m.path for m in matches], generated)
     if args.json:
         payload: dict[str, Any] = {
             "deepspeed_version": snapshot.version,

@@ -9,7 +9,8 @@ stay valid for every release and across new releases: an older release's field p
 static redirect to the row with the same anchor in its default table, so a link shared while a
 release was the newest keeps working after it is superseded.
 
-Only snapshots (and the diff/index modules built on them) are read; DeepSpeed is never imported.
+Only snapshots (and dsfields.diff and dsfields.model.history, computed from them) are read; DeepSpeed is
+never imported.
 The mkdocs navigation lives in ``releases/nav.json``, read by ``hooks.py`` at build time. Every
 generated folder carries a ``.gitignore`` of ``*``: the pages are reproducible, so git ignores them,
 and the marker tells the next render which folders under docs/ it may replace.
@@ -30,7 +31,7 @@ import jinja2
 
 from dsfields import __version__
 from dsfields.docs import groups
-from dsfields.docs.filters import FILTERS, format_config, jcode, json_value, section_anchor
+from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value, section_anchor
 from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
 log = logging.getLogger(__name__)
@@ -312,6 +313,11 @@ class Release:
                 parts.append(f"{kind.replace('_', ' ')} in {version}: {change}")
             elif kind == "became_removed":
                 parts.append(f"rejected from {version} on")
+            elif kind == "no_longer_rejected":
+                parts.append(f"no longer rejected from {version} on")
+            elif kind == "renamed":
+                parts.append(f"renamed in {version}: {code(str(event.get('old')), as_html)} → "
+                             f"{code(str(event.get('new')), as_html)}")
             else:
                 parts.append(f"{kind.replace('_', ' ')} in {version}")
         return "; ".join(parts)
@@ -433,9 +439,9 @@ def load_site(generated: Path | None = None, versions: list[str] | None = None) 
     notices: list[str] = []
     index = None
     try:
-        from dsfields.index import load_index
+        from dsfields.model.history import load_index
     except ImportError:
-        notices.append("dsfields.index is not available: the added-since and history pages are omitted")
+        notices.append("dsfields.model.history is not available: the added-since and history pages are omitted")
     else:
         index = load_index(root)
         if index.get("versions") != chosen:

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if version not in todo and version in failures and up_to_date(root, version):
             failures.pop(version)
     write_atomic(failures_path, dumps(dict(sorted(failures.items(), key=lambda kv: version_key(kv[0])))))
-    from dsfields.index import write_index
+    from dsfields.model.history import write_index
 
     write_index(root, generated_by="dsfields snapshot")
     failed = [v for v in versions if v in failures]

@@ -1,0 +1,508 @@
+"""When a DeepSpeed config key appeared, changed, was deprecated, renamed, removed or rejected: one engine.
+
+Every answer about a key's history — ``dsfields lookup --history``, the docs' history and
+"added since" pages, ``generated/index.json`` — comes from :func:`walk`, which reads each committed
+snapshot once, in release order, and compares every key's state with the previous release's.
+``index.json`` is nothing but that walk's output, written after snapshotting so that a lookup need
+not load 77 snapshots; :func:`field_history` answers from it only while it is *current* (see
+:func:`read_index`) and walks otherwise. The story is therefore the same with or without the index,
+by construction.
+
+A key's state in one release is one of
+
+* **present**: in the snapshot's ``fields`` (DeepSpeed reads it);
+* **rejected**: in the snapshot's ``removed`` map (DeepSpeed raises with a message if it is set),
+  or — for a key that was present or rejected in the previous release — inside a section that is
+  now rejected (DeepSpeed raises on the section, so the key goes with it, as ``dsfields diff`` says);
+  rejection wins over a ``fields`` record, which DeepSpeed may keep only to raise;
+* **absent**: neither (a value there is ignored, or an unknown-key error of a strict section).
+
+Events between consecutive releases, in this order within one release (:class:`EventKind`):
+``introduced`` / ``reintroduced`` (absent or rejected → present; new: ``{type, default}``; a key born
+deprecated also gets ``deprecated``), ``type_changed``, ``default_changed`` (the symbolic spelling
+where there is one), ``deprecated`` / ``undeprecated`` (old/new: the deprecation records),
+``renamed`` (old/new: the JSON paths; see below), ``removed`` (present → absent: no longer read;
+old: ``{type, default}``), ``became_removed`` (→ rejected; new: DeepSpeed's message) and
+``no_longer_rejected`` (rejected → absent: the message is gone, the key is not read either).
+
+Renames are reported only where the snapshots prove them, on both keys, in the release it happened
+(never in the oldest snapshot, where nothing is known about before): key X becomes deprecated with a
+replacement (``new_param``, a python name of X's section) that resolves to a key Y arriving in the
+same release; or X stops being read while exactly one key Y of the same section arrives under the
+same pydantic attribute (``python_name``), a new alias.
+
+Only the stdlib and :mod:`dsfields.model.store` are imported (not ``dsfields.diff``: the snapshot
+command writes the index, and diff's import would close a package loop).
+
+**Staleness.** The index records, per snapshotted version, the byte size and sha256 of its
+``fields.json`` at index time, and its own ``format_version`` (:data:`INDEX_FORMAT_VERSION`). A
+reader believes it only if its format version is this one's, its ``versions`` are exactly the
+snapshots on disk and every snapshot's size (one ``stat`` each, well under a millisecond for 77
+releases) is the recorded one; otherwise it walks. Hashing every snapshot on each lookup would cost
+25–80 ms (29 MB), more than the whole lookup with the index; the trade-off is that an edit keeping
+a snapshot's byte size exactly (``0.0`` → ``1.0``) goes unnoticed by readers until the index is
+rewritten. Every writer of snapshots (``dsfields snapshot``) rewrites the index, and
+:func:`index_problems` (``python -m dsfields.model.history --check``, and the test suite) compares
+the hashes too, so such an index cannot be committed unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from dsfields.model.store import (
+    INDEX_FILE,
+    SNAPSHOT_FILE,
+    SnapshotError,
+    available_versions,
+    dumps,
+    load,
+    repo_generated_dir,
+    version_key,
+    write_atomic,
+)
+
+INDEX_FORMAT_VERSION = 2
+"""Of ``index.json`` itself (1: the diff-folding index, without snapshot sizes and hashes)."""
+
+FAILURES_FILE = "failures.json"
+"""Written by the multi-release snapshotting: version → why it has no snapshot."""
+
+GENERATED_BY = "python -m dsfields.model.history"
+
+Record = dict[str, Any]
+
+
+class EventKind(StrEnum):
+    """What happened to a key at a release; the value is what scripts see in ``--json`` and the index.
+
+    Declaration order is the order of a key's events within one release.
+    """
+
+    INTRODUCED = "introduced"
+    REINTRODUCED = "reintroduced"
+    TYPE_CHANGED = "type_changed"
+    DEFAULT_CHANGED = "default_changed"
+    DEPRECATED = "deprecated"
+    UNDEPRECATED = "undeprecated"
+    RENAMED = "renamed"
+    REMOVED = "removed"
+    """No longer read, and no message: a value there is now ignored (or an unknown-key error)."""
+    BECAME_REMOVED = "became_removed"
+    """Removed and rejected: DeepSpeed raises with a message (the snapshot's ``removed`` map)."""
+    NO_LONGER_REJECTED = "no_longer_rejected"
+
+    @property
+    def message(self) -> str:
+        return _MESSAGES.get(self, self.value.replace("_", " "))
+
+
+_MESSAGES = {EventKind.BECAME_REMOVED: "removed and rejected", EventKind.REMOVED: "removed (no longer read)"}
+_RANK = {kind: i for i, kind in enumerate(EventKind)}
+_ARRIVALS = (EventKind.INTRODUCED, EventKind.REINTRODUCED)
+
+
+class HistoryEvent(NamedTuple):
+    """One change of one key between a release and the previous committed snapshot.
+
+    A NamedTuple rather than a dataclass: ``dataclasses`` imports ``inspect``, which costs
+    ``dsfields lookup`` more start-up time than everything else it needs.
+    """
+
+    version: str
+    """The first DeepSpeed release (among committed snapshots) showing the change."""
+    kind: EventKind
+    old: Any = None
+    """The value before (type, default, deprecation record, old path), ``None`` where there is none."""
+    new: Any = None
+    """The value from ``version`` on; for ``became_removed``, DeepSpeed's message."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "kind": self.kind.value, "old": self.old, "new": self.new}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HistoryEvent:
+        return cls(str(data["version"]), EventKind(data["kind"]), data.get("old"), data.get("new"))
+
+
+def default_value(record: Record) -> Any:
+    """The default as compared across releases: the symbolic spelling where JSON alone misleads."""
+    return record["default_repr"] if record.get("default_repr") is not None else record.get("default")
+
+
+def _summary(record: Record) -> dict[str, Any]:
+    return {"type": record.get("type"), "default": default_value(record)}
+
+
+# ---------------------------------------------------------------- the walk
+
+_PRESENT, _REJECTED = "present", "rejected"
+
+
+class _State(NamedTuple):
+    kind: str
+    """``present`` or ``rejected``; absent keys have no state."""
+    value: Any
+    """The field record (present) or DeepSpeed's message (rejected)."""
+
+
+def _rejecting_ancestor(path: str, removed: dict[str, Record]) -> str | None:
+    head = path
+    while "." in head:
+        head = head.rpartition(".")[0]
+        if head in removed:
+            return head
+    return None
+
+
+def _states(snapshot: Record, previous: dict[str, _State]) -> dict[str, _State]:
+    fields: dict[str, Record] = snapshot.get("fields") or {}
+    removed: dict[str, Record] = snapshot.get("removed") or {}
+    states = {path: _State(_PRESENT, record) for path, record in fields.items()}
+    for path, record in removed.items():
+        states[path] = _State(_REJECTED, record.get("message"))  # rejection wins over a fields record
+    if removed:
+        for path in previous.keys() - states.keys():
+            owner = _rejecting_ancestor(path, removed)
+            if owner is not None:
+                states[path] = _State(_REJECTED, removed[owner].get("message"))
+    return states
+
+
+def _attribute_changes(version: str, old: Record, new: Record) -> Iterator[HistoryEvent]:
+    if old.get("type") != new.get("type"):
+        yield HistoryEvent(version, EventKind.TYPE_CHANGED, old.get("type"), new.get("type"))
+    if default_value(old) != default_value(new):
+        yield HistoryEvent(version, EventKind.DEFAULT_CHANGED, default_value(old), default_value(new))
+    old_dep, new_dep = old.get("deprecated"), new.get("deprecated")
+    if old_dep is None and new_dep is not None:
+        yield HistoryEvent(version, EventKind.DEPRECATED, None, new_dep)
+    elif old_dep is not None and new_dep is None:
+        yield HistoryEvent(version, EventKind.UNDEPRECATED, old_dep, None)
+    elif old_dep != new_dep:
+        # The replacement changed (e.g. a new target key): a fresh deprecation.
+        yield HistoryEvent(version, EventKind.DEPRECATED, old_dep, new_dep)
+
+
+def _transition(version: str, before: _State | None, after: _State | None, seen: bool) -> list[HistoryEvent]:
+    if after is not None and after.kind == _PRESENT:
+        if before is not None and before.kind == _PRESENT:
+            return list(_attribute_changes(version, before.value, after.value))
+        kind = EventKind.REINTRODUCED if seen else EventKind.INTRODUCED
+        events = [HistoryEvent(version, kind, None, _summary(after.value))]
+        if after.value.get("deprecated") is not None:
+            # Born deprecated (or older than the oldest snapshot): "deprecated in" is still news.
+            events.append(HistoryEvent(version, EventKind.DEPRECATED, None, after.value["deprecated"]))
+        return events
+    if after is not None:  # rejected
+        if before is not None and before.kind == _REJECTED:
+            return []
+        old = _summary(before.value) if before is not None else None
+        return [HistoryEvent(version, EventKind.BECAME_REMOVED, old, after.value)]
+    if before is None:
+        return []
+    if before.kind == _PRESENT:
+        return [HistoryEvent(version, EventKind.REMOVED, _summary(before.value), None)]
+    return [HistoryEvent(version, EventKind.NO_LONGER_REJECTED, before.value, None)]
+
+
+def _section(path: str, record: Record) -> str:
+    return record.get("section", path.rpartition(".")[0])
+
+
+def _replacement(fields: dict[str, Record], path: str, record: Record) -> str | None:
+    """The JSON path a deprecated key points to: ``new_param`` is a python name of the same section."""
+    new_param = (record.get("deprecated") or {}).get("new_param")
+    if not new_param:
+        return None
+    section = _section(path, record)
+    for other_path, other in fields.items():
+        if other_path != path and other.get("python_name") == new_param and _section(other_path, other) == section:
+            return other_path
+    candidate = f"{section}.{new_param}" if section else new_param
+    return candidate if candidate in fields and candidate != path else None
+
+
+def _renames(version: str, fields: dict[str, Record], previous: dict[str, _State],
+             step: dict[str, list[HistoryEvent]]) -> list[tuple[str, str]]:
+    """(old path, new path) pairs this release proves renamed (see the module docstring)."""
+    arrived = {path for path, events in step.items() if events[0].kind in _ARRIVALS}
+    pairs: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for path, events in sorted(step.items()):
+        kinds = {e.kind for e in events}
+        if EventKind.DEPRECATED in kinds and not kinds & set(_ARRIVALS):
+            target = _replacement(fields, path, fields[path])
+            if target in arrived and target not in taken:
+                pairs.append((path, target))
+                taken.add(target)
+    for path, events in sorted(step.items()):
+        if [e.kind for e in events] != [EventKind.REMOVED]:
+            continue
+        before = previous[path].value
+        name, section = before.get("python_name"), _section(path, before)
+        if not name:
+            continue
+        matches = [p for p in arrived - taken
+                   if fields[p].get("python_name") == name and _section(p, fields[p]) == section]
+        if len(matches) == 1:
+            pairs.append((path, matches[0]))
+            taken.add(matches[0])
+    return pairs
+
+
+def walk_snapshots(snapshots: Iterable[tuple[str, Record]]) -> dict[str, list[HistoryEvent]]:
+    """Every key's events over ``(version, snapshot)`` pairs in release order: the one engine."""
+    histories: dict[str, list[HistoryEvent]] = {}
+    states: dict[str, _State] = {}
+    first = True
+    for version, snapshot in snapshots:
+        fields: dict[str, Record] = snapshot.get("fields") or {}
+        new_states = _states(snapshot, states)
+        step: dict[str, list[HistoryEvent]] = {}
+        for path in states.keys() | new_states.keys():
+            events = _transition(version, states.get(path), new_states.get(path), seen=path in histories)
+            if events:
+                step[path] = events
+        if not first:
+            for old_path, new_path in _renames(version, fields, states, step):
+                event = HistoryEvent(version, EventKind.RENAMED, old_path, new_path)
+                step[old_path].append(event)
+                step[new_path].append(event)
+        for path, events in step.items():
+            histories.setdefault(path, []).extend(sorted(events, key=lambda e: _RANK[e.kind]))
+        states, first = new_states, False
+    return dict(sorted(histories.items()))
+
+
+def _loadable(root: Path, versions: list[str]) -> Iterator[tuple[str, Record]]:
+    """The snapshots the history is made of: a stale-format or unreadable one is left out, not compared."""
+    for version in versions:
+        try:
+            yield version, load(version, root).raw
+        except SnapshotError:
+            continue
+
+
+def walk(generated: Path | None = None) -> dict[str, list[HistoryEvent]]:
+    """Every key's history from the snapshots on disk (``generated`` defaults to the checkout's)."""
+    root = generated or repo_generated_dir()
+    return walk_snapshots(_loadable(root, available_versions(root)))
+
+
+# ---------------------------------------------------------------- the index
+
+
+def read_failures(generated: Path) -> dict[str, str]:
+    """``failures.json`` as version → one-line reason; accepts a flat map or one under ``failed``."""
+    path = generated / FAILURES_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return {FAILURES_FILE: f"unreadable: {exc}"}
+    if isinstance(data, dict):
+        data = data.get("failed", data.get("failures", data))
+    if not isinstance(data, dict):
+        return {FAILURES_FILE: "unexpected content (expected version -> reason)"}
+    failed: dict[str, str] = {}
+    for version, reason in data.items():
+        if version in ("generated_by", "format_version"):
+            continue
+        if isinstance(reason, dict):
+            reason = reason.get("reason") or reason.get("error") or reason.get("message") or json.dumps(reason)
+        failed[str(version)] = str(reason)
+    return failed
+
+
+def _file_facts(path: Path) -> dict[str, Any]:
+    import hashlib  # only writers and the thorough check hash; lookup's start-up stays lighter without it
+
+    data = path.read_bytes()
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _raw_format_version(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("format_version")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def build_index(generated_dir: Path | None = None, *, generated_by: str = GENERATED_BY) -> dict[str, Any]:
+    """The index of ``generated_dir`` (default: the checkout's ``generated/``) as plain data."""
+    root = generated_dir or repo_generated_dir()
+    versions = available_versions(root)
+    failed = read_failures(root)
+    snapshots: dict[str, dict[str, Any]] = {}
+    loaded: list[tuple[str, Record]] = []
+    for version in versions:
+        facts = _file_facts(root / version / SNAPSHOT_FILE)
+        try:
+            snapshot = load(version, root).raw
+        except SnapshotError as exc:
+            # Listed (readers compare versions with the disk) but left out of the history, as the walk does.
+            snapshots[version] = {"format_version": _raw_format_version(root / version / SNAPSHOT_FILE),
+                                  "fields": None, **facts}
+            failed.setdefault(version, str(exc))
+            continue
+        snapshots[version] = {"format_version": snapshot.get("format_version"),
+                              "fields": len(snapshot.get("fields") or {}), **facts}
+        loaded.append((version, snapshot))
+    histories = walk_snapshots(loaded)
+    return {
+        "generated_by": generated_by,
+        "format_version": INDEX_FORMAT_VERSION,
+        "versions": versions,
+        "snapshots": snapshots,
+        "failed": dict(sorted(failed.items(), key=lambda item: version_key(item[0]))),
+        "fields": {path: [e.as_dict() for e in events] for path, events in histories.items()},
+    }
+
+
+def write_index(generated_dir: Path | None = None, *, generated_by: str = GENERATED_BY) -> Path:
+    """Rebuild ``index.json`` next to the snapshots (atomically); call after adding or removing one."""
+    root = generated_dir or repo_generated_dir()
+    target = root / INDEX_FILE
+    write_atomic(target, dumps(build_index(root, generated_by=generated_by)))
+    return target
+
+
+def _stale_reason(index: Any, root: Path) -> str | None:
+    """Why ``index`` (parsed ``index.json``) does not describe the snapshots on disk, by the cheap test."""
+    if not isinstance(index, dict):
+        return "not a JSON object"
+    if index.get("format_version") != INDEX_FORMAT_VERSION:
+        return f"format_version {index.get('format_version')!r}, this dsfields reads {INDEX_FORMAT_VERSION}"
+    if not isinstance(index.get("fields"), dict) or not isinstance(index.get("snapshots"), dict):
+        return "no fields or snapshots map"
+    versions = available_versions(root)
+    if index.get("versions") != versions:
+        return "its versions are not the snapshots on disk"
+    snapshots = index["snapshots"]
+    for version in versions:
+        recorded = snapshots.get(version)
+        try:
+            size = os.stat(root / version / SNAPSHOT_FILE).st_size
+        except OSError:
+            return f"{version}: snapshot unreadable"
+        if not isinstance(recorded, dict) or recorded.get("size") != size:
+            return f"{version}: snapshot size differs from the indexed one"
+    return None
+
+
+def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
+    """``index.json`` if it is current (format, versions, snapshot sizes), else None: never a stale one."""
+    root = generated_dir or repo_generated_dir()
+    try:
+        index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return index if _stale_reason(index, root) is None else None
+
+
+def index_problems(generated_dir: Path | None = None) -> list[str]:
+    """What is wrong with ``index.json`` by the thorough test (hashes, and the content rebuilt); [] if none."""
+    root = generated_dir or repo_generated_dir()
+    try:
+        index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{INDEX_FILE} unreadable: {exc}"]
+    reason = _stale_reason(index, root)
+    if reason is not None:
+        return [reason]
+    problems = [f"{version}: snapshot sha256 differs from the indexed one" for version in index["versions"]
+                if index["snapshots"][version].get("sha256") != _file_facts(root / version / SNAPSHOT_FILE)["sha256"]]
+    rebuilt = build_index(root, generated_by=index.get("generated_by", GENERATED_BY))
+    if not problems and rebuilt != index:
+        problems.append("content differs from the index rebuilt now (the engine changed?)")
+    return problems
+
+
+def load_index(generated_dir: Path | None = None) -> dict[str, Any]:
+    """``index.json`` if it is current, else the index built now (never stale)."""
+    root = generated_dir or repo_generated_dir()
+    return read_index(root) or build_index(root)
+
+
+def _events(raw: Any) -> list[HistoryEvent]:
+    if not isinstance(raw, list):
+        raise TypeError("events are not a list")
+    return [HistoryEvent.from_dict(event) for event in raw]
+
+
+def field_histories(paths: Iterable[str], generated: Path | None = None) -> dict[str, list[HistoryEvent]]:
+    """Every change of each key at JSON ``paths`` across the committed snapshots, oldest first.
+
+    From ``index.json`` while it is current, else from :func:`walk`: the same events either way.
+    ``generated`` defaults to the checkout's ``generated/`` (or ``$DSFIELDS_GENERATED``). A path that
+    no snapshot knows has no events.
+    """
+    root = generated or repo_generated_dir()
+    wanted = list(paths)
+    index = read_index(root)
+    if index is not None:
+        try:
+            fields = index["fields"]
+            return {path: _events(fields.get(path, [])) for path in wanted}
+        except (KeyError, TypeError, ValueError):
+            pass  # a damaged index is no index
+    walked = walk(root)
+    return {path: walked.get(path, []) for path in wanted}
+
+
+def field_history(path: str, generated: Path | None = None) -> list[HistoryEvent]:
+    """:func:`field_histories` of one path."""
+    return field_histories([path], generated)[path]
+
+
+def added_since(version: str, index: dict[str, Any] | Path | None = None, *,
+                until: str | None = None) -> dict[str, str]:
+    """Keys (re)introduced after ``version`` and still present at ``until`` (default: newest): path → release.
+
+    Keys already in the oldest snapshot are never reported: what happened before it is unknown.
+    """
+    data = index if isinstance(index, dict) else load_index(index)
+    versions: list[str] = list(data.get("versions") or [])
+    first = versions[0] if versions else None
+    after = version_key(version)
+    limit = version_key(until) if until else None
+    found: dict[str, str] = {}
+    for path, events in (data.get("fields") or {}).items():
+        arrived: str | None = None
+        for event in events:
+            if limit is not None and version_key(event["version"]) > limit:
+                break
+            if event["kind"] in _ARRIVALS:
+                arrived = event["version"]
+            elif event["kind"] in (EventKind.REMOVED, EventKind.BECAME_REMOVED):
+                arrived = None
+        if arrived is not None and arrived != first and version_key(arrived) > after:
+            found[path] = arrived
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dsfields.model.history [--check] [GENERATED_DIR]``: rewrite (or verify) the index."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    root = Path(args[0]) if args else None
+    if check:
+        problems = index_problems(root)
+        for problem in problems:
+            print(f"{INDEX_FILE} is stale: {problem}", file=sys.stderr)
+        return 1 if problems else 0
+    print(write_index(root))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
