@@ -229,6 +229,18 @@ class Package:
             found = self.lookup(modname, node.value.id)
             if found is not None and found[0] == "module":
                 return self.constant(found[1], node.attr)
+            if found is not None and found[0] == "def" and isinstance(found[1].node, ast.ClassDef):
+                # `class ValidationMode: WARN = "WARN"` (a plain class of constants, not an Enum)
+                defn = found[1]
+                if not any(_base_name(b).endswith("Enum") for b in defn.node.bases):
+                    for stmt in defn.node.body:
+                        if (
+                            isinstance(stmt, ast.Assign)
+                            and len(stmt.targets) == 1
+                            and isinstance(stmt.targets[0], ast.Name)
+                            and stmt.targets[0].id == node.attr
+                        ):
+                            return self.evaluate(defn.module.name, stmt.value)
             raise NotConstant(ast.unparse(node))
         if isinstance(node, ast.Tuple):
             return tuple(self.evaluate(modname, e) for e in node.elts)
@@ -273,6 +285,12 @@ class Package:
             inner = self.evaluate(modname, node.args[0])
             return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[node.func.id](inner)
         raise NotConstant(ast.unparse(node))
+
+
+def _base_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _binop(op: ast.operator, left: Any, right: Any) -> Any:

@@ -43,7 +43,7 @@ from .values import (
     join,
 )
 
-SEED_PARAMS = frozenset({"param_dict", "ds_config", "ds_config_dict", "config_dict", "deepspeed_config"})
+SEED_PARAMS = frozenset({"param_dict", "ds_config", "ds_config_dict", "deepspeed_config"})
 """Parameter names taken to hold the whole ds_config when no caller says otherwise."""
 
 READERS = frozenset({"get_scalar_param", "get_dict_param", "get_list_param"})
@@ -57,6 +57,7 @@ GENERIC_ATTRS = frozenset({"config", "_config", "params", "cfg", "args", "data",
 
 _DEBUG = bool(__import__("os").environ.get("DSFIELDS_STATIC_DEBUG"))
 MAX_DEPTH = 14
+MAX_UNROLL = 24
 MAX_ROUNDS = 5
 _CASEFOLD = frozenset({"lower", "upper", "casefold"})
 _PASS_THROUGH = frozenset({"dict", "list", "tuple", "sorted", "str", "int", "float", "bool", "set", "frozenset"})
@@ -73,6 +74,13 @@ class ChoiceHit:
     line: int
     function: str
     raises: bool
+
+
+@dataclass(frozen=True)
+class ShapeItems:
+    """``d.items()`` of a dict built in code: iterated key by key."""
+
+    shape: Shape
 
 
 @dataclass(frozen=True)
@@ -383,17 +391,40 @@ class Frame:
             self.env = env_a
         else:
             self.env = {k: join(env_a.get(k), env_b.get(k)) for k in env_a.keys() | env_b.keys()}
-        if _terminates(stmt.body) and not stmt.orelse:
+        if _terminates(stmt.body) and not stmt.orelse and not isinstance(stmt.body[-1], ast.Raise):
             return neg  # an early `return`/`raise`: the rest of the block runs only when the test failed
         return None
 
     def loop(self, stmt: ast.For | ast.AsyncFor) -> None:
         it = self.ev(stmt.iter)
         before = dict(self.env)
-        self.bind_loop(stmt.target, it)
-        self.block(stmt.body)
+        unrolled = self.unroll(it)
+        if unrolled is not None:
+            # a loop over known keys (a literal dict, a built dict): read the body once per key
+            pair = isinstance(stmt.target, ast.Tuple | ast.List) and len(stmt.target.elts) == 2
+            for key, value in unrolled:
+                if pair:
+                    self.assign(stmt.target.elts[0], Const(key))  # type: ignore[attr-defined]
+                    self.assign(stmt.target.elts[1], value)  # type: ignore[attr-defined]
+                else:
+                    self.assign(stmt.target, Const(key))
+                self.block(stmt.body)
+            if isinstance(it, ShapeItems) and it.shape.base is not None:
+                self.bind_loop(stmt.target, Items(it.shape.base))
+                self.block(stmt.body)
+        else:
+            self.bind_loop(stmt.target, it)
+            self.block(stmt.body)
         self.env = {k: join(before.get(k), self.env.get(k)) for k in before.keys() | self.env.keys()}
         self.block(stmt.orelse)
+
+    def unroll(self, it: Any) -> list[tuple[str, Any]] | None:
+        if isinstance(it, ShapeItems):
+            return [(k, v) for k, v in it.shape.items if k != "*"][:MAX_UNROLL]
+        if isinstance(it, KeySet) and len(it.keys) <= MAX_UNROLL:
+            defaults = dict(it.defaults) if it.defaults is not None else None
+            return [(k, Const(defaults[k]) if defaults is not None else None) for k in it.keys]
+        return None
 
     def bind_loop(self, target: ast.expr, it: Any) -> None:
         pair = isinstance(target, ast.Tuple | ast.List) and len(target.elts) == 2
@@ -731,6 +762,11 @@ class Frame:
             return self.read(container, key, "getitem", MISSING, node)
         if isinstance(container, Shape):
             return self.shape_get(container, key, "getitem", MISSING, node)
+        if isinstance(container, Const) and isinstance(container.value, dict) and isinstance(key, Const):
+            try:
+                return Const(container.value[key.value]) if key.value in container.value else None
+            except TypeError:
+                return None
         if isinstance(container, Const) and isinstance(container.value, dict) and isinstance(key, Tracked):
             self.hit(key, [k for k in container.value if isinstance(k, str | int | bool)], "lookup", _name(node.value), node)
             return None
@@ -941,6 +977,16 @@ class Frame:
                 if hit is not None and hit[0] == "def":
                     return True, self.call_def(hit[1], node)
                 return True, self.opaque_call(node)
+        if isinstance(base, ast.Name) and base.id not in self.env and tracked:
+            owner = self.s.resolve_class(self.mod, base)
+            if owner is not None:
+                found = self.s.find_method(owner.module.name, owner.qualname, meth)
+                if found is not None:
+                    mod, fn, qual = found
+                    cls = qual.rpartition(".")[0]
+                    if _is_classmethod(fn):
+                        return True, self.call_function(mod, fn, qual, cls, node, Instance(mod.name, cls))
+                    return True, self.call_function(mod, fn, qual, cls if not _is_static(fn) else None, node, None)
         obj = self.ev(base)
         if isinstance(obj, Tracked | Shape):
             if meth in ("get", "pop", "setdefault") and node.args:
@@ -952,6 +998,8 @@ class Frame:
                 return True, self.read(obj, key, op, default_node, node)
             if meth in ("keys", "copy"):
                 return True, obj
+            if meth == "items" and isinstance(obj, Shape):
+                return True, ShapeItems(obj)
             if meth == "items" and isinstance(obj, Tracked):
                 return True, Items(obj)
             if meth == "values" and isinstance(obj, Tracked):
@@ -989,6 +1037,10 @@ class Frame:
         return None
 
     def call_def(self, defn: Def, node: ast.Call) -> Any:
+        if isinstance(defn.node, ast.ClassDef) and defn.qualname in ROOT_CLASSES:
+            for arg in node.args:
+                self.ev(arg)
+            return Instance(defn.module.name, defn.qualname)  # read as an entry of its own, at the root
         if isinstance(defn.node, ast.ClassDef):
             if self.s.is_model(defn):
                 args = [self.ev(a) for a in node.args] + [self.ev(k.value) for k in node.keywords]
@@ -1111,6 +1163,10 @@ def _constant_like(name: str) -> bool:
 
 def _name(node: ast.expr) -> str | None:
     return ast.unparse(node) if isinstance(node, ast.Name | ast.Attribute) else None
+
+
+def _is_classmethod(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
 def _is_static(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
