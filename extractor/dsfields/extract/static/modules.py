@@ -251,7 +251,8 @@ class Package:
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
                 raise NotConstant("**")
-            return {self.evaluate(modname, k): self.evaluate(modname, v) for k, v in zip(node.keys, node.values)}
+            pairs = zip(node.keys, node.values, strict=True)
+            return {self.evaluate(modname, k): self.evaluate(modname, v) for k, v in pairs}
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd | ast.Not):
             operand = self.evaluate(modname, node.operand)
             if isinstance(node.op, ast.Not):

@@ -314,7 +314,7 @@ class Frame:
                 pushed += 1
         del self.conds[len(self.conds) - pushed :]
 
-    def stmt(self, stmt: ast.stmt) -> Condition | None:  # noqa: C901 - one branch per statement kind
+    def stmt(self, stmt: ast.stmt) -> Condition | None:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             qual = f"{self.qualname}.<locals>.{stmt.name}"
             self.s.local_defs[(self.mod.name, qual)] = stmt
@@ -439,8 +439,10 @@ class Frame:
             self.read_iterate(it)
             self.assign(target, IterKey(it))
         elif isinstance(it, Const) and isinstance(it.value, list | tuple | set | frozenset):
-            keys = tuple(sorted(k for k in it.value if isinstance(k, str))) if isinstance(it.value, set | frozenset) else tuple(
-                k for k in it.value if isinstance(k, str)
+            keys = (
+                tuple(sorted(k for k in it.value if isinstance(k, str)))
+                if isinstance(it.value, set | frozenset)
+                else tuple(k for k in it.value if isinstance(k, str))
             )
             if keys and len(keys) == len(it.value) and not pair:
                 self.assign(target, KeySet(keys, None, "literal"))
@@ -496,13 +498,26 @@ class Frame:
             self.env[holder.id] = current.with_item(key.value, value)
         elif isinstance(current, Shape) and isinstance(key, IterKey):
             self.env[holder.id] = current.with_item("*", value)
-        elif isinstance(current, Const) and isinstance(current.value, dict) and isinstance(key, IterKey):
+        elif (
+            isinstance(current, Const)
+            and isinstance(current.value, dict)
+            and isinstance(key, IterKey)
+            and current.value
+        ):
             # `config = DEFAULTS; for k, v in user.items(): config[k] = v`: the defaults' keys are the fields
             for name, default in current.value.items():
                 if isinstance(name, str):
                     self.emit(key.of, name, "merged_default", Const(default), target)
             for path in key.of.paths:
                 self.passed(path, f"literal default dict {holder.id}", "merge", target)
+        elif isinstance(current, Const) and isinstance(current.value, dict) and value is not None:
+            # `out = {}; out[K] = <read>`: the literal becomes a dict built in code
+            items = tuple((k, Const(v)) for k, v in current.value.items() if isinstance(k, str))
+            shape = Shape(None, items)
+            if isinstance(key, Const) and isinstance(key.value, str):
+                self.env[holder.id] = shape.with_item(key.value, value)
+            elif isinstance(key, IterKey):
+                self.env[holder.id] = shape.with_item("*", value)
 
     # ------------------------------------------------------------ conditions
     def condition(self, node: ast.expr, value: Any) -> Pending:
@@ -519,7 +534,12 @@ class Frame:
             text = self.s.rendered.get(id(cond.node))
             if text is None:
                 text = self.s.rendered[id(cond.node)] = self.render(cond.node)
-            out.append(Condition(f"not ({text})" if cond.negated else text, cond.tests))
+            if cond.negated:
+                key = -id(cond.node)
+                text = self.s.rendered.get(key)
+                if text is None:
+                    text = self.s.rendered[key] = self.render(_negated_node(cond.node))
+            out.append(Condition(text, cond.tests))
         return tuple(out)
 
     def render(self, node: ast.expr) -> str:
@@ -603,7 +623,9 @@ class Frame:
         expr = ast.unparse(node)
         for path in sorted(container.paths):
             self.result.unplaced.add(
-                Unplaced(None, expr, f"key is not a constant (container {dotted(path) or '<root>'})", file, line, function)
+                Unplaced(
+                    None, expr, f"key is not a constant (container {dotted(path) or '<root>'})", file, line, function
+                )
             )
         return None
 
@@ -625,9 +647,7 @@ class Frame:
         vals = tuple(_json_default(v) for v in values)
         raises = self.s.function_raises(self.node)
         for path in value.paths:
-            self.result.hits.add(
-                ChoiceHit(dotted(path), vals, how, value.norm, constant, file, line, function, raises)
-            )
+            self.result.hits.add(ChoiceHit(dotted(path), vals, how, value.norm, constant, file, line, function, raises))
 
     def unplaced_candidate(self, key_node: ast.expr, key: Any, node: ast.AST, reason: str) -> None:
         """A read with a config-like constant key on a container the scan could not trace."""
@@ -647,7 +667,7 @@ class Frame:
     # ------------------------------------------------------------ expressions
     current: ast.AST
 
-    def ev(self, node: ast.expr | None) -> Any:  # noqa: C901 - one branch per expression kind
+    def ev(self, node: ast.expr | None) -> Any:
         if node is None:
             return None
         if id(node) in self.argcache:
@@ -768,7 +788,9 @@ class Frame:
             except TypeError:
                 return None
         if isinstance(container, Const) and isinstance(container.value, dict) and isinstance(key, Tracked):
-            self.hit(key, [k for k in container.value if isinstance(k, str | int | bool)], "lookup", _name(node.value), node)
+            self.hit(
+                key, [k for k in container.value if isinstance(k, str | int | bool)], "lookup", _name(node.value), node
+            )
             return None
         if container is None:
             self.unplaced_candidate(node.slice, key, node, "container not traced to ds_config")
@@ -790,7 +812,7 @@ class Frame:
         items: list[tuple[str, Any]] = []
         consts: dict[Any, Any] = {}
         literal = True
-        for k, v in zip(node.keys, node.values):
+        for k, v in zip(node.keys, node.values, strict=True):
             value = self.ev(v)
             if k is None:
                 literal = False
@@ -850,7 +872,7 @@ class Frame:
     def ev_compare(self, node: ast.Compare) -> Any:
         tests: list[Test] = []
         left_node, left = node.left, self.ev(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.ev(right_node)
             tests.extend(self.compare(left_node, left, op, right_node, right, node))
             left_node, left = right_node, right
@@ -870,10 +892,14 @@ class Frame:
                 self.read(right, left, "in", MISSING, node)
                 if isinstance(left, Const) and isinstance(left.value, str):
                     out += [Test(dotted(p + (left.value,)), "present" if present else "absent") for p in right.paths]
-            elif isinstance(left, Tracked) and isinstance(right, Const) and isinstance(
-                right.value, list | tuple | set | frozenset | dict
+            elif (
+                isinstance(left, Tracked)
+                and isinstance(right, Const)
+                and isinstance(right.value, list | tuple | set | frozenset | dict)
             ):
-                values = sorted(right.value, key=repr) if isinstance(right.value, set | frozenset) else list(right.value)
+                values = (
+                    sorted(right.value, key=repr) if isinstance(right.value, set | frozenset) else list(right.value)
+                )
                 self.hit(left, values, "assert" if self.in_assert else "in", _name(rn), node)
                 vals = tuple(_json_default(v) for v in values)
                 out += [Test(dotted(p), "in" if present else "not in", vals) for p in left.paths]
@@ -889,7 +915,7 @@ class Frame:
         return out
 
     # ------------------------------------------------------------------ calls
-    def ev_call(self, node: ast.Call) -> Any:  # noqa: C901
+    def ev_call(self, node: ast.Call) -> Any:
         func = node.func
         if isinstance(func, ast.Name) and func.id not in self.env:
             name = func.id
@@ -919,8 +945,16 @@ class Frame:
                     return value
                 if isinstance(value, Const):
                     try:
-                        return Const({"dict": dict, "list": list, "tuple": tuple, "sorted": sorted, "set": set,
-                                      "frozenset": frozenset}.get(name, lambda v: v)(value.value))
+                        return Const(
+                            {
+                                "dict": dict,
+                                "list": list,
+                                "tuple": tuple,
+                                "sorted": sorted,
+                                "set": set,
+                                "frozenset": frozenset,
+                            }.get(name, lambda v: v)(value.value)
+                        )
                     except (TypeError, ValueError):
                         return None
                 return None
@@ -948,7 +982,7 @@ class Frame:
         # part of ds_config is followed only within the module or the object (for what it returns).
         args = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
         values = [self.ev(a) for a in args]
-        for arg, value in zip(args, values):
+        for arg, value in zip(args, values, strict=True):
             self.argcache[id(arg)] = value
         try:
             tracked = any(isinstance(v, Tracked | Shape) for v in values)
@@ -968,7 +1002,12 @@ class Frame:
     def method_call(self, func: ast.Attribute, node: ast.Call, tracked: bool) -> tuple[bool, Any]:
         meth = func.attr
         base = func.value
-        if isinstance(base, ast.Name) and base.id == "copy" and base.id not in self.env and meth in ("copy", "deepcopy"):
+        if (
+            isinstance(base, ast.Name)
+            and base.id == "copy"
+            and base.id not in self.env
+            and meth in ("copy", "deepcopy")
+        ):
             return True, self.ev(node.args[0]) if node.args else None
         if isinstance(base, ast.Name) and base.id not in self.env:
             found = self.pkg.lookup(self.mod.name, base.id) if tracked else None
@@ -1020,7 +1059,9 @@ class Frame:
             if meth == "get" and isinstance(obj.value, dict) and node.args:
                 key = self.ev(node.args[0])
                 if isinstance(key, Tracked):
-                    self.hit(key, [k for k in obj.value if isinstance(k, str | int | bool)], "lookup", _name(base), node)
+                    self.hit(
+                        key, [k for k in obj.value if isinstance(k, str | int | bool)], "lookup", _name(base), node
+                    )
                 return True, None
         if isinstance(obj, Instance):
             found = self.s.find_method(obj.module, obj.cls, meth)
@@ -1045,6 +1086,8 @@ class Frame:
             if self.s.is_model(defn):
                 args = [self.ev(a) for a in node.args] + [self.ev(k.value) for k in node.keywords]
                 for value in args:
+                    if isinstance(value, Shape) and value.base is not None:
+                        value = value.base  # its other items are the code's own (a legacy form's defaults)
                     for path in _paths_of(value):
                         self.passed(path, f"{defn.module.name}.{defn.qualname}", "model", node)
                 return None
@@ -1077,7 +1120,7 @@ class Frame:
             params = params[1:]
         bound: set[str] = set(bindings)
         tracked_args = False
-        for param, arg in zip(params, node.args):
+        for param, arg in zip(params, node.args, strict=False):
             if isinstance(arg, ast.Starred):
                 self.ev(arg.value)
                 break
@@ -1100,12 +1143,12 @@ class Frame:
                     tracked_args |= isinstance(value, Tracked | Shape)
         # parameter defaults (constants): `def f(d, key=FP16_KEY)`
         positional = fn.args.posonlyargs + fn.args.args
-        for arg, default in zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults):
+        for arg, default in zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults, strict=True):
             if arg.arg not in bound and arg.arg not in bindings:
                 value = self.callee_constant(mod, default)
                 if value is not None:
                     bindings[arg.arg] = value
-        for arg, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
+        for arg, default in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True):
             if default is not None and arg.arg not in bound:
                 value = self.callee_constant(mod, default)
                 if value is not None:
@@ -1154,6 +1197,25 @@ def _paths_of(value: Any, depth: int = 0) -> list[Path]:
             out.update(_paths_of(item, depth + 1))
         return sorted(out)
     return []
+
+
+_SWAP: dict[type, type] = {
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+
+
+def _negated_node(node: ast.expr) -> ast.expr:
+    """``not (x)`` spelled simply: ``a in b`` -> ``a not in b``, ``not x`` -> ``x``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _SWAP:
+        return ast.Compare(node.left, [_SWAP[type(node.ops[0])]()], node.comparators)
+    return ast.UnaryOp(ast.Not(), node)
 
 
 def _constant_like(name: str) -> bool:
@@ -1258,7 +1320,9 @@ def scan(pkg: Package) -> tuple[Result, int]:
         changed: set[str] = set()
         owners: dict[str, set[str]] = {}
         for store in sorted(kept.stores, key=repr):
-            if not isinstance(store.value, Shape) and not any(dotted(p) in sections or not p for p in _paths_of(store.value)):
+            if not isinstance(store.value, Shape) and not any(
+                dotted(p) in sections or not p for p in _paths_of(store.value)
+            ):
                 continue  # a scalar: conditions on it stay text
             key = (store.module, store.cls, store.attr)
             value = join(class_attrs.get(key), store.value)
@@ -1278,8 +1342,11 @@ def scan(pkg: Package) -> tuple[Result, int]:
                     cross_attrs[attr] = value
                     changed.add(attr)
         if _DEBUG:
-            print(f"round {_round}: {len(modules)} modules, {len(stale)} read, changed {sorted(changed)}",
-                  f"parsed {pkg.parsed}", f"analyzed {scanner.analyzed}")
+            print(
+                f"round {_round}: {len(modules)} modules, {len(stale)} read, changed {sorted(changed)}",
+                f"parsed {pkg.parsed}",
+                f"analyzed {scanner.analyzed}",
+            )
         if not changed:
             break
         pattern = re.compile(r"\.(" + "|".join(sorted(map(re.escape, changed))) + r")\b")

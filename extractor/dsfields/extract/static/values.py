@@ -157,6 +157,10 @@ def join(a: Any, b: Any) -> Any:
         return a
     if isinstance(a, Tracked) and isinstance(b, Tracked):
         return Tracked(a.paths | b.paths, a.norm or b.norm)
+    if isinstance(a, Shape) and isinstance(b, Tracked):
+        return Shape(join(a.base, b), a.items)
+    if isinstance(a, Tracked) and isinstance(b, Shape):
+        return Shape(join(b.base, a), b.items)
     if isinstance(b, Tracked | Shape) and not isinstance(a, Tracked | Shape):
         return b
     return a
