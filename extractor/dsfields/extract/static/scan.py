@@ -148,6 +148,7 @@ class Scanner:
         self.local_defs: dict[tuple[str, str], FuncNode] = {}
         self.raises: dict[int, bool] = {}
         self.rendered: dict[int, str] = {}
+        self.methods: dict[tuple[str, str, str], tuple[Module, FuncNode, str] | None] = {}
         self.analyzed = 0
 
     # ----------------------------------------------------------------- driver
@@ -186,6 +187,12 @@ class Scanner:
 
     # ------------------------------------------------------------ resolution
     def find_method(self, modname: str, clsname: str, meth: str, depth: int = 0) -> tuple[Module, FuncNode, str] | None:
+        key = (modname, clsname, meth)
+        if key not in self.methods:
+            self.methods[key] = self._find_method(modname, clsname, meth, depth)
+        return self.methods[key]
+
+    def _find_method(self, modname: str, clsname: str, meth: str, depth: int) -> tuple[Module, FuncNode, str] | None:
         mod = self.pkg.module(modname)
         if mod is None or depth > 6:
             return None
@@ -773,6 +780,12 @@ class Frame:
             stored = self.s.class_attrs.get((obj.module, obj.cls, node.attr))
             if stored is not None:
                 return stored
+        if _names_the_config(base):
+            # `self._config.data_efficiency_config`: the DeepSpeedConfig's attribute, even where
+            # another class stores an attribute of the same name
+            for (_m, cls, attr), value in self.s.class_attrs.items():
+                if attr == node.attr and cls in ROOT_CLASSES:
+                    return value
         return self.s.cross_attrs.get(node.attr)
 
     def ev_subscript(self, node: ast.Subscript) -> Any:
@@ -1218,9 +1231,19 @@ def _negated_node(node: ast.expr) -> ast.expr:
     return ast.UnaryOp(ast.Not(), node)
 
 
+_CONFIG_NAMES = frozenset({"_config", "config", "ds_config", "_ds_config", "config_params", "deepspeed_config"})
+
+
+def _names_the_config(node: ast.expr) -> bool:
+    """``self._config``, ``engine.config``, ``ds_config``: an expression naming the DeepSpeedConfig object."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in _CONFIG_NAMES
+    return isinstance(node, ast.Name) and node.id in _CONFIG_NAMES
+
+
 def _constant_like(name: str) -> bool:
     """DeepSpeed spells its constants in upper case (``FP16``, ``ZERO_OPTIMIZATION_STAGE``)."""
-    return not any(c.islower() for c in name)
+    return name == name.upper()
 
 
 def _name(node: ast.expr) -> str | None:
