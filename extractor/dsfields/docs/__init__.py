@@ -2,5 +2,6 @@
 
 ``render`` turns snapshots into Markdown pages (templates in ``dsfields/templates/docs``, filters in
 ``filters``, the seed's groups in ``groups``), ``command`` is ``dsfields docs build|serve``, and
-``hooks`` hands the generated navigation to mkdocs. Nothing here imports DeepSpeed.
+``hooks`` hands the generated navigation to mkdocs. May import: ``dsfields.model``, the other
+consumers (``diff``, ``links``), jinja2 and mkdocs; never DeepSpeed or ``dsfields.extract``.
 """

@@ -8,6 +8,7 @@ passed on whole to other components, and values compared against constants (per-
 What it recognises but cannot place is listed in :attr:`StaticReport.unplaced`, never dropped.
 
 Entry point: :func:`static_report`; ``python -m dsfields.extract.static DIR [--json]`` prints it.
+May import: the stdlib and ``dsfields.model`` (it reads source text; it never imports DeepSpeed).
 """
 
 from __future__ import annotations
