@@ -15,10 +15,13 @@ import re
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from dsfields.model.errors import SnapshotError
 from dsfields.model.records import Snapshot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 FORMAT_VERSION = 1
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""

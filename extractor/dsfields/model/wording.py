@@ -8,9 +8,12 @@ did). Every function here returns plain text; the site escapes it for Markdown/H
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 
 def json_text(value: Any) -> str:
