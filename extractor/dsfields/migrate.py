@@ -71,6 +71,8 @@ def _walk_section(obj: dict[str, Any], section: str, where: Path_, snapshot: Sna
             continue
         field = snapshot.field_by_name(section, key)
         if field is None:
+            if record.unknown_keys == "ignored" and key.startswith(("_", "//", "#")) and not drop_ignored:
+                continue  # "_comment": the usual way to annotate JSON, harmless where DeepSpeed ignores keys
             if drop_ignored and record.unknown_keys != "error":
                 edits.append(Edit(here, "delete", f"{path}: DeepSpeed {version} ignores it, deleted (--drop-ignored)"))
             elif record.unknown_keys == "error":

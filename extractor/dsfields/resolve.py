@@ -376,9 +376,13 @@ class _Run:
         numbers = {k: v for k, v in given.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         if len(numbers) != len(given):
             for key in BATCH_KEYS:
-                if key in given:
-                    self.add(key, given[key], WRITTEN if given[key] != "auto" else AUTO_KEPT, True,
+                if key in numbers:
+                    self.add(key, numbers[key], WRITTEN, True)
+                elif key in given:
+                    self.add(key, given[key], AUTO_KEPT if given[key] == "auto" else WRITTEN, True,
                              "not a number: DeepSpeed fails on the batch arithmetic")
+                else:
+                    self.add(key, None, DERIVED, False, "cannot be derived from a value that is not a number")
             return
         tbs, micro, gas = (numbers.get(k) for k in BATCH_KEYS)
         world = self.world_size
@@ -439,6 +443,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="data-parallel ranks, for the batch-size arithmetic (default 1)")
     parser.add_argument("--stage-only", action="store_true",
                         help="only the ZeRO keys that matter at the config's ZeRO stage")
+    parser.add_argument("--only", action="append", default=[], metavar="PATH",
+                        help="only this key or section (repeatable), e.g. --only zero_optimization")
     parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
@@ -452,6 +458,8 @@ def run(args: argparse.Namespace) -> int:
         raise DsfieldsError(str(exc)) from None
     resolved = Resolver(snapshot).resolve(config.data, hf=args.hf, world_size=args.world_size,
                                           stage_only=args.stage_only)
+    if args.only:
+        resolved = [r for r in resolved if any(r.path == p or r.path.startswith(p + ".") for p in args.only)]
     if args.format == "json":
         print(json.dumps({r.path: r.as_dict() for r in resolved}, indent=1, ensure_ascii=False))
     else:
