@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lookup": ("dsfields.lookup", "what a config field is: default, type, auto, deprecation, source"),
     "diff": ("dsfields.diff", "what changed in ds_config.json between two DeepSpeed versions"),
     "check": ("dsfields.check", "find what DeepSpeed would reject, ignore or misread in ds_config files"),
+    "resolve": ("dsfields.resolve", "every key DeepSpeed will read for a config: its value and where it comes from"),
+    "migrate": ("dsfields.migrate", "rewrite a config for another DeepSpeed release: renames, conversions, removals"),
     "schema": ("dsfields.schema", "write the JSON Schema (Draft 2020-12) of ds_config for one DeepSpeed version"),
     "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
 }
