@@ -32,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dsfields import check_rules
+from dsfields import check_rules, termsafe
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
 from dsfields.snapshot import SnapshotError, available_versions, installed_deepspeed_version, load_requested
 from dsfields.snapshot import load as load_snapshot
@@ -918,11 +918,11 @@ def render_json(reports: list[FileReport], version: str, options: Options) -> st
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return termsafe.github_data(text)
 
 
 def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return termsafe.github_property(text)
 
 
 def render_github(reports: list[FileReport], version: str) -> str:

@@ -55,6 +55,30 @@ def get_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(args: Sequence[str] | None = None) -> int:
+    from dsfields import termsafe
+
+    with termsafe.guarded_streams():
+        try:
+            code = _main(args)
+            termsafe.flush_stdout()
+            return code
+        except KeyboardInterrupt:
+            termsafe.report("dsfields: interrupted")
+            return 130
+        except BrokenPipeError:
+            termsafe.silence_stdout()
+            return 0
+        except termsafe.OutputError as exc:
+            termsafe.report(f"dsfields: {exc}")
+            termsafe.silence_stdout()
+            return 2
+        except OSError as exc:  # the environment (unwritable target, full disk): one line, not a traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            termsafe.report(f"dsfields: {where}{exc.strerror or exc}")
+            return 2
+
+
+def _main(args: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if args is None else args)
     chosen = chosen_command(argv)
     parser = get_parser([chosen] if chosen else [])
@@ -71,10 +95,4 @@ def main(args: Sequence[str] | None = None) -> int:
     if not getattr(opts, "command", None):
         parser.print_help(sys.stderr)
         return 2
-    try:
-        return int(opts._module.run(opts))
-    except KeyboardInterrupt:
-        print("dsfields: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    return int(opts._module.run(opts))

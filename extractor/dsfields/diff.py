@@ -21,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dsfields import termsafe
 from dsfields.snapshot import SnapshotError, available_versions, dumps, load, repo_generated_dir
 
 INSTALLED = "installed"
@@ -106,8 +107,7 @@ def show(value: Any, limit: int = 80) -> str:
 
 def _gh_escape(text: str, *, prop: bool = False) -> str:
     # GitHub workflow-command escaping; properties (title=) also reserve ':' and ','.
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+    return termsafe.github_property(text) if prop else termsafe.github_data(text)
 
 
 @dataclass

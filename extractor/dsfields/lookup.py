@@ -21,6 +21,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from dsfields import termsafe
 from dsfields.history import EventKind, HistoryEvent, field_history
 from dsfields.snapshot import SnapshotError, available_versions, load_requested, repo_generated_dir
 
@@ -699,7 +700,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _write(text: str, ascii_text: Callable[[], str] | None = None) -> None:
     try:
-        sys.stdout.write(text)
+        termsafe.write_strict(text)
     except UnicodeEncodeError:
         # A terminal that cannot show → or — (e.g. a legacy code page) still gets the answer.
         encoding = getattr(sys.stdout, "encoding", None) or "ascii"
