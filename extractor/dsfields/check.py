@@ -734,7 +734,7 @@ def at_one_rank(data: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(data)
     tbs, micro, gas = (out.get(k) for k in check_rules.BATCH_KEYS)
     numbers = [v for v in (tbs, micro, gas) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
-    if len(numbers) == 3 and all(float(v).is_integer() for v in numbers):
+    if len(numbers) == 3 and all(check_rules._integral(v) for v in numbers):
         out["train_batch_size"] = int(micro) * int(gas)
     return out
 

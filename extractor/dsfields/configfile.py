@@ -97,6 +97,8 @@ def read_config_bytes(path: Path) -> bytes:
         raise ConfigFileError(f"{path}: no such file") from None
     except OSError as exc:
         raise ConfigFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # a NUL byte or a lone surrogate in the name
+        raise ConfigFileError(f"{path}: not a usable file name ({exc})") from None
     _require_regular(path, info)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
