@@ -425,6 +425,8 @@ _NON_FINITE = re.compile(r"(?<![\w\"'.])(-?Infinity|NaN)(?![\w\"'])")
 
 def _hjson_failure(text: str, exc: BaseException) -> str:
     """Why DeepSpeed's loader rejects ``text``, in the words that name the real mistake."""
+    if isinstance(exc, IndexError):  # an unterminated /* or ''' : hjson runs off the end of the text
+        return f"malformed JSON/hjson: unexpected end of the file (DeepSpeed's hjson raises IndexError: {exc})"
     if not text.lstrip().startswith(("{", "[")):
         return f"malformed JSON/hjson: {_one_line(exc)}"
     # A file that looks like JSON gets json's message ("Expecting ',' delimiter: line 7"), which
