@@ -100,6 +100,30 @@ def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
 
 
 def main(args: Sequence[str] | None = None) -> int:
+    from dsfields.model import termsafe
+
+    with termsafe.guarded_streams():
+        try:
+            code = _main(args)
+            termsafe.flush_stdout()
+            return code
+        except KeyboardInterrupt:
+            termsafe.report("dsfields: interrupted")
+            return 130
+        except BrokenPipeError:
+            termsafe.silence_stdout()
+            return 0
+        except termsafe.OutputError as exc:
+            termsafe.report(f"dsfields: {exc}")
+            termsafe.silence_stdout()
+            return 2
+        except OSError as exc:  # the environment (unwritable target, full disk): one line, not a traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            termsafe.report(f"dsfields: {where}{exc.strerror or exc}")
+            return 2
+
+
+def _main(args: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if args is None else args)
     chosen = chosen_command(argv)
     parser = get_parser([chosen] if chosen else [])
@@ -119,10 +143,7 @@ def main(args: Sequence[str] | None = None) -> int:
     try:
         return int(opts._module.run(opts, **providers(opts)))
     except DsfieldsError as exc:
-        print(f"dsfields {opts.command}: {exc}", file=sys.stderr)
+        from dsfields.model import termsafe
+
+        termsafe.report(f"dsfields {opts.command}: {exc}")
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("dsfields: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0

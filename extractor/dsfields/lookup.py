@@ -20,7 +20,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 
-from dsfields.model import prose
+from dsfields.model import prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
 from dsfields.model.store import available_versions, load_requested, repo_generated_dir
 from dsfields.model.wording import (
@@ -575,7 +575,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _write(text: str, ascii_text: Callable[[], str] | None = None) -> None:
     try:
-        sys.stdout.write(text)
+        termsafe.write_strict(text)
     except UnicodeEncodeError:
         # A terminal that cannot show → or — (e.g. a legacy code page) still gets the answer.
         encoding = getattr(sys.stdout, "encoding", None) or "ascii"

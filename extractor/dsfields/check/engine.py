@@ -66,6 +66,11 @@ class Checker:
         return frozenset(self.hf_fills or ()) if options.hf else frozenset()
 
 
+SUGGESTION_BUDGET = 100
+"""Unknown keys per file that get a spelling suggestion (difflib, ~4 ms each): a hostile file of
+a million unknown keys must not cost hours."""
+
+
 class _Run:
     """One config being checked: accumulates findings with their lines."""
 
@@ -75,6 +80,7 @@ class _Run:
         self.options = options
         self.findings: list[Finding] = []
         self.hf_filled = checker.hf_filled(options)
+        self.suggestions_left = SUGGESTION_BUDGET
 
     def add(self, path: Path_ | str, severity: Severity, kind: Kind, message: str, fix: str,
             related: tuple[str, ...] = (), rule: str | None = None) -> None:
@@ -162,8 +168,10 @@ class _Run:
             severity, consequence = Severity.WARNING, "DeepSpeed keeps it but never reads it"
         else:
             severity, consequence = Severity.WARNING, f"silently ignored by DeepSpeed {self.c.version}"
-        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}',
-                 self.suggest(section, key))
+        self.suggestions_left -= 1
+        fix = self.suggest(section, key) if self.suggestions_left >= 0 else (
+            f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
+        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}', fix)
 
     def suggest(self, section: str, key: str) -> str:
         snapshot = self.c.snapshot
