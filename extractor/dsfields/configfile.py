@@ -40,7 +40,6 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,17 +58,22 @@ class ConfigFileError(Exception):
     """The file cannot be used at all (missing, undecodable, malformed, not an object): one line."""
 
 
-@dataclass
 class ConfigFile:
-    name: str
-    data: dict[str, Any]
-    syntax: str
-    """``"json"`` when read with json's decoder (consumer ``hf``), else ``"hjson"``."""
-    lines: dict[Path_, int] = field(default_factory=dict)
-    duplicates: list[tuple[Path_, int]] = field(default_factory=list)
-    """Keys repeated inside one object, with the line of the repetition."""
-    parse_note: str | None = None
-    """Why the chosen consumer would not read the text as given (e.g. HF's json.load on hjson)."""
+    """A parsed config with the line of every key (a plain class: ``dataclasses`` costs start-up time)."""
+
+    __slots__ = ("name", "data", "syntax", "lines", "duplicates", "parse_note")
+
+    def __init__(self, name: str, data: dict[str, Any], syntax: str, lines: dict[Path_, int] | None = None,
+                 duplicates: list[tuple[Path_, int]] | None = None, parse_note: str | None = None) -> None:
+        self.name = name
+        self.data = data
+        self.syntax = syntax
+        """``"json"`` when read with json's decoder (consumer ``hf``), else ``"hjson"``."""
+        self.lines = lines if lines is not None else {}
+        self.duplicates = duplicates if duplicates is not None else []
+        """Keys repeated inside one object, with the line of the repetition."""
+        self.parse_note = parse_note
+        """Why the chosen consumer would not read the text as given (e.g. HF's json.load on hjson)."""
 
     def line_of(self, path: Path_) -> int | None:
         """Line of ``path``'s key, else of its nearest ancestor present in the file."""

@@ -18,7 +18,6 @@ its author believed, so the warning names that default. That is more truthful th
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable
@@ -174,6 +173,8 @@ class _Run:
         self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}', fix)
 
     def suggest(self, section: str, key: str) -> str:
+        import difflib  # only when suggesting: keeps start-up lean
+
         snapshot = self.c.snapshot
         own = list(snapshot.by_section.get(section, {})) + list(snapshot.by_python_name.get(section, {}))
         if section in self.c.catalogs:
@@ -312,6 +313,8 @@ class _Run:
 
     @staticmethod
     def _close_choice(item: Any, choices: list[Any]) -> str:
+        import difflib  # only when suggesting: keeps start-up lean
+
         if not isinstance(item, str):
             return ""
         close = difflib.get_close_matches(item.lower(), [str(c).lower() for c in choices], n=1, cutoff=0.5)
@@ -400,6 +403,8 @@ class _Run:
                 self.one_optimizer(section, block, catalog)
 
     def one_optimizer(self, section: str, block: dict[str, Any], catalog: Catalog) -> None:
+        import difflib  # only when suggesting: keeps start-up lean
+
         kind = Kind.OPTIMIZER if catalog.label == "optimizer" else Kind.SCHEDULER
         type_key, params_key = catalog.type_key, catalog.params_key
         name = block.get(type_key)
@@ -483,6 +488,8 @@ class _Run:
                                                if f"{section}.{params_key}.{key}" in (self.c.hf_fills or {}) else ""))
 
     def _param_hint(self, key: str, name: str, accepted: dict[str, CatalogParam], catalog: Catalog) -> str:
+        import difflib  # only when suggesting: keeps start-up lean
+
         close = difflib.get_close_matches(key, list(accepted), n=1, cutoff=0.7)
         takers = sorted(n for n, e in catalog.names.items() if n != name and any(
             key in (c.params or {}) for c in e.classes))

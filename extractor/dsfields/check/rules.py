@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dsfields.model.records import Snapshot
 
@@ -33,9 +32,12 @@ _TRUE_STRINGS = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE_STRINGS = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-@dataclass(frozen=True)
-class Violation:
-    """A rule's verdict: the keys involved (first one carries the annotation), message and one-line fix."""
+class Violation(NamedTuple):
+    """A rule's verdict: the keys involved (first one carries the annotation), message and one-line fix.
+
+    NamedTuples, not dataclasses, here and in :mod:`dsfields.check.findings`: ``dataclasses`` imports
+    ``inspect``, which would cost ``dsfields check`` more start-up time than the whole check.
+    """
 
     paths: tuple[str, ...]
     message: str
@@ -128,8 +130,7 @@ class View:
         return "bf16" if self.raw("bf16") not in (MISSING, None) else "bfloat16"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     summary: str
     source: str
