@@ -78,6 +78,8 @@ class LaunchVerdict:
     reason: str | None = None
     """For machine errors, a tag: ``fp16-on-cpu``, ``cuda-only``, ``async-io``, ``world-size``, ``op-build``,
     ``missing-package``, ``timeout``, ``worker-died``."""
+    site: str | None = None
+    """``file:line`` of the innermost raising frame in the raiser's package (``deepspeed/runtime/engine.py:1602``)."""
     optimizer: str | None = None
     """The class of the optimizer the engine ended up with (launched only)."""
     passed: tuple[str, ...] = ()
@@ -92,7 +94,7 @@ class LaunchVerdict:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "outcome": self.outcome, "style": self.style}
-        for name in ("exc_type", "message", "key", "raised_by", "reason", "optimizer"):
+        for name in ("exc_type", "message", "key", "raised_by", "reason", "site", "optimizer"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         if self.passed:
@@ -106,7 +108,7 @@ class LaunchVerdict:
     def from_dict(cls, data: dict[str, Any]) -> LaunchVerdict:
         return cls(outcome=data["outcome"], style=data.get("style", "plain"), exc_type=data.get("exc_type"),
                    message=data.get("message"), key=data.get("key"), raised_by=data.get("raised_by"),
-                   reason=data.get("reason"), optimizer=data.get("optimizer"),
+                   reason=data.get("reason"), site=data.get("site"), optimizer=data.get("optimizer"),
                    passed=tuple(data.get("passed", ())), seconds=float(data.get("seconds", 0.0)),
                    reads=frozenset(data.get("reads", ())))
 
@@ -141,20 +143,33 @@ def at_one_rank(config: dict[str, Any]) -> dict[str, Any]:
     """Keep the batch triple consistent at world size 1 (the config may be right for N ranks).
 
     Same rule as ``dsfields.check.at_one_rank``: only when all three are positive integers; the batch
-    arithmetic itself is the static check's business (``--world-size``).
+    arithmetic for N ranks is the static check's business (``--world-size``).
+    Unlike that one, a triple that fits no world size (train_batch_size not a multiple of micro x
+    gas) is left for DeepSpeed to reject.
     """
     out = copy.deepcopy(config)
     values = [out.get(k) for k in BATCH_KEYS]
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and float(v).is_integer()
            for v in values):
-        out["train_batch_size"] = int(values[1]) * int(values[2])
+        tbs, micro, gas = (int(v) for v in values)
+        if tbs % (micro * gas) == 0:
+            out["train_batch_size"] = micro * gas
     return out
 
 
-def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False) -> Plan:
-    """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code."""
-    return Plan(at_one_rank(config), "code" if optimizer_from_code else "config",
-                "config" if "scheduler" in config else "none")
+def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False) -> Plan:
+    """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code.
+
+    ``fill_auto``: first replace the ``"auto"`` values the HF Trainer fills, with the same values as
+    :func:`hf_plan` (an HF-style config launched from plain code); every other "auto" stays for
+    DeepSpeed to judge.
+    """
+    cfg = copy.deepcopy(config)
+    if fill_auto:
+        with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
+            _hf_fill(cfg, HF_ARGS, HIDDEN_SIZE)
+    return Plan(at_one_rank(cfg), "code" if optimizer_from_code else "config",
+                "config" if "scheduler" in cfg else "none")
 
 
 # TrainingArguments defaults assumed for the fills (transformers 5.24.0 training_args.py, the
@@ -359,8 +374,10 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                         r"\"?\w+\"? not implemented for 'Half'"),
         ("async-io", r"async_io|AsyncIOBuilder|libaio|aio_handle|\baio\b|gds_op|GDSBuilder"),
         ("cuda-only", r"cuda|nccl|nvcc|cupy|triton|Torch not compiled with|requires a gpu|"
-                      r"is not supported on cpu|not available on cpu|CPU accelerator|cpu_accelerator"),
-        ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with"),
+                      r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
+                      r"cpu_accelerator"),
+        ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with|"
+                     r"shared object|torch_extensions|\.so\b"),
         ("world-size", r"world[_ ]size|more ranks|number of (gpus|ranks|processes)|dp_world_size|"
                        r"must be divisible by .*(world|ranks)"),
     )
@@ -369,9 +386,12 @@ _OPTIONAL_PACKAGES = ("tensorboard", "wandb", "comet_ml", "mpi4py", "transformer
                       "intel_extension_for_pytorch", "oneccl", "bitsandbytes", "msamp", "deepep", "nixl")
 
 
-def classify(exc: BaseException) -> tuple[Outcome, str | None]:
-    """``machine_error`` with a reason when this CPU machine (not the config) is what failed."""
-    text = f"{type(exc).__name__}: {exc}"
+def classify(exc: BaseException, source: str = "") -> tuple[Outcome, str | None]:
+    """``machine_error`` with a reason when this CPU machine (not the config) is what failed.
+
+    ``source`` is the raising line's code: a bare ``assert`` says what it checks only there.
+    """
+    text = f"{type(exc).__name__}: {exc} {source}"
     if isinstance(exc, LaunchTimeout):
         return "machine_error", "timeout"
     if isinstance(exc, ImportError):
@@ -384,6 +404,22 @@ def classify(exc: BaseException) -> tuple[Outcome, str | None]:
         if pattern.search(text):
             return "machine_error", reason
     return "config_error", None
+
+
+def raise_site(exc: BaseException) -> tuple[str | None, str]:
+    """(``pkg/path.py:line``, that line's code) of the innermost frame inside an installed package."""
+    import linecache
+
+    tb = exc.__traceback__
+    site, source = None, ""
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        marker = filename.rfind("site-packages/")
+        if marker >= 0:
+            site = f"{filename[marker + len('site-packages/'):]}:{tb.tb_lineno}"
+            source = linecache.getline(filename, tb.tb_lineno).strip()
+        tb = tb.tb_next
+    return site, source
 
 
 def first_line(exc: BaseException) -> str:
@@ -426,7 +462,7 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 )
 
 
-def locate(exc: BaseException, config: dict[str, Any]) -> str | None:
+def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str | None:
     """The JSON path ``exc`` is about: pydantic's loc, a known launch rule, or a key the message names."""
     errors = getattr(exc, "errors", None)
     if callable(errors) and getattr(exc, "title", None):
@@ -437,7 +473,7 @@ def locate(exc: BaseException, config: dict[str, Any]) -> str | None:
                     found = _find_loc(config, loc)
                     if found:
                         return found
-    text = str(exc)
+    text = str(exc) or source
     for pattern, keys in _RULE_KEYS:
         if pattern.search(text):
             return next((k for k in keys if _has(config, k)), keys[-1])
@@ -516,10 +552,11 @@ class Launcher:
     # -- one launch
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
-               trace: bool = False, timeout: float = DEFAULT_TIMEOUT) -> LaunchVerdict:
+               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False) -> LaunchVerdict:
+        """Launch ``config`` as ``style`` calls it; never raises for what DeepSpeed does with it."""
         started = time.perf_counter()
         try:
-            plan = hf_plan(config) if style == "hf" else plain_plan(config, optimizer_from_code)
+            plan = hf_plan(config) if style == "hf" else plain_plan(config, optimizer_from_code, fill_auto)
         except PlanError as exc:
             return LaunchVerdict("config_error", style, exc.exc_type, str(exc), exc.key, exc.raised_by,
                                  seconds=time.perf_counter() - started)
@@ -542,9 +579,13 @@ class Launcher:
             verdict = LaunchVerdict("launched", style, optimizer=type(optimizer).__name__ if optimizer else None,
                                     passed=tuple(passed))
         except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
-            outcome, reason = classify(exc)
-            verdict = LaunchVerdict(outcome, style, type(exc).__name__, first_line(exc), locate(exc, plan.config),
-                                    "deepspeed", reason, passed=tuple(passed))
+            site, source = raise_site(exc)
+            outcome, reason = classify(exc, source)
+            # A bare ``assert`` has no message: its code is the message (e.g. "assert tp_size <= world_size").
+            message = first_line(exc) or source
+            by = site.split("/", 1)[0] if site else "deepspeed"
+            verdict = LaunchVerdict(outcome, style, type(exc).__name__, message,
+                                    locate(exc, plan.config, source), by, reason, site, passed=tuple(passed))
         finally:
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -602,6 +643,35 @@ class Launcher:
         if self.gc_enabled and not gc.isenabled():
             gc.enable()
         gc.collect()
+
+
+CPU_OPS = ("CPUAdamBuilder", "FusedAdamBuilder", "CPUAdagradBuilder", "CPULionBuilder", "PinMemoryBuilder",
+           "ShareMemCommBuilder")
+"""The ops DeepSpeed JIT-builds on a CPU machine (accelerator/cpu_accelerator.py:326 get_op_builder)."""
+
+
+def build_ops() -> dict[str, str]:
+    """JIT-build (or load from ~/.cache/torch_extensions) every CPU op, outside any launch timeout.
+
+    A first build takes ~1 min per op on 2 cores; interrupted by a timeout it leaves a broken cache
+    (``cannot open shared object file``). Run once per machine: ``python -m dsfields.extract.launch --build-ops``.
+    """
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    from deepspeed.accelerator import get_accelerator
+
+    done: dict[str, str] = {}
+    for name in CPU_OPS:
+        started = time.perf_counter()
+        try:
+            builder = get_accelerator().create_op_builder(name)
+            if builder is None or not builder.is_compatible():
+                done[name] = "not compatible"
+                continue
+            builder.load()
+            done[name] = f"ok {time.perf_counter() - started:.1f}s"
+        except Exception as exc:  # a build failure is this machine's, reported per op
+            done[name] = f"failed: {type(exc).__name__}: {first_line(exc)}"
+    return done
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:
@@ -726,14 +796,14 @@ def module_state(prefix: str = "deepspeed") -> dict[str, str]:
 
 
 def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
-    """Answer JSON-line requests ``{"config", "style", "optimizer_from_code", "trace", "timeout", "id"}``."""
+    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, trace, timeout, id)."""
     for line in lines:
         if not line.strip():
             continue
         request = json.loads(line)
         verdict = launcher.launch(request["config"], request.get("style", "plain"),
                                   bool(request.get("optimizer_from_code")), bool(request.get("trace")),
-                                  float(request.get("timeout", DEFAULT_TIMEOUT)))
+                                  float(request.get("timeout", DEFAULT_TIMEOUT)), bool(request.get("fill_auto")))
         out.write(json.dumps({"id": request.get("id"), **verdict.as_dict()}, default=str) + "\n")
         out.flush()
 
@@ -773,12 +843,13 @@ class LaunchClient:
         return json.loads(line) if line else None
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
-               trace: bool = False, timeout: float = DEFAULT_TIMEOUT) -> LaunchVerdict:
+               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False) -> LaunchVerdict:
+        """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error."""
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         assert self.proc is not None and self.proc.stdin is not None
         request = {"config": config, "style": style, "optimizer_from_code": optimizer_from_code, "trace": trace,
-                   "timeout": timeout}
+                   "timeout": timeout, "fill_auto": fill_auto}
         started = time.perf_counter()
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
@@ -816,8 +887,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jsonl", action="store_true", help="serve requests as JSON lines on stdin")
     parser.add_argument("--hf", action="store_true", help="as the HF Trainer / accelerate would call it")
     parser.add_argument("--optimizer-from-code", action="store_true")
+    parser.add_argument("--fill-auto", action="store_true", help='plain style: fill the HF Trainer\'s "auto" first')
     parser.add_argument("--trace", action="store_true", help="record the JSON paths the launch reads")
+    parser.add_argument("--build-ops", action="store_true", help="JIT-build DeepSpeed's CPU ops once, then exit")
     args = parser.parse_args(argv)
+    if args.build_ops:
+        for name, status in build_ops().items():
+            print(f"{name}: {status}")
+        return 0
     files = [path.resolve() for path in args.files]  # the Launcher moves to its own working directory
     # Results go to the original stdout; everything DeepSpeed, torch and the JIT loaders print
     # (C++ included) goes to stderr.
@@ -834,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for path in files:
         verdict = launcher.launch(json.loads(path.read_text(encoding="utf-8")), "hf" if args.hf else "plain",
-                                  args.optimizer_from_code, args.trace)
+                                  args.optimizer_from_code, args.trace, fill_auto=args.fill_auto)
         failed += not verdict.ok
         results.write(json.dumps({"file": str(path), **verdict.as_dict()}) + "\n")
     results.flush()
