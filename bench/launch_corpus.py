@@ -232,14 +232,27 @@ def _count(rows: list[dict[str, Any]], key: str) -> dict[str, int]:
 
 def leaks(requests: list[dict[str, Any]]) -> int:
     """Launch in this process; print module globals a launch changed (despite the Launcher's resets)."""
+    import gc
+    import os
+
+    import torch
+
     from dsfields.extract.launch import Launcher, module_state
+
+    def state() -> dict[str, str]:
+        extra = {"gc.isenabled": str(gc.isenabled()), "torch.default_dtype": str(torch.get_default_dtype()),
+                 "torch.num_threads": str(torch.get_num_threads()), "cwd": os.getcwd(),
+                 "torch.grad_enabled": str(torch.is_grad_enabled()),
+                 **{f"env:{k}": v for k, v in os.environ.items()}}
+        return {**module_state(), **module_state("torch.nn.modules.module"), **module_state("torch.distributed"),
+                **extra}
 
     launcher = Launcher()
     changed: dict[str, list[str]] = {}
     for request in requests:
-        before = module_state()
+        before = state()
         launcher.launch(**request)
-        after = module_state()
+        after = state()
         for key in sorted(set(before) | set(after)):
             if key in before and before.get(key) != after.get(key):
                 changed.setdefault(key, []).append(f"{before.get(key)} -> {after.get(key)}")

@@ -382,6 +382,10 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                        r"must be divisible by .*(world|ranks)"),
     )
 )
+_CONFIG_PATTERNS = re.compile(
+    # Batch arithmetic mentions world_size, but at_one_rank already fixed every triple that fits some
+    # world size: what is left is wrong on any number of ranks.
+    r"Check batch related parameters|Either train_batch_size or train_micro_batch_size_per_gpu")
 _OPTIONAL_PACKAGES = ("tensorboard", "wandb", "comet_ml", "mpi4py", "transformer_engine", "apex", "cupy", "triton",
                       "intel_extension_for_pytorch", "oneccl", "bitsandbytes", "msamp", "deepep", "nixl")
 
@@ -398,7 +402,7 @@ def classify(exc: BaseException, source: str = "") -> tuple[Outcome, str | None]
         name = getattr(exc, "name", None) or ""
         if any(name.startswith(p) or p in str(exc) for p in _OPTIONAL_PACKAGES):
             return "machine_error", "missing-package"
-    if type(exc).__name__ in ("ValidationError", "ZeRORuntimeException"):
+    if type(exc).__name__ in ("ValidationError", "ZeRORuntimeException") or _CONFIG_PATTERNS.search(text):
         return "config_error", None  # the config is judged; nothing here depends on the machine
     for reason, pattern in _MACHINE_PATTERNS:
         if pattern.search(text):
@@ -547,6 +551,9 @@ class Launcher:
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
             self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
         self.baseline = _Globals.capture()
+        from torch.distributed import distributed_c10d
+
+        self.groups = set(distributed_c10d._world.pg_map)
         self.start_seconds = time.perf_counter() - started
 
     # -- one launch
@@ -638,8 +645,19 @@ class Launcher:
             with contextlib.suppress(Exception):
                 engine.destroy()
         del engine
+        with contextlib.suppress(Exception):  # what destroy() does for the model names, for failed launches too
+            from deepspeed.utils.debug import debug_clear_module_and_param_names
+
+            debug_clear_module_and_param_names()
         if hasattr(self, "baseline"):
             self.baseline.restore()
+            # Subgroups a launch created (hpZ, expert, sequence parallel) stay registered in torch after
+            # DeepSpeed's references to them are reset: destroy them, or they pile up launch after launch.
+            from torch.distributed import distributed_c10d
+
+            for group in [g for g in distributed_c10d._world.pg_map if g not in self.groups]:
+                with contextlib.suppress(Exception):
+                    distributed_c10d.destroy_process_group(group)
         if self.gc_enabled and not gc.isenabled():
             gc.enable()
         gc.collect()
@@ -691,81 +709,99 @@ def _read_paths(recorder: Any) -> Iterator[str]:
         yield f"{event.section}.{event.key}" if event.section else event.key
 
 
-# Module-level state DeepSpeed 0.19.8 keeps between deepspeed.initialize calls in one process, found by
-# diffing every deepspeed.* module's globals before and after each launch of the shared corpus
-# (bench/launch_corpus.py --leaks). Each is put back to its value after the warm-up launch.
-_LEAKS: tuple[tuple[str, str], ...] = (
-    # groups created for the engine (data/expert/model/sequence parallel, mesh): a later config with
-    # another parallel layout would otherwise get the old groups.
-    ("deepspeed.utils.groups", "_WORLD_GROUP"),
-    ("deepspeed.utils.groups", "_DATA_PARALLEL_GROUP"),
-    ("deepspeed.utils.groups", "_EXPERT_PARALLEL_GROUP"),
-    ("deepspeed.utils.groups", "_EXPERT_DATA_PARALLEL_GROUP"),
-    ("deepspeed.utils.groups", "_EXPERT_PARALLEL_GROUP_RANKS"),
-    ("deepspeed.utils.groups", "_EXPERT_DATA_PARALLEL_GROUP_RANKS"),
-    ("deepspeed.utils.groups", "_MODEL_PARALLEL_GROUP"),
-    ("deepspeed.utils.groups", "_TENSOR_MODEL_PARALLEL_GROUP"),
-    ("deepspeed.utils.groups", "_ALL_TO_ALL_GROUP"),
-    ("deepspeed.utils.groups", "mpu"),
-    ("deepspeed.utils.groups", "mesh_device"),
-    ("deepspeed.utils.groups", "_MPU_TENSOR_MODEL_PARALLEL_WORLD_SIZE"),
-    ("deepspeed.utils.groups", "_MPU_TENSOR_MODEL_PARALLEL_RANK"),
-    ("deepspeed.runtime.sequence_parallel.parallel_state_sp", "_SEQUENCE_PARALLEL_GROUP"),
-    ("deepspeed.runtime.sequence_parallel.parallel_state_sp", "_SEQUENCE_DATA_PARALLEL_GROUP"),
-    # initialize() sets AutoTP training mode for tensor_parallel.autotp_size and never resets it.
-    ("deepspeed.module_inject.layers", "DEEPSPEED_AUTOTP_MODE"),
-    ("deepspeed.runtime.tensor_parallel.init_utils", "_TP_MODEL_INIT_ARGS"),
-    # A launch that raises inside initialize() skips restore_init_context(): the zero.Init nesting counter.
-    ("deepspeed.runtime.zero.partition_parameters", "zero_init_context"),
-    ("deepspeed.runtime.zero.partition_parameters", "top_level_context"),
-    # bf16/fp16 torch_autocast sections set process-wide autocast flags.
-    ("deepspeed.runtime.torch_autocast", "TORCH_AUTOCAST_DTYPE"),
-    ("deepspeed.runtime.torch_autocast", "TORCH_AUTOCAST_INITIALIZED"),
-    # activation_checkpointing configure() keeps its flags.
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "PARTITION_ACTIVATIONS"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "CONTIGUOUS_CHECKPOINTING"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "CPU_CHECKPOINT"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "SYNCHRONIZE"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "PROFILE_TIME"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "mpu"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "num_layers"),
-    ("deepspeed.runtime.activation_checkpointing.checkpointing", "deepspeed_checkpointing_enabled"),
-)
+# What DeepSpeed 0.19.8 keeps between deepspeed.initialize calls in one process, found by diffing every
+# deepspeed.* module global before and after each launch of the shared corpus and its mutations
+# (bench/launch_corpus.py --leaks) and by running the corpus forwards and backwards (--order-check):
+#   utils/groups.py           _ZERO_PARAM_INTRA_PARALLEL_GROUP (hpZ), _EXPERT_PARALLEL_GROUP{,_RANKS} /
+#                             _EXPERT_DATA_PARALLEL_GROUP{,_RANKS} (dicts filled in place), _WORLD_GROUP,
+#                             _DATA_PARALLEL_GROUP, mpu, mesh_device: a ZeRO-3 config with
+#                             zero_hpz_partition_size > 1 and no optimizer fails with AttributeError
+#                             (engine.py:2719) in a fresh process but launches after a config that
+#                             created the hpZ group;
+#   module_inject/layers.py   DEEPSPEED_AUTOTP_MODE, set by initialize() for tensor_parallel.autotp_size;
+#   runtime/zero/partition_parameters.py  zero_init_context / top_level_context when initialize() raises
+#                             between shutdown_init_context() and restore_init_context();
+#   comm/comm.py              comms_logger, configured from the config's comms_logger section;
+#   runtime/python_gc.py      python_gc_manager, whose engine count disable_python_gc raises;
+#   torch.distributed         the subgroups DeepSpeed created (hpZ, expert, sequence parallel):
+#                             destroyed after each launch (Launcher._clean_up).
+# Rather than a list that goes stale with each release, every global of every deepspeed.* module is put
+# back after each launch: rebound to the object it held after the warm-up launch, and containers
+# (dict / list / set) refilled with the items they held then. Modules first imported during a launch
+# are captured after it (their import-time state plus that one launch).
 _LEAKED_OBJECTS: tuple[tuple[str, str], ...] = (
-    # comms_logger: the config's comms_logger section is copied onto the one process-wide logger.
     ("deepspeed.comm.comm", "comms_logger"),
-    # python_gc: disable_python_gc counts engines; a failed launch never releases its count.
     ("deepspeed.runtime.python_gc", "python_gc_manager"),
 )
+_CONTAINERS = (dict, list, set)
+
+
+def _data_globals(module: Any) -> Iterator[tuple[str, Any]]:
+    import types
+
+    for key, value in list(vars(module).items()):
+        if key.startswith("__") or isinstance(value, (types.ModuleType, type, types.FunctionType,
+                                                      types.BuiltinFunctionType, logging.Logger)):
+            continue
+        yield key, value
 
 
 @dataclass
 class _Globals:
-    """Saved bindings of :data:`_LEAKS` and attribute dicts of :data:`_LEAKED_OBJECTS`."""
+    """Every ``deepspeed.*`` module global as it was, and attribute dicts of :data:`_LEAKED_OBJECTS`."""
 
-    values: dict[tuple[str, str], Any]
-    objects: dict[tuple[str, str], dict[str, Any]]
+    values: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    """module name -> global -> (object, shallow copy of its items if a container)."""
+    objects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def capture(cls) -> _Globals:
-        values, objects = {}, {}
-        for module, name in _LEAKS:
-            mod = sys.modules.get(module)
-            if mod is not None and hasattr(mod, name):
-                values[(module, name)] = getattr(mod, name)
+        state = cls()
+        state._capture_new()
         for module, name in _LEAKED_OBJECTS:
             obj = getattr(sys.modules.get(module), name, None)
             if obj is not None:
-                objects[(module, name)] = {k: copy.copy(v) for k, v in vars(obj).items() if not k.startswith("_lock")}
-        return cls(values, objects)
+                state.objects[(module, name)] = {k: copy.copy(v) for k, v in vars(obj).items()
+                                                 if not k.startswith("_lock")}
+        return state
+
+    def _capture_new(self) -> None:
+        for name, module in list(sys.modules.items()):
+            if module is None or name in self.values or not (name == "deepspeed" or name.startswith("deepspeed.")):
+                continue
+            self.values[name] = {key: (value, copy.copy(value) if type(value) in _CONTAINERS else None)
+                                 for key, value in _data_globals(module)}
 
     def restore(self) -> None:
-        for (module, name), value in self.values.items():
-            setattr(sys.modules[module], name, value)
+        for name, saved in self.values.items():
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            for key, (value, items) in saved.items():
+                if vars(module).get(key, _UNSET) is not value:
+                    setattr(module, key, value)
+                if items is not None and not _same_items(value, items):
+                    value.clear()
+                    value.update(items) if isinstance(value, (dict, set)) else value.extend(items)
         for (module, name), attributes in self.objects.items():
             obj = getattr(sys.modules[module], name)
             for key, value in attributes.items():
                 setattr(obj, key, copy.copy(value))
+        self._capture_new()
+
+
+_UNSET: Any = object()
+
+
+def _same_items(now: Any, then: Any) -> bool:
+    """Identity of items, never ``==`` on them (tensors compare elementwise)."""
+    if len(now) != len(then):
+        return False
+    if isinstance(now, dict):
+        return all(key in now and now[key] is value for key, value in then.items())
+    if isinstance(now, list):
+        return all(a is b for a, b in zip(now, then, strict=True))
+    return {id(x) for x in now} == {id(x) for x in then}
 
 
 def module_state(prefix: str = "deepspeed") -> dict[str, str]:
@@ -773,16 +809,11 @@ def module_state(prefix: str = "deepspeed") -> dict[str, str]:
 
     For finding leaks: diff it before and after a launch (bench/launch_corpus.py --leaks).
     """
-    import types
-
     state: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
         if not (name == prefix or name.startswith(prefix + ".")) or module is None:
             continue
-        for key, value in list(vars(module).items()):
-            if key.startswith("__") or isinstance(value, (types.ModuleType, type, types.FunctionType,
-                                                          types.BuiltinFunctionType, logging.Logger)):
-                continue
+        for key, value in _data_globals(module):
             try:
                 text = repr(value) if isinstance(value, (int, float, str, bool, tuple, type(None))) else (
                     f"{type(value).__name__}#{id(value)}:{len(value) if hasattr(value, '__len__') else ''}")
