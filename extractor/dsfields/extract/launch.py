@@ -460,7 +460,8 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
      ("optimizer.type", "zero_allow_untested_optimizer")),
     (re.compile(r"requires an optimizer|optimizer.*required|no optimizer", re.IGNORECASE),
      ("zero_optimization.stage", "optimizer")),
-    (re.compile(r"fp16 and bf16|bf16 and fp16|both.*fp16.*bf16|cannot be enabled at the same time", re.IGNORECASE),
+    (re.compile(r"fp16 and bf16|bf16 and fp16|bfloat16 and fp16|both.*fp16.*bf16|at the same time|"
+                r"simultaneously enabled", re.IGNORECASE),
      ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
     (re.compile(r"train_batch_size is not equal|batch related parameters"), BATCH_KEYS),
 )
@@ -481,12 +482,13 @@ def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str 
     for pattern, keys in _RULE_KEYS:
         if pattern.search(text):
             return next((k for k in keys if _has(config, k)), keys[-1])
-    named = [p for p in _leaves(config) if len(p.rsplit(".", 1)[-1]) > 3
+    leaves = list(_leaves(config))
+    exact = [p for p in leaves if "." in p and re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text)]
+    if exact:
+        return max(exact, key=len)
+    named = [p for p in leaves if len(p.rsplit(".", 1)[-1]) > 3
              and re.search(rf"(?<![\w.]){re.escape(p.rsplit('.', 1)[-1])}(?!\w)", text)]
-    if named:
-        exact = [p for p in named if p in text]
-        return (exact or named)[-1]
-    return None
+    return named[-1] if named else None
 
 
 def _find_loc(config: dict[str, Any], loc: list[str]) -> str | None:
