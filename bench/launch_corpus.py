@@ -180,6 +180,12 @@ def main() -> int:
                          "static_exit": item["static"], "static_errors": item["static_errors"],
                          "judgement": judge(item["static"], verdict), "wall_seconds": round(wall, 4),
                          **verdict.as_dict()})
+            if verdict.reason == "fp16-on-cpu":
+                # Again with the CPU accelerator claiming fp16: the config path past engine.py:2004,
+                # reported apart (never counted as agreement).
+                assumed = client.launch(**request, assume_fp16=True)
+                rows[-1]["fp16_assumed"] = assumed.as_dict()
+                rows[-1]["fp16_assumed_judgement"] = judge(item["static"], assumed)
             print(f"{item['name'][:60]:60} {style:5} {verdict.outcome:14} check={item['static']} "
                   f"{rows[-1]['judgement']:16} {verdict.seconds:6.2f}s {verdict.exc_type or ''}: "
                   f"{(verdict.message or '')[:90]}", flush=True)
@@ -206,6 +212,7 @@ def main() -> int:
         "outcomes": _count(rows, "outcome"),
         "judgements": _count(rows, "judgement"),
         "machine_reasons": _count([r for r in rows if r["outcome"] == "machine_error"], "reason"),
+        "fp16_assumed_judgements": _count([r for r in rows if "fp16_assumed" in r], "fp16_assumed_judgement"),
         "timing": {**start, "batch_wall_seconds": round(total, 2),
                    "per_launch_median_seconds": seconds[len(seconds) // 2] if seconds else None,
                    "per_launch_max_seconds": seconds[-1] if seconds else None,
@@ -215,8 +222,13 @@ def main() -> int:
     disagreements = [{k: r.get(k) for k in ("name", "style", "judgement", "outcome", "exc_type", "message", "key",
                                             "static_errors", "seed")}
                      for r in rows if r["judgement"] in ("check-only", "launch-only")]
+    fp16_disagreements = [{"name": r["name"], "style": r["style"], "judgement": r["fp16_assumed_judgement"],
+                           **{k: r["fp16_assumed"].get(k) for k in ("outcome", "exc_type", "message", "key")},
+                           "static_errors": r["static_errors"]}
+                          for r in rows if r.get("fp16_assumed_judgement") in ("check-only", "launch-only")]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "disagreements": disagreements, "rows": rows}, indent=1,
+    args.out.write_text(json.dumps({"summary": summary, "disagreements": disagreements,
+                                    "fp16_assumed_disagreements": fp16_disagreements, "rows": rows}, indent=1,
                                    default=str))
     print(json.dumps(summary, indent=1))
     print(f"{len(disagreements)} disagreements; table in {args.out}")

@@ -84,6 +84,9 @@ class LaunchVerdict:
     """The class of the optimizer the engine ended up with (launched only)."""
     passed: tuple[str, ...] = ()
     """What was passed besides model and config (``optimizer=AdamW``, ``lr_scheduler=callable``, ...)."""
+    assumed: tuple[str, ...] = ()
+    """What this machine lacks and the launch pretended to have (``fp16``: the CPU accelerator said it
+    supports fp16). Such a verdict tests the config path, not the kernels: never the real thing."""
     seconds: float = 0.0
     reads: frozenset[str] = frozenset()
     """JSON paths the launch looked at (traced runs only; ``a.b.*`` = section ``a.b`` iterated whole)."""
@@ -99,6 +102,8 @@ class LaunchVerdict:
                 out[name] = getattr(self, name)
         if self.passed:
             out["passed"] = list(self.passed)
+        if self.assumed:
+            out["assumed"] = list(self.assumed)
         out["seconds"] = round(self.seconds, 4)
         if self.reads:
             out["reads"] = sorted(self.reads)
@@ -109,7 +114,8 @@ class LaunchVerdict:
         return cls(outcome=data["outcome"], style=data.get("style", "plain"), exc_type=data.get("exc_type"),
                    message=data.get("message"), key=data.get("key"), raised_by=data.get("raised_by"),
                    reason=data.get("reason"), site=data.get("site"), optimizer=data.get("optimizer"),
-                   passed=tuple(data.get("passed", ())), seconds=float(data.get("seconds", 0.0)),
+                   passed=tuple(data.get("passed", ())), assumed=tuple(data.get("assumed", ())),
+                   seconds=float(data.get("seconds", 0.0)),
                    reads=frozenset(data.get("reads", ())))
 
 
@@ -561,8 +567,13 @@ class Launcher:
     # -- one launch
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
-               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False) -> LaunchVerdict:
-        """Launch ``config`` as ``style`` calls it; never raises for what DeepSpeed does with it."""
+               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
+               assume_fp16: bool = False) -> LaunchVerdict:
+        """Launch ``config`` as ``style`` calls it; never raises for what DeepSpeed does with it.
+
+        ``assume_fp16``: the CPU accelerator claims fp16 support (engine.py:2004 then lets fp16 configs
+        through to the optimizer and ZeRO construction); the verdict says so in ``assumed``.
+        """
         started = time.perf_counter()
         try:
             plan = hf_plan(config) if style == "hf" else plain_plan(config, optimizer_from_code, fill_auto)
@@ -579,6 +590,10 @@ class Launcher:
             data = wrap(plan.config, "", recorder)
         engine = None
         passed: list[str] = []
+        accelerator = type(self.deepspeed.get_accelerator())
+        claims = accelerator.is_fp16_supported
+        if assume_fp16:
+            accelerator.is_fp16_supported = lambda _self: True  # type: ignore[method-assign]
         previous = signal.signal(signal.SIGALRM, _alarm) if timeout else None
         if timeout:
             signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -599,9 +614,11 @@ class Launcher:
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)
+            accelerator.is_fp16_supported = claims  # type: ignore[method-assign]
             self._clean_up(engine)
         reads = frozenset(_read_paths(recorder)) if recorder is not None else frozenset()
-        return _replace(verdict, seconds=time.perf_counter() - started, reads=reads)
+        return _replace(verdict, seconds=time.perf_counter() - started, reads=reads,
+                        assumed=("fp16",) if assume_fp16 else ())
 
     def _arguments(self, plan: Plan, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         torch = self.torch
@@ -829,14 +846,15 @@ def module_state(prefix: str = "deepspeed") -> dict[str, str]:
 
 
 def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
-    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, trace, timeout, id)."""
+    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, assume_fp16, trace, timeout)."""
     for line in lines:
         if not line.strip():
             continue
         request = json.loads(line)
         verdict = launcher.launch(request["config"], request.get("style", "plain"),
                                   bool(request.get("optimizer_from_code")), bool(request.get("trace")),
-                                  float(request.get("timeout", DEFAULT_TIMEOUT)), bool(request.get("fill_auto")))
+                                  float(request.get("timeout", DEFAULT_TIMEOUT)), bool(request.get("fill_auto")),
+                                  bool(request.get("assume_fp16")))
         out.write(json.dumps({"id": request.get("id"), **verdict.as_dict()}, default=str) + "\n")
         out.flush()
 
@@ -876,13 +894,14 @@ class LaunchClient:
         return json.loads(line) if line else None
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
-               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False) -> LaunchVerdict:
+               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
+               assume_fp16: bool = False) -> LaunchVerdict:
         """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error."""
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         assert self.proc is not None and self.proc.stdin is not None
         request = {"config": config, "style": style, "optimizer_from_code": optimizer_from_code, "trace": trace,
-                   "timeout": timeout, "fill_auto": fill_auto}
+                   "timeout": timeout, "fill_auto": fill_auto, "assume_fp16": assume_fp16}
         started = time.perf_counter()
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
