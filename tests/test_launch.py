@@ -195,3 +195,11 @@ def test_mutation_corpus_in_one_worker(client):
             wrong.append((name, verdict.as_dict()))
     assert not wrong
     assert client.starts == starts == 1  # one worker for the whole module, the timeout included
+
+
+def test_wants_ranks_names_the_first_parallel_degree_above_one():
+    from dsfields.extract.launch import wants_ranks
+
+    assert wants_ranks({"tensor_parallel": {"autotp_size": 4}}) == "tensor_parallel.autotp_size"
+    assert wants_ranks(with_zero(zero_hpz_partition_size=8)) == "zero_optimization.zero_hpz_partition_size"
+    assert wants_ranks(with_zero(zero_hpz_partition_size=1)) is None

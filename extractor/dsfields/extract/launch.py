@@ -416,8 +416,11 @@ def classify(exc: BaseException, source: str = "") -> tuple[Outcome, str | None]
     return "config_error", None
 
 
-def raise_site(exc: BaseException) -> tuple[str | None, str]:
-    """(``pkg/path.py:line``, that line's code) of the innermost frame inside an installed package."""
+def raise_site(exc: BaseException, package: str = "") -> tuple[str | None, str]:
+    """(``pkg/path.py:line``, that line's code) of the innermost frame inside an installed package.
+
+    ``package``: only frames of that package (``deepspeed``: the DeepSpeed line that called into torch).
+    """
     import linecache
 
     tb = exc.__traceback__
@@ -425,8 +428,9 @@ def raise_site(exc: BaseException) -> tuple[str | None, str]:
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
         marker = filename.rfind("site-packages/")
-        if marker >= 0:
-            site = f"{filename[marker + len('site-packages/'):]}:{tb.tb_lineno}"
+        relative = filename[marker + len("site-packages/"):] if marker >= 0 else ""
+        if relative and relative.startswith(package):
+            site = f"{relative}:{tb.tb_lineno}"
             source = linecache.getline(filename, tb.tb_lineno).strip()
         tb = tb.tb_next
     return site, source
@@ -470,7 +474,27 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
                 r"simultaneously enabled", re.IGNORECASE),
      ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
     (re.compile(r"train_batch_size is not equal|batch related parameters"), BATCH_KEYS),
+    (re.compile(r"Either train_batch_size or train_micro_batch_size_per_gpu"),
+     ("train_batch_size", "train_micro_batch_size_per_gpu")),
+    # engine.py:2718-2719 (0.19.8): ZeRO-3 with hpZ and no optimizer calls a method only the ZeRO-3
+    # optimizer has; fails at any world size.
+    (re.compile(r"_set_zero_group_parallelism"), ("zero_optimization.zero_hpz_partition_size",)),
 )
+PARALLEL_KEYS = ("tensor_parallel.autotp_size", "tensor_parallel.tp_size", "sequence_parallel_size",
+                 "data_parallel_size", "expert_parallel.autoep_size", "zero_optimization.zero_hpz_partition_size",
+                 "zero_optimization.mics_shard_size", "pipeline.stages")
+"""Degrees of parallelism: above 1 they need that many ranks (this machine has one)."""
+
+
+def wants_ranks(config: dict[str, Any]) -> str | None:
+    """The first parallel degree above 1 in ``config`` (its path), or None."""
+    for path in PARALLEL_KEYS:
+        node: Any = config
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, (int, float)) and not isinstance(node, bool) and node > 1:
+            return path
+    return None
 
 
 def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str | None:
@@ -605,11 +629,21 @@ class Launcher:
         except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
             site, source = raise_site(exc)
             outcome, reason = classify(exc, source)
-            # A bare ``assert`` has no message: its code is the message (e.g. "assert tp_size <= world_size").
+            parallel = wants_ranks(plan.config)
+            if outcome == "config_error" and parallel and site and site.startswith("torch/distributed/"):
+                # torch's device mesh / new_group refusing a layout larger than world size 1 (a bare
+                # assert in torch/distributed/_pycute for tensor_parallel.autotp_size 2).
+                outcome, reason = "machine_error", "world-size"
+            # A bare ``assert`` has no message: its code is the message (e.g. "assert tp_size <= world_size"),
+            # and for a bare raise in torch, the DeepSpeed line that called it too.
             message = first_line(exc) or source
+            if not first_line(exc) and site and not site.startswith("deepspeed/"):
+                ds_site, ds_source = raise_site(exc, "deepspeed/")
+                message = f"{source} (in {site}, called from {ds_site}: {ds_source})"
             by = site.split("/", 1)[0] if site else "deepspeed"
-            verdict = LaunchVerdict(outcome, style, type(exc).__name__, message,
-                                    locate(exc, plan.config, source), by, reason, site, passed=tuple(passed))
+            key = locate(exc, plan.config, source) or (parallel if reason == "world-size" else None)
+            verdict = LaunchVerdict(outcome, style, type(exc).__name__, message, key, by, reason, site,
+                                    passed=tuple(passed))
         finally:
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, 0)
