@@ -139,6 +139,8 @@ def main() -> int:
     parser.add_argument("--order-check", action="store_true")
     parser.add_argument("--leaks", action="store_true")
     parser.add_argument("--no-mutations", action="store_true")
+    parser.add_argument("--trace", action="store_true",
+                        help="record the JSON paths each launch reads; summarise those the snapshot does not list")
     args = parser.parse_args()
 
     snapshot = load_requested(None)
@@ -162,8 +164,8 @@ def main() -> int:
     for item in items:
         item["static"], item["static_errors"] = static_check(item["file"], checker)
         requests.append((item, "plain", {"config": item["data"], "style": "plain", "fill_auto": True,
-                                         "optimizer_from_code": bool(item.get("code"))}))
-        requests.append((item, "hf", {"config": item["data"], "style": "hf"}))
+                                         "optimizer_from_code": bool(item.get("code")), "trace": args.trace}))
+        requests.append((item, "hf", {"config": item["data"], "style": "hf", "trace": args.trace}))
 
     if args.leaks:
         return leaks([r for _, _, r in requests])
@@ -219,6 +221,8 @@ def main() -> int:
                    "per_launch_mean_seconds": round(sum(seconds) / len(seconds), 4) if seconds else None},
         "order_check_changes": order,
     }
+    if args.trace:
+        summary["trace"] = trace_summary(rows, snapshot)
     disagreements = [{k: r.get(k) for k in ("name", "style", "judgement", "outcome", "exc_type", "message", "key",
                                             "static_errors", "seed")}
                      for r in rows if r["judgement"] in ("check-only", "launch-only")]
@@ -233,6 +237,17 @@ def main() -> int:
     print(json.dumps(summary, indent=1))
     print(f"{len(disagreements)} disagreements; table in {args.out}")
     return 0
+
+
+def trace_summary(rows: list[dict[str, Any]], snapshot: dict[str, Any]) -> dict[str, Any]:
+    """Paths the launches read, against the snapshot's fields and sections (the launch-trace witness)."""
+    known = set(snapshot.get("fields", {})) | set(snapshot.get("sections", {})) | set(snapshot.get("removed", {}))
+    read: dict[str, int] = {}
+    for row in rows:
+        for path in row.get("reads", ()):
+            read[path] = read.get(path, 0) + 1
+    unknown = {p: n for p, n in sorted(read.items()) if p not in known and not p.endswith("*")}
+    return {"paths_read": len(read), "not_in_snapshot": unknown}
 
 
 def _count(rows: list[dict[str, Any]], key: str) -> dict[str, int]:
