@@ -203,3 +203,20 @@ def test_wants_ranks_names_the_first_parallel_degree_above_one():
     assert wants_ranks({"tensor_parallel": {"autotp_size": 4}}) == "tensor_parallel.autotp_size"
     assert wants_ranks(with_zero(zero_hpz_partition_size=8)) == "zero_optimization.zero_hpz_partition_size"
     assert wants_ranks(with_zero(zero_hpz_partition_size=1)) is None
+
+
+@pytest.mark.parametrize(("message", "key"), [
+    ("WarmupDecayLR.__init__() missing 1 required positional argument: 'total_num_steps'",
+     "scheduler.params.total_num_steps"),
+    ("FusedAdam.__init__() got an unexpected keyword argument 'betaz'", "optimizer.params.betaz"),
+    ("Invalid communication_data_type. Supported data types: ['fp16', 'bf16', 'fp32']. Got: bfp16",
+     "communication_data_type"),
+    ("OneBitAdam is not a supported DeepSpeed Optimizer", "optimizer.type"),
+    ("MiCS ZeRO-3 sharding has been removed; 'zero_optimization.mics_shard_size' is no longer supported.",
+     "zero_optimization.mics_shard_size"),
+])
+def test_locate_from_the_message(message, key):
+    config = {"optimizer": {"type": "AdamW", "params": {"betaz": 1}}, "communication_data_type": "bfp16",
+              "scheduler": {"type": "WarmupDecayLR", "params": {}}, "fp16": {"enabled": True},
+              "zero_optimization": {"stage": 3, "mics_shard_size": 2}}
+    assert locate(RuntimeError(message), config) == key

@@ -474,6 +474,8 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
                 r"simultaneously enabled", re.IGNORECASE),
      ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
     (re.compile(r"train_batch_size is not equal|batch related parameters"), BATCH_KEYS),
+    (re.compile(r"is not a supported DeepSpeed Optimizer"), ("optimizer.type",)),
+    (re.compile(r"does not recognize LR scheduler"), ("scheduler.type",)),
     (re.compile(r"Either train_batch_size or train_micro_batch_size_per_gpu"),
      ("train_batch_size", "train_micro_batch_size_per_gpu")),
     # engine.py:2718-2719 (0.19.8): ZeRO-3 with hpZ and no optimizer calls a method only the ZeRO-3
@@ -512,13 +514,19 @@ def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str 
     for pattern, keys in _RULE_KEYS:
         if pattern.search(text):
             return next((k for k in keys if _has(config, k)), keys[-1])
+    missing = re.search(r"(\w+)\.__init__\(\) (?:missing \d+ required \w+ argument|got an unexpected keyword "
+                        r"argument): '(\w+)'", text)
+    if missing:  # an optimizer / scheduler built from its params dict
+        scheduler = isinstance(config.get("scheduler"), dict) and config["scheduler"].get("type") == missing[1]
+        return f"{'scheduler' if scheduler else 'optimizer'}.params.{missing[2]}"
     leaves = list(_leaves(config))
     exact = [p for p in leaves if "." in p and re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text)]
     if exact:
         return max(exact, key=len)
     named = [p for p in leaves if len(p.rsplit(".", 1)[-1]) > 3
              and re.search(rf"(?<![\w.]){re.escape(p.rsplit('.', 1)[-1])}(?!\w)", text)]
-    return named[-1] if named else None
+    # The most specific name wins ("communication_data_type" over a "fp16" among the choices listed).
+    return max(named, key=lambda p: len(p.rsplit(".", 1)[-1])) if named else None
 
 
 def _find_loc(config: dict[str, Any], loc: list[str]) -> str | None:
