@@ -1,0 +1,1016 @@
+"""The launch witness: what ``deepspeed.initialize`` itself says about a config, on this CPU machine.
+
+``DeepSpeedConfig`` is not the whole launch: ``deepspeed.initialize`` also builds the optimizer,
+the scheduler and the ZeRO engine, and the HF Trainer / accelerate rewrite the config and choose
+the optimizer before it. This module runs the real launch — ``DS_ACCELERATOR=cpu``, one gloo
+process group of world size 1, a tiny ``torch.nn.Linear`` — in one of two calling styles:
+
+* ``plain``: ``deepspeed.initialize(model=m, model_parameters=m.parameters(), config=cfg)``, the
+  optimizer built by DeepSpeed from ``cfg`` (or a ``torch.optim.AdamW`` passed from code);
+* ``hf``: what transformers' Trainer and accelerate pass (:func:`hf_plan`, every rule cited).
+
+and returns a :class:`LaunchVerdict`: launched, ``config_error`` (DeepSpeed, accelerate or the
+Trainer refuses the config, with its own first line and the JSON path it is about when it can be
+found) or ``machine_error`` (this CPU machine cannot run it: no fp16, CUDA-only ops, async_io not
+built, too few ranks, ...). A machine error is never agreement with anything.
+
+Many configs run in one process (:class:`Launcher` resets what DeepSpeed keeps between calls);
+``python -m dsfields.extract.launch --jsonl`` is a worker reading requests as JSON lines and
+writing verdicts as JSON lines, and :class:`LaunchClient` drives it with a timeout per config, so
+one bad config never takes the batch down.
+
+Imports: this module lives in ``dsfields.extract``, the only package allowed to import DeepSpeed,
+torch and pydantic; it imports them lazily (inside :class:`Launcher`), so :func:`hf_plan`,
+:class:`LaunchVerdict` and :class:`LaunchClient` work without them. From dsfields it imports only
+``dsfields.extract.trace`` / ``dsfields.extract.discover`` (the tracing dicts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import gc
+import json
+import logging
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType, SimpleNamespace
+from typing import Any, Literal
+
+Outcome = Literal["launched", "config_error", "machine_error"]
+Style = Literal["plain", "hf"]
+
+BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one launch may take in the worker (the first ZeRO-Offload launch loads cpu_adam: ~4 s cached)."""
+HIDDEN_SIZE = 8
+"""The tiny model's width, also its ``model.config.hidden_size`` for the HF hidden-size fills."""
+
+
+# ---------------------------------------------------------------- the record
+
+
+@dataclass(frozen=True)
+class LaunchVerdict:
+    """What one ``deepspeed.initialize`` did with one config."""
+
+    outcome: Outcome
+    style: Style = "plain"
+    exc_type: str | None = None
+    """Exception class name (``ZeRORuntimeException``, ``ValidationError``, ``AssertionError``, ...)."""
+    message: str | None = None
+    """The first line of the raiser's own message."""
+    key: str | None = None
+    """Dotted JSON path the failure is about, when it can be found (the message, pydantic's loc, a rule)."""
+    raised_by: str | None = None
+    """``deepspeed``, ``accelerate``, ``transformers`` (the HF layers, mirrored here) or ``dsfields`` (timeout)."""
+    reason: str | None = None
+    """For machine errors, a tag: ``fp16-on-cpu``, ``cuda-only``, ``async-io``, ``world-size``, ``op-build``,
+    ``missing-package``, ``timeout``, ``worker-died``."""
+    site: str | None = None
+    """``file:line`` of the innermost raising frame in the raiser's package (``deepspeed/runtime/engine.py:1602``)."""
+    optimizer: str | None = None
+    """The class of the optimizer the engine ended up with (launched only)."""
+    passed: tuple[str, ...] = ()
+    """What was passed besides model and config (``optimizer=AdamW``, ``lr_scheduler=callable``, ...)."""
+    assumed: tuple[str, ...] = ()
+    """What this machine lacks and the launch pretended to have (``fp16``: the CPU accelerator said it
+    supports fp16). Such a verdict tests the config path, not the kernels: never the real thing."""
+    seconds: float = 0.0
+    reads: frozenset[str] = frozenset()
+    """JSON paths the launch looked at (traced runs only; ``a.b.*`` = section ``a.b`` iterated whole)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "launched"
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, "outcome": self.outcome, "style": self.style}
+        for name in ("exc_type", "message", "key", "raised_by", "reason", "site", "optimizer"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.passed:
+            out["passed"] = list(self.passed)
+        if self.assumed:
+            out["assumed"] = list(self.assumed)
+        out["seconds"] = round(self.seconds, 4)
+        if self.reads:
+            out["reads"] = sorted(self.reads)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LaunchVerdict:
+        return cls(outcome=data["outcome"], style=data.get("style", "plain"), exc_type=data.get("exc_type"),
+                   message=data.get("message"), key=data.get("key"), raised_by=data.get("raised_by"),
+                   reason=data.get("reason"), site=data.get("site"), optimizer=data.get("optimizer"),
+                   passed=tuple(data.get("passed", ())), assumed=tuple(data.get("assumed", ())),
+                   seconds=float(data.get("seconds", 0.0)),
+                   reads=frozenset(data.get("reads", ())))
+
+
+class PlanError(Exception):
+    """The HF layers (transformers / accelerate, mirrored in :func:`hf_plan`) refuse the config."""
+
+    def __init__(self, raised_by: str, exc_type: str, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.raised_by = raised_by
+        self.exc_type = exc_type
+        self.key = key
+
+
+@dataclass
+class Plan:
+    """What a caller passes to ``deepspeed.initialize``: the final config and where the optimizer comes from."""
+
+    config: dict[str, Any]
+    optimizer: Literal["config", "code", "ds_cpu_adam"] = "config"
+    """``config``: DeepSpeed builds it from the config; ``code``: a torch AdamW is passed;
+    ``ds_cpu_adam``: accelerate's swap to DeepSpeedCPUAdam."""
+    scheduler: Literal["config", "callable", "none"] = "config"
+    """``callable``: the Trainer's own scheduler, passed as ``lr_scheduler=callable``."""
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- calling styles (no DeepSpeed needed)
+
+
+def at_one_rank(config: dict[str, Any]) -> dict[str, Any]:
+    """Keep the batch triple consistent at world size 1 (the config may be right for N ranks).
+
+    Same rule as ``dsfields.check.at_one_rank``: only when all three are positive integers; the batch
+    arithmetic for N ranks is the static check's business (``--world-size``).
+    Unlike that one, a triple that fits no world size (train_batch_size not a multiple of micro x
+    gas) is left for DeepSpeed to reject.
+    """
+    out = copy.deepcopy(config)
+    values = [out.get(k) for k in BATCH_KEYS]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and float(v).is_integer()
+           for v in values):
+        tbs, micro, gas = (int(v) for v in values)
+        if tbs % (micro * gas) == 0:
+            out["train_batch_size"] = micro * gas
+    return out
+
+
+def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False) -> Plan:
+    """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code.
+
+    ``fill_auto``: first replace the ``"auto"`` values the HF Trainer fills, with the same values as
+    :func:`hf_plan` (an HF-style config launched from plain code); every other "auto" stays for
+    DeepSpeed to judge.
+    """
+    cfg = copy.deepcopy(config)
+    if fill_auto:
+        with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
+            _hf_fill(cfg, HF_ARGS, HIDDEN_SIZE)
+    return Plan(at_one_rank(cfg), "code" if optimizer_from_code else "config",
+                "config" if "scheduler" in cfg else "none")
+
+
+# TrainingArguments defaults assumed for the fills (transformers 5.24.0 training_args.py, the
+# dataclass fields): learning_rate 5e-5, adam_beta1 0.9, adam_beta2 0.999, adam_epsilon 1e-8,
+# weight_decay 0.0, max_grad_norm 1.0, warmup 0 steps; per_device_train_batch_size 1 (the default
+# is 8; 1 keeps the batch arithmetic trivial at one rank, like check.hf_substitute), world size 1,
+# gradient_accumulation_steps 1. fp16/bf16 follow the config: a literal ``enabled: true`` is taken
+# as the user passing --fp16/--bf16 (else the Trainer's fill_match reports a mismatch), "auto" as
+# not passing it (this CPU machine has no fp16).
+HF_ARGS = SimpleNamespace(learning_rate=5e-5, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, weight_decay=0.0,
+                          max_grad_norm=1.0, per_device_train_batch_size=1, gradient_accumulation_steps=1,
+                          world_size=1, warmup_steps=0)
+NUM_TRAINING_STEPS = 100
+
+
+def _node(config: dict[str, Any], path: str) -> tuple[Any, str]:
+    """accelerate/utils/deepspeed.py:178 ``find_config_node`` (transformers subclasses it): ``.get`` down the path.
+
+    A non-dict on the way raises AttributeError exactly as there (``"zero_optimization": true``).
+    """
+    node: Any = config
+    *parents, last = path.split(".")
+    for part in parents:
+        node = node.get(part)
+        if node is None:
+            return None, last
+    return node, last
+
+
+def _fill(config: dict[str, Any], path: str, value: Any) -> None:
+    """transformers integrations/deepspeed.py:108 ``fill_match`` / accelerate utils/dataclasses.py:1357:
+    replace ``"auto"`` only; mismatches are not raised here (the user's arguments are assumed to match)."""
+    node, key = _node(config, path)
+    if node is not None and node.get(key) == "auto":
+        node[key] = value
+
+
+def _is_true(config: dict[str, Any], path: str) -> bool:
+    # accelerate/utils/deepspeed.py HfDeepSpeedConfig.is_true: bool(value) of a non-None value.
+    node, key = _node(config, path)
+    value = node.get(key) if node is not None else None
+    return value is not None and bool(value) and value != "auto"
+
+
+def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
+    """The config and optimizer the HF Trainer (transformers 5.24.0) with accelerate 1.15.0 hand to DeepSpeed.
+
+    Raises :class:`PlanError` where those layers refuse the config before DeepSpeed sees it.
+    """
+    cfg = copy.deepcopy(config)
+    args = HF_ARGS
+    notes: list[str] = []
+    try:
+        _hf_fill(cfg, args, hidden_size)
+    except AttributeError as exc:  # a dict expected on the path (find_config_node's .get)
+        raise PlanError("transformers", "AttributeError", str(exc)) from exc
+    # -- accelerate DeepSpeedPlugin.__post_init__ (utils/dataclasses.py:1226-1336), built by
+    #    TrainingArguments.__post_init__ (transformers training_args.py:1715) right after the fills.
+    if "gradient_accumulation_steps" not in cfg:  # dataclasses.py:1274
+        cfg["gradient_accumulation_steps"] = 1
+    if "zero_optimization" not in cfg:  # dataclasses.py:1276
+        raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
+                        "config.", "zero_optimization")
+    # dataclasses.py:1281-1291: plugin attributes (from ACCELERATE_* env, unset here) fill "auto" only.
+    plugin = {"gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "zero_optimization.stage": 2,
+              "zero_optimization.offload_optimizer.device": "none", "zero_optimization.offload_param.device": "none",
+              "zero_optimization.offload_param.nvme_path": "none",
+              "zero_optimization.offload_optimizer.nvme_path": "none",
+              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
+    try:
+        for path, value in plugin.items():
+            _fill(cfg, path, value)
+    except AttributeError as exc:
+        raise PlanError("accelerate", "AttributeError", str(exc)) from exc
+    cfg["steps_per_print"] = float("inf")  # dataclasses.py:1336
+    # -- AcceleratorState (state.py:977) -> DeepSpeedPlugin.set_mixed_precision (dataclasses.py:1415-1446):
+    #    mixed_precision is the Trainer's, i.e. what the config enabled literally.
+    # A literal legacy ``bfloat16.enabled: true`` is taken as --bf16 too (the Trainer only looks at bf16).
+    bf16 = _is_true(cfg, "bf16.enabled") or _is_true(cfg, "bfloat16.enabled")
+    mixed = "fp16" if _is_true(cfg, "fp16.enabled") else "bf16" if bf16 else "no"
+    if mixed == "fp16" and "fp16" not in cfg:
+        cfg["fp16"] = {"enabled": True, "auto_cast": True}
+    if mixed != "no":
+        other = "bf16" if mixed == "fp16" else "fp16"
+        section = cfg.get(other, {})
+        if isinstance(section, dict) and str(section.get("enabled", "False")).lower() == "true":
+            raise PlanError("accelerate", "ValueError", f"`--mixed_precision` arg cannot be set to `{mixed}` when "
+                            f"`{other}` is set in the DeepSpeed config file.", f"{other}.enabled")
+    for dtype in ("fp16", "bf16"):
+        if dtype not in cfg:
+            cfg[dtype] = {"enabled": False}
+            notes.append(f"accelerate added {dtype}.enabled=false")
+    _fill(cfg, "fp16.enabled", mixed == "fp16")
+    _fill(cfg, "bf16.enabled", mixed == "bf16")
+    # -- transformers deepspeed_optim_sched (integrations/deepspeed.py:559-610), from deepspeed_init (:613).
+    if "optimizer" in cfg:
+        optimizer: Literal["config", "code", "ds_cpu_adam"] = "config"  # :576-577 DummyOptim(params)
+    else:
+        optimizer = "code"  # :587 trainer.create_optimizer() (AdamW)
+        cfg["zero_allow_untested_optimizer"] = True  # :589
+    scheduler: Literal["config", "callable", "none"]
+    if "scheduler" in cfg:
+        scheduler = "config"  # :592-593 DummyScheduler(optimizer): DeepSpeed builds it
+    elif optimizer == "config":
+        scheduler = "callable"  # :595-608 DummyScheduler(lr_scheduler_callable=...): the Trainer's, via DeepSpeed
+    else:
+        scheduler = "none"  # trainer.py:1778 create_scheduler after prepare: DeepSpeed never sees it
+    # -- accelerate Accelerator._prepare_deepspeed (accelerator.py:2141-2400) on prepare(model, optimizer).
+    _fill(cfg, "gradient_accumulation_steps", args.gradient_accumulation_steps)  # :2211
+    kwargs: dict[str, Any] = {"gradient_clipping": 1.0,  # :2223-2233
+                              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
+    micro = cfg.get("train_micro_batch_size_per_gpu")
+    if micro == "auto":  # :2177-2204: Trainer.prepare passes no dataloader
+        raise PlanError("accelerate", "ValueError", "When using DeepSpeed, `accelerate.prepare()` requires you to "
+                        "pass at least one of training or evaluation dataloaders with `batch_size` attribute "
+                        "returning an integer value or alternatively set an integer value in "
+                        "`train_micro_batch_size_per_gpu` in the deepspeed config file",
+                        "train_micro_batch_size_per_gpu")
+    if micro is not None:
+        kwargs["train_micro_batch_size_per_gpu"] = micro
+        gas = cfg.get("gradient_accumulation_steps")
+        with contextlib.suppress(TypeError):
+            kwargs["train_batch_size"] = micro * gas * 1 // 1  # :2231 ... * num_processes // sp_size
+    if optimizer == "code":
+        cfg["zero_allow_untested_optimizer"] = True  # :2262-2263 a torch.optim.Optimizer
+    # :2295-2326 hidden-size keys (model.config.hidden_size), then the scheduler fills for DummyScheduler
+    kwargs.update({"zero_optimization.reduce_bucket_size": hidden_size * hidden_size,
+                   "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * hidden_size * hidden_size),
+                   "zero_optimization.stage3_param_persistence_threshold": 10 * hidden_size})
+    if optimizer == "config":  # :2328-2331 DummyOptim's lr / weight_decay (DummyOptim defaults 0.001, 0)
+        kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
+    try:
+        leftover = _process(cfg, kwargs)  # :2344 deepspeed_config_process(must_match=False, **config_kwargs)
+    except AttributeError as exc:
+        raise PlanError("accelerate", "AttributeError", str(exc)) from exc
+    if leftover:  # dataclasses.py:1365-1371: an "auto" nobody fills
+        raise PlanError("accelerate", "ValueError", f"`{leftover}` not found in kwargs. Please specify "
+                        f"`{leftover}` without `auto` (set to correct value) in the DeepSpeed config file or pass "
+                        "it in kwargs.", leftover)
+    if optimizer == "code":
+        zero = cfg["zero_optimization"]  # accelerator.py:2374 (KeyError impossible: checked above)
+        if not isinstance(zero, dict):
+            raise PlanError("accelerate", "AttributeError", f"'{type(zero).__name__}' object has no attribute 'get'",
+                            "zero_optimization")
+        offload = zero.get("offload_optimizer", {})
+        device = offload.get("device", "none") if isinstance(offload, dict) else "none"
+        # :2374-2383 only offload_optimizer.device counts: legacy ``cpu_offload: true`` keeps torch AdamW,
+        # and DeepSpeed then raises about zero_force_ds_cpu_optimizer.
+        if device != "none" and cfg.get("zero_force_ds_cpu_optimizer", True):
+            optimizer = "ds_cpu_adam"  # utils/deepspeed.py:29 map_pytorch_optim_to_deepspeed
+            notes.append("accelerate swapped in DeepSpeedCPUAdam")
+    return Plan(at_one_rank(cfg), optimizer, scheduler, notes)
+
+
+def _hf_fill(cfg: dict[str, Any], args: SimpleNamespace, hidden_size: int) -> None:
+    # transformers integrations/deepspeed.py:136-192 trainer_config_process (at TrainingArguments creation)
+    micro = args.per_device_train_batch_size
+    _fill(cfg, "train_micro_batch_size_per_gpu", micro)
+    _fill(cfg, "gradient_accumulation_steps", args.gradient_accumulation_steps)
+    _fill(cfg, "train_batch_size", args.world_size * micro * args.gradient_accumulation_steps)
+    _fill(cfg, "gradient_clipping", args.max_grad_norm)
+    _fill(cfg, "optimizer.params.lr", args.learning_rate)
+    _fill(cfg, "optimizer.params.betas", [args.adam_beta1, args.adam_beta2])
+    _fill(cfg, "optimizer.params.eps", args.adam_epsilon)
+    _fill(cfg, "optimizer.params.weight_decay", args.weight_decay)
+    _fill(cfg, "scheduler.params.warmup_min_lr", 0)
+    _fill(cfg, "scheduler.params.warmup_max_lr", args.learning_rate)
+    _fill(cfg, "fp16.enabled", _is_true(cfg, "fp16.enabled"))
+    _fill(cfg, "bf16.enabled", _is_true(cfg, "bf16.enabled"))
+    # :194-260 trainer_config_finalize (deepspeed_init): hidden-size keys, then the scheduler steps.
+    _fill(cfg, "zero_optimization.reduce_bucket_size", hidden_size * hidden_size)
+    zero = cfg.get("zero_optimization")
+    if isinstance(zero, dict) and zero.get("stage") == 3:  # :237 is_zero3()
+        _fill(cfg, "zero_optimization.stage3_prefetch_bucket_size", int(0.9 * hidden_size * hidden_size))
+        _fill(cfg, "zero_optimization.stage3_param_persistence_threshold", 10 * hidden_size)
+    _fill(cfg, "scheduler.params.total_num_steps", NUM_TRAINING_STEPS)
+    _fill(cfg, "scheduler.params.warmup_num_steps", max(1, args.warmup_steps))  # :252-256
+
+
+def _process(cfg: dict[str, Any], kwargs: dict[str, Any], prefix: str = "") -> str | None:
+    """accelerate utils/dataclasses.py:1392 ``deepspeed_config_process``: fill every leaf "auto" from kwargs.
+
+    Returns the first "auto" leaf with no value (there accelerate raises ValueError).
+    """
+    for key, value in list(cfg.items()):
+        if isinstance(value, dict):
+            missing = _process(value, kwargs, f"{prefix}{key}.")
+            if missing:
+                return missing
+        elif value == "auto":
+            if f"{prefix}{key}" not in kwargs:
+                return f"{prefix}{key}"
+            cfg[key] = kwargs[f"{prefix}{key}"]
+    return None
+
+
+# ---------------------------------------------------------------- classifying failures
+
+_MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (reason, re.compile(pattern, re.IGNORECASE)) for reason, pattern in (
+        ("fp16-on-cpu", r"fp16 is not supported on your device|half.*not implemented for 'cpu'|"
+                        r"\"?\w+\"? not implemented for 'Half'"),
+        ("async-io", r"async_io|AsyncIOBuilder|libaio|aio_handle|\baio\b|gds_op|GDSBuilder"),
+        ("cuda-only", r"cuda|nccl|nvcc|cupy|triton|Torch not compiled with|requires a gpu|"
+                      r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
+                      r"cpu_accelerator"),
+        ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with|"
+                     r"shared object|torch_extensions|\.so\b"),
+        ("world-size", r"world[_ ]size|more ranks|number of (gpus|ranks|processes)|dp_world_size|"
+                       r"must be divisible by .*(world|ranks)"),
+    )
+)
+_CONFIG_PATTERNS = re.compile(
+    # Batch arithmetic mentions world_size, but at_one_rank already fixed every triple that fits some
+    # world size: what is left is wrong on any number of ranks.
+    r"Check batch related parameters|Either train_batch_size or train_micro_batch_size_per_gpu")
+_OPTIONAL_PACKAGES = ("tensorboard", "wandb", "comet_ml", "mpi4py", "transformer_engine", "apex", "cupy", "triton",
+                      "intel_extension_for_pytorch", "oneccl", "bitsandbytes", "msamp", "deepep", "nixl")
+
+
+def classify(exc: BaseException, source: str = "") -> tuple[Outcome, str | None]:
+    """``machine_error`` with a reason when this CPU machine (not the config) is what failed.
+
+    ``source`` is the raising line's code: a bare ``assert`` says what it checks only there.
+    """
+    text = f"{type(exc).__name__}: {exc} {source}"
+    if isinstance(exc, LaunchTimeout):
+        return "machine_error", "timeout"
+    if isinstance(exc, ImportError):
+        name = getattr(exc, "name", None) or ""
+        if any(name.startswith(p) or p in str(exc) for p in _OPTIONAL_PACKAGES):
+            return "machine_error", "missing-package"
+    if type(exc).__name__ in ("ValidationError", "ZeRORuntimeException") or _CONFIG_PATTERNS.search(text):
+        return "config_error", None  # the config is judged; nothing here depends on the machine
+    for reason, pattern in _MACHINE_PATTERNS:
+        if pattern.search(text):
+            return "machine_error", reason
+    return "config_error", None
+
+
+def raise_site(exc: BaseException, package: str = "") -> tuple[str | None, str]:
+    """(``pkg/path.py:line``, that line's code) of the innermost frame inside an installed package.
+
+    ``package``: only frames of that package (``deepspeed``: the DeepSpeed line that called into torch).
+    """
+    import linecache
+
+    tb = exc.__traceback__
+    site, source = None, ""
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        marker = filename.rfind("site-packages/")
+        relative = filename[marker + len("site-packages/"):] if marker >= 0 else ""
+        if relative and relative.startswith(package):
+            site = f"{relative}:{tb.tb_lineno}"
+            source = linecache.getline(filename, tb.tb_lineno).strip()
+        tb = tb.tb_next
+    return site, source
+
+
+def first_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    if type(exc).__name__ == "ValidationError" and len(lines) >= 3:
+        # pydantic: "1 validation error for Model" / "loc" / "  message [type=...]": keep all three.
+        return " | ".join(line.strip() for line in lines[:3])
+    return lines[0].strip() if lines else ""
+
+
+def _leaves(data: Any, prefix: str = "") -> Iterator[str]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            yield path
+            yield from _leaves(value, path)
+
+
+def _has(config: dict[str, Any], path: str) -> bool:
+    node: Any = config
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+# Launch rules whose message does not name the key, by message: the key to report (first present wins).
+_RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"ZeRO-Offload with a client provided optimizer"),
+     ("zero_optimization.offload_optimizer.device", "zero_optimization.offload_optimizer",
+      "zero_optimization.cpu_offload", "zero_force_ds_cpu_optimizer")),
+    (re.compile(r"untested optimizer|zero_allow_untested_optimizer"),
+     ("optimizer.type", "zero_allow_untested_optimizer")),
+    (re.compile(r"requires an optimizer|optimizer.*required|no optimizer", re.IGNORECASE),
+     ("zero_optimization.stage", "optimizer")),
+    (re.compile(r"fp16 and bf16|bf16 and fp16|bfloat16 and fp16|both.*fp16.*bf16|at the same time|"
+                r"simultaneously enabled", re.IGNORECASE),
+     ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
+    (re.compile(r"train_batch_size is not equal|batch related parameters"), BATCH_KEYS),
+    (re.compile(r"is not a supported DeepSpeed Optimizer"), ("optimizer.type",)),
+    (re.compile(r"does not recognize LR scheduler"), ("scheduler.type",)),
+    (re.compile(r"Either train_batch_size or train_micro_batch_size_per_gpu"),
+     ("train_batch_size", "train_micro_batch_size_per_gpu")),
+    # engine.py:2718-2719 (0.19.8): ZeRO-3 with hpZ and no optimizer calls a method only the ZeRO-3
+    # optimizer has; fails at any world size.
+    (re.compile(r"_set_zero_group_parallelism"), ("zero_optimization.zero_hpz_partition_size",)),
+)
+PARALLEL_KEYS = ("tensor_parallel.autotp_size", "tensor_parallel.tp_size", "sequence_parallel_size",
+                 "data_parallel_size", "expert_parallel.autoep_size", "zero_optimization.zero_hpz_partition_size",
+                 "zero_optimization.mics_shard_size", "pipeline.stages")
+"""Degrees of parallelism: above 1 they need that many ranks (this machine has one)."""
+
+
+def wants_ranks(config: dict[str, Any]) -> str | None:
+    """The first parallel degree above 1 in ``config`` (its path), or None."""
+    for path in PARALLEL_KEYS:
+        node: Any = config
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, (int, float)) and not isinstance(node, bool) and node > 1:
+            return path
+    return None
+
+
+def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str | None:
+    """The JSON path ``exc`` is about: pydantic's loc, a known launch rule, or a key the message names."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and getattr(exc, "title", None):
+        with contextlib.suppress(Exception):
+            for err in errors():
+                loc = [str(p) for p in err.get("loc", ()) if isinstance(p, (str, int))]
+                if loc:
+                    found = _find_loc(config, loc)
+                    if found:
+                        return found
+    text = str(exc) or source
+    for pattern, keys in _RULE_KEYS:
+        if pattern.search(text):
+            return next((k for k in keys if _has(config, k)), keys[-1])
+    missing = re.search(r"(\w+)\.__init__\(\) (?:missing \d+ required \w+ argument|got an unexpected keyword "
+                        r"argument): '(\w+)'", text)
+    if missing:  # an optimizer / scheduler built from its params dict
+        scheduler = isinstance(config.get("scheduler"), dict) and config["scheduler"].get("type") == missing[1]
+        return f"{'scheduler' if scheduler else 'optimizer'}.params.{missing[2]}"
+    leaves = list(_leaves(config))
+    exact = [p for p in leaves if "." in p and re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text)]
+    if exact:
+        return max(exact, key=len)
+    named = [p for p in leaves if len(p.rsplit(".", 1)[-1]) > 3
+             and re.search(rf"(?<![\w.]){re.escape(p.rsplit('.', 1)[-1])}(?!\w)", text)]
+    # The most specific name wins ("communication_data_type" over a "fp16" among the choices listed).
+    return max(named, key=lambda p: len(p.rsplit(".", 1)[-1])) if named else None
+
+
+def _find_loc(config: dict[str, Any], loc: list[str]) -> str | None:
+    """The config path whose dict holds pydantic's ``loc`` (the section is not named in the error)."""
+    tail = ".".join(loc)
+    hits = [p for p in _leaves(config) if p == tail or p.endswith("." + tail)]
+    if hits:
+        return min(hits, key=len)
+    parent = ".".join(loc[:-1])
+    sections = [p for p in _leaves(config) if parent and (p == parent or p.endswith("." + parent))]
+    if sections:
+        return f"{min(sections, key=len)}.{loc[-1]}"
+    return None
+
+
+# ---------------------------------------------------------------- running DeepSpeed
+
+
+class LaunchTimeout(Exception):
+    """The launch took longer than its budget (SIGALRM in the worker)."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _TinyConfig(SimpleNamespace):
+    """``model.config`` of an HF model: the Trainer and accelerate read ``hidden_size`` from it."""
+
+
+class Launcher:
+    """One process's DeepSpeed on CPU: the gloo group set up once, then :meth:`launch` per config."""
+
+    def __init__(self, workdir: Path | None = None, warm_up: bool = True) -> None:
+        started = time.perf_counter()
+        os.environ["DS_ACCELERATOR"] = "cpu"
+        for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
+                            ("LOCAL_WORLD_SIZE", "1")):
+            os.environ[name] = value
+        os.environ["MASTER_PORT"] = str(free_port())
+        # Monitors (csv_monitor, tensorboard) write below the cwd: keep it out of the caller's tree.
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
+        os.chdir(self.workdir)
+        import deepspeed
+        import torch
+        import torch.distributed as torch_dist
+        from deepspeed import comm as ds_comm
+
+        self.torch = torch
+        self.deepspeed = deepspeed
+        logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+        if not torch_dist.is_initialized():
+            torch_dist.init_process_group("gloo", rank=0, world_size=1)
+        from deepspeed.accelerator import get_accelerator
+
+        ds_comm.init_distributed(dist_backend=get_accelerator().communication_backend_name(), auto_mpi_discovery=False,
+                                 verbose=False)
+        self.import_seconds = time.perf_counter() - started
+        self.gc_enabled = gc.isenabled()
+        if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
+            self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
+        self.baseline = _Globals.capture()
+        from torch.distributed import distributed_c10d
+
+        self.groups = set(distributed_c10d._world.pg_map)
+        self.start_seconds = time.perf_counter() - started
+
+    # -- one launch
+
+    def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
+               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
+               assume_fp16: bool = False) -> LaunchVerdict:
+        """Launch ``config`` as ``style`` calls it; never raises for what DeepSpeed does with it.
+
+        ``assume_fp16``: the CPU accelerator claims fp16 support (engine.py:2004 then lets fp16 configs
+        through to the optimizer and ZeRO construction); the verdict says so in ``assumed``.
+        """
+        started = time.perf_counter()
+        try:
+            plan = hf_plan(config) if style == "hf" else plain_plan(config, optimizer_from_code, fill_auto)
+        except PlanError as exc:
+            return LaunchVerdict("config_error", style, exc.exc_type, str(exc), exc.key, exc.raised_by,
+                                 seconds=time.perf_counter() - started)
+        recorder = None
+        data: dict[str, Any] = plan.config
+        if trace:
+            from dsfields.extract.discover import wrap
+            from dsfields.extract.trace import Recorder
+
+            recorder = Recorder()
+            data = wrap(plan.config, "", recorder)
+        engine = None
+        passed: list[str] = []
+        accelerator = type(self.deepspeed.get_accelerator())
+        claims = accelerator.is_fp16_supported
+        if assume_fp16:
+            accelerator.is_fp16_supported = lambda _self: True  # type: ignore[method-assign]
+        previous = signal.signal(signal.SIGALRM, _alarm) if timeout else None
+        if timeout:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            kwargs, passed = self._arguments(plan, data)
+            engine, optimizer, _, _ = self.deepspeed.initialize(**kwargs)
+            verdict = LaunchVerdict("launched", style, optimizer=type(optimizer).__name__ if optimizer else None,
+                                    passed=tuple(passed))
+        except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
+            site, source = raise_site(exc)
+            outcome, reason = classify(exc, source)
+            parallel = wants_ranks(plan.config)
+            if outcome == "config_error" and parallel and site and site.startswith("torch/distributed/"):
+                # torch's device mesh / new_group refusing a layout larger than world size 1 (a bare
+                # assert in torch/distributed/_pycute for tensor_parallel.autotp_size 2).
+                outcome, reason = "machine_error", "world-size"
+            # A bare ``assert`` has no message: its code is the message (e.g. "assert tp_size <= world_size"),
+            # and for a bare raise in torch, the DeepSpeed line that called it too.
+            message = first_line(exc) or source
+            if not first_line(exc) and site and not site.startswith("deepspeed/"):
+                ds_site, ds_source = raise_site(exc, "deepspeed/")
+                message = f"{source} (in {site}, called from {ds_site}: {ds_source})"
+            by = site.split("/", 1)[0] if site else "deepspeed"
+            key = locate(exc, plan.config, source) or (parallel if reason == "world-size" else None)
+            verdict = LaunchVerdict(outcome, style, type(exc).__name__, message, key, by, reason, site,
+                                    passed=tuple(passed))
+        finally:
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+            accelerator.is_fp16_supported = claims  # type: ignore[method-assign]
+            self._clean_up(engine)
+        reads = frozenset(_read_paths(recorder)) if recorder is not None else frozenset()
+        return _replace(verdict, seconds=time.perf_counter() - started, reads=reads,
+                        assumed=("fp16",) if assume_fp16 else ())
+
+    def _arguments(self, plan: Plan, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        torch = self.torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+        model.config = _TinyConfig(hidden_size=HIDDEN_SIZE)  # type: ignore[assignment]
+        params = [p for p in model.parameters() if p.requires_grad]
+        kwargs: dict[str, Any] = {"model": model, "config": data}
+        passed: list[str] = []
+        if plan.optimizer == "config":
+            kwargs["model_parameters"] = params
+        else:
+            # The Trainer's create_optimizer: decay / no-decay groups, AdamW (transformers trainer.py:1272-1285).
+            groups = [{"params": [model.weight], "weight_decay": HF_ARGS.weight_decay},
+                      {"params": [model.bias], "weight_decay": 0.0}]
+            adamw = torch.optim.AdamW(groups, lr=HF_ARGS.learning_rate, betas=(HF_ARGS.adam_beta1, HF_ARGS.adam_beta2),
+                                      eps=HF_ARGS.adam_epsilon)
+            if plan.optimizer == "ds_cpu_adam":
+                # accelerate utils/deepspeed.py:29-62 map_pytorch_optim_to_deepspeed: lr and weight_decay
+                # from defaults, adamw_mode for AdamW, the same param groups.
+                from deepspeed.ops.adam import DeepSpeedCPUAdam
+
+                kwargs["optimizer"] = DeepSpeedCPUAdam(adamw.param_groups, lr=HF_ARGS.learning_rate,
+                                                       weight_decay=HF_ARGS.weight_decay, adamw_mode=True)
+                passed.append("optimizer=DeepSpeedCPUAdam")
+            else:
+                kwargs["optimizer"] = adamw
+                passed.append("optimizer=AdamW")
+        if plan.scheduler == "callable":
+            # accelerator.py:2370-2371: the Trainer's scheduler as a callable of the engine's optimizer
+            # (its default: linear decay with warmup, a LambdaLR).
+            def scheduler(optimizer: Any) -> Any:
+                return torch.optim.lr_scheduler.LambdaLR(
+                    optimizer, lambda step: max(0.0, 1.0 - step / NUM_TRAINING_STEPS))
+
+            kwargs["lr_scheduler"] = scheduler
+            passed.append("lr_scheduler=callable")
+        return kwargs, passed
+
+    def _clean_up(self, engine: Any) -> None:
+        """Undo what one initialize leaves behind (see :class:`_Globals` for the list and why)."""
+        if engine is not None:
+            with contextlib.suppress(Exception):
+                engine.destroy()
+        del engine
+        with contextlib.suppress(Exception):  # what destroy() does for the model names, for failed launches too
+            from deepspeed.utils.debug import debug_clear_module_and_param_names
+
+            debug_clear_module_and_param_names()
+        if hasattr(self, "baseline"):
+            self.baseline.restore()
+            # Subgroups a launch created (hpZ, expert, sequence parallel) stay registered in torch after
+            # DeepSpeed's references to them are reset: destroy them, or they pile up launch after launch.
+            from torch.distributed import distributed_c10d
+
+            for group in [g for g in distributed_c10d._world.pg_map if g not in self.groups]:
+                with contextlib.suppress(Exception):
+                    distributed_c10d.destroy_process_group(group)
+        if self.gc_enabled and not gc.isenabled():
+            gc.enable()
+        gc.collect()
+
+
+CPU_OPS = ("CPUAdamBuilder", "FusedAdamBuilder", "CPUAdagradBuilder", "CPULionBuilder", "PinMemoryBuilder",
+           "ShareMemCommBuilder")
+"""The ops DeepSpeed JIT-builds on a CPU machine (accelerator/cpu_accelerator.py:326 get_op_builder)."""
+
+
+def build_ops() -> dict[str, str]:
+    """JIT-build (or load from ~/.cache/torch_extensions) every CPU op, outside any launch timeout.
+
+    A first build takes ~1 min per op on 2 cores; interrupted by a timeout it leaves a broken cache
+    (``cannot open shared object file``). Run once per machine: ``python -m dsfields.extract.launch --build-ops``.
+    """
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    from deepspeed.accelerator import get_accelerator
+
+    done: dict[str, str] = {}
+    for name in CPU_OPS:
+        started = time.perf_counter()
+        try:
+            builder = get_accelerator().create_op_builder(name)
+            if builder is None or not builder.is_compatible():
+                done[name] = "not compatible"
+                continue
+            builder.load()
+            done[name] = f"ok {time.perf_counter() - started:.1f}s"
+        except Exception as exc:  # a build failure is this machine's, reported per op
+            done[name] = f"failed: {type(exc).__name__}: {first_line(exc)}"
+    return done
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise LaunchTimeout("the launch did not finish in time")
+
+
+def _replace(verdict: LaunchVerdict, **changes: Any) -> LaunchVerdict:
+    from dataclasses import replace
+
+    return replace(verdict, **changes)
+
+
+def _read_paths(recorder: Any) -> Iterator[str]:
+    for event in recorder.events:
+        if not isinstance(event.key, str):
+            continue
+        yield f"{event.section}.{event.key}" if event.section else event.key
+
+
+# What DeepSpeed 0.19.8 keeps between deepspeed.initialize calls in one process, found by diffing every
+# deepspeed.* module global before and after each launch of the shared corpus and its mutations
+# (bench/launch_corpus.py --leaks) and by running the corpus forwards and backwards (--order-check):
+#   utils/groups.py           _ZERO_PARAM_INTRA_PARALLEL_GROUP (hpZ), _EXPERT_PARALLEL_GROUP{,_RANKS} /
+#                             _EXPERT_DATA_PARALLEL_GROUP{,_RANKS} (dicts filled in place), _WORLD_GROUP,
+#                             _DATA_PARALLEL_GROUP, mpu, mesh_device: a ZeRO-3 config with
+#                             zero_hpz_partition_size > 1 and no optimizer fails with AttributeError
+#                             (engine.py:2719) in a fresh process but launches after a config that
+#                             created the hpZ group;
+#   module_inject/layers.py   DEEPSPEED_AUTOTP_MODE, set by initialize() for tensor_parallel.autotp_size;
+#   runtime/zero/partition_parameters.py  zero_init_context / top_level_context when initialize() raises
+#                             between shutdown_init_context() and restore_init_context();
+#   comm/comm.py              comms_logger, configured from the config's comms_logger section;
+#   runtime/python_gc.py      python_gc_manager, whose engine count disable_python_gc raises;
+#   torch.distributed         the subgroups DeepSpeed created (hpZ, expert, sequence parallel):
+#                             destroyed after each launch (Launcher._clean_up).
+# Rather than a list that goes stale with each release, every global of every deepspeed.* module is put
+# back after each launch: rebound to the object it held after the warm-up launch, and containers
+# (dict / list / set) refilled with the items they held then. Modules first imported during a launch
+# are captured after it (their import-time state plus that one launch).
+_LEAKED_OBJECTS: tuple[tuple[str, str], ...] = (
+    ("deepspeed.comm.comm", "comms_logger"),
+    ("deepspeed.runtime.python_gc", "python_gc_manager"),
+)
+_CONTAINERS = (dict, list, set)
+
+
+def _data_globals(module: Any) -> Iterator[tuple[str, Any]]:
+    import types
+
+    for key, value in list(vars(module).items()):
+        if key.startswith("__") or isinstance(value, (types.ModuleType, type, types.FunctionType,
+                                                      types.BuiltinFunctionType, logging.Logger)):
+            continue
+        yield key, value
+
+
+@dataclass
+class _Globals:
+    """Every ``deepspeed.*`` module global as it was, and attribute dicts of :data:`_LEAKED_OBJECTS`."""
+
+    values: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    """module name -> global -> (object, shallow copy of its items if a container)."""
+    objects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def capture(cls) -> _Globals:
+        state = cls()
+        state._capture_new()
+        for module, name in _LEAKED_OBJECTS:
+            obj = getattr(sys.modules.get(module), name, None)
+            if obj is not None:
+                state.objects[(module, name)] = {k: copy.copy(v) for k, v in vars(obj).items()
+                                                 if not k.startswith("_lock")}
+        return state
+
+    def _capture_new(self) -> None:
+        for name, module in list(sys.modules.items()):
+            if module is None or name in self.values or not (name == "deepspeed" or name.startswith("deepspeed.")):
+                continue
+            self.values[name] = {key: (value, copy.copy(value) if type(value) in _CONTAINERS else None)
+                                 for key, value in _data_globals(module)}
+
+    def restore(self) -> None:
+        for name, saved in self.values.items():
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            for key, (value, items) in saved.items():
+                if vars(module).get(key, _UNSET) is not value:
+                    setattr(module, key, value)
+                if items is not None and not _same_items(value, items):
+                    value.clear()
+                    value.update(items) if isinstance(value, (dict, set)) else value.extend(items)
+        for (module, name), attributes in self.objects.items():
+            obj = getattr(sys.modules[module], name)
+            for key, value in attributes.items():
+                setattr(obj, key, copy.copy(value))
+        self._capture_new()
+
+
+_UNSET: Any = object()
+
+
+def _same_items(now: Any, then: Any) -> bool:
+    """Identity of items, never ``==`` on them (tensors compare elementwise)."""
+    if len(now) != len(then):
+        return False
+    if isinstance(now, dict):
+        return all(key in now and now[key] is value for key, value in then.items())
+    if isinstance(now, list):
+        return all(a is b for a, b in zip(now, then, strict=True))
+    return {id(x) for x in now} == {id(x) for x in then}
+
+
+def module_state(prefix: str = "deepspeed") -> dict[str, str]:
+    """Fingerprint of every ``prefix.*`` module global that is data (not a module, class or function).
+
+    For finding leaks: diff it before and after a launch (bench/launch_corpus.py --leaks).
+    """
+    state: dict[str, str] = {}
+    for name, module in list(sys.modules.items()):
+        if not (name == prefix or name.startswith(prefix + ".")) or module is None:
+            continue
+        for key, value in _data_globals(module):
+            try:
+                text = repr(value) if isinstance(value, (int, float, str, bool, tuple, type(None))) else (
+                    f"{type(value).__name__}#{id(value)}:{len(value) if hasattr(value, '__len__') else ''}")
+            except Exception:
+                text = f"{type(value).__name__}#{id(value)}"
+            state[f"{name}:{key}"] = text[:200]
+    return state
+
+
+# ---------------------------------------------------------------- the worker and its client
+
+
+def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
+    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, assume_fp16, trace, timeout)."""
+    for line in lines:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        verdict = launcher.launch(request["config"], request.get("style", "plain"),
+                                  bool(request.get("optimizer_from_code")), bool(request.get("trace")),
+                                  float(request.get("timeout", DEFAULT_TIMEOUT)), bool(request.get("fill_auto")),
+                                  bool(request.get("assume_fp16")))
+        out.write(json.dumps({"id": request.get("id"), **verdict.as_dict()}, default=str) + "\n")
+        out.flush()
+
+
+class LaunchClient:
+    """Runs :func:`main` ``--jsonl`` as a subprocess; restarts it when a launch kills or hangs it."""
+
+    def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
+                 start_timeout: float = 300.0) -> None:
+        self.python = python
+        self.env = env
+        self.start_timeout = start_timeout
+        self.proc: subprocess.Popen[str] | None = None
+        self.start_seconds: float | None = None
+        self.starts = 0
+
+    def _start(self) -> None:
+        started = time.perf_counter()
+        env = dict(os.environ if self.env is None else self.env)
+        env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+        self.proc = subprocess.Popen([self.python, "-m", "dsfields.extract.launch", "--jsonl"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        ready = self._read(self.start_timeout)
+        if ready is None or not ready.get("ready"):
+            self.close()
+            raise RuntimeError("the launch worker did not start")
+        self.start_seconds = time.perf_counter() - started
+        self.worker_start = ready
+        self.starts += 1
+
+    def _read(self, timeout: float) -> dict[str, Any] | None:
+        assert self.proc is not None and self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else None
+
+    def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
+               trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
+               assume_fp16: bool = False) -> LaunchVerdict:
+        """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None
+        request = {"config": config, "style": style, "optimizer_from_code": optimizer_from_code, "trace": trace,
+                   "timeout": timeout, "fill_auto": fill_auto, "assume_fp16": assume_fp16}
+        started = time.perf_counter()
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            answer = self._read(timeout + 15.0)
+        except (BrokenPipeError, ValueError):
+            answer = None
+        if answer is None:
+            dead = self.proc.poll() is not None
+            self.close()
+            return LaunchVerdict("machine_error", style, message="the launch worker " + (
+                "died" if dead else "did not answer in time"), raised_by="dsfields",
+                reason="worker-died" if dead else "timeout", seconds=time.perf_counter() - started)
+        answer.pop("id", None)
+        return LaunchVerdict.from_dict(answer)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(Exception):
+                self.proc.kill()
+                self.proc.wait(5)
+            self.proc = None
+
+    def __enter__(self) -> LaunchClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.launch",
+                                     description="Run deepspeed.initialize on CPU for ds_config files or JSON lines.")
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--jsonl", action="store_true", help="serve requests as JSON lines on stdin")
+    parser.add_argument("--hf", action="store_true", help="as the HF Trainer / accelerate would call it")
+    parser.add_argument("--optimizer-from-code", action="store_true")
+    parser.add_argument("--fill-auto", action="store_true", help='plain style: fill the HF Trainer\'s "auto" first')
+    parser.add_argument("--trace", action="store_true", help="record the JSON paths the launch reads")
+    parser.add_argument("--build-ops", action="store_true", help="JIT-build DeepSpeed's CPU ops once, then exit")
+    args = parser.parse_args(argv)
+    if args.build_ops:
+        for name, status in build_ops().items():
+            print(f"{name}: {status}")
+        return 0
+    files = [path.resolve() for path in args.files]  # the Launcher moves to its own working directory
+    # Results go to the original stdout; everything DeepSpeed, torch and the JIT loaders print
+    # (C++ included) goes to stderr.
+    results = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    launcher = Launcher()
+    if args.jsonl:
+        results.write(json.dumps({"ready": True, "import_seconds": round(launcher.import_seconds, 3),
+                                  "start_seconds": round(launcher.start_seconds, 3)}) + "\n")
+        results.flush()
+        serve(sys.stdin, results, launcher)
+        return 0
+    failed = 0
+    for path in files:
+        verdict = launcher.launch(json.loads(path.read_text(encoding="utf-8")), "hf" if args.hf else "plain",
+                                  args.optimizer_from_code, args.trace, fill_auto=args.fill_auto)
+        failed += not verdict.ok
+        results.write(json.dumps({"file": str(path), **verdict.as_dict()}) + "\n")
+    results.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

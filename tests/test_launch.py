@@ -1,0 +1,222 @@
+"""The launch witness: the HF Trainer / accelerate plan (unit) and deepspeed.initialize on CPU (integration)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from conftest import requires_deepspeed
+
+from dsfields.extract.launch import LaunchClient, LaunchVerdict, PlanError, at_one_rank, classify, hf_plan, locate
+
+ZERO2 = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}
+ADAMW = {"type": "AdamW", "params": {"lr": 1e-4}}
+OFFLOAD_MESSAGE = ("You are using ZeRO-Offload with a client provided optimizer (<class 'torch.optim.adamw.AdamW'>) "
+                   "which in most cases will yield poor performance.")
+
+
+def with_zero(**zero: object) -> dict:
+    config = copy.deepcopy(ZERO2)
+    config["zero_optimization"].update(zero)
+    return config
+
+
+# ---------------------------------------------------------------- hf_plan: what the Trainer and accelerate pass
+
+
+def test_hf_plan_legacy_cpu_offload_keeps_the_trainers_optimizer():
+    # accelerate swaps in DeepSpeedCPUAdam only for offload_optimizer.device: cpu_offload keeps torch AdamW.
+    plan = hf_plan(with_zero(cpu_offload=True))
+    assert plan.optimizer == "code"
+    assert plan.config["zero_allow_untested_optimizer"] is True
+
+
+def test_hf_plan_offload_optimizer_device_swaps_in_ds_cpu_adam():
+    assert hf_plan(with_zero(offload_optimizer={"device": "cpu"})).optimizer == "ds_cpu_adam"
+    assert hf_plan(with_zero(offload_optimizer={"device": "none"})).optimizer == "code"
+    forced_off = with_zero(offload_optimizer={"device": "cpu"}) | {"zero_force_ds_cpu_optimizer": False}
+    assert hf_plan(forced_off).optimizer == "code"
+
+
+def test_hf_plan_config_optimizer_is_built_by_deepspeed_with_the_trainers_scheduler():
+    plan = hf_plan(ZERO2 | {"optimizer": ADAMW})
+    assert (plan.optimizer, plan.scheduler) == ("config", "callable")
+    assert "zero_allow_untested_optimizer" not in plan.config
+    with_scheduler = hf_plan(ZERO2 | {"optimizer": ADAMW, "scheduler": {"type": "WarmupLR", "params": {}}})
+    assert with_scheduler.scheduler == "config"
+
+
+def test_hf_plan_fills_auto_and_refuses_what_accelerate_refuses():
+    plan = hf_plan({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                    "train_batch_size": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"},
+                    "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto"}},
+                    "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto",
+                                          "stage3_gather_16bit_weights_on_model_save": "auto"}})
+    config = plan.config
+    assert (config["train_micro_batch_size_per_gpu"], config["train_batch_size"], config["gradient_clipping"]) == (
+        1, 1, 1.0)
+    assert config["optimizer"]["params"] == {"lr": 5e-5, "betas": [0.9, 0.999]}
+    assert config["bf16"]["enabled"] is False and config["fp16"] == {"enabled": False}
+    assert config["zero_optimization"]["reduce_bucket_size"] == 64
+    assert config["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] is False
+    with pytest.raises(PlanError, match="ZeRO optimization config") as missing:
+        hf_plan({"train_micro_batch_size_per_gpu": 1})
+    assert missing.value.key == "zero_optimization"
+    with pytest.raises(PlanError, match="not found in kwargs") as unfilled:
+        hf_plan(with_zero(sub_group_size="auto"))
+    assert (unfilled.value.raised_by, unfilled.value.key) == ("accelerate", "zero_optimization.sub_group_size")
+    with pytest.raises(PlanError, match="mixed_precision"):
+        hf_plan(ZERO2 | {"fp16": {"enabled": True}, "bf16": {"enabled": True}})
+    with pytest.raises(PlanError, match="'bool' object has no attribute 'get'"):
+        hf_plan({"train_micro_batch_size_per_gpu": 1, "zero_optimization": True})
+
+
+def test_at_one_rank_keeps_triples_that_fit_no_world_size():
+    assert at_one_rank({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
+                        "gradient_accumulation_steps": 2})["train_batch_size"] == 4
+    assert at_one_rank({"train_batch_size": 3, "train_micro_batch_size_per_gpu": 2,
+                        "gradient_accumulation_steps": 1})["train_batch_size"] == 3
+
+
+@pytest.mark.parametrize(("exc", "expected"), [
+    (ValueError("Type fp16 is not supported on your device."), ("machine_error", "fp16-on-cpu")),
+    (ValueError("This op had not been implemented on CPU backend."), ("machine_error", "cuda-only")),
+    (ImportError("libaio.so: cannot open shared object file"), ("machine_error", "async-io")),
+    (ModuleNotFoundError("No module named 'tensorboard'", name="tensorboard"), ("machine_error", "missing-package")),
+    (AssertionError("zero stage 2 requires an optimizer"), ("config_error", None)),
+])
+def test_classify(exc, expected):
+    assert classify(exc) == expected
+
+
+def test_classify_a_bare_assert_by_its_code():
+    assert classify(AssertionError(), "assert tp_size <= dist.get_world_size()") == ("machine_error", "world-size")
+
+
+def test_locate_names_the_offload_key_for_the_client_optimizer_rule():
+    exc = RuntimeError(OFFLOAD_MESSAGE)
+    assert locate(exc, with_zero(cpu_offload=True)) == "zero_optimization.cpu_offload"
+    assert locate(exc, with_zero(offload_optimizer={"device": "cpu"})) == "zero_optimization.offload_optimizer.device"
+
+
+def test_verdict_round_trips_through_json():
+    verdict = LaunchVerdict("config_error", "hf", "AssertionError", "m", "a.b", "deepspeed", None,
+                            "deepspeed/x.py:1", reads=frozenset({"a", "a.b"}))
+    assert LaunchVerdict.from_dict(verdict.as_dict()) == verdict
+
+
+# ---------------------------------------------------------------- deepspeed.initialize, one worker for all
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LaunchClient() as launch_client:
+        yield launch_client
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_a_good_config_launches_in_both_styles(client):
+    plain = client.launch(ZERO2 | {"optimizer": ADAMW}, trace=True)
+    assert plain.ok, plain
+    assert plain.optimizer == "DeepSpeedZeroOptimizer"
+    assert {"optimizer.type", "zero_optimization", "train_micro_batch_size_per_gpu"} <= plain.reads
+    hf = client.launch(ZERO2 | {"train_micro_batch_size_per_gpu": "auto"}, style="hf")
+    assert hf.ok and hf.passed == ("optimizer=AdamW",), hf
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_legacy_cpu_offload_with_an_optimizer_from_code_fails_on_its_key(client):
+    for verdict in (client.launch(with_zero(cpu_offload=True), optimizer_from_code=True),
+                    client.launch(with_zero(cpu_offload=True), style="hf")):
+        assert verdict.outcome == "config_error", verdict
+        assert verdict.exc_type == "ZeRORuntimeException"
+        assert "zero_force_ds_cpu_optimizer" in verdict.message
+        assert verdict.key == "zero_optimization.cpu_offload"
+        assert verdict.site and verdict.site.startswith("deepspeed/")
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_fp16_on_this_cpu_is_a_machine_error_never_agreement(client):
+    verdict = client.launch(ZERO2 | {"optimizer": ADAMW, "fp16": {"enabled": True}})
+    assert (verdict.outcome, verdict.reason) == ("machine_error", "fp16-on-cpu")
+    assert not verdict.ok
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_a_launch_over_its_time_is_a_machine_error_and_the_worker_goes_on(client):
+    slow = client.launch(with_zero(stage=3) | {"optimizer": ADAMW}, timeout=0.001)
+    assert (slow.outcome, slow.reason) == ("machine_error", "timeout")
+    assert client.launch(ZERO2 | {"optimizer": ADAMW}).ok
+
+
+# Seeded mutations of ZERO2 + AdamW: (name, config, launch kwargs, outcome, exc_type, key).
+MUTATIONS = [
+    ("typo in a pydantic section", with_zero(overlap_com=True) | {"optimizer": ADAMW}, {},
+     "config_error", "ValidationError", "zero_optimization.overlap_com"),
+    ("typo at top level is ignored", ZERO2 | {"optimizer": ADAMW, "gradient_cliping": 1.0}, {},
+     "launched", None, None),
+    ("removed key", with_zero(stage=3, mics_shard_size=2) | {"optimizer": ADAMW}, {},
+     "config_error", "DeepSpeedConfigError", "zero_optimization.mics_shard_size"),
+    ("wrong type", with_zero(stage="two") | {"optimizer": ADAMW}, {},
+     "config_error", "ValidationError", "zero_optimization.stage"),
+    ("misspelt optimizer param", ZERO2 | {"optimizer": {"type": "AdamW", "params": {"betaz": [0.9, 0.9]}}}, {},
+     "config_error", "TypeError", "optimizer.params.betaz"),
+    ("stage 2 without optimizer", ZERO2, {}, "config_error", "AssertionError", "zero_optimization.stage"),
+    ("stage 3 without optimizer", with_zero(stage=3), {}, "launched", None, None),
+    ("untested optimizer with ZeRO", ZERO2 | {"optimizer": {"type": "SGD", "params": {"lr": 0.1}}}, {},
+     "config_error", "AssertionError", "optimizer.type"),
+    ("offload without optimizer", with_zero(offload_optimizer={"device": "cpu"}), {},
+     "config_error", "AssertionError", "zero_optimization.stage"),
+    ("offload_optimizer with an optimizer from code", with_zero(offload_optimizer={"device": "cpu"}),
+     {"optimizer_from_code": True}, "config_error", "ZeRORuntimeException",
+     "zero_optimization.offload_optimizer.device"),
+    ("fp16 and bf16 both on", ZERO2 | {"optimizer": ADAMW, "fp16": {"enabled": True}, "bf16": {"enabled": True}},
+     {}, "config_error", "AssertionError", "bf16.enabled"),
+    ("warmup_num_steps 0", ZERO2 | {"optimizer": ADAMW, "scheduler": {"type": "WarmupLR",
+                                                                      "params": {"warmup_num_steps": 0}}}, {},
+     "config_error", "ValueError", "scheduler.params.warmup_num_steps"),
+    ("legacy zero_optimization: true", ZERO2 | {"optimizer": ADAMW, "zero_optimization": True}, {},
+     "launched", None, None),
+]
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_mutation_corpus_in_one_worker(client):
+    starts = client.starts
+    wrong = []
+    for name, config, kwargs, outcome, exc_type, key in MUTATIONS:
+        verdict = client.launch(config, **kwargs)
+        if (verdict.outcome, verdict.exc_type, verdict.key) != (outcome, exc_type, key):
+            wrong.append((name, verdict.as_dict()))
+    assert not wrong
+    assert client.starts == starts == 1  # one worker for the whole module, the timeout included
+
+
+def test_wants_ranks_names_the_first_parallel_degree_above_one():
+    from dsfields.extract.launch import wants_ranks
+
+    assert wants_ranks({"tensor_parallel": {"autotp_size": 4}}) == "tensor_parallel.autotp_size"
+    assert wants_ranks(with_zero(zero_hpz_partition_size=8)) == "zero_optimization.zero_hpz_partition_size"
+    assert wants_ranks(with_zero(zero_hpz_partition_size=1)) is None
+
+
+@pytest.mark.parametrize(("message", "key"), [
+    ("WarmupDecayLR.__init__() missing 1 required positional argument: 'total_num_steps'",
+     "scheduler.params.total_num_steps"),
+    ("FusedAdam.__init__() got an unexpected keyword argument 'betaz'", "optimizer.params.betaz"),
+    ("Invalid communication_data_type. Supported data types: ['fp16', 'bf16', 'fp32']. Got: bfp16",
+     "communication_data_type"),
+    ("OneBitAdam is not a supported DeepSpeed Optimizer", "optimizer.type"),
+    ("MiCS ZeRO-3 sharding has been removed; 'zero_optimization.mics_shard_size' is no longer supported.",
+     "zero_optimization.mics_shard_size"),
+])
+def test_locate_from_the_message(message, key):
+    config = {"optimizer": {"type": "AdamW", "params": {"betaz": 1}}, "communication_data_type": "bfp16",
+              "scheduler": {"type": "WarmupDecayLR", "params": {}}, "fp16": {"enabled": True},
+              "zero_optimization": {"stage": 3, "mics_shard_size": 2}}
+    assert locate(RuntimeError(message), config) == key
