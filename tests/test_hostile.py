@@ -56,7 +56,7 @@ def test_huge_train_batch_size_finishes_at_once(tmp_path, capsys):
     started = time.perf_counter()
     code, out, _ = run_cli(capsys, "check", "--version", VERSION,
                            write(tmp_path, '{"train_batch_size": 1000000000000000000}'))
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 20  # a bound against unbounded work, not a benchmark
     assert code == 0 and "consistent only at world size 1, 2, 4" in out and "up to 65536" in out
 
 
@@ -81,19 +81,20 @@ def test_size_limit_refuses_50_mb_and_millions_of_keys_quickly(tmp_path):
     huge = tmp_path / "huge.json"
     with huge.open("wb") as handle:  # sparse: the size alone decides
         handle.truncate(50 * 1024 * 1024)
-    started = time.perf_counter()
-    with pytest.raises(ConfigFileError, match="larger than 8 MiB"):
-        load(huge)
     keys = tmp_path / "keys.json"
     keys.write_text("{" + ",".join(f'"k{i}":1' for i in range(1_500_000)) + "}")
     assert keys.stat().st_size > MAX_BYTES
+    started = time.perf_counter()
+    with pytest.raises(ConfigFileError, match="larger than 8 MiB"):
+        load(huge)
     with pytest.raises(ConfigFileError, match="larger than 8 MiB"):
         load(keys)
-    assert time.perf_counter() - started < 2
+    # A bound, not a benchmark: the size check refuses before reading (the "well under 20 s").
+    assert time.perf_counter() - started < 20
 
 
 @needs_snapshots
-def test_a_1_mb_config_checks_in_about_a_second(tmp_path, capsys):
+def test_a_1_mb_config_checks_in_bounded_time(tmp_path, capsys):
     base = {
         "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
         "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}, "overlap_comm": True},
@@ -105,7 +106,8 @@ def test_a_1_mb_config_checks_in_about_a_second(tmp_path, capsys):
     started = time.perf_counter()
     code, _, _ = run_cli(capsys, "check", "--version", VERSION, path)
     seconds = time.perf_counter() - started
-    assert code == 0 and seconds < 3, seconds  # ~0.5 s on an idle machine; headroom for a busy CI runner
+    # A bound, not a benchmark (no timed assertions in tests): ~0.5 s on an idle machine.
+    assert code == 0 and seconds < 20, seconds
 
 
 # ---------------------------------------------------------------- parse as DeepSpeed does

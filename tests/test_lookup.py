@@ -336,3 +336,37 @@ def test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands
     env.pop("DSFIELDS_GENERATED", None)
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert proc.stdout.splitlines()[-1] == "['dsfields.lookup']"
+
+
+def test_compact_indexes_are_current():
+    """generated/<v>/paths.json must describe exactly the committed fields.json (rewrite: python -m
+    dsfields.model.paths_index)."""
+    from dsfields.model import paths_index
+
+    root = repo_generated_dir()
+    for version in snapshot_module.available_versions(root):
+        target = root / version / paths_index.INDEX_NAME
+        text = (root / version / "fields.json").read_text(encoding="utf-8")
+        assert target.read_text(encoding="utf-8") == paths_index.build(text), version
+
+
+@pytest.mark.parametrize("query", ["stage3_max_live_parameters", "zero_optimization", "enabled", "nebula",
+                                   "offload_param.device", "stage3_max_live_paramters", "optimizer"])
+def test_answer_is_the_same_with_and_without_the_compact_index(capsys, tmp_path, monkeypatch, query) -> None:
+    """The index only saves time: text and JSON answers equal those from the whole snapshot, and a
+    stale index (its snapshot edited since) is ignored."""
+    import shutil
+
+    source = repo_generated_dir() / V
+    plain = tmp_path / "plain" / V
+    stale = tmp_path / "stale" / V
+    shutil.copytree(source, plain)
+    (plain / "paths.json").unlink()
+    shutil.copytree(source, stale)
+    with open(stale / "fields.json", "a", encoding="utf-8") as handle:
+        handle.write("\n")  # another size: the index no longer describes it
+    answers = []
+    for root in (source.parent, plain.parent, stale.parent):
+        monkeypatch.setenv("DSFIELDS_GENERATED", str(root))
+        answers.append([run(capsys, query, "--version", V), run(capsys, query, "--version", V, "--json")])
+    assert answers[0] == answers[1] == answers[2]

@@ -13,16 +13,15 @@ command line.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import textwrap
 from collections.abc import Callable
 
-from dsfields.model import prose, termsafe
+from dsfields.model import paths_index, prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
-from dsfields.model.store import available_versions, load_requested, repo_generated_dir
+from dsfields.model.store import available_versions, load, repo_generated_dir, resolve_version, snapshot_path
 from dsfields.model.wording import (
     allowed_text,
     auto_text,
@@ -37,7 +36,8 @@ from dsfields.model.wording import (
 )
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing and the history engine cost start-up time; annotations are strings anyway
+if TYPE_CHECKING:  # typing, argparse and the history engine cost start-up time; annotations are strings anyway
+    import argparse
     from typing import Any
 
     from dsfields.model.history import HistoryEvent
@@ -49,6 +49,17 @@ MIN_WIDTH, MAX_WIDTH = 40, 100
 """Wrap at the terminal width, but never so narrow it is unreadable nor so wide lines are hard to follow."""
 
 
+OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
+    ("--version", "deepspeed_version", "V", "DeepSpeed version of the snapshot to answer from "
+     "(default: the installed DeepSpeed's if snapshotted, else the newest)"),
+    ("--json", "json", None, "print the snapshot records as JSON"),
+    ("--history", "history", None, "also show in which releases the field changed"),
+    ("--lang", "lang", "LANG", "language of our explanations: en or zh (default: zh when LANG is a zh locale, "
+     "else en)"),
+)
+"""(flag, attribute, metavar or None for a switch, help): the one list both parsers below are made from."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query",
@@ -56,20 +67,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a JSON key (stage3_max_live_parameters), python name (max_live_parameters), "
         "dotted path (zero_optimization.offload_param.device) or section (zero_optimization)",
     )
-    parser.add_argument(
-        "--version",
-        dest="deepspeed_version",
-        metavar="V",
-        default=None,
-        help="DeepSpeed version of the snapshot to answer from "
-        "(default: the installed DeepSpeed's if snapshotted, else the newest)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the snapshot records as JSON")
-    parser.add_argument(
-        "--history", action="store_true", help="also show in which releases the field changed"
-    )
-    parser.add_argument("--lang", default=None, metavar="LANG",
-                        help="language of our explanations: en or zh (default: zh when LANG is a zh locale, else en)")
+    for flag, dest, metavar, text in OPTIONS:
+        if metavar:
+            parser.add_argument(flag, dest=dest, metavar=metavar, default=None, help=text)
+        else:
+            parser.add_argument(flag, dest=dest, action="store_true", help=text)
+
+
+def parse_fast(argv: list[str]) -> Any:
+    """``lookup QUERY [options]`` parsed without argparse, whose import and parser cost ~8 ms of a lookup
+    that should answer as fast as grep; ``None`` for anything unusual (help, ``--opt=value``,
+    abbreviations, a second query), which argparse then parses and explains."""
+    from types import SimpleNamespace
+
+    flags = {flag: (dest, metavar) for flag, dest, metavar, _ in OPTIONS}
+    values: dict[str, Any] = {dest: (None if metavar else False) for _, dest, metavar, _ in OPTIONS}
+    query = None
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in flags:
+            dest, metavar = flags[arg]
+            if metavar is None:
+                values[dest] = True
+                index += 1
+                continue
+            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+                return None
+            values[dest] = argv[index + 1]
+            index += 2
+            continue
+        if arg.startswith("-") or query is not None:
+            return None
+        query = arg
+        index += 1
+    return None if query is None else SimpleNamespace(command="lookup", verbose=False, query=query, **values)
 
 
 # --- finding ------------------------------------------------------------------------------------
@@ -106,8 +138,8 @@ def make_match(snapshot: Snapshot, path: str) -> Match:
     return Match(path, "field", field=snapshot.fields[path])
 
 
-def find(snapshot: Snapshot, query: str) -> list[Match]:
-    """Every path ``query`` names, case-insensitively; empty when nothing matches.
+def find_paths(names: list[tuple[str, str, str | None]], query: str) -> list[str]:
+    """Every path ``query`` names, case-insensitively, from ``(path, key, python path)`` search names.
 
     A dotted query is a path: exact, else a path written with python names, else the tail of a
     longer path (``offload_param.device``). A plain word is compared with every key and python
@@ -116,7 +148,6 @@ def find(snapshot: Snapshot, query: str) -> list[Match]:
     wanted = query.strip().lower()
     if not wanted:
         return []
-    names = snapshot.names
     if "." in wanted:
         hits = [p for p, _, _ in names if p.lower() == wanted]
         if not hits:
@@ -124,9 +155,13 @@ def find(snapshot: Snapshot, query: str) -> list[Match]:
                 p for p, _, pp in names
                 if p.lower().endswith("." + wanted) or (pp is not None and (pp == wanted or pp.endswith("." + wanted)))
             ]
-    else:
-        hits = [p for p, key, pp in names if key == wanted or (pp or "").rpartition(".")[2] == wanted]
-    return [make_match(snapshot, p) for p in hits]
+        return hits
+    return [p for p, key, pp in names if key == wanted or (pp or "").rpartition(".")[2] == wanted]
+
+
+def find(snapshot: Snapshot, query: str) -> list[Match]:
+    """Every path ``query`` names (:func:`find_paths`), as matches with their records."""
+    return [make_match(snapshot, p) for p in find_paths(snapshot.names, query)]
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
@@ -539,7 +574,10 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
 
 def run(args: argparse.Namespace) -> int:
     generated = repo_generated_dir()
-    snapshot = load_requested(args.deepspeed_version, generated)
+    version = resolve_version(args.deepspeed_version, generated)
+    # The compact index lets a lookup decode only the records it shows; without it, the whole snapshot.
+    snapshot = paths_index.load_partial(str(snapshot_path(version, generated)),
+                                        lambda names: find_paths(names, args.query)) or load(version, generated)
     lang = prose.language(args.lang)
     matches = find(snapshot, args.query)
     histories: dict[str, list[HistoryEvent]] = {}

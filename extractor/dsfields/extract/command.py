@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from dsfields.model import paths_index
 from dsfields.model.store import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
 
 VERIFICATION_FILE = "verification.json"
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"dsfields extract: verification failed: {type(exc).__name__}: {first}", file=sys.stderr)
             return 2
     write_atomic(target, dumps(snapshot))
+    paths_index.write_for(target)  # lookup's compact index, always beside the snapshot it indexes
     if report is not None:
         write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
     if not args.quiet:
