@@ -19,6 +19,8 @@ GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L
 
 _CONSTRAINT_SIGNS = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤", "multiple_of": "multiple of",
                      "min_length": "min length", "max_length": "max length", "pattern": "matches"}
+_BREAK_AFTER = re.compile(r"([._/,])(?=[^._/,])")
+"""Where a long key, path or value may wrap: after a dot, underscore, slash or comma (``<wbr>``)."""
 _CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
 
@@ -31,7 +33,8 @@ def json_value(value: Any) -> str:
 def hcode(value: Any) -> str:
     """Inline code as HTML, for raw HTML blocks; safe in table cells too (``|`` cannot split a cell)."""
     text = value if isinstance(value, str) else json_value(value)
-    return "<code>" + html.escape(text, quote=False).replace("|", "&#124;") + "</code>"
+    escaped = html.escape(text, quote=False).replace("|", "&#124;")
+    return "<code>" + (_BREAK_AFTER.sub(r"\1<wbr>", escaped) if len(text) > 24 else escaped) + "</code>"
 
 
 def code(value: Any, as_html: bool = False) -> str:
@@ -252,7 +255,6 @@ def section_anchor(path: str) -> str:
     return "section-" + (path or "top-level")
 
 
-_BREAK_AFTER = re.compile(r"([._/])(?=[^._/])")
 
 
 def hkey(value: Any) -> str:

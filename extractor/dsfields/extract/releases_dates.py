@@ -25,7 +25,7 @@ SDIST_SUFFIX = ".tar.gz"
 
 def fetch_index(url: str = SIMPLE_URL, timeout: float = 60) -> dict[str, Any]:
     request = urllib.request.Request(url, headers={"Accept": ACCEPT, "User-Agent": "dsfields (release dates)"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (a fixed https URL)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read().decode("utf-8"))
 
 

@@ -149,7 +149,9 @@ def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
 def hf_auto(path: str, lang: str) -> dict[str, str] | None:
     """What the HF Trainer writes for ``"auto"`` at ``path``: ``{"value", "from"}`` in ``lang``, or None."""
     entry = read_file(lang, HF_AUTO_FILE).get(path)
-    return {"value": str(entry.get("value", "")), "from": str(entry.get("from", ""))} if isinstance(entry, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    return {"value": str(entry.get("value", "")), "from": str(entry.get("from", ""))}
 
 
 class Coverage(NamedTuple):
