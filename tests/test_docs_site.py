@@ -49,6 +49,7 @@ def site(tmp_path_factory, generated) -> Path:
     """Build the whole site with `dsfields docs build` (strict) in a copy of the checkout's docs setup."""
     root = tmp_path_factory.mktemp("site-root")
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copy(REPO / "mkdocs.zh.yml", root / "mkdocs.zh.yml")
     (root / "docs").mkdir()
     for page in (REPO / "docs").glob("*.md"):
         shutil.copy(page, root / "docs" / page.name)
@@ -135,15 +136,28 @@ def test_links_field_url_reaches_every_field_of_the_newest_release(site, generat
     assert not missing, "\n".join(missing[:40])
 
 
-def test_links_field_url_of_older_releases_redirects_to_the_default_table(site, generated):
+def test_links_field_url_of_every_release_reaches_its_field(site, generated):
+    """Each release's field URL is its page, or a redirect to the identical page of a later release."""
     missing = []
     for version in available_versions(generated)[:-1]:
         for path, page, anchor in _field_targets(site, generated, version):
-            defaults = site / version / "default-values" / "index.html"
             text = page.read_text(encoding="utf-8") if page.is_file() else ""
-            if "../../default-values/" not in text or anchor not in parse(defaults).ids:
+            redirect = r'location\.replace\("\.\./\.\./\.\./([^/]+)/fields/([^/]+)/\?v='
+            shared = re.search(redirect + re.escape(version), text)
+            target = site / shared.group(1) / "fields" / shared.group(2) / "index.html" if shared else page
+            if not target.is_file() or anchor not in parse(target).ids:
                 missing.append(f"{version} {path}: {page.relative_to(site)}#{anchor}")
     assert not missing, "\n".join(missing[:40])
+
+
+def test_no_placeholders_or_outside_hosts_in_the_built_site(site):
+    for page in [site / "index.html", site / "zh" / "index.html", site / "0.19.8" / "fields" / "zero_optimization"
+                 / "index.html"]:
+        text = page.read_text(encoding="utf-8")
+        assert "your-org" not in text and "fonts.googleapis" not in text and "fonts.gstatic" not in text
+    assert "at unknown" not in (site / "0.19.8" / "fields" / "top-level" / "index.html").read_text(encoding="utf-8")
+    sitemap = site / "sitemap.xml"
+    assert not sitemap.is_file() or "your-org" not in sitemap.read_text(encoding="utf-8")
 
 
 def test_site_has_theme_toggle_search_and_version_selector(site, generated):
@@ -223,7 +237,7 @@ def test_search_finds_a_field_and_shows_its_default(served):
             hit.click()
             page.wait_for_url(f"**/fields/zero_optimization/**#zero_optimization-{key}")
             heading = page.locator(f"#zero_optimization-{key}")
-            facts = page.locator(f"#zero_optimization-{key} + ul > li")
+            facts = page.locator(f"#zero_optimization-{key} + div.dsf-field ul.dsf-facts > li")
             default = facts.filter(has_text=re.compile(r"^Default:")).locator("code")
             expect(heading).to_be_in_viewport()
             expect(default).to_have_text("1000000000")
@@ -231,6 +245,155 @@ def test_search_finds_a_field_and_shows_its_default(served):
             page.screenshot(path=str(OUTPUT / "docs-search-stage3_max_live_parameters.png"))
         finally:
             browser.close()
+
+
+def _browser(playwright):
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def _need_chromium() -> None:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is missing in CI: dev/test.sh installs Debian's chromium package")
+        pytest.skip("Chromium not installed (apt-get install chromium); CI runs this test")
+
+
+@pytest.mark.browser
+def test_selector_switches_release_and_stays_on_the_field(served, generated):
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    key = "zero_optimization-stage3_max_live_parameters"
+    old_default = load("0.14.4", generated).raw["fields"]["zero_optimization.stage3_max_live_parameters"]["default"]
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + f"0.19.8/fields/zero_optimization/#{key}")
+            page.wait_for_selector("#dsf-version")
+            page.select_option("#dsf-version", "0.14.4")
+            page.wait_for_url(lambda url: "0.14.4" in url)
+            entry = page.locator(f"#{key} + div.dsf-field")
+            expect(page.locator(f"#{key}")).to_be_in_viewport()
+            expect(entry.locator(".dsf-summary")).to_contain_text("ZeRO-3")
+            default = entry.locator("ul.dsf-facts > li").filter(has_text=re.compile(r"^Default:")).locator("code")
+            expect(default).to_have_text(str(old_default))
+            expect(page.locator("#dsf-version")).to_have_value("0.14.4")
+            # A field the older release does not have: the page says so and links to its history.
+            page.goto(served + "0.19.8/fields/zero_optimization/#zero_optimization-zenflow")
+            page.wait_for_selector("#dsf-version")
+            page.select_option("#dsf-version", "0.10.0")
+            notice = page.locator("#dsf-missing")
+            expect(notice).to_contain_text("does not exist in DeepSpeed 0.10.0")
+            history = re.compile(r"releases/history/#zero_optimization-zenflow$")
+            expect(notice.locator("a")).to_have_attribute("href", history)
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_search_forgives_typos_and_finds_catalogue_types(served):
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served)
+            box = page.locator("input.md-search__input")
+            box.click()
+            box.fill("stage3_max_live_paramters")
+            hook = page.locator("#dsf-search")
+            expect(hook).to_contain_text("Did you mean", timeout=20_000)
+            link = hook.locator("a").first
+            expect(link).to_have_text("zero_optimization.stage3_max_live_parameters")
+            link.click()
+            page.wait_for_url("**/fields/zero_optimization/**#zero_optimization-stage3_max_live_parameters")
+            page.goto(served)
+            box.click()
+            box.fill("WarmupLR")
+            expect(hook).to_contain_text("scheduler.type = WarmupLR", timeout=20_000)
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_chinese_search_finds_learning_rate_entries(served):
+    """Material's own search (jieba-segmented index) and the field hook both find 学习率."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + "zh/")
+            box = page.locator("input.md-search__input")
+            box.click()
+            box.fill("学习率")
+            expect(page.locator(".md-search-result__item").first).to_contain_text("学习率", timeout=30_000)
+            expect(page.locator("#dsf-search")).to_contain_text("学习率")
+            expect(page.locator("#dsf-search")).to_contain_text("lr")
+        finally:
+            browser.close()
+
+
+OVERFLOW_PAGES = ["0.19.8/fields/zero_optimization/", "0.14.4/default-values/", "0.19.8/default-values/",
+                  "0.19.8/deprecated-removed/", "releases/history/", "zh/0.19.8/fields/zero_optimization/"]
+MEASURE = """() => {
+  const out = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width + 1) out.push("page " + document.documentElement.scrollWidth);
+  for (const el of document.querySelectorAll(".md-content *")) {
+    if (el.clientWidth && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "hidden"
+        && !el.closest("pre, .highlight")) {
+      out.push(el.tagName + "." + el.className + " " + el.scrollWidth + ">" + el.clientWidth + " "
+               + el.textContent.slice(0, 60));
+    }
+    const box = el.getBoundingClientRect();
+    if (box.width && box.right > width + 1 && !el.closest("pre, .highlight")) {
+      out.push("off-screen " + el.tagName + " " + el.textContent.slice(0, 60));
+    }
+    if (out.length > 20) break;
+  }
+  return out;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+def test_no_element_overflows_and_screenshots(served, width):
+    """Every element of the field, default-table, deprecated and history pages fits its box and the viewport;
+    no request leaves 127.0.0.1; screenshots in test-output/docs-<lang>-<width>.png."""
+    _need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(exist_ok=True)
+    outside: list[str] = []
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.on("request", lambda request: outside.append(request.url)
+                    if urlsplit(request.url).hostname != "127.0.0.1" else None)
+            problems = {}
+            for path in OVERFLOW_PAGES:
+                page.goto(served + path, wait_until="networkidle")
+                found = page.evaluate(MEASURE)
+                if found:
+                    problems[path] = found
+            assert not problems, problems
+            shots = (("en", "0.19.8/fields/zero_optimization/"), ("zh", "zh/0.19.8/fields/zero_optimization/"))
+            for lang, path in shots:
+                page.goto(served + path + "#zero_optimization-stage3_max_live_parameters", wait_until="networkidle")
+                page.screenshot(path=str(OUTPUT / f"docs-{lang}-{width}.png"))
+            switch = page.locator("a.md-select__link[hreflang=en]")
+            assert switch.get_attribute("href").endswith("/0.19.8/fields/zero_optimization/"
+                                                         "#zero_optimization-stage3_max_live_parameters")
+        finally:
+            browser.close()
+    assert not outside, outside[:10]
 
 
 # ---------------------------------------------------------------- scale (on demand)

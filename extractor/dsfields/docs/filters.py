@@ -19,6 +19,8 @@ GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L
 
 _CONSTRAINT_SIGNS = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤", "multiple_of": "multiple of",
                      "min_length": "min length", "max_length": "max length", "pattern": "matches"}
+_BREAK_AFTER = re.compile(r"([._/,])(?=[^._/,])")
+"""Where a long key, path or value may wrap: after a dot, underscore, slash or comma (``<wbr>``)."""
 _CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
 
@@ -31,7 +33,8 @@ def json_value(value: Any) -> str:
 def hcode(value: Any) -> str:
     """Inline code as HTML, for raw HTML blocks; safe in table cells too (``|`` cannot split a cell)."""
     text = value if isinstance(value, str) else json_value(value)
-    return "<code>" + html.escape(text, quote=False).replace("|", "&#124;") + "</code>"
+    escaped = html.escape(text, quote=False).replace("|", "&#124;")
+    return "<code>" + (_BREAK_AFTER.sub(r"\1<wbr>", escaped) if len(text) > 24 else escaped) + "</code>"
 
 
 def code(value: Any, as_html: bool = False) -> str:
@@ -252,6 +255,52 @@ def section_anchor(path: str) -> str:
     return "section-" + (path or "top-level")
 
 
+
+
+def hkey(value: Any) -> str:
+    """A key or file path as HTML code that wraps after ``.``, ``_`` and ``/`` (``<wbr>``), never inside a word."""
+    text = html.escape(value if isinstance(value, str) else json_value(value), quote=False).replace("|", "&#124;")
+    return "<code>" + _BREAK_AFTER.sub(r"\1<wbr>", text) + "</code>"
+
+
+def html_paras(text: str | None) -> str:
+    """Our prose or a docstring as HTML paragraphs (blank lines separate them), code spans kept."""
+    if not text:
+        return ""
+    return "".join(f"<p>{html_text(block)}</p>" for block in re.split(r"\n\s*\n", str(text).strip()) if block.strip())
+
+
+_ROW = re.compile(r"<tr([^>]*)>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<t([hd])([^>]*)>(.*?)</t[hd]>", re.S)
+
+
+def drop_empty_columns(table: str) -> str:
+    """Remove the columns of a generated HTML table whose body cells are all empty (or "—")."""
+    rows = [(attrs, _CELL.findall(body)) for attrs, body in _ROW.findall(table)]
+    body_rows = [cells for _attrs, cells in rows if cells and cells[0][0] == "d"]
+    if not body_rows:
+        return table
+    width = max(len(cells) for cells in body_rows)
+    empty = {i for i in range(width)
+             if all(i >= len(cells) or cells[i][2].strip() in ("", "—") for cells in body_rows)}
+    if not empty:
+        return table
+
+    def row(match: re.Match[str]) -> str:
+        cells = [c for i, c in enumerate(_CELL.findall(match.group(2))) if i not in empty]
+        return f"<tr{match.group(1)}>" + "".join(f"<t{k}{a}>{t}</t{k}>" for k, a, t in cells) + "</tr>"
+
+    return _ROW.sub(row, table)
+
+
+def source_html(source: dict[str, Any] | None, version: str) -> str:
+    """:func:`source_a` with a path that wraps at ``/``, ``.`` and ``_``; empty when the source is unknown."""
+    if not source or not source.get("file"):
+        return ""
+    label = _BREAK_AFTER.sub(r"\1<wbr>", html.escape(source_label(source)))
+    return f'<a href="{html.escape(source_url(source, version))}">{label}</a>'
+
+
 FILTERS = {
     "json_value": json_value,
     "code": code,
@@ -278,5 +327,9 @@ FILTERS = {
     "section_title": section_title,
     "section_anchor": section_anchor,
     "anchor": anchor,
+    "hkey": hkey,
+    "html_paras": html_paras,
+    "drop_empty_columns": drop_empty_columns,
+    "source_html": source_html,
 }
 """Every filter the templates may use, by name; :func:`dsfields.docs.render.environment` registers them."""

@@ -31,7 +31,9 @@ import jinja2
 
 from dsfields import __version__
 from dsfields.docs import groups
-from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value, section_anchor
+from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
+from dsfields.docs.i18n import LANGUAGES, translator
+from dsfields.model import prose
 from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,11 @@ DEPRECATED = "deprecated-removed"
 CHANGES = "release-changes"
 TEMPLATES = "config-templates"
 TYPOS = "typos-errors"
+CATALOGS = "optimizers-schedulers"
+RELEASES_FILE = "releases.json"
+"""Release dates next to the snapshots (``python -m dsfields.extract.releases_dates`` writes it)."""
+GUIDES_DIR = prose.PROSE_DIR / "guides"
+ASSETS_DIR = "assets"
 
 
 def environment() -> jinja2.Environment:
@@ -138,6 +145,39 @@ class Release:
     page: str = ""
     """Path (under docs/) of the page being rendered: links are made relative to it."""
     has_changes_page: bool = False
+    lang: str = "en"
+    owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(version, field page) → the release whose page documents it (identical pages are shared)."""
+    date: str | None = None
+    """Release date (``generated/releases.json``)."""
+
+    def _(self, text: str) -> str:
+        return translator(self.lang)(text)
+
+    def explain(self, path: str) -> prose.Explanation | None:
+        """Our explanation of ``path`` in the page's language (English where the translation is missing)."""
+        return prose.explain(path, self.lang) or (prose.explain(path, "en") if self.lang != "en" else None)
+
+    def explain_type(self, section: str, name: str) -> prose.Explanation | None:
+        return prose.explain_type(section, name, self.lang) or (
+            prose.explain_type(section, name, "en") if self.lang != "en" else None)
+
+    def hf_auto(self, path: str) -> dict[str, str] | None:
+        """What the HF Trainer fills in for ``"auto"`` at ``path`` in this release (snapshot + our mapping)."""
+        paths = (self.snapshot.get("hf_trainer") or {}).get("paths") or {}
+        if path not in paths:
+            return None
+        return prose.hf_auto(path, self.lang) or prose.hf_auto(path, "en") or {"value": "", "from": ""}
+
+    @property
+    def catalogs(self) -> list[tuple[str, dict[str, Any]]]:
+        """(section, catalogue) of the optimizer and scheduler types this release builds."""
+        out = []
+        for key in ("optimizers", "schedulers"):
+            catalog = self.snapshot.get(key)
+            if isinstance(catalog, dict) and catalog.get("names"):
+                out.append((catalog.get("section") or key[:-1], catalog))
+        return out
 
     @property
     def is_newest(self) -> bool:
@@ -232,14 +272,14 @@ class Release:
         link = posixpath.relpath(target, posixpath.dirname(self.page) or ".")
         return f"{link}#{anchor}" if anchor else link
 
+    def field_page(self, page: str) -> str:
+        """The docs/-relative file of this release's field page ``page`` (shared with a later release if identical)."""
+        return self.field_doc(page, self.owners.get((self.version, page), self.version))
+
     def field_link(self, path: str) -> str:
-        """Where ``path`` is documented in this release: the detailed page (newest) or the default table row."""
+        """Where ``path`` is documented in this release: its entry on the release's field page."""
         page, anchor = groups.field_location(path, self.snapshot)
-        if self.is_newest:
-            return self.rel(self.field_doc(page), anchor)
-        if path in self.removed and path not in self.fields:
-            return self.rel(self.doc(DEPRECATED), anchor)
-        return self.rel(self.doc(DEFAULTS), anchor)
+        return self.rel(self.field_page(page), anchor)
 
     def url(self, target: str, anchor: str = "") -> str:
         """Link to ``target`` (a docs/-relative .md path) as the built site's URL, for raw HTML blocks.
@@ -257,11 +297,10 @@ class Release:
     def field_href(self, path: str) -> str:
         """:meth:`field_link` as a site URL, for raw HTML blocks."""
         page, anchor = groups.field_location(path, self.snapshot)
-        if self.is_newest:
-            return self.url(self.field_doc(page), anchor)
-        if path in self.removed and path not in self.fields:
-            return self.url(self.doc(DEPRECATED), anchor)
-        return self.url(self.doc(DEFAULTS), anchor)
+        return self.url(self.field_page(page), anchor)
+
+    def global_href(self, name: str, anchor: str = "") -> str:
+        return self.url(f"{RELEASES}/{name}.md", anchor)
 
     def page_href(self, name: str, version: str | None = None, anchor: str = "") -> str:
         return self.url(self.doc(name, version), anchor)
@@ -276,8 +315,10 @@ class Release:
     def version_pages(self) -> list[tuple[str, str]]:
         """(page name, title) of the lean pages every release has, for the banner."""
         pages = [(OVERVIEW, "overview"), (DEFAULTS, "default values"), (ENUMS, "enums"),
-                 (DEPRECATED, "deprecated and removed"), (TEMPLATES, "templates A/B/C"), (TYPOS, "typos and errors")]
-        return pages + [(CHANGES, "what changed")] if self.has_changes_page else pages
+                 (DEPRECATED, "deprecated and removed"), (CATALOGS, "optimizers and schedulers"),
+                 (TEMPLATES, "templates A/B/C"), (TYPOS, "typos and errors")]
+        pages = pages + [(CHANGES, "what changed")] if self.has_changes_page else pages
+        return [(name, self._(title)) for name, title in pages]
 
     # ------------------------------------------------------------ facts per field
 
@@ -321,6 +362,15 @@ class Release:
             else:
                 parts.append(f"{kind.replace('_', ' ')} in {version}")
         return "; ".join(parts)
+
+    def removed_in(self, path: str) -> str | None:
+        """The release from which DeepSpeed stopped reading ``path`` or started rejecting it (its last such event)."""
+        gone = [e["version"] for e in self.field_history(path) if e["kind"] in ("removed", "became_removed")]
+        return gone[-1] if gone else None
+
+    def added_in(self, path: str) -> str | None:
+        came = [e["version"] for e in self.field_history(path) if e["kind"] in ("introduced", "reintroduced")]
+        return came[-1] if came else None
 
     def other_defaults(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """Further reads with another default, each once (snapshots may repeat them)."""
@@ -386,6 +436,9 @@ class Site:
     index: dict[str, Any] | None
     changes: dict[str, list[Any]] | None
     notices: list[str] = field(default_factory=list)
+    dates: dict[str, str] = field(default_factory=dict)
+    """Version → release date (ISO), from ``generated/releases.json``."""
+    lang: str = "en"
     _releases: dict[str, Release] = field(default_factory=dict, repr=False)
 
     @property
@@ -398,9 +451,35 @@ class Site:
         base = self._releases.get(version)
         if base is None:
             base = self._releases[version] = self._new_release(version)
+            # Computed once on the shared object, so every page's copy inherits them.
+            for name in ("sections", "section_map", "top_sections", "group_views", "unmapped",
+                         "deprecated_fields", "removed_records"):
+                getattr(base, name)
         view = copy.copy(base)
         view.page = page
+        view.lang = self.lang
         return view
+
+    @cached_property
+    def owners(self) -> dict[tuple[str, str], str]:
+        """(version, field page) → the release whose page shows it: the newest of a run of releases whose
+        records for that page are identical (source lines included), so 77 releases need ~500 field pages."""
+        out: dict[tuple[str, str], str] = {}
+        previous: dict[str, tuple[str, str]] = {}  # page -> (content key, owner)
+        for version in reversed(self.versions):
+            contents = page_contents(self.snapshots[version])
+            for page, key in contents.items():
+                seen = previous.get(page)
+                owner = seen[1] if seen and seen[0] == key else version
+                out[(version, page)] = owner
+                previous[page] = (key, owner)
+            for page in set(previous) - set(contents):
+                del previous[page]
+        return out
+
+    def covers(self, owner: str, page: str) -> list[str]:
+        """The releases a shared field page stands for, oldest first."""
+        return [v for v in self.versions if self.owners.get((v, page)) == owner]
 
     def _new_release(self, version: str) -> Release:
         i = self.versions.index(version)
@@ -413,6 +492,8 @@ class Site:
             history=(self.index or {}).get("fields"),
             changes=(self.changes or {}).get(version),
             has_changes_page=self.changes is not None,
+            owners=self.owners,
+            date=self.dates.get(version),
         )
 
     def added_by_release(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -423,6 +504,24 @@ class Site:
                 if event["kind"] in ("introduced", "reintroduced") and event["version"] != self.versions[0]:
                     out.setdefault(event["version"], []).append((path, event))
         return out
+
+
+
+
+def page_contents(snapshot: dict[str, Any]) -> dict[str, str]:
+    """Field page → a key of everything the page shows from this snapshot (equal keys: identical pages)."""
+    pages: dict[str, dict[str, Any]] = {}
+    tops = {p for p in snapshot.get("sections") or {} if groups.is_top_section(p, snapshot)}
+    for kind in ("fields", "sections", "removed"):
+        for path, record in (snapshot.get(kind) or {}).items():
+            top = groups.top_key(path)
+            page = top if top in tops else groups.TOP_LEVEL_PAGE
+            if page == groups.TOP_LEVEL_PAGE and "." in path:
+                continue
+            pages.setdefault(page, {})[f"{kind}:{path}"] = record
+    out = {page: json.dumps(records, sort_keys=True) for page, records in pages.items()}
+    out.setdefault(groups.TOP_LEVEL_PAGE, "{}")
+    return out
 
 
 def load_site(generated: Path | None = None, versions: list[str] | None = None) -> Site:
@@ -458,11 +557,45 @@ def load_site(generated: Path | None = None, versions: list[str] | None = None) 
             changes[version] = diff_snapshots(snapshots[chosen[i - 1]], snapshots[version])
     for notice in notices:
         log.warning("%s", notice)
-    return Site(root, chosen, snapshots, index, changes, notices)
+    dates = {}
+    if (root / RELEASES_FILE).is_file():
+        releases = json.loads((root / RELEASES_FILE).read_text(encoding="utf-8")).get("releases") or {}
+        dates = {v: r["date"] for v, r in releases.items() if isinstance(r, dict) and r.get("date")}
+    return Site(root, chosen, snapshots, index, changes, notices, dates)
+
+
+
+
+# ---------------------------------------------------------------- the pages of one language
+
+
+def guides(lang: str) -> list[tuple[str, str, str]]:
+    """(file name stem, title, Markdown) of every guide page of ``lang`` in nav order.
+
+    Order: a leading number in the file name (``10-batch.md``) or a front-matter ``order:``; the
+    title is the front matter's ``title:`` or the first ``# `` heading.
+    """
+    folder = GUIDES_DIR / lang
+    found = []
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        text = path.read_text(encoding="utf-8")
+        meta: dict[str, str] = {}
+        if text.startswith("---\n") and "\n---\n" in text[4:]:
+            head = text[4:text.index("\n---\n", 4)]
+            meta = {k.strip(): v.strip().strip("\"'") for k, _, v in (line.partition(":") for line in head.splitlines())
+                    if k.strip()}
+        number = path.stem.split("-", 1)[0]
+        order = float(meta["order"]) if meta.get("order", "").replace(".", "", 1).isdigit() else (
+            float(number) if number.isdigit() else 1e9)
+        title = meta.get("title") or next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
+                                          path.stem)
+        found.append((order, path.stem, title, text))
+    return [(stem, title, text) for _, stem, title, text in sorted(found)]
 
 
 def plan(site: Site) -> list[Page]:
-    """Every generated page: lean pages for each release, the full dictionary for the newest."""
+    """Every generated page of ``site.lang``: each release's pages and field pages (identical field pages
+    shared, see :attr:`Site.owners`), then the pages across releases."""
     examples = load_examples()
     pages: list[Page] = []
 
@@ -470,92 +603,165 @@ def plan(site: Site) -> list[Page]:
             **extra: Any) -> None:
         release = site.release(version or site.newest, links_from or path)
         source = f"generated/{version}/{SNAPSHOT_FILE}" if version else "generated/"
-        pages.append(Page(path, template, {"r": release, "site": site, "source": source, **extra}))
+        pages.append(Page(path, template, {"r": release, "site": site, "source": source, "_": release._, **extra}))
 
     for version in site.versions:
-        add(f"{version}/{OVERVIEW}.md", "overview.md.j2", version, landing=False)
-        add(f"{version}/{DEFAULTS}.md", "defaults.md.j2", version)
-        add(f"{version}/{ENUMS}.md", "enums.md.j2", version)
-        add(f"{version}/{DEPRECATED}.md", "deprecated.md.j2", version)
-        add(f"{version}/{TEMPLATES}.md", "templates.md.j2", version, examples=examples)
-        add(f"{version}/{TYPOS}.md", "typos.md.j2", version)
+        add(f"{version}/{OVERVIEW}.md", "overview.md.j2", version, landing=False, page_key=OVERVIEW)
+        add(f"{version}/{DEFAULTS}.md", "defaults.md.j2", version, page_key=DEFAULTS)
+        add(f"{version}/{ENUMS}.md", "enums.md.j2", version, page_key=ENUMS)
+        add(f"{version}/{DEPRECATED}.md", "deprecated.md.j2", version, page_key=DEPRECATED)
+        add(f"{version}/{CATALOGS}.md", "catalogs.md.j2", version, page_key=CATALOGS)
+        add(f"{version}/{TEMPLATES}.md", "templates.md.j2", version, examples=examples, page_key=TEMPLATES)
+        add(f"{version}/{TYPOS}.md", "typos.md.j2", version, page_key=TYPOS)
         if site.changes is not None:
-            add(f"{version}/{CHANGES}.md", "changes.md.j2", version)
-    newest = site.release(site.newest, "")
-    add(newest.field_doc(groups.TOP_LEVEL_PAGE), "top_level.md.j2", site.newest)
-    for top in newest.top_sections:
-        add(newest.field_doc(top), "section.md.j2", site.newest, top=top)
+            add(f"{version}/{CHANGES}.md", "changes.md.j2", version, page_key=CHANGES)
+        release = site.release(version, "")
+        for top in [groups.TOP_LEVEL_PAGE, *release.top_sections]:
+            if site.owners.get((version, top)) != version:
+                continue
+            template = "top_level.md.j2" if top == groups.TOP_LEVEL_PAGE else "section.md.j2"
+            add(release.field_doc(top), template, version, top=top, covers=site.covers(version, top),
+                page_key=f"{FIELDS}/{top}")
     add(f"{RELEASES}/index.md", "versions.md.j2")
     add(f"{RELEASES}/groups.md", "groups.md.j2", rules=groups.GROUPS)
+    add(f"{RELEASES}/compare.md", "compare.md.j2")
     if site.index is not None:
         add(f"{RELEASES}/added.md", "added.md.j2")
         add(f"{RELEASES}/history.md", "history.md.j2")
-    # Included into docs/index.md, so its links are made relative to the site root.
+    # Included into index.md, so its links are made relative to the site root.
     add(LANDING_SNIPPET, "overview.md.j2", site.newest, links_from="index.md", landing=True)
     return pages
 
 
-def nav(site: Site, pages: list[Page]) -> list[Any]:
-    """mkdocs ``nav``: the newest release's pages by group, then the pages across releases.
-
-    Older releases stay out of the nav (every page embeds the nav, so 77 releases in it would make
-    the build quadratic); the versions page and each page's banner lead to them.
-    """
-    built = {page.path for page in pages}
-    newest = site.release(site.newest, "")
-    base = site.newest
+def nav_of(site: Site, version: str, pages: set[str]) -> list[Any]:
+    """mkdocs ``nav`` of one release's pages: every group (sections, and the top-level keys of groups
+    that have no section: they are rows of the top-level page), its own pages, the pages across releases."""
+    _ = translator(site.lang)
+    release = site.release(version, "")
+    top_level = release.field_page(groups.TOP_LEVEL_PAGE)
 
     def entry(title: str, path: str) -> list[dict[str, str]]:
-        return [{title: path}] if path in built else []
+        return [{title: path}] if path in pages else []
 
-    release: list[Any] = entry("Overview", f"{base}/{OVERVIEW}.md")
-    release += entry("Top-level keys", newest.field_doc(groups.TOP_LEVEL_PAGE))
-    for view in newest.group_views:
-        if view["sections"]:
-            group = view["group"]
-            release.append({f"{group.number}. {group.title}": [{s: newest.field_doc(s)} for s in view["sections"]]})
+    items: list[Any] = entry(_("Overview"), f"{version}/{OVERVIEW}.md")
+    items += entry(_("Top-level keys"), top_level)
+    for view in release.group_views:
+        group = view["group"]
+        children: list[Any] = [{s: release.field_page(s)} for s in view["sections"]]
+        if view["scalars"] and not children:
+            # A link, not the page again: a page may appear once in a nav.
+            children = [{_("Top-level keys"): top_level.removesuffix(".md") + "/#" + group.slug}]
+        release_title = f"{group.number}. {_(group.title)}"
+        items.append({release_title: children})
     for title, name in (("Default values", DEFAULTS), ("Enums", ENUMS), ("Deprecated and removed", DEPRECATED),
-                        ("Templates A/B/C", TEMPLATES), ("Typos and errors", TYPOS), ("What changed", CHANGES)):
-        release += entry(title, f"{base}/{name}.md")
-    across = entry("All versions", f"{RELEASES}/index.md") + entry("Added since", f"{RELEASES}/added.md")
-    across += entry("Field history", f"{RELEASES}/history.md") + entry("Section groups", f"{RELEASES}/groups.md")
-    return [
-        {"Home": "index.md"},
-        {f"DeepSpeed {site.newest}": release},
-        {"Across releases": across},
-        {"Snapshot format": "snapshot-format.md"},
-    ]
+                        ("Optimizers and schedulers", CATALOGS), ("Templates A/B/C", TEMPLATES),
+                        ("Typos and errors", TYPOS), ("What changed", CHANGES)):
+        items += entry(_(title), f"{version}/{name}.md")
+    across = entry(_("All versions"), f"{RELEASES}/index.md") + entry(_("Added since"), f"{RELEASES}/added.md")
+    across += entry(_("Changes between two releases"), f"{RELEASES}/compare.md")
+    across += entry(_("Field history"), f"{RELEASES}/history.md") + entry(_("Section groups"), f"{RELEASES}/groups.md")
+    out: list[Any] = [{_("Home"): "index.md"}]
+    guide_pages = [{title: f"guides/{stem}.md"} for stem, title, _text in guides(site.lang)]
+    if guide_pages:
+        out.append({_("Guides"): guide_pages})
+    title = f"DeepSpeed {version}" + (f" ({release.date})" if release.date else "")
+    out += [{title: items}, {_("Across releases"): across}, {_("Snapshot format"): "snapshot-format.md"}]
+    return out
+
+
+def nav(site: Site, pages: list[Page]) -> dict[str, Any]:
+    """``releases/nav.json``: every release's nav and the release each page belongs to (hooks.py)."""
+    built = {page.path for page in pages} | {f"guides/{stem}.md" for stem, _t, _x in guides(site.lang)}
+    releases = {version: nav_of(site, version, built) for version in site.versions}
+    owned = {page.path: page.path.split("/")[0] for page in pages if page.path.split("/")[0] in site.versions}
+    return {"newest": site.newest, "releases": releases, "pages": owned}
 
 
 STUB = """<!doctype html>
-<!-- generated by {by}: the {page} fields of DeepSpeed {version} are rows of its default-values page -->
-<html lang="en"><head><meta charset="utf-8"><title>DeepSpeed {version}: {page}</title>
+<!-- generated by {by}: the {page} fields of DeepSpeed {version} are the same as {owner}'s, on one page -->
+<html lang="{lang}"><head><meta charset="utf-8"><title>DeepSpeed {version}: {page}</title>
 <meta name="robots" content="noindex">
-<script>location.replace("../../{defaults}/" + (location.hash || "#{anchor}"));</script>
-<meta http-equiv="refresh" content="0; url=../../{defaults}/#{anchor}">
-</head><body><a href="../../{defaults}/#{anchor}">DeepSpeed {version}: {page}</a></body></html>
+<script>location.replace("{target}" + location.hash);</script>
+<meta http-equiv="refresh" content="0; url={target}">
+</head><body><a href="{target}">DeepSpeed {version}: {page}</a></body></html>
 """
 
 
 def stubs(site: Site) -> dict[str, str]:
-    """Redirects keeping ``links.field_url`` valid for older releases (see the module docstring).
-
-    The default-values rows carry the same anchors as the newest release's field pages, so the
-    redirect keeps the URL's fragment as it is.
-    """
+    """Redirects keeping ``links.field_url`` valid for every release whose field page is shared with a
+    later release (:attr:`Site.owners`); ``?v=`` tells the page which release the reader came for."""
     out: dict[str, str] = {}
-    for version in site.versions[:-1]:
-        release = site.release(version, "")
-        for top in [*release.top_sections, groups.TOP_LEVEL_PAGE]:
-            section = "" if top == groups.TOP_LEVEL_PAGE else top
-            out[f"{version}/{FIELDS}/{top}/index.html"] = STUB.format(
-                by=GENERATED_BY, page=top, version=version, defaults=DEFAULTS, anchor=section_anchor(section),
-            )
+    for (version, page), owner in site.owners.items():
+        if owner != version:
+            target = f"../../../{owner}/{FIELDS}/{page}/?v={version}"
+            out[f"{version}/{FIELDS}/{page}/index.html"] = STUB.format(
+                by=GENERATED_BY, page=page, version=version, owner=owner, target=target, lang=site.lang)
     return out
 
 
 STUBS_FILE = "stubs.json"
 """Redirect pages for the hook to write straight into the built site (see hooks.py: on_post_build)."""
+DATA_FILE = "site-data.json"
+"""What the version selector and the search hook know about every release (assets/dsfields.js)."""
+KEYS_FOLDER = "keys"
+CHANGES_FILE = "changes.json"
+"""Per release, the changes ``dsfields.diff`` finds from the previous one (the pair picker chains them)."""
+
+
+def site_data(site: Site, pages: list[Page]) -> dict[str, Any]:
+    """Releases, dates, each release's pages (key → URL from the site root) and which releases hold each field."""
+    urls: dict[str, dict[str, str]] = {v: {} for v in site.versions}
+    for page in pages:
+        key = page.context.get("page_key")
+        if key is None:
+            continue
+        url = page.path.removesuffix(".md") + "/"
+        url = url.removesuffix("index/") if url.endswith("/index/") else url
+        for version in page.context.get("covers") or [page.path.split("/")[0]]:
+            urls[version][key] = url
+    fields: dict[str, list[Any]] = {}
+    for i, version in enumerate(site.versions):
+        snapshot = site.snapshots[version]
+        for path in {*snapshot.get("fields", {}), *snapshot.get("removed", {})}:
+            entry = fields.setdefault(FILTERS["anchor"](path), [path, ["0"] * len(site.versions)])
+            entry[1][i] = "1"
+    return {
+        "newest": site.newest,
+        "versions": site.versions,
+        "dates": {v: site.dates.get(v) for v in site.versions},
+        "pages": urls,
+        "fields": {a: [p, "".join(bits)] for a, (p, bits) in sorted(fields.items())},
+        "lang": site.lang,
+    }
+
+
+def keys_of(site: Site, version: str) -> list[list[str]]:
+    """[path, python path, URL from the site root, our one-line summary] of every key of a release, for search."""
+    release = site.release(version, "")
+    out = []
+    snapshot = site.snapshots[version]
+    for path in sorted({*snapshot.get("fields", {}), *snapshot.get("removed", {})}):
+        record = snapshot.get("fields", {}).get(path) or snapshot["removed"][path]
+        page, anchor = groups.field_location(path, snapshot)
+        url = release.field_page(page).removesuffix(".md") + "/#" + anchor
+        name = record.get("python_name")
+        section = record.get("section") or ""
+        python_path = (f"{section}.{name}" if section else name) if name and name != record.get("key") else ""
+        ex = release.explain(path)
+        out.append([path, python_path, url, ex.summary if ex else ""])
+    return out
+
+
+def catalog_keys(site: Site, version: str) -> list[list[str]]:
+    """Optimizer and scheduler types as search entries (``WarmupLR`` finds the scheduler catalogue)."""
+    release = site.release(version, "")
+    out = []
+    for section, catalog in release.catalogs:
+        for name in sorted(catalog.get("names") or {}):
+            ex = release.explain_type(section, name)
+            out.append([f"{section}.type = {name}", "", f"{version}/{CATALOGS}/#{section}-{name}".lower(),
+                        ex.summary if ex else ""])
+    return out
 
 
 def generated_folders(docs_dir: Path) -> list[Path]:
@@ -563,21 +769,55 @@ def generated_folders(docs_dir: Path) -> list[Path]:
     return [p.parent for p in docs_dir.glob("*/.gitignore") if p.read_text(encoding="utf-8") == MARKER]
 
 
+def render_language(site: Site, env: jinja2.Environment) -> tuple[dict[str, str], list[Page]]:
+    """Every file of one language's docs folder (paths relative to it)."""
+    pages = plan(site)
+    header = {"by": GENERATED_BY, "dsfields": __version__}
+    files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages}
+    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(nav(site, pages), indent=0, ensure_ascii=False) + "\n"
+    files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
+    files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
+    if site.changes is not None:
+        changes = {v: [[c.kind.value, c.path, c.detail] for c in items] for v, items in site.changes.items()}
+        files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes, ensure_ascii=False) + "\n"
+    for version in site.versions:
+        keys = keys_of(site, version) + catalog_keys(site, version)
+        files[f"{RELEASES}/{KEYS_FOLDER}/{version}.json"] = json.dumps(keys, ensure_ascii=False) + "\n"
+    for stem, _title, text in guides(site.lang):
+        files[f"guides/{stem}.md"] = text
+    return files, pages
+
+
 def render(site: Site, docs_dir: Path) -> list[Page]:
-    """Write every page, the nav and the redirect list under ``docs_dir``, replacing an earlier render.
+    """Write every page of both languages (English in docs/, Chinese in docs/zh/), the navs and the data
+    files, replacing an earlier render.
 
     Incremental on purpose: only changed files are written and only stale ones deleted (folders
     an earlier render marked as its own), because creating and deleting thousands of files is the
     slowest part of a rebuild on a busy disk, and `mkdocs serve` then reloads only what changed.
     """
     env = environment()
-    pages = plan(site)
-    header = {"by": GENERATED_BY, "dsfields": __version__}
-    files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages}
-    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(nav(site, pages), indent=1) + "\n"
-    files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
-    for folder in {path.split("/")[0] for path in files}:
+    files: dict[str, str] = {}
+    all_pages: list[Page] = []
+    for lang in LANGUAGES:
+        site.lang = lang
+        prefix = "" if lang == "en" else f"{lang}/"
+        rendered, pages = render_language(site, env)
+        files.update({prefix + path: text for path, text in rendered.items()})
+        all_pages += pages if lang == "en" else []
+        if prefix:
+            # The Chinese site is its own mkdocs build (mkdocs.zh.yml): it needs the hand-written pages and assets.
+            for source in sorted(docs_dir.glob("*.md")) + sorted((docs_dir / ASSETS_DIR).glob("*")):
+                if source.is_file() and source.name != "index.md":
+                    files[prefix + source.relative_to(docs_dir).as_posix()] = source.read_text(encoding="utf-8")
+            files[prefix + "index.md"] = env.get_template("home.md.j2").render(
+                header={"by": GENERATED_BY, "dsfields": __version__}, r=site.release(site.newest, "index.md"),
+                site=site, _=translator(lang), source="generated/")
+    site.lang = "en"
+    folders = {path.split("/")[0] for path in files}
+    for folder in folders:
         files[f"{folder}/.gitignore"] = MARKER
+    files["zh/.gitignore"] = MARKER
     wanted = {docs_dir / path for path in files}
     for folder in generated_folders(docs_dir):
         for stale in [p for p in folder.rglob("*") if p.is_file() and p not in wanted]:
@@ -595,4 +835,4 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(target)  # a running `mkdocs serve` never reads half a page
-    return pages
+    return all_pages

@@ -31,6 +31,8 @@ PROSE_DIR = Path(__file__).resolve().parent.parent / "prose"
 LANGUAGES = ("en", "zh")
 TOP_LEVEL_FILE = "top-level"
 CATALOG_FILES = {"optimizer": "optimizers", "scheduler": "schedulers"}
+HF_AUTO_FILE = "hf_auto"
+"""What the HF Trainer puts in for ``"auto"``, per JSON path: ``value`` and ``from`` (not explanations)."""
 
 
 class Explanation:
@@ -96,7 +98,7 @@ def _files_with_sections() -> frozenset[str]:
         folder = PROSE_DIR / lang
         if folder.is_dir():
             names |= {p.stem for p in folder.glob("*.toml")}
-    return frozenset(names - {TOP_LEVEL_FILE, *CATALOG_FILES.values()})
+    return frozenset(names - {TOP_LEVEL_FILE, HF_AUTO_FILE, *CATALOG_FILES.values()})
 
 
 @cache
@@ -203,9 +205,19 @@ def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
     out: dict[str, dict[str, Explanation]] = {}
     folder = PROSE_DIR / lang
     for file in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        if file.stem == HF_AUTO_FILE:
+            continue
         table = read_file(lang, file.stem)
         out[file.stem] = {k: e for k, raw in table.items() if (e := _entry(k, lang, raw)) is not None}
     return out
+
+
+def hf_auto(path: str, lang: str) -> dict[str, str] | None:
+    """What the HF Trainer writes for ``"auto"`` at ``path``: ``{"value", "from"}`` in ``lang``, or None."""
+    entry = read_file(lang, HF_AUTO_FILE).get(path)
+    if not isinstance(entry, dict):
+        return None
+    return {"value": str(entry.get("value", "")), "from": str(entry.get("from", ""))}
 
 
 class Coverage:
