@@ -21,7 +21,7 @@ from typing import Any
 
 from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.records import Field, Removed, Snapshot
-from dsfields.model.store import available_versions, dumps, load, repo_generated_dir
+from dsfields.model.store import available_versions, dumps, load, repo_generated_dir, version_listing
 from dsfields.model.style import OutputStyle, github_data, github_property
 from dsfields.model.wording import effective_at, short_json, stage_label, symbolic_default
 
@@ -469,8 +469,8 @@ def _snapshot(version: str, root: Path, installed: InstalledSnapshot | None,
         snap = cache[INSTALLED]
         return snap, f"installed ({snap.version})"
     if version not in available_versions(root):
-        listing = ", ".join(available_versions(root)) or "none"
-        raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {listing}, or {INSTALLED})")
+        raise SnapshotError(f"no snapshot for DeepSpeed {version} "
+                            f"(available: {version_listing(available_versions(root))}, or {INSTALLED})")
     return load(version, root), version
 
 

@@ -134,6 +134,15 @@ def version_key(version: str) -> tuple[Any, ...]:
     return tuple(parts)
 
 
+def version_listing(versions: list[str], limit: int = 12) -> str:
+    """The versions for a one-line message: all of a few, else the closest ones and the range with a count."""
+    if not versions:
+        return "none"
+    if len(versions) <= limit:
+        return ", ".join(versions)
+    return f"{len(versions)} releases, {versions[0]} … {versions[-1]}; newest: {', '.join(versions[-4:])}"
+
+
 def available_versions(generated: Path | None = None) -> list[str]:
     root = generated or repo_generated_dir()
     if not root.is_dir():
@@ -157,8 +166,7 @@ def load(version: str, generated: Path | None = None) -> Snapshot:
     path = root / version / SNAPSHOT_FILE
     if not path.is_file():
         versions = available_versions(root)
-        listing = ", ".join(versions) if versions else "none"
-        raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {listing})")
+        raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {version_listing(versions)})")
     return _load_cached(str(path), path.stat().st_mtime)
 
 
@@ -200,8 +208,7 @@ def resolve_version(requested: str | None, generated: Path | None = None) -> str
     versions = available_versions(generated)
     if requested and requested != "installed":
         if requested not in versions:
-            listing = ", ".join(versions) if versions else "none"
-            raise SnapshotError(f"no snapshot for DeepSpeed {requested} (available: {listing})")
+            raise SnapshotError(f"no snapshot for DeepSpeed {requested} (available: {version_listing(versions)})")
         return requested
     installed = installed_deepspeed_version()
     if installed and installed in versions:
