@@ -68,6 +68,24 @@ class Placed(Record):
         return f"{type(self).__name__}({name!r})"
 
 
+class Defaulted(Record):
+    """A record with a default: its JSON value, and the symbolic spelling where JSON alone misleads."""
+
+    __slots__ = ()
+
+    @property
+    def default(self) -> Any:
+        return self.raw.get("default")
+
+    @property
+    def default_repr(self) -> str | None:
+        return self.raw.get("default_repr")
+
+    @property
+    def required(self) -> bool:
+        return bool(self.raw.get("required"))
+
+
 class Source(Record):
     """Where DeepSpeed defines or reads something: ``deepspeed/<file>:<line>`` (site-packages relative)."""
 
@@ -136,7 +154,7 @@ class Auto(Record):
         return self.raw.get("error")
 
 
-class Field(Placed):
+class Field(Placed, Defaulted):
     """One key DeepSpeed reads (sections included), as extracted from one release."""
 
     __slots__ = ()
@@ -196,14 +214,6 @@ class Field(Placed):
         return list(types) if isinstance(types, list) else []
 
     @property
-    def default(self) -> Any:
-        return self.raw.get("default")
-
-    @property
-    def default_repr(self) -> str | None:
-        return self.raw.get("default_repr")
-
-    @property
     def default_factory(self) -> str | None:
         return self.raw.get("default_factory")
 
@@ -211,10 +221,6 @@ class Field(Placed):
     def comparable_default(self) -> Any:
         """The default as compared across releases: the symbolic spelling where JSON alone misleads."""
         return self.default_repr if self.default_repr is not None else self.default
-
-    @property
-    def required(self) -> bool:
-        return bool(self.raw.get("required"))
 
     @property
     def read_without_default(self) -> bool:
@@ -378,22 +384,10 @@ class Enum(Record):
         return _source(self.raw.get("source"))
 
 
-class CatalogParam(Record):
+class CatalogParam(Defaulted):
     """One constructor argument of an optimizer or scheduler class."""
 
     __slots__ = ()
-
-    @property
-    def default(self) -> Any:
-        return self.raw.get("default")
-
-    @property
-    def default_repr(self) -> str | None:
-        return self.raw.get("default_repr")
-
-    @property
-    def required(self) -> bool:
-        return bool(self.raw.get("required"))
 
 
 class CatalogClass(Record):
