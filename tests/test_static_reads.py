@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -217,7 +216,8 @@ def test_real_comparison_with_the_committed_snapshot(real):
 
 @pytest.mark.deepspeed
 @requires_deepspeed
-def test_real_scan_is_fast():
-    start = time.perf_counter()
-    static_report(_installed())
-    assert time.perf_counter() - start < 15  # measured ~3-4 s on the 2-core machine
+def test_real_scan_completes_with_nothing_dropped():
+    """The whole installed package is scanned (its speed is measured by bench/extract.py, not asserted here)."""
+    report = static_report(_installed())
+    assert report.reads and report.choices
+    assert all(u.reason for u in report.unplaced)
