@@ -145,11 +145,17 @@ class Field(Placed):
     )
     """Every key of a field record, in the order the format documents them (``other_defaults`` is optional)."""
 
+    WITNESS_KEYS = (
+        "alternatives", "choices_normalized", "condition", "conditions", "pattern", "probes", "truthiness",
+        "witnesses",
+    )
+    """Keys format 2 adds (the reconciliation of the witnesses fills them in every record)."""
+
     @classmethod
     def new(cls, **values: Any) -> Field:
         """A complete record for the extractor: every key of :attr:`KEYS` must be given, no other."""
         missing = [k for k in cls.KEYS if k not in values]
-        unknown = [k for k in values if k not in cls.KEYS and k != "other_defaults"]
+        unknown = [k for k in values if k not in cls.KEYS and k not in cls.WITNESS_KEYS and k != "other_defaults"]
         if missing or unknown:
             raise ValueError(f"field record: missing {missing}, unknown {unknown}")
         return cls(values)

@@ -20,7 +20,7 @@ from typing import Any
 from dsfields.model.errors import SnapshotError
 from dsfields.model.records import Snapshot
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
 
 SNAPSHOT_FILE = "fields.json"
