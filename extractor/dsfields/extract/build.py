@@ -484,8 +484,8 @@ def _auto_behaviour(ex: Extraction) -> None:
     by_section: dict[str, list[dict[str, Any]]] = {}
     alone: list[dict[str, Any]] = []
     for record in ex.fields.values():
-        if record["is_section"] or record["required"] or record.get("pattern"):
-            continue
+        if record["is_section"] or record["required"] or record.get("pattern") or "trace" not in record["witnesses"]:
+            continue  # DeepSpeedConfig never reads a static-only key: "auto" there is the reader's business
         if record["path"] in ex.bases:
             alone.append(record)  # read only under a condition: tried from the config that meets it
         else:

@@ -103,8 +103,8 @@ def value_probes(ex: Extraction) -> int:
     bases: dict[str, dict[str, Any]] = {}
     empty_ok: dict[type, bool] = {}
     for path, record in sorted(ex.fields.items()):
-        if record["is_section"] or record.get("pattern"):
-            continue
+        if record["is_section"] or record.get("pattern") or "trace" not in record["witnesses"]:
+            continue  # DeepSpeedConfig does not read it: its verdict says nothing (the launch trace will)
         section = record["section"]
         cls = ex.model_classes.get(section)
         if record["reader"] == "pydantic" and cls is not None:
@@ -136,7 +136,7 @@ def value_probes(ex: Extraction) -> int:
 
 
 def accepted_types(probes: dict[str, dict[str, Any]]) -> list[str]:
-    """JSON types DeepSpeed accepted (``"auto"`` left out: it has its own record); ``[]`` when it accepted every probe."""
+    """JSON types DeepSpeed accepted (``"auto"`` left out: it has its own record); ``[]``: it accepted all."""
     verdicts = [(pid, v) for pid, v in probes.items() if pid != '"auto"']
     if all(v.get("ok") for _, v in verdicts):
         return []

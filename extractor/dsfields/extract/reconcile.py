@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, set_path
 from dsfields.extract.jsonvalue import to_json
 from dsfields.extract.static import MISSING, Choices, StaticRead, StaticReport, Test
+from dsfields.extract.static.scan import SURE_DICT_KINDS
 from dsfields.extract.trace import ReadEvent, join
 from dsfields.model.records import Field
 
@@ -61,6 +62,19 @@ class Exploration:
     """path -> the condition text whose probe config made the trace read it"""
     bases: dict[str, dict[str, Any]] = field(default_factory=dict)
     """path -> the probe config under which the trace read it (value probes start from it)"""
+
+
+def dict_paths(report: StaticReport) -> set[str]:
+    """Paths the static witness knows hold a dict: parents of reads, and dicts validated, merged or unpacked whole.
+
+    (A value merely passed on to a callee may be a scalar: ``fp16.loss_scale_window`` is handed to
+    ``DynamicLossScaler``.)
+    """
+    out = {r.section for r in report.reads if r.section}
+    scalar = {r.path for r in report.reads
+              if r.default is not MISSING and r.default is not None and not isinstance(r.default, (dict, list))}
+    out |= {p.path for p in report.passed_whole if p.kind in SURE_DICT_KINDS and p.path and p.path not in scalar}
+    return out
 
 
 def flat_tests(read: StaticRead) -> list[Test]:
@@ -140,7 +154,8 @@ def satisfying_config(tests: list[Test], sections: set[str], defaults: dict[str,
         elif t.op == "in" and isinstance(t.value, (list, tuple)) and t.value:
             value = t.value[0]
         elif t.op == "isinstance":
-            value = {"bool": True, "dict": {}, "list": [], "str": "x", "int": 1, "float": 1.0}.get(str(t.value), MISSING)
+            shapes = {"bool": True, "dict": {}, "list": [], "str": "x", "int": 1, "float": 1.0}
+            value = shapes.get(str(t.value), MISSING)
         if value is MISSING:
             continue  # `!=`, `not in`, `is None`: the default (absence) usually satisfies them
         if isinstance(value, dict) and isinstance(_get(config, t.path), dict):
@@ -173,7 +188,7 @@ def explore(ex: Extraction, report: StaticReport) -> Exploration:
     d = ex.discovery
     result = Exploration()
     seen = traced_paths(d.events)
-    sections = report.sections() | set(d.dict_sections) | set(d.model_sections)
+    sections = dict_paths(report) | set(d.dict_sections) | set(d.model_sections)
     defaults = _static_defaults(report)
     under_model = sorted(p for p in d.model_sections if p)
     configs: dict[str, tuple[dict[str, Any], list[str], str]] = {}
@@ -206,10 +221,9 @@ def explore(ex: Extraction, report: StaticReport) -> Exploration:
                 reveal = next((e for e in events if e.section == parent and e.key == last), event)
                 d.dict_sections[event.section] = reveal
             del path
-        for path in wanted:
-            if path in found and path not in seen:
-                result.triggered.setdefault(path, condition)
-                result.bases.setdefault(path, config)
+        for path in sorted(found - seen):  # every key this probe config made DeepSpeedConfig read first
+            result.triggered.setdefault(path, condition if path in wanted else "")
+            result.bases.setdefault(path, config)
         seen |= found
     return result
 
@@ -327,7 +341,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
     for r in report.reads:
         if r.op != "iterate":
             by_path.setdefault(r.path, []).append(r)
-    static_sections = report.sections()
+    static_sections = dict_paths(report)
     model_roots = {p for p, s in ex.sections.items() if s["kind"] == "model" and p}
     traced = set(ex.fields)
     for record in ex.fields.values():
@@ -436,7 +450,8 @@ def _alternatives(ex: Extraction, report: StaticReport) -> None:
                 continue
             seen.add((t.path, str(t.value)))
             json_type = names[str(t.value)]
-            sample = {"boolean": [True, False], "integer": [1], "number": [1.0], "string": ["x"], "array": [[]]}[json_type]
+            samples = {"boolean": [True, False], "integer": [1], "number": [1.0], "string": ["x"], "array": [[]]}
+            sample = samples[json_type]
             verdicts = []
             for value in sample:
                 section, _, key = t.path.rpartition(".")
@@ -490,7 +505,8 @@ def _choices(ex: Extraction, report: StaticReport) -> list[str]:
         else:
             why = ("allowed value rejected" if good.error is not None else "disallowed value accepted"
                    if bad.error is None else f"a {type(other).__name__} is accepted too")
-            notes.append(f"{path}: {list(values)} not confirmed by DeepSpeedConfig ({why}; {chosen.file}:{chosen.line})")
+            where = f"{chosen.file}:{chosen.line}"
+            notes.append(f"{path}: {list(values)} not confirmed by DeepSpeedConfig ({why}; {where})")
     return notes
 
 
