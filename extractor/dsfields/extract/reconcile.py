@@ -383,7 +383,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
             witnesses.add("static")
         if path in launch_paths:
             witnesses.add("launch")
-        record["witnesses"] = sorted(witnesses) or ["trace"]
+        record["witnesses"] = sorted(witnesses) or (["trace"] if path in traced else ["static"])
         record["pattern"] = _wild(path)
         condition, tests = _condition_of(reads)
         if path in explored.triggered and condition is None:
@@ -446,7 +446,7 @@ def _alternatives(ex: Extraction, report: StaticReport) -> None:
         for t in flat_tests(r):
             if t.op != "isinstance" or str(t.value) not in names or t.path not in ex.fields:
                 continue
-            if not ex.fields[t.path]["is_section"] or (t.path, str(t.value)) in seen:
+            if (t.path, str(t.value)) in seen:
                 continue
             seen.add((t.path, str(t.value)))
             json_type = names[str(t.value)]

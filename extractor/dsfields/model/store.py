@@ -23,6 +23,10 @@ from dsfields.model.records import Snapshot
 FORMAT_VERSION = 2
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
 
+READABLE_FORMATS = (1, 2)
+"""Formats consumers still read: format 2 only adds keys (witnesses, probes, patterns...), whose typed
+accessors answer "not known" on a format-1 record, so a tree being re-extracted stays usable."""
+
 SNAPSHOT_FILE = "fields.json"
 INDEX_FILE = "index.json"
 
@@ -84,7 +88,7 @@ def _load_cached(path: str, mtime: float) -> Snapshot:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format_version") != FORMAT_VERSION:
+    if not isinstance(data, dict) or data.get("format_version") not in READABLE_FORMATS:
         found = data.get("format_version") if isinstance(data, dict) else None
         raise SnapshotError(
             f"snapshot {path} has format_version {found!r}, this dsfields reads {FORMAT_VERSION}; re-extract it"
