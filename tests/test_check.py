@@ -367,7 +367,12 @@ CONFIGS = st.dictionaries(KEYS | st.text(max_size=6), VALUES, max_size=6)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(config=CONFIGS, hf=st.booleans(), world=st.sampled_from([None, 1, 3]))
 def test_fuzzed_json_never_crashes(checker, config, hf, world):
-    report = check_text(json.dumps(config), checker, Options(hf=hf, world_size=world))
+    text = json.dumps(config)
+    report = check_text(text, checker, Options(hf=hf, world_size=world))
+    if not hf and re.search(r"(?<![\w\"])-?Infinity\b", text):
+        # json.dumps writes inf as Infinity, which is not JSON: DeepSpeed's hjson loader rejects the file.
+        assert report.error and "DeepSpeed's loader (hjson) rejects it" in report.error
+        return
     assert report.error is None and all(isinstance(f, Finding) for f in report.findings)
 
 

@@ -132,3 +132,29 @@ def test_schema_in_chinese_puts_our_text_into_descriptions(capsys):
     schema = json.loads(capsys.readouterr().out)
     stage = schema["properties"]["zero_optimization"]["properties"]["stage"]["description"]
     assert prose.explain("zero_optimization.stage", "zh").summary in stage
+
+
+@pytest.mark.parametrize("lang", prose.LANGUAGES)
+def test_compiled_prose_is_current(lang):
+    """lookup reads prose/<lang>.json (no tomllib at start-up): it must say exactly what the TOML says."""
+    committed = (prose.PROSE_DIR / f"{lang}.jsonl").read_text(encoding="utf-8")
+    assert committed == prose.compile_language(lang), "run: python -m dsfields.model.prose --compile"
+
+
+def test_an_edited_source_wins_over_a_stale_compiled_file(tmp_path, monkeypatch):
+    folder = tmp_path / "en"
+    folder.mkdir()
+    (folder / "fp16.toml").write_text('["fp16.enabled"]\nsummary = "new text"\nbody = ""\n', encoding="utf-8")
+    stale = {"file": "fp16", "size": 1, "entries": {"fp16.enabled": {"summary": "stale", "body": ""}}}
+    (tmp_path / "en.jsonl").write_text("{}\n" + json.dumps(stale) + "\n", encoding="utf-8")
+    monkeypatch.setattr(prose, "PROSE_DIR", tmp_path)
+    prose.read_file.cache_clear()
+    prose._compiled_lines.cache_clear()
+    try:
+        assert prose.explain("fp16.enabled", "en").summary == "new text"
+        (folder / "fp16.toml").write_text("x" * 1, encoding="utf-8")  # same size as recorded: compiled wins
+        prose.read_file.cache_clear()
+        assert prose.explain("fp16.enabled", "en").summary == "stale"
+    finally:
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()

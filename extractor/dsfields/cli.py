@@ -16,10 +16,13 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
 
 from dsfields import __version__
 from dsfields.model.errors import DsfieldsError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 # name -> module defining `add_arguments(parser)` and `run(args, ...) -> int`, and the one-line help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -28,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lookup": ("dsfields.lookup", "what a config field is: default, type, auto, deprecation, source"),
     "diff": ("dsfields.diff", "what changed in ds_config.json between two DeepSpeed versions"),
     "check": ("dsfields.check", "find what DeepSpeed would reject, ignore or misread in ds_config files"),
+    "resolve": ("dsfields.resolve", "every key DeepSpeed will read for a config: its value and where it comes from"),
+    "migrate": ("dsfields.migrate", "rewrite a config for another DeepSpeed release: renames, conversions, removals"),
     "schema": ("dsfields.schema", "write the JSON Schema (Draft 2020-12) of ds_config for one DeepSpeed version"),
     "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
 }
@@ -41,18 +46,38 @@ def chosen_command(args: Sequence[str]) -> str | None:
     return None
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, told the width up front: its own default imports shutil (bz2, lzma), which
+    costs ``dsfields lookup`` ~3 ms of start-up although no help is printed."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            import os
+
+            try:
+                width = int(os.environ.get("COLUMNS", "")) - 2
+            except ValueError:
+                try:
+                    width = os.get_terminal_size().columns - 2
+                except OSError:
+                    width = 78
+        super().__init__(prog, indent_increment, max_help_position, max(width, 40))
+
+
 def get_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The full parser; with ``load``, only those subcommands' modules are imported (the others get
     their help line but no options), so that running one subcommand never imports the others."""
     parser = argparse.ArgumentParser(
         prog="dsfields",
         description="The source-derived dictionary of every DeepSpeed config field.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"dsfields {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        command_parser = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
         # `dsfields lookup` must start about as fast as grep, whatever the other subcommands import.
         if load is None or name in load:
             module = importlib.import_module(module_name)
@@ -75,6 +100,30 @@ def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
 
 
 def main(args: Sequence[str] | None = None) -> int:
+    from dsfields.model import termsafe
+
+    with termsafe.guarded_streams():
+        try:
+            code = _main(args)
+            termsafe.flush_stdout()
+            return code
+        except KeyboardInterrupt:
+            termsafe.report("dsfields: interrupted")
+            return 130
+        except BrokenPipeError:
+            termsafe.silence_stdout()
+            return 0
+        except termsafe.OutputError as exc:
+            termsafe.report(f"dsfields: {exc}")
+            termsafe.silence_stdout()
+            return 2
+        except OSError as exc:  # the environment (unwritable target, full disk): one line, not a traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            termsafe.report(f"dsfields: {where}{exc.strerror or exc}")
+            return 2
+
+
+def _main(args: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if args is None else args)
     chosen = chosen_command(argv)
     parser = get_parser([chosen] if chosen else [])
@@ -94,10 +143,7 @@ def main(args: Sequence[str] | None = None) -> int:
     try:
         return int(opts._module.run(opts, **providers(opts)))
     except DsfieldsError as exc:
-        print(f"dsfields {opts.command}: {exc}", file=sys.stderr)
+        from dsfields.model import termsafe
+
+        termsafe.report(f"dsfields {opts.command}: {exc}")
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("dsfields: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0

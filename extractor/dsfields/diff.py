@@ -23,7 +23,7 @@ from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.records import Field, Removed, Snapshot
 from dsfields.model.store import available_versions, dumps, load, repo_generated_dir
 from dsfields.model.style import OutputStyle, github_data, github_property
-from dsfields.model.wording import effective_at, stage_label, symbolic_default
+from dsfields.model.wording import effective_at, short_json, stage_label, symbolic_default
 
 INSTALLED = "installed"
 """The OLD/NEW spelling that means "extract the DeepSpeed importable here" instead of a snapshot."""
@@ -99,10 +99,8 @@ def parse_kinds(text: str) -> set[ChangeKind]:
     return kinds
 
 
-def show(value: Any, limit: int = 80) -> str:
-    """A value as JSON on one line, shortened: details must stay one line per change."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+show = short_json
+"""A value as JSON on one line, shortened: details must stay one line per change."""
 
 
 @dataclass

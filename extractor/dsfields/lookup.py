@@ -19,9 +19,8 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dsfields.model import prose
+from dsfields.model import prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
 from dsfields.model.store import available_versions, load_requested, repo_generated_dir
 from dsfields.model.wording import (
@@ -37,7 +36,10 @@ from dsfields.model.wording import (
     value_text,
 )
 
-if TYPE_CHECKING:  # the history engine is imported only for --history: lookup starts faster without it
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and the history engine cost start-up time; annotations are strings anyway
+    from typing import Any
+
     from dsfields.model.history import HistoryEvent
 
 LABEL_WIDTH = 13
@@ -73,27 +75,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # --- finding ------------------------------------------------------------------------------------
 
 
-class Match(NamedTuple):
+class Match:
     """One answer to a query: a field, a section (with its fields) or a removed key."""
 
-    path: str
-    kind: str
-    """``"field"``, ``"section"`` or ``"removed"``."""
-    field: Field | None = None
-    section: Section | None = None
-    removed: Removed | None = None
-    children: tuple[Field, ...] = ()
-    """For sections: the field records directly inside, by key."""
-    removed_children: tuple[Removed, ...] = ()
-    """For sections: the keys DeepSpeed rejects inside, with its message."""
+    __slots__ = ("path", "kind", "field", "section", "removed", "children", "removed_children")
 
-
-def _names(snapshot: Snapshot, path: str) -> tuple[str, str | None]:
-    """The key and the Python path (lower-cased) a query may use for ``path``."""
-    record = snapshot.fields.get(path) or snapshot.removed.get(path)
-    if record is None:
-        return path.rpartition(".")[2], None
-    return record.key, record.python_path if isinstance(record, Field) else None
+    def __init__(self, path: str, kind: str, field: Field | None = None, section: Section | None = None,
+                 removed: Removed | None = None, children: tuple[Field, ...] = (),
+                 removed_children: tuple[Removed, ...] = ()) -> None:
+        self.path = path
+        self.kind = kind
+        """``"field"``, ``"section"`` or ``"removed"``."""
+        self.field = field
+        self.section = section
+        self.removed = removed
+        self.children = children
+        """For sections: the field records directly inside, by key."""
+        self.removed_children = removed_children
+        """For sections: the keys DeepSpeed rejects inside, with its message."""
 
 
 def make_match(snapshot: Snapshot, path: str) -> Match:
@@ -117,21 +116,16 @@ def find(snapshot: Snapshot, query: str) -> list[Match]:
     wanted = query.strip().lower()
     if not wanted:
         return []
-    paths = snapshot.all_paths
+    names = snapshot.names
     if "." in wanted:
-        hits = [p for p in paths if p.lower() == wanted]
+        hits = [p for p, _, _ in names if p.lower() == wanted]
         if not hits:
             hits = [
-                p for p in paths
-                if p.lower().endswith("." + wanted)
-                or ((pp := _names(snapshot, p)[1]) is not None and (pp == wanted or pp.endswith("." + wanted)))
+                p for p, _, pp in names
+                if p.lower().endswith("." + wanted) or (pp is not None and (pp == wanted or pp.endswith("." + wanted)))
             ]
     else:
-        hits = []
-        for path in paths:
-            key, python_path = _names(snapshot, path)
-            if key.lower() == wanted or (python_path or "").rpartition(".")[2] == wanted:
-                hits.append(path)
+        hits = [p for p, key, pp in names if key == wanted or (pp or "").rpartition(".")[2] == wanted]
     return [make_match(snapshot, p) for p in hits]
 
 
@@ -158,9 +152,8 @@ def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
     max_distance = max(2, len(wanted) // 4)
     scored: list[tuple[int, str]] = []
     containing: list[str] = []
-    for path in snapshot.all_paths:
-        key, python_path = _names(snapshot, path)
-        names = {path.lower(), key.lower()}
+    for path, key, python_path in snapshot.names:
+        names = {path.lower(), key}
         if python_path:
             names |= {python_path, python_path.rpartition(".")[2]}
         distance = min(edit_distance(wanted, name, max_distance) for name in names)
@@ -582,7 +575,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _write(text: str, ascii_text: Callable[[], str] | None = None) -> None:
     try:
-        sys.stdout.write(text)
+        termsafe.write_strict(text)
     except UnicodeEncodeError:
         # A terminal that cannot show → or — (e.g. a legacy code page) still gets the answer.
         encoding = getattr(sys.stdout, "encoding", None) or "ascii"

@@ -18,7 +18,6 @@ its author believed, so the warning names that default. That is more truthful th
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable
@@ -66,6 +65,11 @@ class Checker:
         return frozenset(self.hf_fills or ()) if options.hf else frozenset()
 
 
+SUGGESTION_BUDGET = 100
+"""Unknown keys per file that get a spelling suggestion (difflib, ~4 ms each): a hostile file of
+a million unknown keys must not cost hours."""
+
+
 class _Run:
     """One config being checked: accumulates findings with their lines."""
 
@@ -75,6 +79,7 @@ class _Run:
         self.options = options
         self.findings: list[Finding] = []
         self.hf_filled = checker.hf_filled(options)
+        self.suggestions_left = SUGGESTION_BUDGET
 
     def add(self, path: Path_ | str, severity: Severity, kind: Kind, message: str, fix: str,
             related: tuple[str, ...] = (), rule: str | None = None) -> None:
@@ -172,10 +177,14 @@ class _Run:
             severity, consequence = Severity.WARNING, "DeepSpeed keeps it but never reads it"
         else:
             severity, consequence = Severity.WARNING, f"silently ignored by DeepSpeed {self.c.version}"
-        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}',
-                 self.suggest(section, key))
+        self.suggestions_left -= 1
+        fix = self.suggest(section, key) if self.suggestions_left >= 0 else (
+            f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
+        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}', fix)
 
     def suggest(self, section: str, key: str, delete: bool = True) -> str:
+        import difflib  # only when suggesting: keeps start-up lean
+
         snapshot = self.c.snapshot
         own = list(snapshot.by_section.get(section, {})) + list(snapshot.by_python_name.get(section, {}))
         if section in self.c.catalogs:
@@ -337,6 +346,8 @@ class _Run:
 
     @staticmethod
     def _close_choice(item: Any, choices: list[Any]) -> str:
+        import difflib  # only when suggesting: keeps start-up lean
+
         if not isinstance(item, str):
             return ""
         close = difflib.get_close_matches(item.lower(), [str(c).lower() for c in choices], n=1, cutoff=0.5)
@@ -430,6 +441,8 @@ class _Run:
                 self.one_optimizer(section, block, catalog)
 
     def one_optimizer(self, section: str, block: dict[str, Any], catalog: Catalog) -> None:
+        import difflib  # only when suggesting: keeps start-up lean
+
         kind = Kind.OPTIMIZER if catalog.label == "optimizer" else Kind.SCHEDULER
         type_key, params_key = catalog.type_key, catalog.params_key
         name = block.get(type_key)
@@ -513,6 +526,8 @@ class _Run:
                                                if f"{section}.{params_key}.{key}" in (self.c.hf_fills or {}) else ""))
 
     def _param_hint(self, key: str, name: str, accepted: dict[str, CatalogParam], catalog: Catalog) -> str:
+        import difflib  # only when suggesting: keeps start-up lean
+
         close = difflib.get_close_matches(key, list(accepted), n=1, cutoff=0.7)
         takers = sorted(n for n, e in catalog.names.items() if n != name and any(
             key in (c.params or {}) for c in e.classes))

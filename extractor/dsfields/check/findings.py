@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from dsfields.model.style import OutputStyle, github_data, github_property
 
@@ -44,8 +43,7 @@ class Kind(StrEnum):
     LIMITATION = "not checked"
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     path: str
     severity: Severity
     kind: Kind
@@ -87,22 +85,31 @@ class Finding:
         return "\n".join(lines)
 
 
-@dataclass
-class Options:
+class Options(NamedTuple):
+    """How a config is judged: for the HF Trainer, at a world size, strictly, with DeepSpeed's own verdict."""
+
     hf: bool = False
     world_size: int | None = None
     strict: bool = False
     runtime: bool = False
 
 
-@dataclass
 class FileReport:
-    name: str
-    findings: list[Finding] = field(default_factory=list)
-    error: str | None = None
-    """Set when the file is unusable (exit 2); ``findings`` is then empty."""
-    config: Any = None
-    """The parsed :class:`~dsfields.configfile.ConfigFile` (``None`` when unusable)."""
+    """One file's findings (or why it could not be read)."""
+
+    __slots__ = ("name", "findings", "error", "config")
+
+    def __init__(self, name: str, findings: list[Finding] | None = None, error: str | None = None,
+                 config: Any = None) -> None:
+        self.name = name
+        self.findings = findings if findings is not None else []
+        self.error = error
+        """Set when the file is unusable (exit 2); ``findings`` is then empty."""
+        self.config = config
+        """The parsed :class:`~dsfields.configfile.ConfigFile` (``None`` when unusable)."""
+
+    def __repr__(self) -> str:
+        return f"FileReport({self.name!r}, {len(self.findings)} findings, error={self.error!r})"
 
 
 def exit_code(reports: list[FileReport], strict: bool) -> int:

@@ -17,9 +17,9 @@ default, ``"true"`` coerced, and a key the HF Trainer fills (``--hf``) is :data:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dsfields.model.records import Snapshot
 
@@ -32,9 +32,12 @@ _TRUE_STRINGS = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE_STRINGS = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-@dataclass(frozen=True)
-class Violation:
-    """A rule's verdict: the keys involved (first one carries the annotation), message and one-line fix."""
+class Violation(NamedTuple):
+    """A rule's verdict: the keys involved (first one carries the annotation), message and one-line fix.
+
+    NamedTuples, not dataclasses, here and in :mod:`dsfields.check.findings`: ``dataclasses`` imports
+    ``inspect``, which would cost ``dsfields check`` more start-up time than the whole check.
+    """
 
     paths: tuple[str, ...]
     message: str
@@ -120,15 +123,14 @@ class View:
         stage = self.number("zero_optimization.stage")
         if stage is None and self.value("zero_optimization.stage") is MISSING:
             return 0
-        return int(stage) if stage is not None and float(stage).is_integer() else None
+        return int(stage) if stage is not None and _integral(stage) else None
 
     def bf16_section(self) -> str:
         """``bf16`` unless it is absent or null, then the legacy ``bfloat16`` (get_bfloat16_config)."""
         return "bf16" if self.raw("bf16") not in (MISSING, None) else "bfloat16"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     summary: str
     source: str
@@ -254,22 +256,41 @@ def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: in
     assert tbs is not None and micro is not None and gas is not None
     for name, value in zip(BATCH_KEYS, (tbs, micro, gas), strict=True):
         if value <= 0:
-            return f"{name} resolves to {value} at world size {world}; it has to be greater than 0"
+            return f"{name} resolves to {_show(value)} at world size {world}; it has to be greater than 0"
     if tbs != micro * gas * world:
-        return f"train_batch_size {tbs} != {micro} (micro) * {gas} (accumulation) * {world} (world size)"
+        return (f"train_batch_size {_show(tbs)} != {_show(micro)} (micro) * {_show(gas)} (accumulation) * "
+                f"{world} (world size)")
     return None
 
 
-def _divisors(n: int) -> list[int]:
+MAX_WORLD_SIZE = 1 << 16
+"""Largest world size the batch rule lists (65,536 ranks): bounds its divisor search."""
+
+
+def _divisors(n: int, limit: int = MAX_WORLD_SIZE) -> list[int]:
+    """The divisors of ``n`` up to ``limit``, ascending, in at most ``limit`` steps whatever ``n`` is.
+
+    Every divisor ``w <= limit`` is either at most ``sqrt(n)`` or the cofactor of one that is;
+    when ``n > limit**2`` none is above ``sqrt(n)``, so trial division stops at ``limit`` either way.
+    """
     small, large = [], []
-    d = 1
-    while d * d <= n:
+    top = min(math.isqrt(n), limit)
+    for d in range(1, top + 1):
         if n % d == 0:
             small.append(d)
-            if d * d != n:
+            if d * d != n and n // d <= limit:
                 large.append(n // d)
-        d += 1
     return small + large[::-1]
+
+
+def _show(n: int) -> str:
+    """``n`` in a message: a product of two 4000-digit values is past what ``str(int)`` may print."""
+    return str(n) if n.bit_length() < 14_000 else f"a number of about {round(n.bit_length() * 0.30103)} digits"
+
+
+def _integral(value: int | float) -> bool:
+    """``value`` is a whole number; ints of any size never go through float (which overflows)."""
+    return isinstance(value, int) or value.is_integer()
 
 
 def _batch(view: View, world_size: int | None) -> Iterator[Violation]:
@@ -283,7 +304,7 @@ def _batch(view: View, world_size: int | None) -> Iterator[Violation]:
         if value is MISSING or value is None:
             values[key] = None
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _integral(value):
             yield Violation((key,), f"{key} must be a positive integer, got {value!r}", f'set "{key}" to an integer')
             malformed = True
             continue
@@ -328,7 +349,9 @@ def _batch(view: View, world_size: int | None) -> Iterator[Violation]:
             _batch_fix(tbs, micro, gas, 1),
         )
     else:
-        shown = ", ".join(map(str, worlds[:8])) + (f" … ({len(worlds)} in all)" if len(worlds) > 8 else "")
+        capped = tbs // product > MAX_WORLD_SIZE  # larger world sizes were not searched
+        total = f"{len(worlds)} up to {MAX_WORLD_SIZE} in all" if capped else f"{len(worlds)} in all"
+        shown = ", ".join(map(str, worlds[:8])) + (f" … ({total})" if len(worlds) > 8 or capped else "")
         yield Violation(
             present,
             f"batch sizes are consistent only at world size {shown}",
@@ -339,7 +362,7 @@ def _batch(view: View, world_size: int | None) -> Iterator[Violation]:
 
 def _batch_fix(tbs: int | None, micro: int | None, gas: int | None, world: int) -> str:
     if micro is not None and gas is not None:
-        return f'set "train_batch_size": {micro * gas * world} (= {micro} × {gas} × {world}), or drop it'
+        return f'set "train_batch_size": {_show(micro * gas * world)} (= {micro} × {gas} × {world}), or drop it'
     return ("give two of train_batch_size / train_micro_batch_size_per_gpu / gradient_accumulation_steps, "
             "or all three consistent")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from dsfields.check.engine import Checker
 from dsfields.check.findings import Finding, Kind, Options, Severity
-from dsfields.check.rules import BATCH_KEYS, MISSING, View
+from dsfields.check.rules import BATCH_KEYS, MISSING, View, _integral
 from dsfields.configfile import ConfigFile, Path_
 from dsfields.model.records import join
 from dsfields.model.store import installed_deepspeed_version
@@ -47,7 +47,7 @@ def at_one_rank(data: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(data)
     tbs, micro, gas = (out.get(k) for k in BATCH_KEYS)
     numbers = [v for v in (tbs, micro, gas) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
-    if len(numbers) == 3 and all(float(v).is_integer() for v in numbers):
+    if len(numbers) == 3 and all(_integral(v) for v in numbers):
         out["train_batch_size"] = int(micro) * int(gas)
     return out
 

@@ -3,16 +3,27 @@
 mkdocs runs in a child process (``python -m mkdocs``) so a failed strict build is an exit code,
 not an exception inside our process, and so the base install without the ``docs`` extra still
 renders the pages (``--no-mkdocs``) and says which extra is missing.
+
+Atomic and concurrent-safe: the whole render-and-build holds an exclusive lock on mkdocs.yml (a
+second build in the same tree waits), the render writes each page via a temp file and a rename,
+and mkdocs builds into a fresh ``.site.build-*`` folder beside ``site/`` that replaces it in one
+step (``renameat2(RENAME_EXCHANGE)`` on Linux, else two renames with recovery on the next build).
+Ctrl-C or a failed build removes the temp folder; a SIGKILL leaves one behind, removed by the next
+build. ``site/`` is never empty nor half-written.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dsfields.model.store import SnapshotError, repo_generated_dir
@@ -47,15 +58,107 @@ def find_config(explicit: Path | None) -> Path | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
-    from dsfields.docs.render import LANDING_SNIPPET, generated_folders, load_site, render
+@contextlib.contextmanager
+def tree_lock(config: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``config`` (mkdocs.yml): one render/build per tree at a time."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): builds are not serialised
+        yield
+        return
+    with open(config, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("dsfields docs: another build of this tree is running; waiting for it", file=sys.stderr)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
-    started = time.perf_counter()
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _leftovers(site_dir: Path, kind: str) -> list[Path]:
+    return sorted(site_dir.parent.glob(f".{site_dir.name}.{kind}-*"))
+
+
+def recover_site(site_dir: Path) -> None:
+    """Under the tree lock: undo what a killed build left (a site moved aside, temp folders)."""
+    moved = [folder / "site" for folder in _leftovers(site_dir, "old") if (folder / "site").is_dir()]
+    if not site_dir.exists() and moved:
+        os.rename(max(moved, key=lambda p: p.stat().st_mtime), site_dir)
+    for stale in [*_leftovers(site_dir, "old"), *_leftovers(site_dir, "build")]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def swap_in(new: Path, site_dir: Path) -> None:
+    """Make ``new`` the site: one atomic exchange where possible, else two renames and a cleanup."""
+    if not site_dir.exists() and not site_dir.is_symlink():
+        os.rename(new, site_dir)
+        return
+    if _exchange(new, site_dir):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the previous site
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.old-", dir=site_dir.parent))
+    os.rename(site_dir, old / "site")
+    os.rename(new, site_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_into(site_dir: Path, build: Callable[[Path], int]) -> int:
+    """Run ``build(folder)`` on a fresh folder beside ``site_dir``; on success it replaces ``site_dir``."""
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    recover_site(site_dir)
+    staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.build-", dir=site_dir.parent))
+    try:
+        code = build(staging)
+        if code:
+            return code
+        os.chmod(staging, 0o755)  # mkdtemp makes 0700; a site is served to others
+        swap_in(staging, site_dir)
+        staging = None
+        return 0
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def run(args: argparse.Namespace) -> int:
     config = find_config(args.config_file)
     if config is None:
         print("dsfields docs: no mkdocs.yml found (run from the dsfields checkout or pass --config-file)",
               file=sys.stderr)
         return 2
+    started = time.perf_counter()
+    with tree_lock(config):
+        code = _render_and_build(args, config, started)
+    if code is not None:
+        return code
+    # serve: the pages are rendered; mkdocs serves (and rebuilds) them without holding the lock.
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    command = [sys.executable, "-m", "mkdocs", "serve", "--config-file", str(config), "--dev-addr", args.dev_addr]
+    return subprocess.call(command, cwd=config.parent, env=env)
+
+
+def _render_and_build(args: argparse.Namespace, config: Path, started: float) -> int | None:
+    """Render, then build (``docs build``): the exit code; None when ``docs serve`` may start serving."""
+    from dsfields.docs.render import LANDING_SNIPPET, generated_folders, load_site, render
+
     root = config.parent
     try:
         site = load_site(args.generated or repo_generated_dir())
@@ -75,15 +178,14 @@ def run(args: argparse.Namespace) -> int:
         print("dsfields docs: mkdocs-material is not installed; install it with `pip install dsfields[docs]`",
               file=sys.stderr)
         return 2
+    if args.docs_action == "serve":
+        return None
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     command = [sys.executable, "-m", "mkdocs"]
-    if args.docs_action == "serve":
-        command += ["serve", "--config-file", str(config), "--dev-addr", args.dev_addr]
-        return subprocess.call(command, cwd=root, env=env)
     site_dir = (args.site_dir or root / "site").resolve()
     # No --quiet: it hides warnings from mkdocs' strict-mode counter, and a broken link would pass.
-    command += ["build", "--strict", "--config-file", str(config), "--site-dir", str(site_dir)]
-    code = subprocess.call(command, cwd=root, env=env)
+    command += ["build", "--strict", "--config-file", str(config), "--site-dir"]
+    code = build_into(site_dir, lambda folder: subprocess.call([*command, str(folder)], cwd=root, env=env))
     if code:
         print("dsfields docs: mkdocs build --strict failed (see its messages above)", file=sys.stderr)
         return 1

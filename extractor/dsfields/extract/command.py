@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import io
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_VERSION_NAME = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
+"""A version usable as one folder name under --out: PEP 440 characters, no separator, not ``..``."""
+
+
+def version_problem(version: object) -> str | None:
+    """Why ``version`` (DeepSpeed's ``__version__`` or a requested release) cannot name a snapshot folder."""
+    if not isinstance(version, str) or not _VERSION_NAME.fullmatch(version) or ".." in version:
+        shown = repr(version) if len(repr(version)) <= 80 else repr(version)[:77] + "..."
+        return f"{shown} is not a version dsfields can use as a folder name (letters, digits, . + _ - only)"
+    return None
+
+
+def out_problem(root: Path) -> str | None:
+    """Why ``--out`` cannot hold snapshots, checked before minutes of extraction."""
+    for folder in (root, *root.parents):
+        if folder.exists():
+            return None if folder.is_dir() else f"--out {root}: {folder} is not a directory"
+    return None
+
+
 def import_failure() -> str | None:
     """Import DeepSpeed's config module; return one line naming the cause if that fails.
 
@@ -38,6 +59,8 @@ def import_failure() -> str | None:
         with contextlib.redirect_stdout(sink):
             import deepspeed
             import deepspeed.runtime.config  # noqa: F401
+    except SystemExit as exc:  # a DeepSpeed (or a plugin) that exits at import must not pass for success
+        return f"its import called sys.exit({exc.code!r})"
     except Exception as exc:  # any import-time failure is the user's environment, reported in one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
@@ -46,6 +69,11 @@ def import_failure() -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    root = args.out or repo_generated_dir()
+    problem = out_problem(root)
+    if problem:
+        print(f"dsfields extract: {problem}", file=sys.stderr)
+        return 2
     from dsfields.extract.build import start_static
 
     static = start_static()  # the static witness scans on the other core while DeepSpeed imports
@@ -59,20 +87,33 @@ def run(args: argparse.Namespace) -> int:
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             snapshot = extract_installed(static)
-    except Exception as exc:  # report, never leave a half-written snapshot
+    except (Exception, SystemExit) as exc:  # report, never leave a half-written snapshot
         log.debug("extraction failed", exc_info=True)
-        print(f"dsfields extract: extraction failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"dsfields extract: extraction failed: {type(exc).__name__}: {first}", file=sys.stderr)
         return 2
-    root = args.out or repo_generated_dir()
-    target = root / snapshot["deepspeed_version"] / SNAPSHOT_FILE
-    write_atomic(target, dumps(snapshot))
-    if args.verify:
+    version = snapshot.get("deepspeed_version")
+    problem = version_problem(version)
+    if problem:
+        print(f"dsfields extract: DeepSpeed's __version__ {problem}", file=sys.stderr)
+        return 2
+    target = root / version / SNAPSHOT_FILE
+    report = None
+    if args.verify:  # before writing anything: a failing verification leaves no snapshot without its report
         from deepspeed.runtime.config import DeepSpeedConfig
 
         from dsfields.extract.verify import verify
 
-        with contextlib.redirect_stdout(io.StringIO()):
-            report = verify(snapshot, DeepSpeedConfig)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                report = verify(snapshot, DeepSpeedConfig)
+        except (Exception, SystemExit) as exc:
+            log.debug("verification failed", exc_info=True)
+            first = (str(exc).strip().splitlines() or [""])[0]
+            print(f"dsfields extract: verification failed: {type(exc).__name__}: {first}", file=sys.stderr)
+            return 2
+    write_atomic(target, dumps(snapshot))
+    if report is not None:
         write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
     if not args.quiet:
         print(summary(snapshot, target, time.perf_counter() - started))

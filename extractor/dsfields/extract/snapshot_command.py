@@ -72,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     if not versions:
         print("dsfields snapshot: name VERSIONs or use --all", file=sys.stderr)
         return 2
+    from dsfields.extract.command import out_problem, version_problem
+
+    bad = next((problem for problem in map(version_problem, versions) if problem), None)
+    if bad or out_problem(root):
+        print(f"dsfields snapshot: {bad or out_problem(root)}", file=sys.stderr)
+        return 2
     versions = sorted(set(versions), key=version_key)
     todo = [v for v in versions if args.force or not up_to_date(root, v)]
     failures_path = root / FAILURES_FILE

@@ -3,8 +3,12 @@
 DeepSpeed's docstrings say what a key is called; users need to know what DeepSpeed *does* with the
 value, its unit, when to change it and what it interacts with. Those texts are written by us from
 DeepSpeed's code and live in ``dsfields/prose/<lang>/<top-level key>.toml`` (``top-level.toml`` for
-scalar top-level keys, ``optimizers.toml`` / ``schedulers.toml`` for the ``type`` catalogues). One
-file per top-level key keeps ``lookup`` fast: it parses only the file of the path it answers.
+scalar top-level keys, ``optimizers.toml`` / ``schedulers.toml`` for the ``type`` catalogues). The
+TOML files are the source; ``prose/<lang>.jsonl`` is the same content compiled for speed
+(``python -m dsfields.model.prose --compile``; a test keeps it current), because ``lookup`` must start
+about as fast as grep and ``tomllib`` costs more than the rest of a lookup together. One line per
+source file, so a lookup decodes only the line it needs; each line records its source's size, and a
+source edited since (its size differs) is read from the TOML instead.
 
 A key is a JSON path, or a pattern with ``*`` standing for one user-named key
 (``compression_training.weight_quantization.different_groups.*.params.start_bits``). The tests
@@ -14,10 +18,14 @@ coverage per release and language (:func:`coverage`).
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 PROSE_DIR = Path(__file__).resolve().parent.parent / "prose"
 LANGUAGES = ("en", "zh")
@@ -25,17 +33,30 @@ TOP_LEVEL_FILE = "top-level"
 CATALOG_FILES = {"optimizer": "optimizers", "scheduler": "schedulers"}
 
 
-class Explanation(NamedTuple):
-    """Our text about one path (or one optimizer/scheduler type) in one language."""
+class Explanation:
+    """Our text about one path (or one optimizer/scheduler type) in one language.
 
-    key: str
-    """The entry's key as written: a path, a pattern, or a type name."""
-    lang: str
-    summary: str
-    body: str
-    pitfall: str | None = None
-    params: dict[str, str] = {}
-    """For optimizer/scheduler types: parameter name → one line."""
+    A plain class, not a NamedTuple: ``typing`` is not imported on ``lookup``'s start-up path.
+    """
+
+    __slots__ = ("key", "lang", "summary", "body", "pitfall", "params")
+
+    def __init__(self, key: str, lang: str, summary: str, body: str, pitfall: str | None = None,
+                 params: dict[str, str] | None = None) -> None:
+        self.key = key
+        """The entry's key as written: a path, a pattern, or a type name."""
+        self.lang = lang
+        self.summary = summary
+        self.body = body
+        self.pitfall = pitfall
+        self.params = params or {}
+        """For optimizer/scheduler types: parameter name → one line."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Explanation) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return f"Explanation({self.key!r}, {self.lang!r})"
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, "lang": self.lang, "summary": self.summary, "body": self.body,
@@ -79,15 +100,60 @@ def _files_with_sections() -> frozenset[str]:
 
 
 @cache
-def read_file(lang: str, name: str) -> dict[str, Any]:
-    """One prose file as parsed TOML ({} when absent)."""
-    path = PROSE_DIR / lang / f"{name}.toml"
-    if not path.is_file():
+def _compiled_lines(lang: str) -> dict[str, str]:
+    """File name → its undecoded line of ``prose/<lang>.jsonl`` (decoding waits until it is asked for)."""
+    try:
+        with open(PROSE_DIR / f"{lang}.jsonl", encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
         return {}
+    out = {}
+    for line in lines[1:]:
+        name = line[len('{"file": "'):].partition('"')[0] if line.startswith('{"file": "') else ""
+        if name:
+            out[name] = line
+    return out
+
+
+def _compiled(lang: str, name: str) -> dict[str, Any] | None:
+    line = _compiled_lines(lang).get(name)
+    if line is None:
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@cache
+def read_file(lang: str, name: str) -> dict[str, Any]:
+    """One prose file ({} when absent): from the compiled JSON when it is current, else the TOML."""
+    path = PROSE_DIR / lang / f"{name}.toml"
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return {}
+    compiled = _compiled(lang, name)
+    if compiled is not None and compiled.get("size") == size and isinstance(compiled.get("entries"), dict):
+        return compiled["entries"]
+    return _parse(path)
+
+
+def _parse(path: Path) -> dict[str, Any]:
     import tomllib
 
     with path.open("rb") as handle:
         return tomllib.load(handle)
+
+
+def compile_language(lang: str) -> str:
+    """``prose/<lang>.jsonl``: a header line, then one line per ``prose/<lang>/*.toml`` (sorted, byte-stable)."""
+    lines = [json.dumps({"generated_by": "python -m dsfields.model.prose --compile", "lang": lang})]
+    for path in sorted((PROSE_DIR / lang).glob("*.toml")):
+        entries = json.dumps(_parse(path), sort_keys=True, ensure_ascii=False)
+        lines.append(f'{{"file": {json.dumps(path.stem)}, "size": {path.stat().st_size}, "entries": {entries}}}')
+    return "\n".join(lines) + "\n"
 
 
 def _entry(key: str, lang: str, raw: Any) -> Explanation | None:
@@ -142,12 +208,13 @@ def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
     return out
 
 
-class Coverage(NamedTuple):
-    version: str
-    lang: str
-    explained: int
-    total: int
-    missing: tuple[str, ...]
+class Coverage:
+    """How much of one release one language explains."""
+
+    __slots__ = ("version", "lang", "explained", "total", "missing")
+
+    def __init__(self, version: str, lang: str, explained: int, total: int, missing: tuple[str, ...]) -> None:
+        self.version, self.lang, self.explained, self.total, self.missing = version, lang, explained, total, missing
 
 
 def coverage(fields: dict[str, Any], version: str, lang: str, *, leaves_only: bool = True) -> Coverage:
@@ -159,9 +226,17 @@ def coverage(fields: dict[str, Any], version: str, lang: str, *, leaves_only: bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m dsfields.model.prose``: the coverage of every committed release, per language."""
-    from dsfields.model.store import available_versions, load
+    """``python -m dsfields.model.prose [--compile]``: the coverage of every committed release per language,
+    or (``--compile``) rewrite ``prose/<lang>.json`` from the TOML sources."""
+    import sys
 
+    from dsfields.model.store import available_versions, load, write_atomic
+
+    if "--compile" in (sys.argv[1:] if argv is None else argv):
+        for lang in LANGUAGES:
+            write_atomic(PROSE_DIR / f"{lang}.jsonl", compile_language(lang))
+            print(PROSE_DIR / f"{lang}.jsonl")
+        return 0
     for version in available_versions():
         fields = load(version).fields
         cells = []

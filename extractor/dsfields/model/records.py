@@ -12,11 +12,14 @@ The format itself is documented in ``docs/snapshot-format.md``.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from dsfields.model.errors import SnapshotError
 
-Raw = dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
+
+    Raw = dict[str, Any]
 
 
 def _dict(value: Any) -> Raw:
@@ -728,7 +731,8 @@ class Snapshot(Record):
     @cached_property
     def all_paths(self) -> list[str]:
         """Every field, removed key and section, shallow paths first (the likelier reading of a key)."""
-        paths = set(self.fields) | set(self.removed) | set(self.sections)
+        paths = set(_dict(self.raw.get("fields"))) | set(_dict(self.raw.get("removed"))) | set(
+            _dict(self.raw.get("sections")))
         paths.discard("")
         return sorted(paths, key=lambda p: (p.count("."), p))
 
@@ -747,6 +751,29 @@ class Snapshot(Record):
             if len(segments) == len(parts) and all(s in ("*", p) for s, p in zip(segments, parts, strict=True)):
                 return pattern
         return path
+
+    @cached_property
+    def names(self) -> list[tuple[str, str, str | None]]:
+        """``(path, key, python path)`` lower-cased for every path of :attr:`all_paths`, in its order.
+
+        What ``lookup`` searches; built from the raw objects without wrapping every record, because a
+        lookup must answer about as fast as grep.
+        """
+        fields, removed = _dict(self.raw.get("fields")), _dict(self.raw.get("removed"))
+        out = []
+        for path in self.all_paths:
+            raw = fields.get(path) or removed.get(path)
+            key = raw.get("key") if isinstance(raw, dict) else None
+            if not isinstance(key, str):
+                key = path.rpartition(".")[2]
+            name = raw.get("python_name") if isinstance(raw, dict) and path in fields else None
+            section = raw.get("section") if isinstance(raw, dict) else None
+            python_path = None
+            if name:
+                section = section if isinstance(section, str) else path.rpartition(".")[0]
+                python_path = join(section, name).lower()
+            out.append((path, key.lower(), python_path))
+        return out
 
     def enum_of(self, field: Field) -> Enum | None:
         return self.enums.get(field.enum) if field.enum else None

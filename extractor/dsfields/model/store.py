@@ -9,16 +9,21 @@ re-extraction of the same version is a no-op in git. Loading needs only the stdl
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from dsfields.model.errors import SnapshotError
 from dsfields.model.records import Snapshot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 FORMAT_VERSION = 2
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
@@ -48,19 +53,78 @@ def dumps(data: Any) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory and rename: readers never see half a file."""
+    """Write via a temp file in the same directory and rename: readers never see half a file.
+
+    The temp file is flushed to disk before the rename, so a crash or a full disk leaves the old
+    file (or none), never a truncated one. Any failure (a parent that is a file, no permission, no
+    space, a name the file system cannot encode) is an :class:`OSError` naming ``path`` in one line;
+    the temp file is removed.
+    """
     import tempfile  # only writers need it; lookup's start-up stays lighter without it
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; snapshots are ordinary, world-readable files
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        tmp = None
+    except (OSError, ValueError) as exc:  # ValueError: NUL or unencodable characters in the name
+        raise _write_failure(path, exc) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _write_failure(path: Path, exc: BaseException) -> OSError:
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        reason = f"{blocker} is not a directory" if blocker else (exc.strerror or str(exc))
+    elif isinstance(exc, IsADirectoryError):
+        reason = "it is a directory"
+    elif isinstance(exc, OSError):
+        reason = exc.strerror or str(exc)
+    else:
+        reason = f"not a usable file name ({exc})"
+    return OSError(getattr(exc, "errno", None) or errno.EINVAL, f"cannot write ({reason})", str(path))
+
+
+REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
+    "format_version": int, "deepspeed_version": str, "sections": dict, "fields": dict, "removed": dict,
+}
+"""Top-level keys the consumers (check, lookup, diff, schema, docs) index directly, with their JSON types."""
+OPTIONAL_KEYS: dict[str, type | tuple[type, ...]] = {
+    "generated_by": str, "environment": dict, "enums": dict, "coverage": dict,
+    "optimizers": dict, "schedulers": dict, "hf_trainer": (dict, type(None)),
+}
+"""The other top-level keys of ``snapshot.schema.json``: read with ``.get``, type-checked when present."""
+
+
+def validate(data: Any, path: str | Path = "snapshot") -> dict[str, Any]:
+    """``data`` if it has the snapshot's required top-level keys with the right types, else SnapshotError.
+
+    A snapshot that is valid JSON but truncated or hand-edited would otherwise surface as a
+    KeyError deep inside whichever consumer reads it first.
+    """
+    if not isinstance(data, dict):
+        raise SnapshotError(f"snapshot {path} is not a JSON object; re-extract it")
+    if data.get("format_version") not in READABLE_FORMATS:
+        raise SnapshotError(
+            f"snapshot {path} has format_version {data.get('format_version')!r}, this dsfields reads "
+            f"{FORMAT_VERSION}; re-extract it"
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in data]
+    if missing:
+        raise SnapshotError(f"snapshot {path} lacks {', '.join(missing)}; re-extract it")
+    for key, kind in {**REQUIRED_KEYS, **OPTIONAL_KEYS}.items():
+        if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
+            raise SnapshotError(f"snapshot {path}: {key} is not of the expected type; re-extract it")
+    return data
 
 
 _VERSION_PART = re.compile(r"(\d+)|([A-Za-z]+)")
@@ -86,14 +150,9 @@ def available_versions(generated: Path | None = None) -> list[str]:
 def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format_version") not in READABLE_FORMATS:
-        found = data.get("format_version") if isinstance(data, dict) else None
-        raise SnapshotError(
-            f"snapshot {path} has format_version {found!r}, this dsfields reads {FORMAT_VERSION}; re-extract it"
-        )
-    return Snapshot.from_dict(data, f"snapshot {path}")
+    return Snapshot.from_dict(validate(data, path), f"snapshot {path}")
 
 
 def load(version: str, generated: Path | None = None) -> Snapshot:

@@ -1,12 +1,17 @@
 """Output styles shared by every command that reports results (diff's changes, check's findings).
 
 Each result object explains itself once per style (griffe's ``explain(style)``): the command picks the
-style from ``--format`` and never formats a result by hand. The GitHub escaping lives here once.
+style from ``--format`` and never formats a result by hand. The GitHub escaping lives once,
+in :mod:`dsfields.model.termsafe`.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from dsfields.model.termsafe import github_data, github_property
+
+__all__ = ["OutputStyle", "github_data", "github_property"]
 
 
 class OutputStyle(StrEnum):
@@ -18,11 +23,3 @@ class OutputStyle(StrEnum):
     GITHUB = "github"
 
 
-def github_data(text: str) -> str:
-    """Escape the message part of a GitHub workflow command (``::error ...::MESSAGE``)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def github_property(text: str) -> str:
-    """Escape a property value (``file=``, ``title=``) of a GitHub workflow command."""
-    return github_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -8,9 +8,12 @@ did). Every function here returns plain text; the site escapes it for Markdown/H
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 
 def json_text(value: Any) -> str:
@@ -84,11 +87,17 @@ def default_value(field: Field) -> str:
     return json_text(field.default)
 
 
+def short_json(value: Any, limit: int = 80) -> str:
+    """A value as JSON on one line (keys sorted), cut to ``limit``: for one-line-per-change reports."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def symbolic_default(field: Field) -> str:
-    """``sys.maxsize (9223372036854775807)`` where a symbol explains the number, else the JSON value."""
-    shown = json_text(field.default)
+    """``sys.maxsize (9223372036854775807)`` where a symbol explains the number, else the JSON value (cut short)."""
+    shown = short_json(field.default)
     symbol = field.default_repr
-    return f"{symbol} ({shown})" if symbol and shown != json_text(symbol) else shown
+    return f"{symbol} ({shown})" if symbol and shown != short_json(symbol) else shown
 
 
 def stage_label(stage: str) -> str:

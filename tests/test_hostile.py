@@ -1,0 +1,373 @@
+"""One regression test per reproduction of issue 10 (hostile input and faults), each well under 20 s.
+
+Each asserts one clear line, the exit code (1 or 2, or 0 where DeepSpeed accepts the input), no
+traceback, and for writers that nothing is left half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dsfields.cli import main
+from dsfields.configfile import MAX_BYTES, ConfigFileError, load, parse
+from dsfields.docs.command import build_into
+from dsfields.model import termsafe
+from dsfields.model.store import SnapshotError, available_versions, dumps, validate, write_atomic
+
+REPO = Path(__file__).resolve().parents[1]
+VERSIONS = available_versions()
+VERSION = "0.19.8" if "0.19.8" in VERSIONS else (VERSIONS[-1] if VERSIONS else None)
+needs_snapshots = pytest.mark.skipif(VERSION is None, reason="no committed snapshots")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def dsfields(*args: str, timeout: float = 20, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor"), **kwargs.pop("env", {})}  # type: ignore[dict-item]
+    return subprocess.run([sys.executable, "-m", "dsfields", *args], env=env, text=True, timeout=timeout,
+                          capture_output="stdout" not in kwargs, **kwargs)  # type: ignore[call-overload]
+
+
+def write(tmp_path: Path, text: str, name: str = "c.json") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+# ---------------------------------------------------------------- bounded work
+
+
+@needs_snapshots
+def test_huge_train_batch_size_finishes_at_once(tmp_path, capsys):
+    started = time.perf_counter()
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION,
+                           write(tmp_path, '{"train_batch_size": 1000000000000000000}'))
+    assert time.perf_counter() - started < 5
+    assert code == 0 and "consistent only at world size 1, 2, 4" in out and "up to 65536" in out
+
+
+@needs_snapshots
+def test_400_digit_integers_never_traceback(tmp_path, capsys):
+    big = "1" + "0" * 400
+    text = (f'{{"train_batch_size": {big}, "train_micro_batch_size_per_gpu": {big}, '
+            f'"gradient_accumulation_steps": {big}, "zero_optimization": {{"stage": {big}}}}}')
+    for extra in ([], ["--world-size", "3"], ["--format", "json"], ["--hf"]):
+        code, out, _ = run_cli(capsys, "check", "--version", VERSION, *extra, write(tmp_path, text))
+        assert code == 1 and "zero_optimization.stage" in out
+
+
+@needs_snapshots
+def test_integers_beyond_pythons_digit_limit_are_refused_as_deepspeed_refuses_them(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION,
+                           write(tmp_path, '{"train_batch_size": 1' + "0" * 5000 + "}"))
+    assert code == 2 and "integer of 5001 digits" in out and "4300" in out
+
+
+def test_size_limit_refuses_50_mb_and_millions_of_keys_quickly(tmp_path):
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:  # sparse: the size alone decides
+        handle.truncate(50 * 1024 * 1024)
+    started = time.perf_counter()
+    with pytest.raises(ConfigFileError, match="larger than 8 MiB"):
+        load(huge)
+    keys = tmp_path / "keys.json"
+    keys.write_text("{" + ",".join(f'"k{i}":1' for i in range(1_500_000)) + "}")
+    assert keys.stat().st_size > MAX_BYTES
+    with pytest.raises(ConfigFileError, match="larger than 8 MiB"):
+        load(keys)
+    assert time.perf_counter() - started < 2
+
+
+@needs_snapshots
+def test_a_1_mb_config_checks_in_about_a_second(tmp_path, capsys):
+    base = {
+        "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
+        "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}, "overlap_comm": True},
+        "bf16": {"enabled": True}, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
+    text = json.dumps({**base, **{f"custom_{i}": base for i in range(3000)}}, indent=2)
+    assert len(text) > 1_000_000
+    path = write(tmp_path, text)
+    run_cli(capsys, "check", "--version", VERSION, write(tmp_path, "{}", "warm.json"))  # snapshot loaded once
+    started = time.perf_counter()
+    code, _, _ = run_cli(capsys, "check", "--version", VERSION, path)
+    seconds = time.perf_counter() - started
+    assert code == 0 and seconds < 3, seconds  # ~0.5 s on an idle machine; headroom for a busy CI runner
+
+
+# ---------------------------------------------------------------- parse as DeepSpeed does
+
+
+@pytest.mark.parametrize("text", ['{"gradient_clipping": NaN}', '{"gradient_clipping": Infinity}',
+                                  '{"gradient_clipping": -Infinity}', '{"gradient_clipping": 1e400}'])
+def test_non_finite_numbers_are_refused_as_deepspeeds_loader_refuses_them(text):
+    import hjson
+
+    with pytest.raises(Exception):  # noqa: B017 - DeepSpeed's own loader, for the record
+        hjson.loads(text)
+    with pytest.raises(ConfigFileError, match="line 1: .*DeepSpeed's loader"):
+        parse(text)
+    assert parse(text, consumer="hf").data["gradient_clipping"] != 1  # json.load (HF) accepts them
+
+
+def test_nan_on_its_own_line_is_the_string_hjson_makes_of_it():
+    import hjson
+
+    text = '{\n  "gradient_clipping": NaN\n}\n'
+    assert parse(text).data == hjson.loads(text) == {"gradient_clipping": "NaN"}
+
+
+@needs_snapshots
+def test_lone_surrogate_key_is_checked_and_shown_escaped(tmp_path, capsys):
+    path = write(tmp_path, '{"\\ud800": 1, "train_batch_size": 8}')
+    for fmt in ("text", "json", "github"):
+        code, out, _ = run_cli(capsys, "check", "--version", VERSION, "--format", fmt, path)
+        assert code == 0 and "\\ud800" in out
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION, "--format", "json", path)
+    assert json.loads(out)["files"][0]["findings"][0]["path"] == "\ud800"  # still the same JSON value
+
+
+# ---------------------------------------------------------------- terminal-safe output
+
+
+@needs_snapshots
+def test_escape_sequences_in_keys_never_reach_the_terminal(tmp_path, capsys):
+    key = "\u001b]0;pwned\u0007\u001b[2J\u202e\x9b"
+    path = write(tmp_path, json.dumps({key: 1, "train_batch_size": 8}), name="\x1b[2J.json")
+    for fmt in ("text", "json", "github"):
+        code, out, err = run_cli(capsys, "check", "--version", VERSION, "--format", fmt, path)
+        assert code == 0 and not any(c in out + err for c in "\x1b\x07\u202e\x9b")
+        # Text and annotations show \x1b; JSON has json.dumps' own \u001b (the same value to a parser).
+        assert ("\\u001b]0;pwned\\u0007\\u001b[2J" if fmt == "json" else "\\x1b]0;pwned\\x07\\x1b[2J") in out
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION, "--format", "json", path)
+    assert key in {f["path"] for f in json.loads(out)["files"][0]["findings"]}
+
+
+@needs_snapshots
+@pytest.mark.parametrize("args", [["lookup", "\x1b]0;pwned\x07"], ["lookup", "--version", "\x1b[2J", "stage"],
+                                  ["diff", "\x1b[2J", "0.19.8"], ["schema", "--version", "\u202e"],
+                                  ["check", "\x1b[2J.json"]])
+def test_queries_versions_and_file_names_are_escaped(capsys, args):
+    code, out, err = run_cli(capsys, *args)
+    assert code in (1, 2) and not any(c in out + err for c in "\x1b\x07\u202e")
+    assert "\\x1b" in out + err or "\\u202e" in out + err
+
+
+def test_github_annotation_escaping_is_one_function():
+    assert termsafe.github_property("a:b,c%\n\x1b") == "a%3Ab%2Cc%25%0A\\x1b"
+    assert termsafe.github_data("a:b\r\n") == "a:b%0D%0A"
+    assert termsafe.escape("ok\tline\n") == "ok\tline\n"
+    assert termsafe.escape("\x00\x7f\x85\u2066\ud800") == "\\x00\\u007f\\u0085\\u2066\\ud800"
+
+
+@needs_snapshots
+def test_cp437_terminal_gets_the_diff():
+    done = dsfields("diff", "0.14.4", "0.19.8", env={"PYTHONIOENCODING": "cp437"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "0.14.4 \\u2192 0.19.8" in done.stdout
+
+
+# ---------------------------------------------------------------- only regular files
+
+
+def test_devices_and_directories_are_refused_in_one_line(tmp_path, capsys):
+    for path, kind in (("/dev/zero", "a device"), (str(tmp_path), "a directory")):
+        if not os.path.exists(path):
+            continue
+        with pytest.raises(ConfigFileError, match=f"is {kind}; only regular files are read"):
+            load(Path(path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_never_blocks(tmp_path):
+    fifo = tmp_path / "c.json"
+    os.mkfifo(fifo)
+    started = time.perf_counter()
+    done = dsfields("check", str(fifo), timeout=20)
+    assert done.returncode == 2 and "is a FIFO" in done.stdout and time.perf_counter() - started < 20
+
+
+# ---------------------------------------------------------------- environment errors
+
+
+@needs_snapshots
+def test_schema_into_a_path_under_a_file(tmp_path, capsys):
+    blocker = tmp_path / "hostname"
+    blocker.write_text("x")
+    code, _, err = run_cli(capsys, "schema", "--version", VERSION, "-o", str(blocker / "x.json"))
+    assert code == 2 and err.count("\n") == 1 and f"{blocker} is not a directory" in err
+
+
+def test_write_atomic_leaves_nothing_behind_on_failure(tmp_path):
+    target = tmp_path / "dir"
+    target.mkdir()
+    with pytest.raises(OSError, match="cannot write"):
+        write_atomic(target, "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["dir"] and not any(target.iterdir())
+    with pytest.raises(OSError, match="cannot write"):
+        write_atomic(tmp_path / "a\x00b", "x")
+
+
+def test_extract_out_a_file(tmp_path, capsys):
+    out = tmp_path / "f"
+    out.write_text("x")
+    code, _, err = run_cli(capsys, "extract", "--out", str(out))
+    assert code == 2 and "is not a directory" in err and out.read_text() == "x"
+
+
+@needs_snapshots
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_stdout_closed_or_full_is_one_line_exit_2(how):
+    if how == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    command = [sys.executable, "-m", "dsfields", "lookup", "stage"]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    if how == "closed":
+        done = subprocess.run(["bash", "-c", 'exec "$@" >&-', "-", *command], env=env, capture_output=False,
+                              stderr=subprocess.PIPE, text=True, timeout=20)
+    else:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=20)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "cannot write to stdout" in done.stderr
+
+
+@needs_snapshots
+def test_broken_pipe_is_exit_0_and_silent():
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -m dsfields diff 0.14.4 0.19.8 | head -1; '
+                           'exit "${PIPESTATUS[0]}"'], env=env, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_snapshot_missing_keys_is_a_snapshot_error(tmp_path, capsys):
+    with pytest.raises(SnapshotError, match="lacks fields"):
+        validate({"format_version": 1, "deepspeed_version": "9.9.9", "sections": {}, "removed": {}})
+    (tmp_path / "9.9.9").mkdir()
+    (tmp_path / "9.9.9" / "fields.json").write_text(json.dumps({"format_version": 1, "deepspeed_version": "9.9.9"}))
+    os.environ["DSFIELDS_GENERATED"] = str(tmp_path)
+    try:
+        for args in (["check", str(tmp_path / "9.9.9" / "fields.json")], ["lookup", "stage"],
+                     ["schema"], ["diff", "9.9.9", "9.9.9", "--generated", str(tmp_path)]):
+            code, _, err = run_cli(capsys, *args)
+            assert code == 2 and "lacks" in err and err.count("\n") == 1, (args, err)
+    finally:
+        del os.environ["DSFIELDS_GENERATED"]
+
+
+@pytest.mark.parametrize("body", ["import sys; sys.exit(0)", "raise RuntimeError('boom\\nmore')"])
+def test_extract_with_a_deepspeed_that_exits_or_raises_at_import(tmp_path, body):
+    (tmp_path / "fake" / "deepspeed").mkdir(parents=True)
+    (tmp_path / "fake" / "deepspeed" / "__init__.py").write_text(body)
+    env = {"PYTHONPATH": f"{tmp_path / 'fake'}{os.pathsep}{REPO / 'extractor'}"}
+    done = dsfields("extract", "--out", str(tmp_path / "out"), env=env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "cannot import DeepSpeed" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("version", ["../../escaped", "a/b", "..", "/abs", "0.1\n"])
+def test_a_version_with_separators_never_writes_outside_out(tmp_path, capsys, monkeypatch, version):
+    import dsfields.extract.build as build
+    import dsfields.extract.command as command
+
+    monkeypatch.setattr(command, "import_failure", lambda: None)
+    monkeypatch.setattr(build, "extract_installed", lambda: {"deepspeed_version": version})
+    out = tmp_path / "a" / "b" / "out"
+    code, _, err = run_cli(capsys, "extract", "--out", str(out))
+    assert code == 2 and "not a version dsfields can use as a folder name" in err
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_snapshot_command_refuses_such_versions(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "snapshot", "../x", "--out", str(tmp_path))
+    assert code == 2 and "not a version" in err and list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- docs build: atomic, concurrent
+
+
+def _site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("old")
+    return site
+
+
+def _writer(text: str, then: BaseException | None = None, pause: float = 0.0):
+    def build(folder: Path) -> int:
+        (folder / "index.html").write_text(text)
+        time.sleep(pause)
+        if then is not None:
+            raise then
+        return 0
+
+    return build
+
+
+def test_docs_build_swaps_the_site_in_whole(tmp_path):
+    site = _site(tmp_path)
+    assert build_into(site, _writer("new")) == 0
+    assert (site / "index.html").read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_docs_build_interrupted_or_failed_leaves_the_old_site(tmp_path):
+    site = _site(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        build_into(site, _writer("half", KeyboardInterrupt()))
+    assert build_into(site, lambda folder: 1) == 1
+    assert (site / "index.html").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_docs_build_killed_leaves_the_old_site_and_the_next_build_cleans_up(tmp_path):
+    site = _site(tmp_path)
+    code = ("import sys, time; from pathlib import Path; from dsfields.docs.command import build_into\n"
+            "def build(folder):\n (folder / 'index.html').write_text('half'); print('ready', flush=True)\n"
+            " time.sleep(60); return 0\n"
+            f"build_into(Path({str(site)!r}), build)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    child = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    assert (site / "index.html").read_text() == "old"
+    assert build_into(site, _writer("new")) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"] and (site / "index.html").read_text() == "new"
+
+
+def test_two_docs_builds_in_one_tree_both_succeed(tmp_path):
+    from dsfields.docs.command import tree_lock
+
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: x\n")
+    site = _site(tmp_path)
+    results: list[int] = []
+
+    def one(text: str) -> None:
+        with tree_lock(config):
+            results.append(build_into(site, _writer(text, pause=0.3)))
+
+    threads = [threading.Thread(target=one, args=(t,)) for t in ("first", "second")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert results == [0, 0] and (site / "index.html").read_text() in ("first", "second")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mkdocs.yml", "site"]
+
+
+def test_dumps_round_trip_of_a_valid_snapshot_still_validates():
+    if VERSION is None:
+        pytest.skip("no snapshots")
+    data = json.loads((REPO / "generated" / VERSION / "fields.json").read_text())
+    assert validate(json.loads(dumps(data))) is not None
