@@ -239,7 +239,6 @@ class _Run:
         if isinstance(value, str) and value == "auto":
             self.auto(record, here)
             return
-        types = record.json_types
         shape = json_type(value)
         alternative = next((a for a in record.alternatives if a.get("json_type") == shape), None)
         if alternative is not None:
@@ -248,11 +247,21 @@ class _Run:
                      f"({alternative.get('means')})", f'write "{record.key}": {{ ... }} as the documentation does')
             return
         probe = record.probe_for(value)
-        if probe is not None and not probe[1].get("ok"):
-            self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
-                     f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "
-                     f"{probe[1].get('error')})", self._type_fix(record))
+        mark = len(self.findings)
+        self.declared_value(record, value, here)
+        if probe is None or probe[1].get("ok"):
             return
+        if any(f.severity is Severity.ERROR for f in self.findings[mark:]):
+            return  # the declared type or constraint already says why (its message names the rule)
+        del self.findings[mark:]  # a warning such as "coerced to 1" would contradict DeepSpeed's verdict
+        self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
+                 f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "
+                 f"{probe[1].get('error')})", self._type_fix(record))
+
+    def declared_value(self, record: Field, value: Any, here: Path_) -> None:
+        """What the declared types, choices and constraints say about ``value`` (the probes come after)."""
+        path = record.path
+        types = record.json_types
         if record.is_section and path in self.c.sections and not isinstance(value, dict):
             if value is None and ("null" in types or record.is_pydantic and not types):
                 return

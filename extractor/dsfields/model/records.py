@@ -341,6 +341,8 @@ def probe_id(value: Any) -> str | None:
             return "-1"
         if value == 0:
             return "0"
+        if value == 1 and isinstance(value, int):
+            return "1"
         return "1.5" if isinstance(value, float) and not float(value).is_integer() else None
     if isinstance(value, str):
         if value == "auto":
