@@ -132,6 +132,36 @@ def test_string_booleans_follow_the_probes():
     assert not _errors(old) and [f for f in old if f.severity == Severity.WARNING]
 
 
+def test_lookup_resolves_a_concrete_group_name_to_its_pattern_path():
+    from dsfields import lookup
+
+    snapshot = load_snapshot("0.14.4")
+    concrete = "compression_training.weight_quantization.different_groups.wq1.params.start_bits"
+    (match,) = lookup.find(snapshot, concrete)
+    assert match.path == "compression_training.weight_quantization.different_groups.*.params.start_bits"
+    assert match.kind == "field" and match.concrete == concrete
+    text = " ".join(" ".join(lookup.format_field(snapshot, match, 200, lookup.Style(False))).split())
+    assert f"{concrete} resolves to the pattern path {match.path}" in text and '"wq1" is a user-named group' in text
+    assert lookup.match_json(snapshot, match)["concrete_path"] == concrete
+    (section,) = lookup.find(snapshot, "compression_training.weight_quantization.different_groups.MyGroup.params")
+    assert section.kind == "section" and section.path.endswith("different_groups.*.params")
+    assert lookup.find(snapshot, "compression_training.weight_quantization.nope.wq1.params") == []
+
+
+def test_sequence_and_data_parallel_size_are_read_by_0_19_8():
+    """deepspeed.initialize reads both (the mesh device) before DeepSpeedConfig, which reads
+    sequence_parallel_size only once torch.distributed is up: check must not call them ignored."""
+    snapshot = load_snapshot("0.19.8")
+    for path in ("sequence_parallel_size", "data_parallel_size"):
+        assert "static" in snapshot.fields[path].witnesses, path
+    # data_parallel_size only where deepspeed.initialize builds the mesh; sequence_parallel_size is also read
+    # unconditionally (deepspeed/compile's extract_mesh_size), so it has no condition
+    assert "sequence_parallel_size" in snapshot.fields["data_parallel_size"].condition
+    assert snapshot.fields["sequence_parallel_size"].raw["source"]["file"]
+    findings = _check("0.19.8", '{"train_batch_size": 1, "sequence_parallel_size": 2, "data_parallel_size": 1}')
+    assert not [f for f in findings if f.path in ("sequence_parallel_size", "data_parallel_size")], findings
+
+
 # ---------------------------------------------------------------- the real DeepSpeed 0.19.8
 
 
