@@ -110,12 +110,14 @@ def parse_fast(argv: list[str]) -> Any:
 class Match:
     """One answer to a query: a field, a section (with its fields) or a removed key."""
 
-    __slots__ = ("path", "kind", "field", "section", "removed", "children", "removed_children")
+    __slots__ = ("path", "kind", "field", "section", "removed", "children", "removed_children", "concrete")
 
     def __init__(self, path: str, kind: str, field: Field | None = None, section: Section | None = None,
                  removed: Removed | None = None, children: tuple[Field, ...] = (),
                  removed_children: tuple[Removed, ...] = ()) -> None:
         self.path = path
+        self.concrete: str | None = None
+        """The path as asked when it names a user-named group of a pattern path (``path`` has ``*``)."""
         self.kind = kind
         """``"field"``, ``"section"`` or ``"removed"``."""
         self.field = field
@@ -128,6 +130,12 @@ class Match:
 
 
 def make_match(snapshot: Snapshot, path: str) -> Match:
+    """The match for a snapshot path, or for a concrete path of a pattern (``different_groups.wq1.params``)."""
+    pattern = snapshot.resolve(path)
+    if pattern != path:
+        match = make_match(snapshot, pattern)
+        match.concrete = path
+        return match
     if path in snapshot.removed:
         return Match(path, "removed", field=snapshot.fields.get(path), removed=snapshot.removed[path])
     if path in snapshot.sections:
@@ -150,6 +158,13 @@ def find_paths(names: list[tuple[str, str, str | None]], query: str) -> list[str
         return []
     if "." in wanted:
         hits = [p for p, _, _ in names if p.lower() == wanted]
+        if not hits:
+            asked = query.strip()
+            pattern = snapshot.resolve(asked)
+            if pattern == asked and asked != wanted:
+                pattern = snapshot.resolve(wanted)
+            if "*" in pattern.split("."):
+                return [make_match(snapshot, asked if pattern != asked else wanted)]
         if not hits:
             hits = [
                 p for p, _, pp in names
@@ -355,6 +370,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     assert record is not None
     enum = snapshot.enum_of(record)
     lines = _header(f"{match.path}: {type_text(record)} {default_text(record, enum)}", match.path, width, style)
+    lines += _pattern_note(match, width)
     if record.deprecated:
         lines += [style.warn(line) for line in _wrap(deprecation_text(record.deprecated), width, "  ", "    ")]
     lines.append("")
@@ -379,6 +395,14 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         if text:
             lines += _row(label, text, width, style)
     return lines
+
+
+def _pattern_note(match: Match, width: int) -> list[str]:
+    if not match.concrete:
+        return []
+    group = next((c for c, p in zip(match.concrete.split("."), match.path.split("."), strict=False) if p == "*"), "")
+    return _wrap(f'{match.concrete} resolves to the pattern path {match.path}: "{group}" is a user-named group '
+                 "(any name works there)", width, "  ", "    ")
 
 
 def _python_name_text(record: Field, section: Section | None) -> str:
@@ -448,7 +472,8 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
     section = match.section
     assert section is not None
     described = match.field
-    lines = _header(f"{match.path}: section, {len(match.children)} fields", match.path, width, style) + [""]
+    lines = _header(f"{match.path}: section, {len(match.children)} fields", match.path, width, style)
+    lines += _pattern_note(match, width) + [""]
     lines += _explanation(match.path, lang, width)
     description = section.description or (described.description if described else None)
     if description:
@@ -541,6 +566,7 @@ def match_json(snapshot: Snapshot, match: Match, lang: str = "en") -> dict[str, 
     return {
         "explanation": explanation.as_dict() if explanation else None,
         "path": match.path,
+        "concrete_path": match.concrete,
         "kind": match.kind,
         "field": match.field.raw if match.field else None,
         "section": match.section.raw if match.section else None,

@@ -136,6 +136,8 @@ class _Run:
                          f"{removed.message}", f'delete "{key}"')
                 continue
             field_record = snapshot.by_section.get(section, {}).get(key)
+            if field_record is None and not key.startswith(("_", "//", "#")):
+                field_record = snapshot.by_section.get(section, {}).get("*")  # a user-named group (pattern path)
             if field_record is None:
                 alias = snapshot.by_python_name.get(section, {}).get(key)
                 if alias is not None:
@@ -160,6 +162,14 @@ class _Run:
             self.add(here, Severity.INFO, Kind.UNKNOWN_KEY, f'"{key}" looks like a comment key; DeepSpeed '
                      f"{self.c.version} ignores it here", "")
             return
+        if mode == "passed":
+            receivers = ", ".join(sorted({r.get("to", "?") for r in record.passed_to})) or "another component"
+            known = sorted(k for k in self.c.snapshot.by_section.get(section, {}) if k != "*")
+            keys = f", whose keys are {', '.join(known)}" if known else ""
+            self.add(here, Severity.INFO, Kind.UNKNOWN_KEY,
+                     f'"{key}" is not read by DeepSpeedConfig: {where} is passed on whole to {receivers}{keys}; '
+                     "it may read this key later", self.suggest(section, key, delete=False))
+            return
         if mode == "error":
             severity = Severity.ERROR
             consequence = f"DeepSpeed {self.c.version} raises (extra inputs are not permitted)"
@@ -172,7 +182,7 @@ class _Run:
             f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
         self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}', fix)
 
-    def suggest(self, section: str, key: str) -> str:
+    def suggest(self, section: str, key: str, delete: bool = True) -> str:
         import difflib  # only when suggesting: keeps start-up lean
 
         snapshot = self.c.snapshot
@@ -196,6 +206,8 @@ class _Run:
         everywhere = difflib.get_close_matches(key, list(snapshot.by_key), n=1, cutoff=0.85)
         if everywhere:
             return f'did you mean "{snapshot.by_key[everywhere[0]][0]}"?'
+        if not delete:
+            return ""
         return f'remove it (no DeepSpeed {self.c.version} key is named like it)'
 
     def deprecated(self, section: str, key: str, obj: dict[str, Any], record: Field, here: Path_) -> None:
@@ -227,6 +239,28 @@ class _Run:
         if isinstance(value, str) and value == "auto":
             self.auto(record, here)
             return
+        shape = json_type(value)
+        alternative = next((a for a in record.alternatives if a.get("json_type") == shape), None)
+        if alternative is not None:
+            self.add(here, Severity.INFO, Kind.COERCED,
+                     f"{path}: {_fmt(value)} is an older form DeepSpeed {self.c.version} still accepts "
+                     f"({alternative.get('means')})", f'write "{record.key}": {{ ... }} as the documentation does')
+            return
+        probe = record.probe_for(value)
+        mark = len(self.findings)
+        self.declared_value(record, value, here)
+        if probe is None or probe[1].get("ok"):
+            return
+        if any(f.severity is Severity.ERROR for f in self.findings[mark:]):
+            return  # the declared type or constraint already says why (its message names the rule)
+        del self.findings[mark:]  # a warning such as "coerced to 1" would contradict DeepSpeed's verdict
+        self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
+                 f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "
+                 f"{probe[1].get('error')})", self._type_fix(record))
+
+    def declared_value(self, record: Field, value: Any, here: Path_) -> None:
+        """What the declared types, choices and constraints say about ``value`` (the probes come after)."""
+        path = record.path
         types = record.json_types
         if record.is_section and path in self.c.sections and not isinstance(value, dict):
             if value is None and ("null" in types or record.is_pydantic and not types):
@@ -255,6 +289,11 @@ class _Run:
     def dict_value(self, record: Field, value: Any, here: Path_) -> bool:
         """Dict-read keys are not validated by DeepSpeed: the raw value is used as is, later."""
         types = record.json_types
+        if record.truthiness and isinstance(value, str) and value:
+            self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
+                     f"the string {_fmt(value)}: DeepSpeed {self.c.version} tests this key's truth unvalidated, so any "
+                     'non-empty string counts as true ("false" switches it on)', "write true or false without quotes")
+            return False
         if not types:
             return True
         if value is None:
@@ -302,7 +341,10 @@ class _Run:
         if not choices:
             return
         items = coerced if isinstance(coerced, list) and "array" in record.json_types else [coerced]
+        fold = {"lower": str.lower, "upper": str.upper}.get(record.choices_normalized or "")
         for item in items:
+            if fold is not None and isinstance(item, str) and fold(item) in choices:
+                continue
             if item is None or any(item == c and type(item) is not bool for c in choices) or (
                     isinstance(item, bool) and int(item) in choices and bool not in map(type, choices)):
                 continue
@@ -374,7 +416,12 @@ class _Run:
                      f"write the value you want, or delete the key to get {default}")
         else:
             types = record.json_types
-            if not types or "string" in types:
+            probe = record.probes.get('"auto"')
+            if not record.is_pydantic and isinstance(record.default, bool) and (probe is None or probe.get("ok")):
+                self.add(here, Severity.WARNING, Kind.AUTO,
+                         f'DeepSpeed keeps the literal string "auto" here, unvalidated: a non-empty string counts as '
+                         f"true, so this switches it on{hf_note}", "write true or false")
+            elif not types or "string" in types:
                 self.add(here, Severity.WARNING, Kind.AUTO,
                          f'DeepSpeed keeps the literal string "auto" here (no special meaning){hf_note}',
                          f"write the value you want (default {default})")

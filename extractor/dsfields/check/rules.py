@@ -370,22 +370,6 @@ def _batch_fix(tbs: int | None, micro: int | None, gas: int | None, world: int) 
 # ---------------------------------------------------------------- values read inside getters
 
 
-def _choice(path: str, allowed: tuple[str, ...], normalise: Callable[[str], str], source_hint: str) -> Callable[
-        [View, int | None], Iterator[Violation]]:
-    def check(view: View, world_size: int | None) -> Iterator[Violation]:
-        value = view.raw(path)
-        if value is MISSING or value is None or (value == "auto" and path in view.hf_filled):
-            return
-        if not isinstance(value, str) or normalise(value) not in allowed:
-            yield Violation(
-                (path,),
-                f"{path} is {value!r}; DeepSpeed accepts {', '.join(allowed)} ({source_hint})",
-                f'use one of: {", ".join(repr(a) for a in allowed)}',
-            )
-
-    return check
-
-
 def _keep_in_fp32_modules(view: View, world_size: int | None) -> Iterator[Violation]:
     value = view.raw("data_types.keep_in_fp32_modules")
     if value is MISSING or value == "auto":
@@ -453,20 +437,6 @@ RULES: tuple[Rule, ...] = (
     Rule("batch-size", "train_batch_size = micro batch × accumulation steps × world size",
          "deepspeed/runtime/config.py: DeepSpeedConfig._set_batch_related_parameters, _batch_assertion",
          _batch),
-    Rule("communication-data-type", "communication_data_type is fp16, bf16 or fp32 (any case)",
-         "deepspeed/runtime/config.py: get_communication_data_type",
-         _choice("communication_data_type", ("fp16", "bf16", "fp32"), str.lower, "get_communication_data_type")),
-    Rule("seq-parallel-communication-data-type", "seq_parallel_communication_data_type is fp16, bf16 or fp32",
-         "deepspeed/runtime/config.py: get_communication_data_type",
-         _choice("seq_parallel_communication_data_type", ("fp16", "bf16", "fp32"), str.lower,
-                 "get_communication_data_type")),
-    Rule("gradient-allreduce-op", "gradient_allreduce_op is mean or sum (any case)",
-         "deepspeed/runtime/config.py: get_gradient_allreduce_op",
-         _choice("gradient_allreduce_op", ("mean", "sum"), str.lower, "get_gradient_allreduce_op")),
-    Rule("checkpoint-tag-validation", "checkpoint.tag_validation is WARN, IGNORE or FAIL (any case)",
-         "deepspeed/runtime/config.py: get_checkpoint_tag_validation_mode",
-         _choice("checkpoint.tag_validation", ("WARN", "IGNORE", "FAIL"), str.upper,
-                 "get_checkpoint_tag_validation_mode")),
     Rule("keep-in-fp32-modules", 'data_types.keep_in_fp32_modules is "auto" or a list of strings',
          "deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params",
          _keep_in_fp32_modules),

@@ -66,10 +66,19 @@ class Extraction:
     constant_files: list[str] = field(default_factory=list)
     instance_memo: dict[tuple[int, type], list[Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    model_classes: dict[str, type] = field(default_factory=dict)
+    """Section path → the pydantic model validating it (value probes validate it directly)."""
+    bases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Field path → the probe config under which the trace read it (conditional reads)."""
+    witnesses: dict[str, Any] = field(default_factory=dict)
 
 
-def extract_installed() -> dict[str, Any]:
-    """Extract the snapshot of the DeepSpeed importable in this interpreter."""
+def extract_installed(static: Any = None) -> dict[str, Any]:
+    """Extract the snapshot of the DeepSpeed importable in this interpreter.
+
+    ``static`` is the static witness's report, or a future of it (:func:`start_static`, run on the
+    other core while DeepSpeed imports); None scans here.
+    """
     import deepspeed
     import deepspeed.runtime.config as config_module
 
@@ -78,16 +87,61 @@ def extract_installed() -> dict[str, Any]:
     if ds_logger is not None:
         ds_logger.setLevel(logging.ERROR)
     from dsfields.extract.optim import with_optimizers  # + schedulers and the HF Trainer's "auto" fills
-    return with_optimizers(extract(config_module, version=str(deepspeed.__version__)))
+    return with_optimizers(extract(config_module, version=str(deepspeed.__version__), static=static))
 
 
-def extract(config_module: Any, version: str, package: str = "deepspeed") -> dict[str, Any]:
-    """Extract from ``config_module.DeepSpeedConfig`` of ``package`` (DeepSpeed, or a test fixture imitating it)."""
+def start_static(package: str = "deepspeed") -> Any:
+    """Start the static witness on the other core before DeepSpeed is imported; a future of its report.
+
+    The scan reads source text only, so it runs in a forked process while this one imports torch.
+    Returns None when the package cannot be located (the scan then runs in-process).
+    """
+    import importlib.util
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    spec = importlib.util.find_spec(package)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        return None
+    from dsfields.extract.static import static_report
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
+    future = pool.submit(static_report, Path(locations[0]))
+    pool.shutdown(wait=False)
+    return future
+
+
+def _static_witness(static: Any, package_dir: Path) -> Any:
+    from dsfields.extract.static import StaticReport, static_report
+
+    if isinstance(static, StaticReport):
+        return static
+    if static is not None:
+        try:
+            return static.result()
+        except Exception as exc:  # the forked scan failed: scan here, so the cause (if any) is ours to see
+            log.debug("static witness in a subprocess failed: %s", exc)
+    return static_report(package_dir)
+
+
+def extract(config_module: Any, version: str, package: str = "deepspeed", static: Any = None,
+            launch_paths: set[str] | None = None) -> dict[str, Any]:
+    """Extract from ``config_module.DeepSpeedConfig`` of ``package`` (DeepSpeed, or a test fixture imitating it).
+
+    ``static``: the static witness's report (or a future of it); ``launch_paths``: the hook for the
+    launch trace (``extract/launch.py``), paths ``deepspeed.initialize`` was seen to read.
+    """
+    from dsfields.extract import probes, reconcile
+
     root_module = sys.modules[package]
     package_root = Path(root_module.__file__).resolve().parent.parent
     prober = Prober(config_module.DeepSpeedConfig, package)
     discovery = discover(prober)
     ex = Extraction(package, config_module, prober, SourceIndex(package_root), discovery)
+    report = _static_witness(static, Path(root_module.__file__).resolve().parent)
+    explored = reconcile.explore(ex, report)
+    ex.bases = explored.bases
     _dict_fields(ex)
     for path, cls in sorted(discovery.model_sections.items()):
         _model_section(ex, path, cls, parent=path.rpartition(".")[0])
@@ -95,8 +149,10 @@ def extract(config_module: Any, version: str, package: str = "deepspeed") -> dic
     for path in removed:
         # DeepSpeed only looks at these to reject them: they are removed keys, not fields.
         ex.fields.pop(path, None)
+    ex.witnesses = reconcile.merge(ex, report, explored, removed, launch_paths)
     _effective_defaults(ex)
     _auto_behaviour(ex)
+    ex.witnesses["probe_runs"] = probes.value_probes(ex)
     return {
         "format_version": FORMAT_VERSION,
         "generated_by": "dsfields extract",
@@ -260,6 +316,7 @@ def _value_json_types(value: Any) -> list[str]:
 def _model_section(ex: Extraction, path: str, cls: type, parent: str) -> None:
     info = describe_model(cls)
     ex.placed_models.add(cls)
+    ex.model_classes[path] = cls
     where, attrs = ex.source.of_class(cls)
     ex.sections[path] = {
         "kind": "model",
@@ -425,9 +482,23 @@ def _auto_behaviour(ex: Extraction) -> None:
     key tried alone.
     """
     by_section: dict[str, list[dict[str, Any]]] = {}
+    alone: list[dict[str, Any]] = []
     for record in ex.fields.values():
-        if not record["is_section"] and not record["required"]:
+        if record["is_section"] or record["required"] or record.get("pattern") or "trace" not in record["witnesses"]:
+            continue  # DeepSpeedConfig never reads a static-only key: "auto" there is the reader's business
+        if record["path"] in ex.bases:
+            alone.append(record)  # read only under a condition: tried from the config that meets it
+        else:
             by_section.setdefault(record["section"], []).append(record)
+    for record in alone:
+        base = ex.bases[record["path"]]
+        reference, _ = _state(ex, base)
+        state, error = _state(ex, set_path(base, record["section"], record["key"], "auto"))
+        if error is not None:
+            record["auto"] = {"accepted": False, "becomes": None, "error": error.splitlines()[0][:300]}
+        else:
+            same = reference is not None and state == reference
+            record["auto"] = {"accepted": True, "becomes": "default" if same else "kept", "error": None}
     for section, records in sorted(by_section.items()):
         base = with_section(BASE_CONFIG, section)
         reference, _ = _state(ex, base)
@@ -517,4 +588,5 @@ def _coverage(ex: Extraction, removed: dict[str, Any]) -> dict[str, Any]:
         "unresolved_models": dict(sorted(ex.discovery.unresolved_models.items())),
         "probe_runs": ex.prober.runs,
         "notes": sorted(ex.notes),
+        "witnesses": ex.witnesses,
     }

@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"dsfields extract: {problem}", file=sys.stderr)
         return 2
+    from dsfields.extract.build import start_static
+
+    static = start_static()  # the static witness scans on the other core while DeepSpeed imports
     cause = import_failure()
     if cause is not None:
         print(f"dsfields extract: cannot import DeepSpeed ({cause}); install it with `pip install dsfields[extract]`",
@@ -84,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            snapshot = extract_installed()
+            snapshot = extract_installed(static)
     except (Exception, SystemExit) as exc:  # report, never leave a half-written snapshot
         log.debug("extraction failed", exc_info=True)
         first = (str(exc).strip().splitlines() or [""])[0]
@@ -127,7 +130,18 @@ def summary(snapshot: dict, target: Path, seconds: float) -> str:
         f"  removed keys: {len(snapshot['removed'])}, enums: {len(snapshot['enums'])}, "
         f"deprecated: {sum(1 for f in snapshot['fields'].values() if f['deprecated'])}",
     ]
+    wit = cov.get("witnesses") or {}
+    if wit:
+        lines.append(f"  witnesses: found {wit['found']}, only one witness {wit['only']}; "
+                     f"{len(wit['triggered_by_probes'])} conditional reads triggered by "
+                     f"{wit['exploration_configs']} probe configs")
     for title, items in (
+        ("keys only the static witness found", wit.get("only_static", [])),
+        ("static reads the trace never triggered", [f"{d['path']}: under {d['condition']}"
+                                                    for d in wit.get("not_triggered", [])]),
+        ("static reads under a model that declares no such field", wit.get("static_under_model", [])),
+        ("choices", wit.get("choices", [])),
+        ("static reads not placed", wit.get("unplaced", [])),
         ("models found but not placed", [f"{k}: {v}" for k, v in cov["models_not_placed"].items()]),
         ("*_DEFAULT constants attributed to no path", cov["defaults_not_attributed"]),
         ("models named in errors but not found", [f"{k}: {v}" for k, v in cov["unresolved_models"].items()]),

@@ -166,11 +166,17 @@ class Field(Placed, Defaulted):
     )
     """Every key of a field record, in the order the format documents them (``other_defaults`` is optional)."""
 
+    WITNESS_KEYS = (
+        "alternatives", "choices_normalized", "condition", "conditions", "pattern", "probes", "truthiness",
+        "witnesses",
+    )
+    """Keys format 2 adds (the reconciliation of the witnesses fills them in every record)."""
+
     @classmethod
     def new(cls, **values: Any) -> Field:
         """A complete record for the extractor: every key of :attr:`KEYS` must be given, no other."""
         missing = [k for k in cls.KEYS if k not in values]
-        unknown = [k for k in values if k not in cls.KEYS and k != "other_defaults"]
+        unknown = [k for k in values if k not in cls.KEYS and k not in cls.WITNESS_KEYS and k != "other_defaults"]
         if missing or unknown:
             raise ValueError(f"field record: missing {missing}, unknown {unknown}")
         return cls(values)
@@ -272,10 +278,93 @@ class Field(Placed, Defaulted):
     def is_section(self) -> bool:
         return bool(self.raw.get("is_section"))
 
+    # ---------------------------------------------------------------- witnesses (format 2)
+
+    @property
+    def witnesses(self) -> list[str]:
+        """Which witnesses saw the read: ``trace``, ``static``, ``probe`` (later ``launch``)."""
+        value = self.raw.get("witnesses")
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    @property
+    def condition(self) -> str | None:
+        """Source text of the branch every read of the key sits under, ``None`` when read unconditionally."""
+        return self.raw.get("condition") or None
+
+    @property
+    def conditions(self) -> list[Raw]:
+        """The condition as tests ``{path, op, value}`` (all must hold)."""
+        value = self.raw.get("conditions")
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    @property
+    def pattern(self) -> bool:
+        """The path has ``*`` segments: user-named keys (``different_groups.*.params.start_bits``)."""
+        return bool(self.raw.get("pattern"))
+
+    @property
+    def alternatives(self) -> list[Raw]:
+        """Other JSON shapes DeepSpeed accepts here: ``{json_type, means, source}``."""
+        value = self.raw.get("alternatives")
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    @property
+    def choices_normalized(self) -> str | None:
+        """``"lower"``/``"upper"`` when DeepSpeed case-folds the value before comparing it with :attr:`choices`."""
+        return self.raw.get("choices_normalized") or None
+
+    @property
+    def truthiness(self) -> bool:
+        """A dict reader tests the value's truth (any non-empty string, ``"false"`` too, switches it on)."""
+        return bool(self.raw.get("truthiness"))
+
+    @property
+    def probes(self) -> dict[str, Raw]:
+        """Probe id (``-1``, ``"false"``, ...) → DeepSpeed's verdict ``{ok, as?, error?}``; empty when not probed."""
+        value = self.raw.get("probes")
+        return {k: v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict) else {}
+
+    def probe_for(self, value: Any) -> tuple[str, Raw] | None:
+        """The probe standing for ``value`` (same JSON type and sign class) and its verdict, if probed."""
+        pid = probe_id(value)
+        verdict = self.probes.get(pid) if pid else None
+        return (pid, verdict) if pid and verdict is not None else None
+
     @property
     def other_defaults(self) -> list[Raw]:
         value = self.raw.get("other_defaults")
         return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def probe_id(value: Any) -> str | None:
+    """Which of the fixed value probes (``extract/probes.py``) a JSON value is judged by, or None."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else None
+    if isinstance(value, (int, float)):
+        if value < 0:
+            return "-1"
+        if value == 0:
+            return "0"
+        if value == 1 and isinstance(value, int):
+            return "1"
+        return "1.5" if isinstance(value, float) and not float(value).is_integer() else None
+    if isinstance(value, str):
+        if value == "auto":
+            return '"auto"'
+        if value.strip().lower() in ("false", "true", "yes", "no", "on", "off"):
+            return '"false"'
+        try:
+            float(value)
+        except ValueError:
+            return None
+        return '"1"'
+    if isinstance(value, list):
+        return "[]"
+    if isinstance(value, dict):
+        return "{}"
+    return None
 
 
 class Section(Placed):
@@ -313,6 +402,16 @@ class Section(Placed):
     @property
     def passthrough(self) -> bool:
         return bool(self.raw.get("passthrough"))
+
+    @property
+    def passed_to(self) -> list[Raw]:
+        """Receivers of the whole dict (``{to, kind, file, line}``): its keys are read there, not ignored."""
+        value = self.raw.get("passed_to")
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    @property
+    def pattern(self) -> bool:
+        return bool(self.raw.get("pattern"))
 
     @property
     def source(self) -> Source | None:
@@ -632,6 +731,22 @@ class Snapshot(Record):
             _dict(self.raw.get("sections")))
         paths.discard("")
         return sorted(paths, key=lambda p: (p.count("."), p))
+
+    @cached_property
+    def patterns(self) -> list[tuple[tuple[str, ...], str]]:
+        """Pattern paths (fields and sections with ``*``) split into segments, most specific first."""
+        paths = {p for p, f in self.fields.items() if f.pattern} | {p for p, s in self.sections.items() if s.pattern}
+        return sorted(((tuple(p.split(".")), p) for p in paths), key=lambda t: (t[1].count("*"), t[1]))
+
+    def resolve(self, path: str) -> str:
+        """The snapshot's path for a concrete one (``different_groups.wq1.params`` → ``different_groups.*.params``)."""
+        if path in self.fields or path in self.sections or path in self.removed:
+            return path
+        parts = tuple(path.split("."))
+        for segments, pattern in self.patterns:
+            if len(segments) == len(parts) and all(s in ("*", p) for s, p in zip(segments, parts, strict=True)):
+                return pattern
+        return path
 
     @cached_property
     def names(self) -> list[tuple[str, str, str | None]]:

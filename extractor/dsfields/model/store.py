@@ -25,8 +25,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
     from typing import Any
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
+
+READABLE_FORMATS = (1, 2)
+"""Formats consumers still read: format 2 only adds keys (witnesses, probes, patterns...), whose typed
+accessors answer "not known" on a format-1 record, so a tree being re-extracted stays usable."""
 
 SNAPSHOT_FILE = "fields.json"
 INDEX_FILE = "index.json"
@@ -109,7 +113,7 @@ def validate(data: Any, path: str | Path = "snapshot") -> dict[str, Any]:
     """
     if not isinstance(data, dict):
         raise SnapshotError(f"snapshot {path} is not a JSON object; re-extract it")
-    if data.get("format_version") != FORMAT_VERSION:
+    if data.get("format_version") not in READABLE_FORMATS:
         raise SnapshotError(
             f"snapshot {path} has format_version {data.get('format_version')!r}, this dsfields reads "
             f"{FORMAT_VERSION}; re-extract it"

@@ -44,7 +44,8 @@ NOT_FOUND = "no read found statically"
 
 def compare(report: StaticReport, snapshot: dict[str, Any]) -> Comparison:
     """Compare ``report`` with a snapshot dict (``generated/<ver>/fields.json``)."""
-    fields = snapshot.get("fields", {})
+    # Format 2 snapshots hold the static witness's paths too: compare with what the trace saw.
+    fields = {p: r for p, r in snapshot.get("fields", {}).items() if "trace" in r.get("witnesses", ["trace"])}
     static = report.paths(wildcards=False)
     out = Comparison()
     out.both = static & set(fields)

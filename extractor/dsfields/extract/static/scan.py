@@ -50,6 +50,11 @@ READERS = frozenset({"get_scalar_param", "get_dict_param", "get_list_param"})
 """DeepSpeed's dict-reader helpers (``runtime/config_utils.py``): ``(d, KEY, DEFAULT)``."""
 
 ROOT_CLASSES = frozenset({"DeepSpeedConfig"})
+ENTRY_SEEDS: dict[tuple[str, str], tuple[str, ...]] = {("deepspeed", "initialize"): ("config",)}
+"""Functions whose parameter holds the whole ds_config under a name no other reader uses:
+``deepspeed.initialize(config=...)`` reads ``sequence_parallel_size`` and ``data_parallel_size``
+(the mesh device) before ``DeepSpeedConfig`` exists, so neither the trace nor the scan of
+``runtime/`` sees them."""
 """Classes whose ``__init__``'s first argument is the ds_config itself (a dict, or a path to one)."""
 
 GENERIC_ATTRS = frozenset({"config", "_config", "params", "cfg", "args", "data", "kwargs", "param_dict", "dict"})
@@ -1289,6 +1294,7 @@ def entries_of(mod: Module) -> list[Entry]:
                 seeds = [p for p in params if p in SEED_PARAMS]
                 if cls in ROOT_CLASSES and stmt.name == "__init__" and len(params) > 1:
                     seeds.append(params[1])
+                seeds.extend(p for p in ENTRY_SEEDS.get((mod.name, prefix + stmt.name), ()) if p in params)
                 out.append(Entry(mod.name, prefix + stmt.name, cls, stmt, tuple(dict.fromkeys(seeds))))
             elif isinstance(stmt, ast.ClassDef):
                 visit(stmt.body, f"{prefix}{stmt.name}.", f"{prefix}{stmt.name}")
@@ -1298,6 +1304,20 @@ def entries_of(mod: Module) -> list[Entry]:
 
 
 _SEED_RE = re.compile(r"\b(" + "|".join(sorted(SEED_PARAMS | READERS | ROOT_CLASSES)) + r")\b")
+
+
+def _dead(pkg: Package, entry: Entry, memo: dict[str, bool]) -> bool:
+    """A ``get_*(param_dict)`` helper of ``runtime/config.py`` the package never mentions but where it is
+    defined: its ``param_dict`` is whatever a caller would pass, not the root (0.14.4's
+    ``get_sparse_attention_type`` read a top-level "attention"). Elsewhere an uncalled function may be
+    public API (``_init_group_wise_weight_quantization(model, ds_config)``) and keeps its reads."""
+    if entry.cls is not None or "." in entry.qualname or not entry.module.endswith("runtime.config"):
+        return False
+    name = entry.qualname
+    if name not in memo:
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        memo[name] = sum(len(pattern.findall(pkg.text(m))) for m in pkg.files) <= 1
+    return memo[name]
 
 
 def scan(pkg: Package) -> tuple[Result, int]:
@@ -1316,6 +1336,8 @@ def scan(pkg: Package) -> tuple[Result, int]:
     results: dict[tuple[str, str], tuple[Entry, Result]] = {}
     stale: set[str] = set(modules)
     kept = Result()
+    dead: dict[str, bool] = {}
+    dead_reads: set[StaticRead] = set()
     for _round in range(MAX_ROUNDS):
         for name in modules:
             if name not in stale:
@@ -1338,6 +1360,10 @@ def scan(pkg: Package) -> tuple[Result, int]:
             root = entry.cls in ROOT_CLASSES and entry.qualname.endswith("__init__")
             if entry.seeds and ident in reached and not root:
                 continue  # a callee reached with a traced argument: its reads are placed by the caller
+            if entry.seeds and not root and _dead(pkg, entry, dead):
+                # never called (0.14.4's get_sparse_attention_type): its param_dict is no ds_config. Its
+                # findings still feed the rounds (sections it knows); only its own reads are dropped below.
+                dead_reads |= {r for r in result.reads if r.function == entry.qualname}
             kept.merge(result)
         sections = known_sections(kept)
         changed: set[str] = set()
@@ -1376,6 +1402,7 @@ def scan(pkg: Package) -> tuple[Result, int]:
         stale = set(pkg.grep(pattern))
         modules = list(dict.fromkeys(modules + sorted(stale)))
         scanner.memo = {k: v for k, v in scanner.memo.items() if k[0][0] not in stale}
+    kept.reads -= dead_reads
     return kept, scanner.analyzed
 
 

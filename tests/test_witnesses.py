@@ -1,0 +1,204 @@
+"""Issue 15: the witnesses reconciled (static + trace + conditional exploration + value probes).
+
+Fixture-package tests (``tests/fixtures/staticds``, runnable: it has a ``DeepSpeedConfig``) pin each
+mechanism in milliseconds; the ``deepspeed`` tests pin the real 0.19.8 and the committed snapshots.
+Older releases: ``PYTHONPATH=extractor python -m pytest tests/test_witnesses.py -k differential
+--release V`` is not wired; use ``dsfields snapshot V --out /tmp/x`` and
+``python tests/test_witnesses.py V`` (runs the probe differential inside the release's runtime).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+
+import pytest
+from conftest import FIXTURES, requires_deepspeed
+
+from dsfields.check.engine import Checker, check_text
+from dsfields.check.findings import Options, Severity
+from dsfields.model.store import load as load_snapshot
+
+
+@pytest.fixture(scope="module")
+def witnessed() -> dict:
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        import staticds.runtime.config as config_module
+
+        from dsfields.extract.build import extract
+
+        return extract(config_module, version="0.0.9", package="staticds")
+    finally:
+        sys.path.remove(str(FIXTURES))
+
+
+def test_conditional_reads_get_trace_evidence_through_exploration(witnessed):
+    window = witnessed["fields"]["fp16.loss_scale_window"]
+    assert {"static", "trace"} <= set(window["witnesses"])
+    assert window["default"] == 1000 and window["condition"] == "get_fp16_enabled(param_dict)"
+    assert window["conditions"] == [{"op": "truthy", "path": "fp16.enabled", "value": None}]
+    assert "probe" in witnessed["fields"]["allgather_size"]["witnesses"]
+
+
+def test_literal_default_dict_keys_are_static_fields(witnessed):
+    stages = witnessed["fields"]["pipeline.stages"]
+    assert stages["witnesses"] == ["static"] and stages["default"] == "auto" and stages["reader"] == "dict"
+    assert witnessed["sections"]["pipeline"]["unknown_keys"] == "passed"
+
+
+def test_passed_on_whole_dict_names_its_receiver(witnessed):
+    pld = witnessed["sections"]["progressive_layer_drop"]
+    assert pld["unknown_keys"] == "passed" and pld["passed_to"]
+    assert "progressive_layer_drop.theta" in witnessed["fields"]
+
+
+def test_wildcard_map_fields_are_patterns(witnessed):
+    bits = witnessed["fields"]["compression_training.weight_quantization.different_groups.*.params.start_bits"]
+    assert bits["pattern"] is True
+    assert witnessed["sections"]["compression_training.weight_quantization.different_groups.*"]["pattern"] is True
+
+
+def test_choices_confirmed_with_normalisation(witnessed):
+    tag = witnessed["fields"]["checkpoint.tag_validation"]
+    assert tag["choices"] == ["WARN", "FAIL"] and tag["choices_normalized"] == "upper"
+
+
+def test_value_probes_and_json_types_from_what_was_accepted(witnessed):
+    mode = witnessed["fields"]["communication_data_type"]
+    assert mode["probes"]['"false"']["ok"] is False
+    assert "string" in mode["json_types"]
+    assert set(mode["probes"]) == {"-1", "0", "1", "true", '"1"', '"false"', "1.5", "null", "[]", "{}", '"auto"'}
+
+
+def test_legacy_shape_is_an_alternative_or_accepted(witnessed):
+    zero = witnessed["fields"]["zero_optimization"]
+    assert zero["alternatives"] and zero["alternatives"][0]["json_type"] == "boolean"
+
+
+def test_witness_report_lists_everything(witnessed):
+    report = witnessed["coverage"]["witnesses"]
+    assert report["found"]["static"] >= report["only"]["static"] > 0
+    assert "pipeline.stages" in report["only_static"]
+    assert report["launch"].startswith("not run")
+    assert report["unplaced"], "unplaced static reads are listed, never dropped"
+
+
+# ---------------------------------------------------------------- committed snapshots (no DeepSpeed needed)
+
+
+def _check(version: str, config: str) -> list:
+    return check_text(config, Checker(load_snapshot(version)), Options()).findings
+
+
+def _errors(findings: list) -> list:
+    return [f for f in findings if f.severity == Severity.ERROR]
+
+
+@pytest.mark.parametrize("version", ["0.10.3", "0.14.4"])
+def test_fp16_loss_scale_keys_are_not_ignored_in_old_releases(version):
+    findings = _check(version, '{"train_batch_size": 1, "fp16": {"enabled": true, "loss_scale_window": 500, '
+                               '"hysteresis": 2, "min_loss_scale": 1, "consecutive_hysteresis": false}}')
+    assert not [f for f in findings if "ignored" in f.message], findings
+
+
+def test_passed_sections_never_advise_deleting_keys():
+    findings = _check("0.14.4", '{"train_batch_size": 1, "progressive_layer_drop": '
+                                '{"enabled": true, "theta": 0.5, "gamma": 0.001, "min_difficulty": 1}}')
+    assert not _errors(findings)
+    assert not [f for f in findings if "remove" in f.fix or "delete" in f.fix], findings
+
+
+def test_communication_data_type_choices_come_from_the_release():
+    assert not _errors(_check("0.10.3", '{"train_batch_size": 1, "communication_data_type": "bfp16"}'))
+    assert _errors(_check("0.10.3", '{"train_batch_size": 1, "communication_data_type": "bf16"}'))
+    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "communication_data_type": "BF16"}'))
+    assert _errors(_check("0.19.8", '{"train_batch_size": 1, "communication_data_type": "bfp16"}'))
+
+
+def test_validator_rejections_from_probes_on_0_19_8():
+    assert _errors(_check("0.19.8", '{"train_batch_size": 1, "fp16": {"loss_scale": -1}}'))
+    window = _errors(_check("0.19.8", '{"train_batch_size": 1, "fp16": {"loss_scale_window": true}}'))
+    assert window and "coerced" not in window[0].message
+
+
+def test_legacy_zero_optimization_true_is_no_error_on_0_19_8():
+    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "zero_optimization": true}'))
+
+
+def test_string_booleans_follow_the_probes():
+    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "fp16": {"enabled": "true"}}'))
+    old = _check("0.14.4", '{"train_batch_size": 1, "bfloat16": {"enabled": "auto"}}')
+    assert not _errors(old) and [f for f in old if f.severity == Severity.WARNING]
+
+
+def test_lookup_resolves_a_concrete_group_name_to_its_pattern_path():
+    from dsfields import lookup
+
+    snapshot = load_snapshot("0.14.4")
+    concrete = "compression_training.weight_quantization.different_groups.wq1.params.start_bits"
+    (match,) = lookup.find(snapshot, concrete)
+    assert match.path == "compression_training.weight_quantization.different_groups.*.params.start_bits"
+    assert match.kind == "field" and match.concrete == concrete
+    text = " ".join(" ".join(lookup.format_field(snapshot, match, 200, lookup.Style(False))).split())
+    assert f"{concrete} resolves to the pattern path {match.path}" in text and '"wq1" is a user-named group' in text
+    assert lookup.match_json(snapshot, match)["concrete_path"] == concrete
+    (section,) = lookup.find(snapshot, "compression_training.weight_quantization.different_groups.MyGroup.params")
+    assert section.kind == "section" and section.path.endswith("different_groups.*.params")
+    assert lookup.find(snapshot, "compression_training.weight_quantization.nope.wq1.params") == []
+
+
+def test_sequence_and_data_parallel_size_are_read_by_0_19_8():
+    """deepspeed.initialize reads both (the mesh device) before DeepSpeedConfig, which reads
+    sequence_parallel_size only once torch.distributed is up: check must not call them ignored."""
+    snapshot = load_snapshot("0.19.8")
+    for path in ("sequence_parallel_size", "data_parallel_size"):
+        assert "static" in snapshot.fields[path].witnesses, path
+    # data_parallel_size only where deepspeed.initialize builds the mesh; sequence_parallel_size is also read
+    # unconditionally (deepspeed/compile's extract_mesh_size), so it has no condition
+    assert "sequence_parallel_size" in snapshot.fields["data_parallel_size"].condition
+    assert snapshot.fields["sequence_parallel_size"].raw["source"]["file"]
+    findings = _check("0.19.8", '{"train_batch_size": 1, "sequence_parallel_size": 2, "data_parallel_size": 1}')
+    assert not [f for f in findings if f.path in ("sequence_parallel_size", "data_parallel_size")], findings
+
+
+# ---------------------------------------------------------------- the real DeepSpeed 0.19.8
+
+
+def _deepspeed_verdict(config: dict) -> str | None:
+    from dsfields.extract.oracle import build_deepspeed_config
+
+    return build_deepspeed_config(config)
+
+
+def _set(config: dict, path: str, value) -> dict:
+    out = copy.deepcopy(config)
+    node = out
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = copy.deepcopy(value)
+    return out
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_probe_verdicts_equal_deepspeedconfig_on_0_19_8():
+    """Differential: every stored probe verdict equals a full DeepSpeedConfig build (pydantic probes included)."""
+    from dsfields.extract.probes import PROBES
+
+    snapshot = load_snapshot("0.19.8")
+    values = dict(PROBES)
+    mismatches = []
+    for path, record in sorted(snapshot.fields.items()):
+        if not record.probes or record.condition:
+            continue
+        for pid, verdict in record.probes.items():
+            error = _deepspeed_verdict(_set({"train_batch_size": 1}, path, values[pid]))
+            if (error is None) != bool(verdict.get("ok")):
+                mismatches.append((path, pid, verdict, error))
+    assert mismatches == []
+
+
+if __name__ == "__main__":  # the differential for another release, run inside its runtime
+    print("usage: dsfields snapshot V; then run this test's differential with that release on PYTHONPATH")
