@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -844,26 +845,27 @@ def render_language(site: Site, env: jinja2.Environment,
     return files, pages
 
 
-def render(site: Site, docs_dir: Path) -> list[Page]:
-    """Write every page of both languages (English in docs/, Chinese in docs/zh/), the navs and the data
-    files, replacing an earlier render.
+def _fork_pool(workers: int) -> Any:
+    """A process pool that forks (the children share the loaded site), or None where forking is unavailable."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    Incremental on purpose: only changed files are written and only stale ones deleted (folders
-    an earlier render marked as its own), because creating and deleting thousands of files is the
-    slowest part of a rebuild on a busy disk, and `mkdocs serve` then reloads only what changed.
-    """
+    if os.environ.get("DSFIELDS_DOCS_SERIAL") or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+
+
+def _language_files(site: Site, docs_dir: Path, lang: str, keep_pages: bool = False) -> Any:
+    """(files of ``lang``'s docs folder, relative to docs/; its pages if ``keep_pages``), and for a language
+    other than English its own copies of the hand-written pages and assets (mkdocs.zh.yml builds it apart)."""
     env = environment()
-    files: dict[str, str] = {}
-    all_pages: list[Page] = []
-    for lang in LANGUAGES:
-        site.lang = lang
+    site.lang = lang
+    try:
         prefix = "" if lang == "en" else f"{lang}/"
         hand_written = hand_written_pages(docs_dir, lang)
         rendered, pages = render_language(site, env, set(hand_written))
-        files.update({prefix + path: text for path, text in rendered.items()})
-        all_pages += pages if lang == "en" else []
+        files = {prefix + path: text for path, text in rendered.items()}
         if prefix:
-            # The Chinese site is its own mkdocs build (mkdocs.zh.yml): it needs the hand-written pages and assets.
             for name, text in hand_written.items():
                 if name != "index.md":
                     files[prefix + name] = text
@@ -873,6 +875,37 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
             files[prefix + "index.md"] = env.get_template("home.md.j2").render(
                 header={"by": GENERATED_BY, "dsfields": __version__}, r=site.release(site.newest, "index.md"),
                 site=site, _=translator(lang), source="generated/")
+    finally:
+        site.lang = "en"
+    return (files, pages) if keep_pages else (files, [])
+
+
+def render(site: Site, docs_dir: Path) -> list[Page]:
+    """Write every page of both languages (English in docs/, Chinese in docs/zh/), the navs and the data
+    files, replacing an earlier render.
+
+    Incremental on purpose: only changed files are written and only stale ones deleted (folders
+    an earlier render marked as its own), because creating and deleting thousands of files is the
+    slowest part of a rebuild on a busy disk, and `mkdocs serve` then reloads only what changed.
+    """
+    files: dict[str, str] = {}
+    all_pages: list[Page] = []
+    others = [lang for lang in LANGUAGES if lang != "en"]
+    # The other languages render in forked processes while this one renders English (two cores: the
+    # render's wall time halves); they inherit the loaded snapshots and send back only text.
+    pool = _fork_pool(len(others)) if others else None
+    try:
+        futures = [pool.submit(_language_files, site, docs_dir, lang) for lang in others] if pool else []
+        english, all_pages = _language_files(site, docs_dir, "en", keep_pages=True)
+        files.update(english)
+        for future in futures:
+            files.update(future.result()[0])
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    if pool is None:
+        for lang in others:
+            files.update(_language_files(site, docs_dir, lang)[0])
     site.lang = "en"
     folders = {path.split("/")[0] for path in files}
     for folder in folders:
