@@ -12,6 +12,58 @@ from collections.abc import Callable
 LANGUAGES = ("en", "zh")
 
 ZH: dict[str, str] = {
+    # Sentences of the templates and of Release.history_line ({v}, {n} ... are filled in after translation).
+    "Every key links to its entry in the full dictionary.": "每个键都链接到它在完整字典中的条目。",
+    "rejected": "拒绝",
+    "rejected: DeepSpeed raises a validation error": "拒绝：DeepSpeed 报校验错误",
+    "silently ignored": "静默忽略",
+    "kept but unused: no error": "保留但不使用：不报错",
+    "passed on as a whole: any key is kept, a typo goes unnoticed": "整体透传：任何键都保留，拼错也不会被发现",
+    "accepted; the default is used": "接受；使用默认值",
+    "accepted": "接受",
+    'accepted and kept as the string <code>"auto"</code>': '接受，并原样保留字符串 <code>"auto"</code>',
+    ("A misspelled key is only reported where DeepSpeed validates the section with a strict pydantic model\n"
+     "(`extra=\"forbid\"`). Everywhere else the key is read with `dict.get`, so a typo silently leaves the\n"
+     "default in place. Check a config against this release instead of grepping the source:\n"
+     "`dsfields check ds_config.json --version {v}`."):
+        ("只有 DeepSpeed 用严格的 pydantic 模型（`extra=\"forbid\"`）校验的节才会报告拼错的键。\n"
+         "其他地方都用 `dict.get` 读取，拼错的键会被静默忽略，默认值照旧生效。与其翻源码，不如直接用本版本检查配置：\n"
+         "`dsfields check ds_config.json --version {v}`。"),
+    "{n} of {m} sections reject unknown keys.": "{m} 个节中有 {n} 个拒绝未知键。",
+    "A misspelled key": "拼错的键",
+    "dict reader": "dict 读取",
+    "Deprecated → replacement": "已弃用 → 替代键",
+    "Still accepted, with a deprecation warning; pydantic marks them (`json_schema_extra` / `extra`).":
+        "仍然接受，但会给出弃用警告；由 pydantic 标注（`json_schema_extra` / `extra`）。",
+    "Replacement": "替代键",
+    "Value converted": "值会转换",
+    "Message": "消息",
+    "None in this release.": "本版本没有。",
+    "Removed keys": "已移除的键",
+    "DeepSpeed raises with this message when the key is present.": "只要配置里出现这个键，DeepSpeed 就以这条消息报错。",
+    "DeepSpeed's message": "DeepSpeed 的消息",
+    ("Three widely shared \"ready to use\" configurations, checked against\nDeepSpeed {v}. The `\"auto\"` values are "
+     "filled in by the Hugging Face Trainer integration;\nthe last column says what DeepSpeed does with `\"auto\"` "
+     "when nothing fills it in."):
+        ("三份流传很广的“开箱即用”配置，逐项对照 DeepSpeed {v} 检查。其中的 `\"auto\"` 由 Hugging Face Trainer\n"
+         "集成填入；最后一列说明没有人填入时 DeepSpeed 自己如何处理 `\"auto\"`。"),
+    "Often shared as": "常见的流传名称：",
+    "Not in DeepSpeed {v}": "DeepSpeed {v} 中没有",
+    "Left out below because this release does not read them": "本版本不读取这些键，下方已略去",
+    "Value": "取值",
+    '<code>"auto"</code> here (DeepSpeed alone)': '此处的 <code>"auto"</code>（仅 DeepSpeed）',
+    "present in the oldest snapshot ({v})": "最早的快照（{v}）中已存在",
+    "added in {v}": "{v} 新增",
+    "back in {v}": "{v} 重新加入",
+    "{kind} in {v}: {change}": "{v} {kind}：{change}",
+    "default changed": "默认值变更",
+    "type changed": "类型变更",
+    "rejected from {v} on": "自 {v} 起被拒绝",
+    "no longer rejected from {v} on": "自 {v} 起不再被拒绝",
+    "renamed in {v}: {old} → {new}": "{v} 改名：{old} → {new}",
+    "{kind} in {v}": "{v} {kind}",
+    "removed": "移除",
+    "deprecated": "弃用",
     "Default": "默认值",
     "Type": "类型",
     "Path": "路径",
@@ -75,6 +127,8 @@ ZH: dict[str, str] = {
     "Field history": "字段历史",
     "Section groups": "分组规则",
     "Snapshot format": "快照格式",
+    "resolve and migrate": "resolve 与 migrate",
+    "This page is for developers and is written in English only.": "本页是面向开发者的格式说明，只有英文版。",
     "Home": "首页",
     "Guides": "指南",
     "Across releases": "跨版本",

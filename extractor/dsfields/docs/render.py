@@ -21,7 +21,9 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import os
 import posixpath
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -63,6 +65,14 @@ RELEASES_FILE = "releases.json"
 """Release dates next to the snapshots (``python -m dsfields.extract.releases_dates`` writes it)."""
 GUIDES_DIR = prose.PROSE_DIR / "guides"
 ASSETS_DIR = "assets"
+GUIDES = "guides"
+"""Folder under docs/ (and docs/zh/) of the guide pages, with the scripts they use."""
+GUIDE_ASSETS = Path(__file__).resolve().parent / "assets"
+"""Scripts of the guides (batch-calculator.js), copied into ``guides/`` (mkdocs.yml's extra_javascript)."""
+FIELD_LINK = re.compile(r"\[([^\]]*)\]\(field:([^)#\s]+)\)")
+"""A guide's link to a field: ``[text](field:zero_optimization.stage)``."""
+HAND_WRITTEN_TITLES = {"resolve-migrate.md": "resolve and migrate", "snapshot-format.md": "Snapshot format"}
+"""Hand-written pages of docs/ in the nav (their ``<stem>.zh.md`` is the Chinese site's page, if any)."""
 
 
 def environment() -> jinja2.Environment:
@@ -340,27 +350,29 @@ class Release:
     def history_line(self, path: str, as_html: bool = False) -> str:
         """The key's history events in one line (Markdown, or HTML for raw blocks)."""
         parts = []
+        _ = self._
         for event in self.field_history(path):
             version = f"<strong>{event['version']}</strong>" if as_html else f"**{event['version']}**"
             kind = event["kind"]
             if kind in ("introduced", "reintroduced") and event["version"] == self.oldest:
-                parts.append(f"present in the oldest snapshot ({event['version']})")
+                parts.append(_("present in the oldest snapshot ({v})").format(v=event["version"]))
             elif kind == "introduced":
-                parts.append(f"added in {version}")
+                parts.append(_("added in {v}").format(v=version))
             elif kind == "reintroduced":
-                parts.append(f"back in {version}")
+                parts.append(_("back in {v}").format(v=version))
             elif kind in ("default_changed", "type_changed"):
                 change = f"{jcode(event.get('old'), as_html)} → {jcode(event.get('new'), as_html)}"
-                parts.append(f"{kind.replace('_', ' ')} in {version}: {change}")
+                parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version,
+                                                                 change=change))
             elif kind == "became_removed":
-                parts.append(f"rejected from {version} on")
+                parts.append(_("rejected from {v} on").format(v=version))
             elif kind == "no_longer_rejected":
-                parts.append(f"no longer rejected from {version} on")
+                parts.append(_("no longer rejected from {v} on").format(v=version))
             elif kind == "renamed":
-                parts.append(f"renamed in {version}: {code(str(event.get('old')), as_html)} → "
-                             f"{code(str(event.get('new')), as_html)}")
+                parts.append(_("renamed in {v}: {old} → {new}").format(
+                    v=version, old=code(str(event.get("old")), as_html), new=code(str(event.get("new")), as_html)))
             else:
-                parts.append(f"{kind.replace('_', ' ')} in {version}")
+                parts.append(_("{kind} in {v}").format(kind=_(kind.replace("_", " ")), v=version))
         return "; ".join(parts)
 
     def removed_in(self, path: str) -> str | None:
@@ -660,18 +672,20 @@ def nav_of(site: Site, version: str, pages: set[str]) -> list[Any]:
     across = entry(_("All versions"), f"{RELEASES}/index.md") + entry(_("Added since"), f"{RELEASES}/added.md")
     across += entry(_("Changes between two releases"), f"{RELEASES}/compare.md")
     across += entry(_("Field history"), f"{RELEASES}/history.md") + entry(_("Section groups"), f"{RELEASES}/groups.md")
-    out: list[Any] = [{_("Home"): "index.md"}]
-    guide_pages = [{title: f"guides/{stem}.md"} for stem, title, _text in guides(site.lang)]
+    title = f"DeepSpeed {version}" + (f" ({release.date})" if release.date else "")
+    out: list[Any] = [{_("Home"): "index.md"}, {title: items}]
+    guide_pages = [{title: f"{GUIDES}/{stem}.md"} for stem, title, _text in guides(site.lang)]
     if guide_pages:
         out.append({_("Guides"): guide_pages})
-    title = f"DeepSpeed {version}" + (f" ({release.date})" if release.date else "")
-    out += [{title: items}, {_("Across releases"): across}, {_("Snapshot format"): "snapshot-format.md"}]
+    out += [{_("Across releases"): across}]
+    out += [{_(title): name} for name, title in HAND_WRITTEN_TITLES.items() if name in pages]
     return out
 
 
-def nav(site: Site, pages: list[Page]) -> dict[str, Any]:
+def nav(site: Site, pages: list[Page], hand_written: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
     """``releases/nav.json``: every release's nav and the release each page belongs to (hooks.py)."""
-    built = {page.path for page in pages} | {f"guides/{stem}.md" for stem, _t, _x in guides(site.lang)}
+    built = {page.path for page in pages} | {f"{GUIDES}/{stem}.md" for stem, _t, _x in guides(site.lang)}
+    built |= set(hand_written)
     releases = {version: nav_of(site, version, built) for version in site.versions}
     owned = {page.path: page.path.split("/")[0] for page in pages if page.path.split("/")[0] in site.versions}
     return {"newest": site.newest, "releases": releases, "pages": owned}
@@ -769,12 +783,53 @@ def generated_folders(docs_dir: Path) -> list[Path]:
     return [p.parent for p in docs_dir.glob("*/.gitignore") if p.read_text(encoding="utf-8") == MARKER]
 
 
-def render_language(site: Site, env: jinja2.Environment) -> tuple[dict[str, str], list[Page]]:
+def guide_markdown(site: Site, stem: str, text: str) -> str:
+    """A guide page with its ``field:`` links pointing at the newest release's field pages."""
+    page = f"{GUIDES}/{stem}.md"
+    release = site.release(site.newest, page)
+
+    def link(match: re.Match[str]) -> str:
+        text, path = match.groups()
+        if not release.is_documented(path) and path not in release.sections_raw:
+            # tests/test_guides.py holds the guides to the real newest release; a site built from other
+            # snapshots (the tests' fixtures) shows the text unlinked.
+            return text
+        return f"[{text}]({release.field_link(path)})"
+
+    source = f"extractor/dsfields/prose/guides/{site.lang}/{stem}.md"
+    header = f"<!-- generated by `{GENERATED_BY}` (dsfields {__version__}) from {source}: edit that file -->\n"
+    return header + FIELD_LINK.sub(link, text)
+
+
+def hand_written_pages(docs_dir: Path, lang: str) -> dict[str, str]:
+    """The hand-written pages of docs/ for one language's site (name → Markdown).
+
+    English: every ``docs/*.md`` but ``*.<lang>.md``; another language: ``<stem>.<lang>.md`` as
+    ``<stem>.md`` where it exists, else the English page with a note that it is English.
+    """
+    sources = sorted(p for p in docs_dir.glob("*.md") if not re.search(r"\.[a-z]{2}\.md$", p.name))
+    if lang == "en":
+        return {p.name: p.read_text(encoding="utf-8") for p in sources}
+    out = {}
+    for source in sources:
+        translated = source.with_name(f"{source.stem}.{lang}.md")
+        if translated.is_file():
+            out[source.name] = translated.read_text(encoding="utf-8")
+            continue
+        text = source.read_text(encoding="utf-8")
+        note = translator(lang)("This page is for developers and is written in English only.")
+        head, newline, rest = text.partition("\n")
+        out[source.name] = f'{head}{newline}\n!!! note ""\n    {note}\n{rest}' if head.startswith("# ") else text
+    return out
+
+
+def render_language(site: Site, env: jinja2.Environment,
+                    hand_written: set[str] = frozenset()) -> tuple[dict[str, str], list[Page]]:  # type: ignore[assignment]
     """Every file of one language's docs folder (paths relative to it)."""
     pages = plan(site)
     header = {"by": GENERATED_BY, "dsfields": __version__}
     files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages}
-    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(nav(site, pages), indent=0, ensure_ascii=False) + "\n"
+    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(nav(site, pages, hand_written), indent=0, ensure_ascii=False) + "\n"
     files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
     files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
     if site.changes is not None:
@@ -784,8 +839,45 @@ def render_language(site: Site, env: jinja2.Environment) -> tuple[dict[str, str]
         keys = keys_of(site, version) + catalog_keys(site, version)
         files[f"{RELEASES}/{KEYS_FOLDER}/{version}.json"] = json.dumps(keys, ensure_ascii=False) + "\n"
     for stem, _title, text in guides(site.lang):
-        files[f"guides/{stem}.md"] = text
+        files[f"{GUIDES}/{stem}.md"] = guide_markdown(site, stem, text)
+    for script in sorted(GUIDE_ASSETS.glob("*.js")):
+        files[f"{GUIDES}/{script.name}"] = script.read_text(encoding="utf-8")
     return files, pages
+
+
+def _fork_pool(workers: int) -> Any:
+    """A process pool that forks (the children share the loaded site), or None where forking is unavailable."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if os.environ.get("DSFIELDS_DOCS_SERIAL") or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+
+
+def _language_files(site: Site, docs_dir: Path, lang: str, keep_pages: bool = False) -> Any:
+    """(files of ``lang``'s docs folder, relative to docs/; its pages if ``keep_pages``), and for a language
+    other than English its own copies of the hand-written pages and assets (mkdocs.zh.yml builds it apart)."""
+    env = environment()
+    site.lang = lang
+    try:
+        prefix = "" if lang == "en" else f"{lang}/"
+        hand_written = hand_written_pages(docs_dir, lang)
+        rendered, pages = render_language(site, env, set(hand_written))
+        files = {prefix + path: text for path, text in rendered.items()}
+        if prefix:
+            for name, text in hand_written.items():
+                if name != "index.md":
+                    files[prefix + name] = text
+            for source in sorted((docs_dir / ASSETS_DIR).glob("*")):
+                if source.is_file():
+                    files[prefix + source.relative_to(docs_dir).as_posix()] = source.read_text(encoding="utf-8")
+            files[prefix + "index.md"] = env.get_template("home.md.j2").render(
+                header={"by": GENERATED_BY, "dsfields": __version__}, r=site.release(site.newest, "index.md"),
+                site=site, _=translator(lang), source="generated/")
+    finally:
+        site.lang = "en"
+    return (files, pages) if keep_pages else (files, [])
 
 
 def render(site: Site, docs_dir: Path) -> list[Page]:
@@ -796,23 +888,24 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
     an earlier render marked as its own), because creating and deleting thousands of files is the
     slowest part of a rebuild on a busy disk, and `mkdocs serve` then reloads only what changed.
     """
-    env = environment()
     files: dict[str, str] = {}
     all_pages: list[Page] = []
-    for lang in LANGUAGES:
-        site.lang = lang
-        prefix = "" if lang == "en" else f"{lang}/"
-        rendered, pages = render_language(site, env)
-        files.update({prefix + path: text for path, text in rendered.items()})
-        all_pages += pages if lang == "en" else []
-        if prefix:
-            # The Chinese site is its own mkdocs build (mkdocs.zh.yml): it needs the hand-written pages and assets.
-            for source in sorted(docs_dir.glob("*.md")) + sorted((docs_dir / ASSETS_DIR).glob("*")):
-                if source.is_file() and source.name != "index.md":
-                    files[prefix + source.relative_to(docs_dir).as_posix()] = source.read_text(encoding="utf-8")
-            files[prefix + "index.md"] = env.get_template("home.md.j2").render(
-                header={"by": GENERATED_BY, "dsfields": __version__}, r=site.release(site.newest, "index.md"),
-                site=site, _=translator(lang), source="generated/")
+    others = [lang for lang in LANGUAGES if lang != "en"]
+    # The other languages render in forked processes while this one renders English (two cores: the
+    # render's wall time halves); they inherit the loaded snapshots and send back only text.
+    pool = _fork_pool(len(others)) if others else None
+    try:
+        futures = [pool.submit(_language_files, site, docs_dir, lang) for lang in others] if pool else []
+        english, all_pages = _language_files(site, docs_dir, "en", keep_pages=True)
+        files.update(english)
+        for future in futures:
+            files.update(future.result()[0])
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    if pool is None:
+        for lang in others:
+            files.update(_language_files(site, docs_dir, lang)[0])
     site.lang = "en"
     folders = {path.split("/")[0] for path in files}
     for folder in folders:
