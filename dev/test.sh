@@ -4,8 +4,10 @@
 source "$(dirname "$0")/env.sh"
 pip install -q -c "$ROOT/dev/constraints-test.txt" torch
 pip install -q -c "$ROOT/dev/constraints-test.txt" -e "$ROOT[extract,docs,test]" deepspeed
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "dev/test.sh: could not install chromium" >&2
+# Chromium for the browser tests; a CJK font so the Chinese screenshots show characters, not boxes.
+if { ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/opentype/noto ]; } && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
+        || echo "dev/test.sh: could not install chromium / fonts-noto-cjk" >&2
 fi
 cd "$ROOT"
 ruff check extractor tests bench

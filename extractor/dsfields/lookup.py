@@ -159,12 +159,11 @@ def find_paths(names: list[tuple[str, str, str | None]], query: str) -> list[str
     if "." in wanted:
         hits = [p for p, _, _ in names if p.lower() == wanted]
         if not hits:
-            asked = query.strip()
-            pattern = snapshot.resolve(asked)
-            if pattern == asked and asked != wanted:
-                pattern = snapshot.resolve(wanted)
-            if "*" in pattern.split("."):
-                return [make_match(snapshot, asked if pattern != asked else wanted)]
+            # A concrete group name (different_groups.wq1.params) answers with its pattern path.
+            for candidate in dict.fromkeys((query.strip(), wanted)):
+                pattern = _pattern_for(names, candidate)
+                if pattern is not None:
+                    return [pattern]
         if not hits:
             hits = [
                 p for p, _, pp in names
@@ -174,9 +173,26 @@ def find_paths(names: list[tuple[str, str, str | None]], query: str) -> list[str
     return [p for p, key, pp in names if key == wanted or (pp or "").rpartition(".")[2] == wanted]
 
 
+def _pattern_for(names: list[tuple[str, str, str | None]], path: str) -> str | None:
+    """The pattern path (``*`` for a user-named key) that ``path`` is an instance of, most specific first."""
+    parts = path.split(".")
+    patterns = sorted((p for p, _, _ in names if "*" in p), key=lambda p: (p.count("*"), p))
+    for pattern in patterns:
+        segments = pattern.split(".")
+        if len(segments) == len(parts) and all(s in ("*", q) for s, q in zip(segments, parts, strict=True)):
+            return pattern
+    return None
+
+
 def find(snapshot: Snapshot, query: str) -> list[Match]:
     """Every path ``query`` names (:func:`find_paths`), as matches with their records."""
-    return [make_match(snapshot, p) for p in find_paths(snapshot.names, query)]
+    matches = []
+    for path in find_paths(snapshot.names, query):
+        match = make_match(snapshot, path)
+        if "*" in path and "*" not in query:
+            match.concrete = query.strip()
+        matches.append(match)
+    return matches
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
