@@ -162,6 +162,20 @@ def test_sequence_and_data_parallel_size_are_read_by_0_19_8():
     assert not [f for f in findings if f.path in ("sequence_parallel_size", "data_parallel_size")], findings
 
 
+def test_cross_section_probe_rejections_depend_on_the_rest_of_the_config():
+    """fp16_master_weights_and_grads: true is rejected on {"train_batch_size": 1} (it needs ZeRO), not with ZeRO."""
+    with_zero = ('{"train_batch_size": 1, "zero_optimization": {"stage": 2}, '
+                 '"fp16": {"enabled": true, "fp16_master_weights_and_grads": true}}')
+    assert not _errors(_check("0.19.8", with_zero))
+
+
+def test_the_fraction_probe_judges_integers_only():
+    """1.5 stands for a fraction where an integer goes; 0.1 in a number field is the constraints' to judge."""
+    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "zero_optimization": {"stage": 2, '
+                                        '"zenflow": {"topk_ratio": 0.1}}}'))
+    assert _errors(_check("0.19.8", '{"train_batch_size": 1, "zero_optimization": {"reduce_bucket_size": 1.5}}'))
+
+
 # ---------------------------------------------------------------- the real DeepSpeed 0.19.8
 
 

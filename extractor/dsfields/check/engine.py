@@ -253,6 +253,11 @@ class _Run:
             return
         if any(f.severity is Severity.ERROR for f in self.findings[mark:]):
             return  # the declared type or constraint already says why (its message names the rule)
+        if record.is_pydantic and not str(probe[1].get("error", "")).startswith("ValidationError"):
+            # Raised by DeepSpeedConfig outside the section's model, for this value set alone on
+            # {"train_batch_size": 1}: a check across sections (fp16_master_weights_and_grads needs
+            # ZeRO), which depends on the rest of the config; the cross-key rules judge that.
+            return
         del self.findings[mark:]  # a warning such as "coerced to 1" would contradict DeepSpeed's verdict
         self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
                  f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "

@@ -20,9 +20,33 @@ from typing import Any
 from dsfields.extract.discover import BASE_CONFIG, set_path
 
 
+def _builder() -> Any:
+    """``DeepSpeedConfig`` with output silenced; DS_ACCELERATOR left as the release runtime has it
+    (0.9.3 to 0.14.0 cannot use ``cpu`` without intel_extension_for_pytorch), as extraction does."""
+    import contextlib
+    import copy
+    import io
+    import logging
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        from deepspeed.runtime.config import DeepSpeedConfig
+    logging.getLogger("DeepSpeed").setLevel(logging.CRITICAL)
+
+    def build(data: dict[str, Any]) -> BaseException | None:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                DeepSpeedConfig(copy.deepcopy(data))
+            except Exception as exc:  # every DeepSpeed complaint is a verdict
+                return exc
+        return None
+
+    return build
+
+
 def differential(snapshot: dict[str, Any]) -> dict[str, Any]:
-    from dsfields.extract.oracle import build_deepspeed_config
     from dsfields.extract.probes import PROBES
+
+    build_deepspeed_config = _builder()
 
     started = time.perf_counter()
     values = dict(PROBES)

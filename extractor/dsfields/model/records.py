@@ -327,6 +327,8 @@ class Field(Placed, Defaulted):
     def probe_for(self, value: Any) -> tuple[str, Raw] | None:
         """The probe standing for ``value`` (same JSON type and sign class) and its verdict, if probed."""
         pid = probe_id(value)
+        if pid == "1.5" and value != 1.5 and "number" in self.json_types:
+            return None  # 1.5 stands for "a fraction where an integer goes"; a number's range is the constraints'
         verdict = self.probes.get(pid) if pid else None
         return (pid, verdict) if pid and verdict is not None else None
 
