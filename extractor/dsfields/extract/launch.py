@@ -317,12 +317,34 @@ class _TinyConfig(SimpleNamespace):
     """``model.config`` of an HF model: the Trainer and accelerate read ``hidden_size`` from it."""
 
 
+def own_extensions_dir() -> None:
+    """Give this DeepSpeed its own JIT-op cache (``TORCH_EXTENSIONS_DIR``) unless the caller chose one.
+
+    torch keys its cache by op name only: two DeepSpeed releases (or two checkouts) building
+    ``fused_adam`` into the shared ``~/.cache/torch_extensions`` rebuild each other's op on every
+    start, and wait on each other's lock meanwhile (minutes). One directory per DeepSpeed source path
+    keeps each release's build.
+    """
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):
+        return
+    import hashlib
+    import importlib.util
+
+    spec = importlib.util.find_spec("deepspeed")
+    origin = str(spec.origin) if spec is not None else "none"
+    digest = hashlib.sha256(origin.encode()).hexdigest()[:10]
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "dsfields" / "torch_extensions"
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(root / digest)
+
+
 class Launcher:
     """One process's DeepSpeed on CPU: the gloo group set up once, then :meth:`launch` per config."""
 
     def __init__(self, workdir: Path | None = None, warm_up: bool = True) -> None:
         started = time.perf_counter()
         os.environ["DS_ACCELERATOR"] = "cpu"
+        own_extensions_dir()
         for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
                             ("LOCAL_WORLD_SIZE", "1")):
             os.environ[name] = value
@@ -494,6 +516,7 @@ def build_ops() -> dict[str, str]:
     (``cannot open shared object file``). Run once per machine: ``python -m dsfields.extract.launch --build-ops``.
     """
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    own_extensions_dir()
     from deepspeed.accelerator import get_accelerator
 
     done: dict[str, str] = {}
