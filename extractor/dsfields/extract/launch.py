@@ -826,6 +826,62 @@ def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[
     }
 
 
+# ---------------------------------------------------------------- older releases (their runtime from releases.py)
+
+_CPU_STUBS = {
+    "intel_extension_for_pytorch": '"""dsfields stub: DS_ACCELERATOR=cpu needs this import in 0.9.3-0.14.0."""\n',
+    "oneccl_bindings_for_pytorch": '"""dsfields stub: imported by their cpu_accelerator.py; the launch uses gloo."""\n',
+}
+
+
+def needs_cpu_stubs(source: Path) -> bool:
+    """Whether this release's CPU accelerator demands intel_extension_for_pytorch (0.9.3-0.14.0)."""
+    try:
+        text = (source / "deepspeed" / "accelerator" / "real_accelerator.py").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "CPU_Accelerator requires intel_extension_for_pytorch" in text
+
+
+def cpu_stub_dir() -> Path:
+    """Empty ``intel_extension_for_pytorch`` / ``oneccl_bindings_for_pytorch`` packages, for older releases'
+    CPU accelerator: it only imports them; everything the launch runs is torch's gloo and DeepSpeed's own ops."""
+    from dsfields.extract.releases import cache_dir
+
+    root = cache_dir() / "launch-cpu-stubs"
+    for name, text in _CPU_STUBS.items():
+        init = root / name / "__init__.py"
+        if not init.exists():
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.write_text(text, encoding="utf-8")
+    return root
+
+
+def release_launch_env(version: str) -> dict[str, str]:
+    """The environment of a launch worker for release ``version`` (``releases.release_env`` plus the CPU
+    accelerator, and the stubs where that release needs them)."""
+    from dsfields.extract.releases import fetch_source, release_env
+
+    source = fetch_source(version)
+    extra = [cpu_stub_dir()] if needs_cpu_stubs(source) else []
+    env = release_env(version, extra)
+    env["DS_ACCELERATOR"] = "cpu"
+    return env
+
+
+def probe_release(version: str, out: Path, timeout: float = 1800.0) -> int:
+    """``--rules`` in release ``version``'s runtime: writes ``out`` (its launch.json)."""
+    from dsfields.extract.releases import environment_for
+
+    python = environment_for(version)
+    result = subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--rules", "--out", str(out)],
+                            env=release_launch_env(version), capture_output=True, text=True, timeout=timeout,
+                            check=False)
+    tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
+    print(f"{version}: exit {result.returncode}: {tail[0]}", file=sys.stderr)
+    return result.returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dsfields.extract.launch",
                                      description="Run deepspeed.initialize on CPU for ds_config files or JSON lines.")
@@ -839,7 +895,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", action="store_true",
                         help="confirm every launch rule (dsfields.model.launch_rules) on this DeepSpeed; write --out")
     parser.add_argument("--out", type=Path, default=None, help="--rules: where to write launch.json (else stdout)")
+    parser.add_argument("--release", default=None, metavar="VERSION",
+                        help="--rules: run in that release's runtime (dsfields.extract.releases) instead of here")
     args = parser.parse_args(argv)
+    if args.rules and args.release:
+        from dsfields.model.launch_rules import launch_path
+
+        return probe_release(args.release, (args.out or launch_path(args.release)).resolve())
     if args.build_ops:
         for name, status in build_ops().items():
             print(f"{name}: {status}")
