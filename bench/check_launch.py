@@ -179,7 +179,8 @@ def run(client: LaunchClient, version: str | None = None, only: str | None = Non
             if report.error or report.config is None:
                 rows.append({"name": item["name"], "style": style, "judgement": "unusable", "error": report.error})
                 continue
-            errors = sorted({f.path for f in report.findings if f.severity is Severity.ERROR})
+            # An error names its key and the keys it ties in (fp16-bf16-exclusive: fp16.enabled with bf16.enabled).
+            errors = sorted({p for f in report.findings if f.severity is Severity.ERROR for p in (f.path, *f.related)})
             data = report.config.data
             verdict = launch(data, style, code)
             row: dict[str, Any] = {"name": item["name"], "kind": item["kind"], "style": style, "code": code,

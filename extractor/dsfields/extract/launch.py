@@ -365,7 +365,10 @@ class Launcher:
             torch_dist.init_process_group("gloo", rank=0, world_size=1)
         from deepspeed.accelerator import get_accelerator
 
-        ds_comm.init_distributed(dist_backend=get_accelerator().communication_backend_name(), auto_mpi_discovery=False,
+        backend = get_accelerator().communication_backend_name()
+        # 0.9.3-0.14.0's CPU accelerator names oneCCL ("ccl"), whose op needs CCL_ROOT: at world size 1 the
+        # gloo group set up above is all the launch communicates over.
+        ds_comm.init_distributed(dist_backend="gloo" if backend == "ccl" else backend, auto_mpi_discovery=False,
                                  verbose=False)
         self.import_seconds = time.perf_counter() - started
         self.gc_enabled = gc.isenabled()
@@ -875,6 +878,9 @@ def probe_release(version: str, out: Path, timeout: float = 1800.0) -> int:
     from dsfields.extract.releases import environment_for
 
     python = environment_for(version)
+    # The CPU ops first, outside any launch timeout (an interrupted JIT build leaves a broken cache).
+    subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--build-ops"], env=release_launch_env(version),
+                   capture_output=True, text=True, timeout=timeout, check=False)
     result = subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--rules", "--out", str(out)],
                             env=release_launch_env(version), capture_output=True, text=True, timeout=timeout,
                             check=False)
