@@ -11,4 +11,7 @@ if { ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/opentype/n
 fi
 cd "$ROOT"
 ruff check extractor tests bench
+# DeepSpeed's CPU ops (fused_adam, cpu_adam, shm_comm, ...) JIT-built once per DeepSpeed into
+# ~/.cache/dsfields/torch_extensions, outside any launch timeout (minutes the first time, then cached).
+PYTHONPATH="$ROOT/extractor" python -m dsfields.extract.launch --build-ops >/dev/null 2>&1 || echo "dev/test.sh: building DeepSpeed's CPU ops failed" >&2
 python -m pytest "$@"

@@ -231,8 +231,14 @@ def test_seed_templates_a_and_b_are_clean_with_hf(checker):
     if not templates:
         pytest.skip("no seeds")
     assert set(templates) == {"A", "B", "C"}
+    # Template A leaves zero_optimization.allgather_bucket_size "auto": neither the Trainer nor accelerate
+    # fills it, and accelerate's deepspeed_config_process raises for every "auto" left (the launch rule
+    # hf-unfilled-auto, confirmed in generated/0.19.8/launch.json). Everything else in A and B is clean.
     for label in "AB":
-        assert not errors(findings(checker, templates[label], hf=True)), label
+        wrong = errors(findings(checker, templates[label], hf=True))
+        if label == "A":
+            assert wrong.pop("zero_optimization.allgather_bucket_size").rule == "hf-unfilled-auto"
+        assert not wrong, label
 
 
 def test_seed_template_c_misplaces_aio_and_check_says_so(checker):
@@ -313,7 +319,8 @@ def test_json_output(tmp_path, capsys):
 def test_duplicate_keys(checker):
     text = '{\n "train_batch_size": 8,\n "train_batch_size": 16\n}'
     assert errors(findings(checker, text))["train_batch_size"].line == 3  # DeepSpeed's hjson hook raises
-    assert not errors(findings(checker, text, hf=True))  # json.load keeps the last
+    assert not {p: f for p, f in errors(findings(checker, text, hf=True)).items()
+                if f.kind.name != "LAUNCH"}  # json.load keeps the last (accelerate wants a zero section)
 
 
 def test_hjson_is_read_as_deepspeed_does_and_flagged_for_hf(checker):
@@ -329,7 +336,8 @@ def test_hook_file_is_declared():
 
 def test_check_imports_neither_deepspeed_nor_torch_nor_pydantic(tmp_path):
     path = tmp_path / "c.json"
-    path.write_text(json.dumps(BASE | {"optimizer": {"type": "AdamW", "params": {"lr": 1}}}))
+    path.write_text(json.dumps(BASE | {"optimizer": {"type": "AdamW", "params": {"lr": 1}},
+                                       "zero_optimization": {"stage": 0}}))
     code = (
         "import sys\n"
         "from dsfields.cli import main\n"

@@ -99,10 +99,17 @@ def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
         from dsfields.extract.installed import installed_snapshot
 
         return {"installed": installed_snapshot}
-    if opts.command == "check" and opts.runtime:
-        from dsfields.extract.oracle import build_deepspeed_config
+    if opts.command == "check":
+        lent: dict[str, Callable[..., Any]] = {}
+        if opts.runtime:
+            from dsfields.extract.oracle import build_deepspeed_config
 
-        return {"build": build_deepspeed_config}
+            lent["build"] = build_deepspeed_config
+        if getattr(opts, "launch", False):  # check --launch: deepspeed.initialize in a worker subprocess
+            from dsfields.extract.launch import LaunchClient
+
+            lent["launcher"] = LaunchClient
+        return lent
     return {}
 
 

@@ -272,7 +272,8 @@ def remaining(text: str, snapshot: Snapshot, name: str) -> list[str]:
         config = parse(text, name, "deepspeed")
     except ConfigFileError as exc:
         return [f"the migrated text does not parse ({exc}); please report this"]
-    handled = {Kind.UNKNOWN_KEY, Kind.DEPRECATED_KEY, Kind.REMOVED_KEY}
+    # Launch rules depend on how the config is launched (optimizer from code or not), not on the release's keys.
+    handled = {Kind.UNKNOWN_KEY, Kind.DEPRECATED_KEY, Kind.REMOVED_KEY, Kind.LAUNCH}
     out = []
     for finding in Checker(snapshot).check(config, Options()):
         if finding.severity is Severity.ERROR and finding.kind not in handled:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import Any
 
 from dsfields.check.engine import Checker, check_file
 from dsfields.check.findings import RANK, Options, exit_code
@@ -29,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     parser.add_argument("--runtime", action="store_true",
                         help="also build DeepSpeedConfig (needs that DeepSpeed version installed)")
+    parser.add_argument("--optimizer-from-code", action="store_true",
+                        help="plain code passes an optimizer to deepspeed.initialize (changes which launch rules "
+                             "apply; --hf implies the Trainer's own choice)")
+    parser.add_argument("--launch", action="store_true",
+                        help="also run deepspeed.initialize on CPU in a subprocess (needs that DeepSpeed installed)")
 
 
 def newest_hf_list() -> HfTrainer | None:
@@ -43,21 +50,45 @@ def newest_hf_list() -> HfTrainer | None:
     return None
 
 
-def run(args: argparse.Namespace, build: Build | None = None) -> int:
-    """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``."""
+def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = None) -> int:
+    """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``,
+    ``launcher`` (a LaunchClient factory) with ``--launch``."""
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     snapshot = load_requested(args.version)
     borrowed = newest_hf_list() if args.hf and snapshot.hf_trainer is None else None
     checker = Checker(snapshot, hf_trainer=borrowed)
-    options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime)
+    options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime,
+                      optimizer_from_code=getattr(args, "optimizer_from_code", False),
+                      launch=getattr(args, "launch", False))
     reports = []
-    for path in args.files:
-        report = check_file(path, checker, options)
-        if options.runtime and build is not None and report.error is None and report.config is not None:
-            report.findings = sorted([*report.findings, *runtime_findings(checker, report.config, options, build)],
-                                     key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
-        reports.append(report)
+    client = None
+    mismatch = None
+    if options.launch and launcher is not None:
+        from dsfields.check.launch_check import version_mismatch
+
+        mismatch = version_mismatch(snapshot.version)
+        if mismatch:
+            print(mismatch, file=sys.stderr)
+        else:
+            client = launcher()
+    try:
+        for path in args.files:
+            report = check_file(path, checker, options)
+            extra = []
+            if options.runtime and build is not None and report.error is None and report.config is not None:
+                extra += runtime_findings(checker, report.config, options, build)
+            if client is not None and report.error is None and report.config is not None:
+                from dsfields.check.launch_check import launch_findings
+
+                extra += launch_findings(snapshot.version, report.config, options, client)
+            if extra:
+                report.findings = sorted([*report.findings, *extra],
+                                         key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
+            reports.append(report)
+    finally:
+        if client is not None:
+            client.close()
     output = render(reports, snapshot.version, OutputStyle(args.format), options)
     if output:
         print(output)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check.findings import RANK, FileReport, Finding, Kind, Options, Severity
+from dsfields.check.launch_rules import launch_rule_findings
 from dsfields.check.rules import View, evaluate
 from dsfields.check.values import accepts, json_type
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
@@ -59,6 +60,7 @@ class Checker:
         run.section("", config.data, ())
         run.optimizers()
         run.rules()
+        run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
         return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
 
     def hf_filled(self, options: Options) -> frozenset[str]:

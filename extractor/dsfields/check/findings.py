@@ -40,6 +40,8 @@ class Kind(StrEnum):
     SCHEDULER = "scheduler"
     RULE = "DeepSpeed rule"
     RUNTIME = "DeepSpeedConfig verdict"
+    LAUNCH = "deepspeed.initialize rule"
+    LAUNCH_VERDICT = "deepspeed.initialize verdict"
     LIMITATION = "not checked"
 
 
@@ -86,12 +88,18 @@ class Finding(NamedTuple):
 
 
 class Options(NamedTuple):
-    """How a config is judged: for the HF Trainer, at a world size, strictly, with DeepSpeed's own verdict."""
+    """How a config is judged: for the HF Trainer, at a world size, strictly, with DeepSpeed's own verdict.
+
+    ``optimizer_from_code``: plain code passes an optimizer to ``deepspeed.initialize`` (which launch
+    rules apply); ``launch``: run ``deepspeed.initialize`` itself (``check --launch``).
+    """
 
     hf: bool = False
     world_size: int | None = None
     strict: bool = False
     runtime: bool = False
+    optimizer_from_code: bool = False
+    launch: bool = False
 
 
 class FileReport:

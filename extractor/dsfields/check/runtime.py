@@ -16,6 +16,7 @@ from dsfields.check.engine import Checker
 from dsfields.check.findings import Finding, Kind, Options, Severity
 from dsfields.check.rules import BATCH_KEYS, MISSING, View, _integral
 from dsfields.configfile import ConfigFile, Path_
+from dsfields.model.hf_trainer import fill_trainer_auto
 from dsfields.model.records import join
 from dsfields.model.store import installed_deepspeed_version
 
@@ -24,8 +25,13 @@ Build = Callable[[dict[str, Any]], BaseException | None]
 
 
 def hf_substitute(data: dict[str, Any], checker: Checker) -> dict[str, Any]:
-    """``data`` with the HF Trainer's ``"auto"`` fills replaced by plausible values, batch kept consistent at 1 GPU."""
-    out = copy.deepcopy(data)
+    """``data`` with the HF Trainer's ``"auto"`` fills replaced by plausible values, batch kept consistent at 1 GPU.
+
+    The Trainer's own values first (:func:`dsfields.model.hf_trainer.fill_trainer_auto`: betas
+    ``[0.9, 0.999]``, not a placeholder 1 that the optimizer then rejects); a placeholder only for a
+    filled key that list does not know.
+    """
+    out = fill_trainer_auto(data)
     fills = checker.hf_fills or {}
     for path in fills:
         parts = path.split(".")

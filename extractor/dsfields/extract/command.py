@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="root of the snapshot tree (default: generated/)")
     parser.add_argument("--quiet", action="store_true", help="print no summary")
+    parser.add_argument("--launch-rules", action="store_true",
+                        help="also confirm the launch rules with deepspeed.initialize on CPU and write launch.json")
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -117,6 +119,14 @@ def run(args: argparse.Namespace) -> int:
     paths_index.write_for(target)  # lookup's compact index, always beside the snapshot it indexes
     if report is not None:
         write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
+    if getattr(args, "launch_rules", False):  # its own process: a launch changes process-wide state
+        import subprocess
+
+        launch = [sys.executable, "-m", "dsfields.extract.launch", "--rules", "--out",
+                  str(target.with_name("launch.json"))]
+        if subprocess.run(launch, check=False).returncode:
+            print("dsfields extract: the launch-rule probe failed", file=sys.stderr)
+            return 2
     if not args.quiet:
         print(summary(snapshot, target, time.perf_counter() - started))
     return 0

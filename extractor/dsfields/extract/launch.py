@@ -7,7 +7,8 @@ process group of world size 1, a tiny ``torch.nn.Linear`` — in one of two call
 
 * ``plain``: ``deepspeed.initialize(model=m, model_parameters=m.parameters(), config=cfg)``, the
   optimizer built by DeepSpeed from ``cfg`` (or a ``torch.optim.AdamW`` passed from code);
-* ``hf``: what transformers' Trainer and accelerate pass (:func:`hf_plan`, every rule cited).
+* ``hf``: what transformers' Trainer and accelerate pass (:func:`dsfields.model.hf_trainer.hf_plan`, every
+  rule cited; pure Python, shared with ``dsfields check``).
 
 and returns a :class:`LaunchVerdict`: launched, ``config_error`` (DeepSpeed, accelerate or the
 Trainer refuses the config, with its own first line and the JSON path it is about when it can be
@@ -20,8 +21,9 @@ writing verdicts as JSON lines, and :class:`LaunchClient` drives it with a timeo
 one bad config never takes the batch down.
 
 Imports: this module lives in ``dsfields.extract``, the only package allowed to import DeepSpeed,
-torch and pydantic; it imports them lazily (inside :class:`Launcher`), so :func:`hf_plan`,
-:class:`LaunchVerdict` and :class:`LaunchClient` work without them. From dsfields it imports only
+torch and pydantic; it imports them lazily (inside :class:`Launcher`), so :class:`LaunchVerdict` and
+:class:`LaunchClient` work without them. From dsfields it imports ``dsfields.model.hf_trainer`` (the
+calling styles), ``dsfields.model.launch_rules`` (the rule catalogue, for ``--rules``) and
 ``dsfields.extract.trace`` / ``dsfields.extract.discover`` (the tracing dicts).
 """
 
@@ -42,20 +44,29 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any, Literal
 
+from dsfields.model.hf_trainer import (  # noqa: F401  (re-exported: the launch witness's calling styles)
+    BATCH_KEYS,
+    HF_ARGS,
+    HIDDEN_SIZE,
+    NUM_TRAINING_STEPS,
+    Plan,
+    PlanError,
+    at_one_rank,
+    hf_plan,
+    plain_plan,
+)
+
 Outcome = Literal["launched", "config_error", "machine_error"]
 Style = Literal["plain", "hf"]
 
-BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 DEFAULT_TIMEOUT = 60.0
 """Seconds one launch may take in the worker (the first ZeRO-Offload launch loads cpu_adam: ~4 s cached)."""
-HIDDEN_SIZE = 8
-"""The tiny model's width, also its ``model.config.hidden_size`` for the HF hidden-size fills."""
 
 
 # ---------------------------------------------------------------- the record
@@ -117,259 +128,6 @@ class LaunchVerdict:
                    passed=tuple(data.get("passed", ())), assumed=tuple(data.get("assumed", ())),
                    seconds=float(data.get("seconds", 0.0)),
                    reads=frozenset(data.get("reads", ())))
-
-
-class PlanError(Exception):
-    """The HF layers (transformers / accelerate, mirrored in :func:`hf_plan`) refuse the config."""
-
-    def __init__(self, raised_by: str, exc_type: str, message: str, key: str | None = None) -> None:
-        super().__init__(message)
-        self.raised_by = raised_by
-        self.exc_type = exc_type
-        self.key = key
-
-
-@dataclass
-class Plan:
-    """What a caller passes to ``deepspeed.initialize``: the final config and where the optimizer comes from."""
-
-    config: dict[str, Any]
-    optimizer: Literal["config", "code", "ds_cpu_adam"] = "config"
-    """``config``: DeepSpeed builds it from the config; ``code``: a torch AdamW is passed;
-    ``ds_cpu_adam``: accelerate's swap to DeepSpeedCPUAdam."""
-    scheduler: Literal["config", "callable", "none"] = "config"
-    """``callable``: the Trainer's own scheduler, passed as ``lr_scheduler=callable``."""
-    notes: list[str] = field(default_factory=list)
-
-
-# ---------------------------------------------------------------- calling styles (no DeepSpeed needed)
-
-
-def at_one_rank(config: dict[str, Any]) -> dict[str, Any]:
-    """Keep the batch triple consistent at world size 1 (the config may be right for N ranks).
-
-    Same rule as ``dsfields.check.at_one_rank``: only when all three are positive integers; the batch
-    arithmetic for N ranks is the static check's business (``--world-size``).
-    Unlike that one, a triple that fits no world size (train_batch_size not a multiple of micro x
-    gas) is left for DeepSpeed to reject.
-    """
-    out = copy.deepcopy(config)
-    values = [out.get(k) for k in BATCH_KEYS]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and float(v).is_integer()
-           for v in values):
-        tbs, micro, gas = (int(v) for v in values)
-        if tbs % (micro * gas) == 0:
-            out["train_batch_size"] = micro * gas
-    return out
-
-
-def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False) -> Plan:
-    """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code.
-
-    ``fill_auto``: first replace the ``"auto"`` values the HF Trainer fills, with the same values as
-    :func:`hf_plan` (an HF-style config launched from plain code); every other "auto" stays for
-    DeepSpeed to judge.
-    """
-    cfg = copy.deepcopy(config)
-    if fill_auto:
-        with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
-            _hf_fill(cfg, HF_ARGS, HIDDEN_SIZE)
-    return Plan(at_one_rank(cfg), "code" if optimizer_from_code else "config",
-                "config" if "scheduler" in cfg else "none")
-
-
-# TrainingArguments defaults assumed for the fills (transformers 5.24.0 training_args.py, the
-# dataclass fields): learning_rate 5e-5, adam_beta1 0.9, adam_beta2 0.999, adam_epsilon 1e-8,
-# weight_decay 0.0, max_grad_norm 1.0, warmup 0 steps; per_device_train_batch_size 1 (the default
-# is 8; 1 keeps the batch arithmetic trivial at one rank, like check.hf_substitute), world size 1,
-# gradient_accumulation_steps 1. fp16/bf16 follow the config: a literal ``enabled: true`` is taken
-# as the user passing --fp16/--bf16 (else the Trainer's fill_match reports a mismatch), "auto" as
-# not passing it (this CPU machine has no fp16).
-HF_ARGS = SimpleNamespace(learning_rate=5e-5, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, weight_decay=0.0,
-                          max_grad_norm=1.0, per_device_train_batch_size=1, gradient_accumulation_steps=1,
-                          world_size=1, warmup_steps=0)
-NUM_TRAINING_STEPS = 100
-
-
-def _node(config: dict[str, Any], path: str) -> tuple[Any, str]:
-    """accelerate/utils/deepspeed.py:178 ``find_config_node`` (transformers subclasses it): ``.get`` down the path.
-
-    A non-dict on the way raises AttributeError exactly as there (``"zero_optimization": true``).
-    """
-    node: Any = config
-    *parents, last = path.split(".")
-    for part in parents:
-        node = node.get(part)
-        if node is None:
-            return None, last
-    return node, last
-
-
-def _fill(config: dict[str, Any], path: str, value: Any) -> None:
-    """transformers integrations/deepspeed.py:108 ``fill_match`` / accelerate utils/dataclasses.py:1357:
-    replace ``"auto"`` only; mismatches are not raised here (the user's arguments are assumed to match)."""
-    node, key = _node(config, path)
-    if node is not None and node.get(key) == "auto":
-        node[key] = value
-
-
-def _is_true(config: dict[str, Any], path: str) -> bool:
-    # accelerate/utils/deepspeed.py HfDeepSpeedConfig.is_true: bool(value) of a non-None value.
-    node, key = _node(config, path)
-    value = node.get(key) if node is not None else None
-    return value is not None and bool(value) and value != "auto"
-
-
-def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
-    """The config and optimizer the HF Trainer (transformers 5.24.0) with accelerate 1.15.0 hand to DeepSpeed.
-
-    Raises :class:`PlanError` where those layers refuse the config before DeepSpeed sees it.
-    """
-    cfg = copy.deepcopy(config)
-    args = HF_ARGS
-    notes: list[str] = []
-    try:
-        _hf_fill(cfg, args, hidden_size)
-    except AttributeError as exc:  # a dict expected on the path (find_config_node's .get)
-        raise PlanError("transformers", "AttributeError", str(exc)) from exc
-    # -- accelerate DeepSpeedPlugin.__post_init__ (utils/dataclasses.py:1226-1336), built by
-    #    TrainingArguments.__post_init__ (transformers training_args.py:1715) right after the fills.
-    if "gradient_accumulation_steps" not in cfg:  # dataclasses.py:1274
-        cfg["gradient_accumulation_steps"] = 1
-    if "zero_optimization" not in cfg:  # dataclasses.py:1276
-        raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
-                        "config.", "zero_optimization")
-    # dataclasses.py:1281-1291: plugin attributes (from ACCELERATE_* env, unset here) fill "auto" only.
-    plugin = {"gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "zero_optimization.stage": 2,
-              "zero_optimization.offload_optimizer.device": "none", "zero_optimization.offload_param.device": "none",
-              "zero_optimization.offload_param.nvme_path": "none",
-              "zero_optimization.offload_optimizer.nvme_path": "none",
-              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
-    try:
-        for path, value in plugin.items():
-            _fill(cfg, path, value)
-    except AttributeError as exc:
-        raise PlanError("accelerate", "AttributeError", str(exc)) from exc
-    cfg["steps_per_print"] = float("inf")  # dataclasses.py:1336
-    # -- AcceleratorState (state.py:977) -> DeepSpeedPlugin.set_mixed_precision (dataclasses.py:1415-1446):
-    #    mixed_precision is the Trainer's, i.e. what the config enabled literally.
-    # A literal legacy ``bfloat16.enabled: true`` is taken as --bf16 too (the Trainer only looks at bf16).
-    bf16 = _is_true(cfg, "bf16.enabled") or _is_true(cfg, "bfloat16.enabled")
-    mixed = "fp16" if _is_true(cfg, "fp16.enabled") else "bf16" if bf16 else "no"
-    if mixed == "fp16" and "fp16" not in cfg:
-        cfg["fp16"] = {"enabled": True, "auto_cast": True}
-    if mixed != "no":
-        other = "bf16" if mixed == "fp16" else "fp16"
-        section = cfg.get(other, {})
-        if isinstance(section, dict) and str(section.get("enabled", "False")).lower() == "true":
-            raise PlanError("accelerate", "ValueError", f"`--mixed_precision` arg cannot be set to `{mixed}` when "
-                            f"`{other}` is set in the DeepSpeed config file.", f"{other}.enabled")
-    for dtype in ("fp16", "bf16"):
-        if dtype not in cfg:
-            cfg[dtype] = {"enabled": False}
-            notes.append(f"accelerate added {dtype}.enabled=false")
-    _fill(cfg, "fp16.enabled", mixed == "fp16")
-    _fill(cfg, "bf16.enabled", mixed == "bf16")
-    # -- transformers deepspeed_optim_sched (integrations/deepspeed.py:559-610), from deepspeed_init (:613).
-    if "optimizer" in cfg:
-        optimizer: Literal["config", "code", "ds_cpu_adam"] = "config"  # :576-577 DummyOptim(params)
-    else:
-        optimizer = "code"  # :587 trainer.create_optimizer() (AdamW)
-        cfg["zero_allow_untested_optimizer"] = True  # :589
-    scheduler: Literal["config", "callable", "none"]
-    if "scheduler" in cfg:
-        scheduler = "config"  # :592-593 DummyScheduler(optimizer): DeepSpeed builds it
-    elif optimizer == "config":
-        scheduler = "callable"  # :595-608 DummyScheduler(lr_scheduler_callable=...): the Trainer's, via DeepSpeed
-    else:
-        scheduler = "none"  # trainer.py:1778 create_scheduler after prepare: DeepSpeed never sees it
-    # -- accelerate Accelerator._prepare_deepspeed (accelerator.py:2141-2400) on prepare(model, optimizer).
-    _fill(cfg, "gradient_accumulation_steps", args.gradient_accumulation_steps)  # :2211
-    kwargs: dict[str, Any] = {"gradient_clipping": 1.0,  # :2223-2233
-                              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
-    micro = cfg.get("train_micro_batch_size_per_gpu")
-    if micro == "auto":  # :2177-2204: Trainer.prepare passes no dataloader
-        raise PlanError("accelerate", "ValueError", "When using DeepSpeed, `accelerate.prepare()` requires you to "
-                        "pass at least one of training or evaluation dataloaders with `batch_size` attribute "
-                        "returning an integer value or alternatively set an integer value in "
-                        "`train_micro_batch_size_per_gpu` in the deepspeed config file",
-                        "train_micro_batch_size_per_gpu")
-    if micro is not None:
-        kwargs["train_micro_batch_size_per_gpu"] = micro
-        gas = cfg.get("gradient_accumulation_steps")
-        with contextlib.suppress(TypeError):
-            kwargs["train_batch_size"] = micro * gas * 1 // 1  # :2231 ... * num_processes // sp_size
-    if optimizer == "code":
-        cfg["zero_allow_untested_optimizer"] = True  # :2262-2263 a torch.optim.Optimizer
-    # :2295-2326 hidden-size keys (model.config.hidden_size), then the scheduler fills for DummyScheduler
-    kwargs.update({"zero_optimization.reduce_bucket_size": hidden_size * hidden_size,
-                   "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * hidden_size * hidden_size),
-                   "zero_optimization.stage3_param_persistence_threshold": 10 * hidden_size})
-    if optimizer == "config":  # :2328-2331 DummyOptim's lr / weight_decay (DummyOptim defaults 0.001, 0)
-        kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
-    try:
-        leftover = _process(cfg, kwargs)  # :2344 deepspeed_config_process(must_match=False, **config_kwargs)
-    except AttributeError as exc:
-        raise PlanError("accelerate", "AttributeError", str(exc)) from exc
-    if leftover:  # dataclasses.py:1365-1371: an "auto" nobody fills
-        raise PlanError("accelerate", "ValueError", f"`{leftover}` not found in kwargs. Please specify "
-                        f"`{leftover}` without `auto` (set to correct value) in the DeepSpeed config file or pass "
-                        "it in kwargs.", leftover)
-    if optimizer == "code":
-        zero = cfg["zero_optimization"]  # accelerator.py:2374 (KeyError impossible: checked above)
-        if not isinstance(zero, dict):
-            raise PlanError("accelerate", "AttributeError", f"'{type(zero).__name__}' object has no attribute 'get'",
-                            "zero_optimization")
-        offload = zero.get("offload_optimizer", {})
-        device = offload.get("device", "none") if isinstance(offload, dict) else "none"
-        # :2374-2383 only offload_optimizer.device counts: legacy ``cpu_offload: true`` keeps torch AdamW,
-        # and DeepSpeed then raises about zero_force_ds_cpu_optimizer.
-        if device != "none" and cfg.get("zero_force_ds_cpu_optimizer", True):
-            optimizer = "ds_cpu_adam"  # utils/deepspeed.py:29 map_pytorch_optim_to_deepspeed
-            notes.append("accelerate swapped in DeepSpeedCPUAdam")
-    return Plan(at_one_rank(cfg), optimizer, scheduler, notes)
-
-
-def _hf_fill(cfg: dict[str, Any], args: SimpleNamespace, hidden_size: int) -> None:
-    # transformers integrations/deepspeed.py:136-192 trainer_config_process (at TrainingArguments creation)
-    micro = args.per_device_train_batch_size
-    _fill(cfg, "train_micro_batch_size_per_gpu", micro)
-    _fill(cfg, "gradient_accumulation_steps", args.gradient_accumulation_steps)
-    _fill(cfg, "train_batch_size", args.world_size * micro * args.gradient_accumulation_steps)
-    _fill(cfg, "gradient_clipping", args.max_grad_norm)
-    _fill(cfg, "optimizer.params.lr", args.learning_rate)
-    _fill(cfg, "optimizer.params.betas", [args.adam_beta1, args.adam_beta2])
-    _fill(cfg, "optimizer.params.eps", args.adam_epsilon)
-    _fill(cfg, "optimizer.params.weight_decay", args.weight_decay)
-    _fill(cfg, "scheduler.params.warmup_min_lr", 0)
-    _fill(cfg, "scheduler.params.warmup_max_lr", args.learning_rate)
-    _fill(cfg, "fp16.enabled", _is_true(cfg, "fp16.enabled"))
-    _fill(cfg, "bf16.enabled", _is_true(cfg, "bf16.enabled"))
-    # :194-260 trainer_config_finalize (deepspeed_init): hidden-size keys, then the scheduler steps.
-    _fill(cfg, "zero_optimization.reduce_bucket_size", hidden_size * hidden_size)
-    zero = cfg.get("zero_optimization")
-    if isinstance(zero, dict) and zero.get("stage") == 3:  # :237 is_zero3()
-        _fill(cfg, "zero_optimization.stage3_prefetch_bucket_size", int(0.9 * hidden_size * hidden_size))
-        _fill(cfg, "zero_optimization.stage3_param_persistence_threshold", 10 * hidden_size)
-    _fill(cfg, "scheduler.params.total_num_steps", NUM_TRAINING_STEPS)
-    _fill(cfg, "scheduler.params.warmup_num_steps", max(1, args.warmup_steps))  # :252-256
-
-
-def _process(cfg: dict[str, Any], kwargs: dict[str, Any], prefix: str = "") -> str | None:
-    """accelerate utils/dataclasses.py:1392 ``deepspeed_config_process``: fill every leaf "auto" from kwargs.
-
-    Returns the first "auto" leaf with no value (there accelerate raises ValueError).
-    """
-    for key, value in list(cfg.items()):
-        if isinstance(value, dict):
-            missing = _process(value, kwargs, f"{prefix}{key}.")
-            if missing:
-                return missing
-        elif value == "auto":
-            if f"{prefix}{key}" not in kwargs:
-                return f"{prefix}{key}"
-            cfg[key] = kwargs[f"{prefix}{key}"]
-    return None
 
 
 # ---------------------------------------------------------------- classifying failures
@@ -468,8 +226,9 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
       "zero_optimization.cpu_offload", "zero_force_ds_cpu_optimizer")),
     (re.compile(r"untested optimizer|zero_allow_untested_optimizer"),
      ("optimizer.type", "zero_allow_untested_optimizer")),
+    (re.compile(r"requires dynamic loss scaling"), ("fp16.loss_scale", "optimizer.type")),
     (re.compile(r"requires an optimizer|optimizer.*required|no optimizer", re.IGNORECASE),
-     ("zero_optimization.stage", "optimizer")),
+     ("zero_optimization.stage", "zero_optimization", "optimizer")),
     (re.compile(r"fp16 and bf16|bf16 and fp16|bfloat16 and fp16|both.*fp16.*bf16|at the same time|"
                 r"simultaneously enabled", re.IGNORECASE),
      ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
@@ -559,12 +318,34 @@ class _TinyConfig(SimpleNamespace):
     """``model.config`` of an HF model: the Trainer and accelerate read ``hidden_size`` from it."""
 
 
+def own_extensions_dir() -> None:
+    """Give this DeepSpeed its own JIT-op cache (``TORCH_EXTENSIONS_DIR``) unless the caller chose one.
+
+    torch keys its cache by op name only: two DeepSpeed releases (or two checkouts) building
+    ``fused_adam`` into the shared ``~/.cache/torch_extensions`` rebuild each other's op on every
+    start, and wait on each other's lock meanwhile (minutes). One directory per DeepSpeed source path
+    keeps each release's build.
+    """
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):
+        return
+    import hashlib
+    import importlib.util
+
+    spec = importlib.util.find_spec("deepspeed")
+    origin = str(spec.origin) if spec is not None else "none"
+    digest = hashlib.sha256(origin.encode()).hexdigest()[:10]
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "dsfields" / "torch_extensions"
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(root / digest)
+
+
 class Launcher:
     """One process's DeepSpeed on CPU: the gloo group set up once, then :meth:`launch` per config."""
 
     def __init__(self, workdir: Path | None = None, warm_up: bool = True) -> None:
         started = time.perf_counter()
         os.environ["DS_ACCELERATOR"] = "cpu"
+        own_extensions_dir()
         for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
                             ("LOCAL_WORLD_SIZE", "1")):
             os.environ[name] = value
@@ -584,7 +365,10 @@ class Launcher:
             torch_dist.init_process_group("gloo", rank=0, world_size=1)
         from deepspeed.accelerator import get_accelerator
 
-        ds_comm.init_distributed(dist_backend=get_accelerator().communication_backend_name(), auto_mpi_discovery=False,
+        backend = get_accelerator().communication_backend_name()
+        # 0.9.3-0.14.0's CPU accelerator names oneCCL ("ccl"), whose op needs CCL_ROOT: at world size 1 the
+        # gloo group set up above is all the launch communicates over.
+        ds_comm.init_distributed(dist_backend="gloo" if backend == "ccl" else backend, auto_mpi_discovery=False,
                                  verbose=False)
         self.import_seconds = time.perf_counter() - started
         self.gc_enabled = gc.isenabled()
@@ -736,6 +520,7 @@ def build_ops() -> dict[str, str]:
     (``cannot open shared object file``). Run once per machine: ``python -m dsfields.extract.launch --build-ops``.
     """
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    own_extensions_dir()
     from deepspeed.accelerator import get_accelerator
 
     done: dict[str, str] = {}
@@ -974,6 +759,136 @@ class LaunchClient:
         self.close()
 
 
+# ---------------------------------------------------------------- confirming the launch rules (launch.json)
+
+LAUNCH_FORMAT = 1
+
+
+def _brief(verdict: LaunchVerdict, example: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"style": example.style, "optimizer_from_code": example.optimizer_from_code,
+                           "outcome": verdict.outcome}
+    for name in ("exc_type", "message", "key", "raised_by", "reason", "site"):
+        if getattr(verdict, name) is not None:
+            out[name] = getattr(verdict, name)
+    return out
+
+
+def confirm_rule(rule: Any, launch: Callable[[Any], LaunchVerdict]) -> dict[str, Any]:
+    """Run one :class:`~dsfields.model.launch_rules.LaunchRule`'s examples; is the rule what this release does?
+
+    ``raises`` rules are confirmed when every trigger fails for a config reason with a message containing
+    ``rule.message`` and every control launches (or fails for this machine only); ``accepts`` rules when
+    every trigger launches. A trigger that fails for a machine reason leaves the rule unconfirmed.
+    """
+    triggers = [(example, launch(example)) for example in rule.triggers]
+    controls = [(example, launch(example)) for example in rule.controls]
+    why: list[str] = []
+    for example, verdict in triggers:
+        if rule.effect == "accepts":
+            if not verdict.ok:
+                why.append(f"{example.style} trigger did not launch: {verdict.exc_type}: {verdict.message}")
+        elif verdict.outcome == "machine_error":
+            why.append(f"{example.style} trigger failed for a machine reason ({verdict.reason})")
+        elif verdict.outcome == "launched":
+            why.append(f"{example.style} trigger launched")
+        elif rule.message not in (verdict.message or ""):
+            why.append(f"{example.style} trigger failed otherwise: {verdict.exc_type}: {verdict.message}")
+    for example, verdict in controls:
+        if verdict.outcome == "config_error":
+            why.append(f"{example.style} control failed: {verdict.exc_type}: {verdict.message}")
+    record: dict[str, Any] = {"confirmed": not why, "effect": rule.effect,
+                              "triggers": [_brief(v, e) for e, v in triggers],
+                              "controls": [_brief(v, e) for e, v in controls]}
+    failing = next((v for _, v in triggers if v.outcome == "config_error"), None)
+    if failing is not None:
+        record.update({"message": failing.message, "exc_type": failing.exc_type, "site": failing.site,
+                       "raised_by": failing.raised_by})
+    if why:
+        record["why_not"] = why
+    return record
+
+
+def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[str, Any]:
+    """``launch.json`` for the DeepSpeed this process runs: every launch rule confirmed or not, with messages."""
+    from dsfields.model import launch_rules
+
+    def launch(example: Any) -> LaunchVerdict:
+        return launcher.launch(example.config, example.style, example.optimizer_from_code)
+
+    import torch
+
+    deepspeed = launcher.deepspeed
+    accelerator = str(getattr(deepspeed.get_accelerator(), "_name", "unknown"))
+    return {
+        "format_version": LAUNCH_FORMAT,
+        "generated_by": "python -m dsfields.extract.launch --rules",
+        "deepspeed_version": str(deepspeed.__version__).strip(),
+        "environment": {"python": ".".join(map(str, sys.version_info[:2])), "torch": torch.__version__.split("+")[0],
+                        "accelerator": accelerator, "world_size": 1, "backend": "gloo",
+                        "hf_layers": "transformers 5.24.0 / accelerate 1.15.0, mirrored (dsfields.model.hf_trainer)"},
+        "rules": {rule.id: confirm_rule(rule, launch) for rule in (rules or launch_rules.RULES)},
+    }
+
+
+# ---------------------------------------------------------------- older releases (their runtime from releases.py)
+
+_CPU_STUBS = {
+    "intel_extension_for_pytorch": '"""dsfields stub: DS_ACCELERATOR=cpu needs this import in 0.9.3-0.14.0."""\n',
+    "oneccl_bindings_for_pytorch": '"""dsfields stub: imported by their cpu_accelerator.py; the launch uses gloo."""\n',
+}
+
+
+def needs_cpu_stubs(source: Path) -> bool:
+    """Whether this release's CPU accelerator demands intel_extension_for_pytorch (0.9.3-0.14.0)."""
+    try:
+        text = (source / "deepspeed" / "accelerator" / "real_accelerator.py").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "CPU_Accelerator requires intel_extension_for_pytorch" in text
+
+
+def cpu_stub_dir() -> Path:
+    """Empty ``intel_extension_for_pytorch`` / ``oneccl_bindings_for_pytorch`` packages, for older releases'
+    CPU accelerator: it only imports them; everything the launch runs is torch's gloo and DeepSpeed's own ops."""
+    from dsfields.extract.releases import cache_dir
+
+    root = cache_dir() / "launch-cpu-stubs"
+    for name, text in _CPU_STUBS.items():
+        init = root / name / "__init__.py"
+        if not init.exists():
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.write_text(text, encoding="utf-8")
+    return root
+
+
+def release_launch_env(version: str) -> dict[str, str]:
+    """The environment of a launch worker for release ``version`` (``releases.release_env`` plus the CPU
+    accelerator, and the stubs where that release needs them)."""
+    from dsfields.extract.releases import fetch_source, release_env
+
+    source = fetch_source(version)
+    extra = [cpu_stub_dir()] if needs_cpu_stubs(source) else []
+    env = release_env(version, extra)
+    env["DS_ACCELERATOR"] = "cpu"
+    return env
+
+
+def probe_release(version: str, out: Path, timeout: float = 1800.0) -> int:
+    """``--rules`` in release ``version``'s runtime: writes ``out`` (its launch.json)."""
+    from dsfields.extract.releases import environment_for
+
+    python = environment_for(version)
+    # The CPU ops first, outside any launch timeout (an interrupted JIT build leaves a broken cache).
+    subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--build-ops"], env=release_launch_env(version),
+                   capture_output=True, text=True, timeout=timeout, check=False)
+    result = subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--rules", "--out", str(out)],
+                            env=release_launch_env(version), capture_output=True, text=True, timeout=timeout,
+                            check=False)
+    tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
+    print(f"{version}: exit {result.returncode}: {tail[0]}", file=sys.stderr)
+    return result.returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dsfields.extract.launch",
                                      description="Run deepspeed.initialize on CPU for ds_config files or JSON lines.")
@@ -984,7 +899,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fill-auto", action="store_true", help='plain style: fill the HF Trainer\'s "auto" first')
     parser.add_argument("--trace", action="store_true", help="record the JSON paths the launch reads")
     parser.add_argument("--build-ops", action="store_true", help="JIT-build DeepSpeed's CPU ops once, then exit")
+    parser.add_argument("--rules", action="store_true",
+                        help="confirm every launch rule (dsfields.model.launch_rules) on this DeepSpeed; write --out")
+    parser.add_argument("--out", type=Path, default=None, help="--rules: where to write launch.json (else stdout)")
+    parser.add_argument("--release", default=None, metavar="VERSION",
+                        help="--rules: run in that release's runtime (dsfields.extract.releases) instead of here")
     args = parser.parse_args(argv)
+    if args.rules and args.release:
+        from dsfields.model.launch_rules import launch_path
+
+        return probe_release(args.release, (args.out or launch_path(args.release)).resolve())
     if args.build_ops:
         for name, status in build_ops().items():
             print(f"{name}: {status}")
@@ -995,7 +919,22 @@ def main(argv: list[str] | None = None) -> int:
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    out = args.out.resolve() if args.out else None
     launcher = Launcher()
+    if args.rules:
+        data = probe_rules(launcher)
+        text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+        if out is not None:
+            from dsfields.model.store import write_atomic
+
+            write_atomic(out, text)
+        else:
+            results.write(text)
+        results.flush()
+        confirmed = sum(r["confirmed"] for r in data["rules"].values())
+        print(f"{confirmed}/{len(data['rules'])} launch rules confirmed on DeepSpeed {data['deepspeed_version']}",
+              file=sys.stderr)
+        return 0
     if args.jsonl:
         results.write(json.dumps({"ready": True, "import_seconds": round(launcher.import_seconds, 3),
                                   "start_seconds": round(launcher.start_seconds, 3)}) + "\n")

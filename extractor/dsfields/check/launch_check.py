@@ -1,0 +1,68 @@
+"""``check --launch``: run ``deepspeed.initialize`` itself on the config, and report its verdict on the key.
+
+The launch needs DeepSpeed, which only :mod:`dsfields.extract` may import: the command line passes
+:class:`dsfields.extract.launch.LaunchClient` in as ``client`` (a worker subprocess on CPU: gloo, world
+size 1, a tiny model). The config is launched as the HF Trainer / accelerate pass it (``--hf``) or as
+plain code does (with ``--optimizer-from-code``, an AdamW passed in). A failure this machine causes
+(no fp16 kernels, CUDA-only ops, async_io, too few ranks) is said as "not checked on this machine",
+never as agreement; for fp16 the launch is tried again with the CPU claiming fp16, so the config path
+past the device check is still judged.
+
+Imports: ``dsfields.model`` and ``dsfields.check`` only; the client is any object with the
+``LaunchClient.launch`` contract returning a verdict with ``outcome``, ``exc_type``, ``message``,
+``key``, ``reason``, ``site`` and ``raised_by`` (tests pass fakes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsfields.check.findings import Finding, Kind, Options, Severity
+from dsfields.model.store import installed_deepspeed_version
+
+LAUNCH_TIMEOUT = 15.0
+"""Seconds for the one launch (the worker's start, ~11 s with its warm-up launch, comes on top)."""
+
+
+def _line(config: Any, path: str | None) -> int:
+    return (config.line_of(tuple(path.split("."))) if path else None) or 1
+
+
+def version_mismatch(version: str) -> str | None:
+    installed = installed_deepspeed_version()
+    if installed == version:
+        return None
+    return (f"--launch skipped: the installed DeepSpeed is {installed or 'none'}, not {version} "
+            f"(pip install deepspeed=={version}, or pass --version {installed})" if installed else
+            f"--launch skipped: DeepSpeed is not installed (pip install deepspeed=={version})")
+
+
+def launch_findings(version: str, config: Any, options: Options, client: Any) -> list[Finding]:
+    """DeepSpeed's own verdict on ``config`` (a :class:`~dsfields.configfile.ConfigFile`) as findings."""
+    style = "hf" if options.hf else "plain"
+    code = options.optimizer_from_code and not options.hf
+    how = "as the HF Trainer passes it" if options.hf else (
+        "from plain code with an optimizer passed in" if code else "from plain code, optimizer from the config")
+    if not isinstance(config.data, dict):
+        return []
+    verdict = client.launch(config.data, style, code, timeout=LAUNCH_TIMEOUT)
+    assumed = ""
+    if verdict.outcome == "machine_error" and verdict.reason == "fp16-on-cpu":
+        again = client.launch(config.data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True)
+        if again.outcome != "machine_error":
+            verdict, assumed = again, " (this CPU has no fp16: launched with fp16 assumed, so the config path " \
+                                      "is judged, not the kernels)"
+    where = f"deepspeed.initialize (DeepSpeed {version}, CPU, world size 1) {how}"
+    if verdict.outcome == "launched":
+        return [Finding("", Severity.INFO, Kind.LAUNCH_VERDICT, f"{where}: launched{assumed}", "", 1)]
+    if verdict.outcome == "machine_error":
+        return [Finding(verdict.key or "", Severity.INFO, Kind.LIMITATION,
+                        f"not checked on this machine ({verdict.reason}): {where} failed for a reason of this "
+                        f"machine, not of the config: {verdict.exc_type}: {verdict.message}",
+                        "run check --launch where the job runs (GPU, enough ranks)", _line(config, verdict.key))]
+    raiser = verdict.raised_by or "deepspeed"
+    at = f" at {verdict.site}" if verdict.site else ""
+    return [Finding(verdict.key or "", Severity.ERROR, Kind.LAUNCH_VERDICT,
+                    f"{where}: {raiser} raises {verdict.exc_type}{at}: {verdict.message}{assumed}",
+                    "see the other findings for this key" if verdict.key else "see DeepSpeed's message",
+                    _line(config, verdict.key))]

@@ -1,0 +1,118 @@
+"""`check` against the real `deepspeed.initialize` (integration, marker deepspeed), one worker for everything.
+
+* every launch rule's examples through the real launch reproduce the committed generated/0.19.8/launch.json
+  (each rule confirmed, DeepSpeed's message recorded);
+* the differential (bench/check_launch.py): every real config of ../shared/realworld-configs and the
+  seeded mutations, checked statically and launched in the style matching the check options (--hf /
+  plain / --optimizer-from-code): check exits 1 exactly where the launch fails for a config reason, on
+  the same key, and 0 where it launches. Machine failures are listed and counted apart; the classes
+  where check is right and the launch cannot see it are named (bench/check_launch.py FAILS_LATER);
+* `dsfields check --launch` on this machine, within its time budget.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, requires_deepspeed
+
+from dsfields.extract.launch import LaunchClient, confirm_rule
+from dsfields.model import launch_rules as catalogue
+
+pytestmark = [requires_deepspeed, pytest.mark.deepspeed]
+VERSION = "0.19.8"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("check_launch_bench", REPO / "bench" / "check_launch.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LaunchClient() as launch_client:
+        yield launch_client
+
+
+@pytest.mark.parametrize("rule", catalogue.RULES, ids=lambda r: r.id)
+def test_each_rule_is_confirmed_by_the_real_launch_as_committed(client, rule):
+    record = catalogue.load_launch(VERSION)
+    assert record is not None
+
+    def launch(example):
+        return client.launch(example.config, example.style, example.optimizer_from_code)
+
+    fresh = confirm_rule(rule, launch)
+    committed = record["rules"][rule.id]
+    assert fresh["confirmed"], fresh.get("why_not")
+    assert (fresh.get("message"), fresh.get("exc_type")) == (committed.get("message"), committed.get("exc_type"))
+
+
+def test_check_agrees_with_deepspeed_initialize_on_the_corpus_and_mutations(client):
+    bench = _bench()
+    if not bench.CORPUS.is_dir():
+        if os.environ.get("CI"):
+            raise AssertionError(f"corpus missing at {bench.CORPUS}")
+        pytest.skip("no shared corpus")
+    starts = client.starts
+    result = bench.run(client, VERSION)
+    out = REPO / "test-output" / f"check-launch-{VERSION}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    summary = result["summary"]
+    shown = [f"{r['name']} {r['style']}{'+code' if r.get('code') else ''}: {r['judgement']} "
+             f"{r.get('fp16_assumed_judgement', '')} {r.get('exc_type')}: {r.get('message')} key={r.get('key')} "
+             f"check={r.get('check_errors')}" for r in result["disagreements"]]
+    assert summary["disagreements"] == 0, "\n".join(shown)
+    assert summary["agreements"] >= 150, summary
+    # Machine failures are counted apart, never as agreement, each with its reason.
+    machine = [r for r in result["rows"] if r.get("judgement") == "machine"]
+    assert len(machine) == summary["machine_failures"] and all(r.get("reason") for r in machine)
+    # The one class where check is right and the launch cannot see it: named, with its reason.
+    later = [r for r in result["rows"] if r.get("judgement") == "fails-later"]
+    assert {r["name"] for r in later} == set(bench.FAILS_LATER) and all(r["fails_later_reason"] for r in later)
+    assert "unusable" not in summary["judgements"]
+    assert client.starts == starts  # one worker for the whole module
+
+
+def test_check_launch_on_this_machine(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_micro_batch_size_per_gpu": 1,
+                                "zero_optimization": {"stage": 2, "cpu_offload": True}}))
+    env = os.environ | {"PYTHONPATH": str(REPO / "extractor")}
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "dsfields", "check", "--hf", "--launch", "--format", "json",
+                             str(path)], env=env, capture_output=True, text=True, timeout=120)
+    seconds = time.perf_counter() - started
+    assert result.returncode == 1, result.stderr
+    found = json.loads(result.stdout)["files"][0]["findings"]
+    verdicts = [f for f in found if f["kind"] == "launch_verdict"]
+    assert [(f["path"], f["severity"]) for f in verdicts] == [("zero_optimization.cpu_offload", "error")]
+    assert "zero_force_ds_cpu_optimizer" in verdicts[0]["message"]
+    assert seconds <= 20, seconds
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2},
+                                "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}))
+    ok = subprocess.run([sys.executable, "-m", "dsfields", "check", "--launch", str(good)], env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "launched" in ok.stdout, ok.stdout + ok.stderr
+
+
+def test_the_release_runtime_environment_for_an_old_release_has_its_cpu_stubs(tmp_path):
+    from dsfields.extract.launch import cpu_stub_dir, needs_cpu_stubs
+
+    old = tmp_path / "deepspeed" / "accelerator"
+    old.mkdir(parents=True)
+    (old / "real_accelerator.py").write_text('raise ValueError("CPU_Accelerator requires intel_extension_for_pytorch")')
+    assert needs_cpu_stubs(tmp_path) and not needs_cpu_stubs(Path("/nonexistent"))
+    assert (cpu_stub_dir() / "intel_extension_for_pytorch" / "__init__.py").is_file()
