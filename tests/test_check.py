@@ -18,7 +18,7 @@ from conftest import REPO, requires_deepspeed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsfields.check import Checker, Finding, Options, Severity, check_text
+from dsfields.check import Checker, Finding, Kind, Options, Severity, check_text
 from dsfields.check.runtime import deepspeed_verdict
 from dsfields.cli import main
 from dsfields.extract.oracle import build_deepspeed_config
@@ -260,7 +260,10 @@ def test_seed_template_errors_are_deepspeeds_own(checker):
     for label, text in seed_templates().items():
         data = for_deepspeed(parse(text, label, "hf").data, checker)
         error, culprits = deepspeed_verdict(data, checker, build_deepspeed_config)
-        reported = set(errors(findings(checker, text, hf=True)))
+        # DeepSpeedConfig is the oracle here; what only the launch refuses (accelerate's unfilled "auto",
+        # issue 14's launch rules) is compared with deepspeed.initialize in tests/test_check_launch.py.
+        reported = {f.path for f in findings(checker, text, hf=True)
+                    if f.severity is Severity.ERROR and f.kind is not Kind.LAUNCH}
         assert reported == set(culprits), (label, error, culprits, reported)
 
 
