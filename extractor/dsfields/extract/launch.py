@@ -134,8 +134,8 @@ class LaunchVerdict:
 
 _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.IGNORECASE)) for reason, pattern in (
-        ("fp16-on-cpu", r"fp16 is not supported on your device|half.*not implemented for 'cpu'|"
-                        r"\"?\w+\"? not implemented for 'Half'"),
+        ("fp16-on-cpu", r"Type fp16 is not supported|fp16 is not supported on your device|"
+                        r"half.*not implemented for 'cpu'|\"?\w+\"? not implemented for 'Half'"),
         ("async-io", r"async_io|AsyncIOBuilder|libaio|aio_handle|\baio\b|gds_op|GDSBuilder"),
         ("cuda-only", r"cuda|nccl|nvcc|cupy|triton|Torch not compiled with|requires a gpu|"
                       r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
