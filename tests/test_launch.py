@@ -84,6 +84,7 @@ def test_at_one_rank_keeps_triples_that_fit_no_world_size():
     (ValueError("This op had not been implemented on CPU backend."), ("machine_error", "cuda-only")),
     (ImportError("libaio.so: cannot open shared object file"), ("machine_error", "async-io")),
     (ModuleNotFoundError("No module named 'tensorboard'", name="tensorboard"), ("machine_error", "missing-package")),
+    (FileNotFoundError(2, "No such file or directory: 'numactl'"), ("machine_error", "missing-tool")),  # 0.14 MiCS
     (AssertionError("zero stage 2 requires an optimizer"), ("config_error", None)),
 ])
 def test_classify(exc, expected):

@@ -137,6 +137,7 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("fp16-on-cpu", r"Type fp16 is not supported|fp16 is not supported on your device|"
                         r"half.*not implemented for 'cpu'|\"?\w+\"? not implemented for 'Half'"),
         ("async-io", r"async_io|AsyncIOBuilder|libaio|aio_handle|\baio\b|gds_op|GDSBuilder"),
+        ("missing-tool", r"No such file or directory: '(numactl|nvidia-smi|nvcc|ninja|lscpu)'"),
         ("cuda-only", r"cuda|nccl|nvcc|cupy|triton|Torch not compiled with|requires a gpu|"
                       r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
                       r"cpu_accelerator"),
