@@ -80,9 +80,11 @@ def test_at_one_rank_keeps_triples_that_fit_no_world_size():
 
 @pytest.mark.parametrize(("exc", "expected"), [
     (ValueError("Type fp16 is not supported on your device."), ("machine_error", "fp16-on-cpu")),
+    (ValueError("Type fp16 is not supported."), ("machine_error", "fp16-on-cpu")),  # 0.10-0.14 wording
     (ValueError("This op had not been implemented on CPU backend."), ("machine_error", "cuda-only")),
     (ImportError("libaio.so: cannot open shared object file"), ("machine_error", "async-io")),
     (ModuleNotFoundError("No module named 'tensorboard'", name="tensorboard"), ("machine_error", "missing-package")),
+    (FileNotFoundError(2, "No such file or directory: 'numactl'"), ("machine_error", "missing-tool")),  # 0.14 MiCS
     (AssertionError("zero stage 2 requires an optimizer"), ("config_error", None)),
 ])
 def test_classify(exc, expected):

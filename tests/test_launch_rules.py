@@ -123,8 +123,23 @@ def test_without_launch_json_the_rules_are_off_and_check_says_so_once(checker):
     assert len(found) == 1 and found[0].severity is Severity.INFO and NOT_CONFIRMED in found[0].message
 
 
-def test_an_older_release_without_launch_json_gets_the_note_and_no_launch_errors():
+def test_rules_follow_each_releases_launch_json():
+    """0.14.4's probe: warmup_num_steps 0 and a conflicting param_dtype launch there (rules inactive), the
+    client-optimizer rule holds (active), Lamb's cannot be confirmed on CPU (FusedLamb is CUDA-only there)."""
+    record = catalogue.load_launch("0.14.4")
+    assert record is not None
+    active = set(catalogue.confirmed(record))
+    assert {"offload-client-optimizer", "zero-requires-optimizer", "hf-zero-section-required"} <= active
+    assert not {"scheduler-invalid-args", "param-dtype-precision", "lamb-dynamic-loss-scale"} & active
     old = Checker(load_snapshot("0.14.4"))
+    warm0 = ZERO2 | {"optimizer": ADAMW, "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 0}}}
+    assert not launch_errors(findings(old, warm0))
+    assert launch_errors(findings(old, with_zero(cpu_offload=True), hf=True)) == {
+        "zero_optimization.cpu_offload": "offload-client-optimizer"}
+
+
+def test_an_older_release_without_launch_json_gets_the_note_and_no_launch_errors():
+    old = Checker(load_snapshot("0.12.6"))
     found = findings(old, with_zero(cpu_offload=True), hf=True)
     assert not launch_errors(found)
     assert [f for f in found if NOT_CONFIRMED in f.message and f.severity is Severity.INFO]

@@ -134,9 +134,10 @@ class LaunchVerdict:
 
 _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.IGNORECASE)) for reason, pattern in (
-        ("fp16-on-cpu", r"fp16 is not supported on your device|half.*not implemented for 'cpu'|"
-                        r"\"?\w+\"? not implemented for 'Half'"),
+        ("fp16-on-cpu", r"Type fp16 is not supported|fp16 is not supported on your device|"
+                        r"half.*not implemented for 'cpu'|\"?\w+\"? not implemented for 'Half'"),
         ("async-io", r"async_io|AsyncIOBuilder|libaio|aio_handle|\baio\b|gds_op|GDSBuilder"),
+        ("missing-tool", r"No such file or directory: '(numactl|nvidia-smi|nvcc|ninja|lscpu)'"),
         ("cuda-only", r"cuda|nccl|nvcc|cupy|triton|Torch not compiled with|requires a gpu|"
                       r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
                       r"cpu_accelerator"),
@@ -365,10 +366,12 @@ class Launcher:
             torch_dist.init_process_group("gloo", rank=0, world_size=1)
         from deepspeed.accelerator import get_accelerator
 
-        backend = get_accelerator().communication_backend_name()
-        # 0.9.3-0.14.0's CPU accelerator names oneCCL ("ccl"), whose op needs CCL_ROOT: at world size 1 the
-        # gloo group set up above is all the launch communicates over.
-        ds_comm.init_distributed(dist_backend="gloo" if backend == "ccl" else backend, auto_mpi_discovery=False,
+        accelerator = get_accelerator()
+        if accelerator.communication_backend_name() == "ccl" and hasattr(accelerator, "_communication_backend_name"):
+            # 0.9.3-0.14.0's CPU accelerator names oneCCL, whose op needs an installed oneCCL (CCL_ROOT): at
+            # world size 1 the gloo group set up above is all a launch communicates over.
+            accelerator._communication_backend_name = "gloo"
+        ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
         self.import_seconds = time.perf_counter() - started
         self.gc_enabled = gc.isenabled()
@@ -690,7 +693,9 @@ class LaunchClient:
     """Runs :func:`main` ``--jsonl`` as a subprocess; restarts it when a launch kills or hangs it."""
 
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
-                 start_timeout: float = 300.0) -> None:
+                 start_timeout: float = 300.0, warm_up: bool = True) -> None:
+        self.warm_up = warm_up
+        """False for one launch (``check --launch``): no warm-up launch, ~4 s less to the first verdict."""
         self.python = python
         self.env = env
         self.start_timeout = start_timeout
@@ -702,7 +707,8 @@ class LaunchClient:
         started = time.perf_counter()
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
-        self.proc = subprocess.Popen([self.python, "-m", "dsfields.extract.launch", "--jsonl"], stdin=subprocess.PIPE,
+        argv = [self.python, "-m", "dsfields.extract.launch", "--jsonl", *([] if self.warm_up else ["--no-warm-up"])]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         ready = self._read(self.start_timeout)
         if ready is None or not ready.get("ready"):
@@ -894,6 +900,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Run deepspeed.initialize on CPU for ds_config files or JSON lines.")
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--jsonl", action="store_true", help="serve requests as JSON lines on stdin")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip the warm-up launch (one launch only)")
     parser.add_argument("--hf", action="store_true", help="as the HF Trainer / accelerate would call it")
     parser.add_argument("--optimizer-from-code", action="store_true")
     parser.add_argument("--fill-auto", action="store_true", help='plain style: fill the HF Trainer\'s "auto" first')
@@ -920,7 +927,7 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     out = args.out.resolve() if args.out else None
-    launcher = Launcher()
+    launcher = Launcher(warm_up=not args.no_warm_up)
     if args.rules:
         data = probe_rules(launcher)
         text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
