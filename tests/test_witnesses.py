@@ -123,7 +123,11 @@ def test_validator_rejections_from_probes_on_0_19_8():
 
 
 def test_legacy_zero_optimization_true_is_no_error_on_0_19_8():
-    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "zero_optimization": true}'))
+    # true means ZeRO stage 1, which needs an optimizer at deepspeed.initialize (issue 14's launch rule
+    # zero-requires-optimizer): give it one, so only the legacy form itself is judged here.
+    config = ('{"train_batch_size": 1, "zero_optimization": true, '
+              '"optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}')
+    assert not _errors(_check("0.19.8", config))
 
 
 def test_string_booleans_follow_the_probes():
@@ -164,15 +168,16 @@ def test_sequence_and_data_parallel_size_are_read_by_0_19_8():
 
 def test_cross_section_probe_rejections_depend_on_the_rest_of_the_config():
     """fp16_master_weights_and_grads: true is rejected on {"train_batch_size": 1} (it needs ZeRO), not with ZeRO."""
-    with_zero = ('{"train_batch_size": 1, "zero_optimization": {"stage": 2}, '
+    with_zero = ('{"train_batch_size": 1, "optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 2}, '
                  '"fp16": {"enabled": true, "fp16_master_weights_and_grads": true}}')
     assert not _errors(_check("0.19.8", with_zero))
 
 
 def test_the_fraction_probe_judges_integers_only():
     """1.5 stands for a fraction where an integer goes; 0.1 in a number field is the constraints' to judge."""
-    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "zero_optimization": {"stage": 2, '
-                                        '"zenflow": {"topk_ratio": 0.1}}}'))
+    # (an optimizer, or stage 2 itself is a launch error: issue 14's zero-requires-optimizer rule)
+    assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "optimizer": {"type": "AdamW"}, '
+                                        '"zero_optimization": {"stage": 2, "zenflow": {"topk_ratio": 0.1}}}'))
     assert _errors(_check("0.19.8", '{"train_batch_size": 1, "zero_optimization": {"reduce_bucket_size": 1.5}}'))
 
 

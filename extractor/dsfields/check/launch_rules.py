@@ -58,7 +58,9 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
         entry = active[rule.id]
         if rule.effect == "accepts":
             stage = 1 if data.get(key) is True else 0
-            out = [f for f in out if not (f.path == key and f.kind is Kind.WRONG_TYPE)]
+            # The launch rule says it all (accepted, deprecated, refused by the HF Trainer): it replaces the
+            # static verdict on that key, a wrong-type error or the snapshot's "older form" note alike.
+            out = [f for f in out if not (f.path == key and f.kind in (Kind.WRONG_TYPE, Kind.COERCED))]
             out.append(Finding(key, Severity.WARNING, Kind.DEPRECATED_KEY,
                                f"legacy boolean: DeepSpeed {version} reads it as ZeRO stage {stage} (deprecated; "
                                "the HF Trainer refuses it)", rule.fix, _line(config, key), rule=rule.id))
@@ -69,7 +71,9 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
         else:  # the HF layers: their message on this very config (dsfields.model.hf_trainer mirrors them)
             said = _refusal(data) or entry.get("message") or rule.message
             who = f"under the HF Trainer, {rule.raised_by} raises {entry.get('exc_type') or 'an error'}"
-            out = [f for f in out if not (f.path == key and f.kind is Kind.WRONG_TYPE)]
+            # The launch rule says it all (accepted, deprecated, refused by the HF Trainer): it replaces the
+            # static verdict on that key, a wrong-type error or the snapshot's "older form" note alike.
+            out = [f for f in out if not (f.path == key and f.kind in (Kind.WRONG_TYPE, Kind.COERCED))]
         message = f'{who}: "{said}" (DeepSpeed {version}, {rule.source}; {rule.enforces})'
         if style == "plain" and rule.id == "zero-requires-optimizer":
             message += "; plain code without --optimizer-from-code is assumed"
