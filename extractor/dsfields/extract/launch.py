@@ -228,6 +228,7 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"untested optimizer|zero_allow_untested_optimizer"),
      ("optimizer.type", "zero_allow_untested_optimizer")),
     (re.compile(r"requires dynamic loss scaling"), ("fp16.loss_scale", "optimizer.type")),
+    (re.compile(r"'max_grad_norm' is not supported as an optimizer parameter"), ("optimizer.params.max_grad_norm",)),
     (re.compile(r"requires an optimizer|optimizer.*required|no optimizer", re.IGNORECASE),
      ("zero_optimization.stage", "zero_optimization", "optimizer")),
     (re.compile(r"fp16 and bf16|bf16 and fp16|bfloat16 and fp16|both.*fp16.*bf16|at the same time|"
