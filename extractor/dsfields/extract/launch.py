@@ -142,6 +142,7 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
                       r"cpu_accelerator"),
         ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with|"
+                     r"op, which failed to build|failed to build/load|"
                      r"shared object|torch_extensions|\.so\b"),
         ("world-size", r"world[_ ]size|more ranks|number of (gpus|ranks|processes)|dp_world_size|"
                        r"must be divisible by .*(world|ranks)"),
