@@ -85,6 +85,8 @@ def test_at_one_rank_keeps_triples_that_fit_no_world_size():
     (ImportError("libaio.so: cannot open shared object file"), ("machine_error", "async-io")),
     (ModuleNotFoundError("No module named 'tensorboard'", name="tensorboard"), ("machine_error", "missing-package")),
     (FileNotFoundError(2, "No such file or directory: 'numactl'"), ("machine_error", "missing-tool")),  # 0.14 MiCS
+    (RuntimeError("DeepSpeedCPUAdam requires the cpu_adam op, which failed to build/load."), ("machine_error",
+                                                                                               "op-build")),
     (AssertionError("zero stage 2 requires an optimizer"), ("config_error", None)),
 ])
 def test_classify(exc, expected):

@@ -142,6 +142,7 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"is not supported on cpu|not available on cpu|implemented on CPU|CPU accelerator|"
                       r"cpu_accelerator"),
         ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with|"
+                     r"op, which failed to build|failed to build/load|"
                      r"shared object|torch_extensions|\.so\b"),
         ("world-size", r"world[_ ]size|more ranks|number of (gpus|ranks|processes)|dp_world_size|"
                        r"must be divisible by .*(world|ranks)"),
@@ -228,6 +229,7 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"untested optimizer|zero_allow_untested_optimizer"),
      ("optimizer.type", "zero_allow_untested_optimizer")),
     (re.compile(r"requires dynamic loss scaling"), ("fp16.loss_scale", "optimizer.type")),
+    (re.compile(r"'max_grad_norm' is not supported as an optimizer parameter"), ("optimizer.params.max_grad_norm",)),
     (re.compile(r"requires an optimizer|optimizer.*required|no optimizer", re.IGNORECASE),
      ("zero_optimization.stage", "zero_optimization", "optimizer")),
     (re.compile(r"fp16 and bf16|bf16 and fp16|bfloat16 and fp16|both.*fp16.*bf16|at the same time|"
