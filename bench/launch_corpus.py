@@ -32,7 +32,7 @@ from typing import Any
 from dsfields.check import Checker, Options, Severity, check_file, newest_hf_list
 from dsfields.configfile import load
 from dsfields.extract.launch import LaunchClient, LaunchVerdict
-from dsfields.snapshot import load_requested
+from dsfields.model.store import load_requested
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "realworld-configs"
