@@ -173,10 +173,23 @@ def test_auto_without_hf(checker):
     dropped = at(found, "bf16.enabled")
     assert dropped.severity is Severity.WARNING and "default false" in dropped.message
     # Issue 15, "types guessed from the default": DeepSpeedConfig keeps gradient_clipping unvalidated (every
-    # value probe is accepted), so its JSON type is no longer guessed from the default 1.0 and "auto" is a
-    # warning that names the literal string, not an error claiming a validation that does not exist.
+    # value probe is accepted). Its default is a number and the ZeRO optimizer compares it with 0 at the
+    # first step, so the string "auto" is an error that says it fails there, never a validation that
+    # does not exist (tests/test_check_launch.py: the launch accepts it; FAILS_LATER).
     clipping = at(found, "gradient_clipping")
-    assert clipping.severity is Severity.WARNING and 'literal string "auto"' in clipping.message
+    assert clipping.severity is Severity.ERROR and "fails when it uses it" in clipping.message
+    assert "reject" not in clipping.message and "validat" not in clipping.message
+
+
+def test_a_number_default_read_unvalidated_is_used_as_a_number(checker):
+    """Issue 15: only a number default says how an unvalidated key is used; a boolean or string one does not."""
+    found = findings(checker, {"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "high",
+                               "flops_profiler": {"profile_step": True}, "datastates_ckpt": {},
+                               "expert_parallel": {"top_k": 2}})
+    clipping = at(found, "gradient_clipping")
+    assert clipping.severity is Severity.ERROR and "fails later" in clipping.message and "1.0" in clipping.fix
+    assert at(found, "flops_profiler.profile_step").severity is Severity.WARNING  # Python counts true as 1
+    assert not [f for f in found if f.path in ("datastates_ckpt", "expert_parallel.top_k")]
 
 
 def test_auto_with_hf(checker):

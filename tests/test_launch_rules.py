@@ -210,8 +210,10 @@ def test_scheduler_steps_batch_size_hpz_lamb_param_dtype(checker):
     assert launch_errors(findings(checker, warm0)) == {"scheduler.params.warmup_num_steps": "scheduler-invalid-args"}
     no_batch = {"optimizer": ADAMW, "zero_optimization": {"stage": 2}}
     for hf in (False, True):
-        assert launch_errors(findings(checker, no_batch, hf=hf)) == {
-            "train_micro_batch_size_per_gpu": "batch-size-required"}
+        found = findings(checker, no_batch, hf=hf)
+        assert launch_errors(found) == {"train_micro_batch_size_per_gpu": "batch-size-required"}
+        # One cause, one error: the static batch-size rule's own "Either ... or ..." gives way to the launch's.
+        assert [f.rule for f in found if f.severity is Severity.ERROR] == ["batch-size-required"]
     hpz = ZERO2 | {"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}
     assert launch_errors(findings(checker, hpz)) == {
         "zero_optimization.zero_hpz_partition_size": "zero3-hpz-requires-optimizer"}

@@ -27,8 +27,9 @@ from typing import Any
 from dsfields.check.findings import RANK, FileReport, Finding, Kind, Options, Severity
 from dsfields.check.launch_rules import launch_rule_findings
 from dsfields.check.rules import View, evaluate
-from dsfields.check.values import accepts, json_type
+from dsfields.check.values import accepts
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
+from dsfields.model.jsontypes import json_type
 from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot, join
 from dsfields.model.wording import default_in_context
 
@@ -295,7 +296,7 @@ class _Run:
 
     def dict_value(self, record: Field, value: Any, here: Path_) -> bool:
         """Dict-read keys are not validated by DeepSpeed: the raw value is used as is, later."""
-        types = record.json_types
+        types = record.used_as
         if record.truthiness and isinstance(value, str) and value:
             self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
                      f"the string {_fmt(value)}: DeepSpeed {self.c.version} tests this key's truth unvalidated, so any "
@@ -311,6 +312,19 @@ class _Run:
         actual = json_type(value)
         if actual in types or (actual == "integer" and "number" in types):
             return True
+        if record.used_as_guessed:
+            # Only the default says this is a number: a boolean is one to Python, anything else breaks
+            # the arithmetic that uses it, after deepspeed.initialize has returned.
+            if actual == "boolean":
+                self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
+                         f"{_fmt(value)} where a number is used (default {_fmt(record.default)}): DeepSpeed reads this "
+                         f"key unvalidated and Python counts {_fmt(value)} as {int(value)}", f"write {int(value)}")
+            else:
+                self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
+                         f"{actual} {_fmt(value)} where a number is used (default {_fmt(record.default)}): "
+                         "DeepSpeedConfig does not validate this key, so the run fails later, where DeepSpeed "
+                         "computes with it", f"write a number, e.g. the default {_fmt(record.default)}")
+            return False
         if actual == "number" and "integer" in types:
             if float(value).is_integer():
                 return True
@@ -337,7 +351,7 @@ class _Run:
         default = record.default
         if record.choices:
             return "use one of: " + ", ".join(_fmt(c) for c in record.choices)
-        wanted = " or ".join(record.json_types or ["value"])
+        wanted = " or ".join(record.used_as or ["value"])
         article = "an" if wanted[0] in "aeiou" else "a"
         if default is not None:
             return f"write {article} {wanted}, e.g. the default {_fmt(default)}"
@@ -422,7 +436,7 @@ class _Run:
                      f'DeepSpeed drops "auto" here and uses the default {default}{hf_note}',
                      f"write the value you want, or delete the key to get {default}")
         else:
-            types = record.json_types
+            types = record.used_as
             probe = record.probes.get('"auto"')
             if not record.is_pydantic and isinstance(record.default, bool) and (probe is None or probe.get("ok")):
                 self.add(here, Severity.WARNING, Kind.AUTO,

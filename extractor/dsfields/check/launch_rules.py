@@ -74,6 +74,8 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
             # The launch rule says it all (accepted, deprecated, refused by the HF Trainer): it replaces the
             # static verdict on that key, a wrong-type error or the snapshot's "older form" note alike.
             out = [f for f in out if not (f.path == key and f.kind in (Kind.WRONG_TYPE, Kind.COERCED))]
+        if rule.restates:
+            out = [f for f in out if f.rule not in rule.restates]
         message = f'{who}: "{said}" (DeepSpeed {version}, {rule.source}; {rule.enforces})'
         if style == "plain" and rule.id == "zero-requires-optimizer":
             message += "; plain code without --optimizer-from-code is assumed"

@@ -15,22 +15,6 @@ _BOOL_STRINGS = {"0": False, "off": False, "f": False, "false": False, "n": Fals
 _INT_STRING = re.compile(r"^\s*[+-]?\d+(\.0*)?\s*$")
 
 
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else type(value).__name__
-
-
 def coerce(kind: str, value: Any) -> tuple[bool, Any, bool]:
     """pydantic v2 lax mode for one JSON type: ``(accepted, coerced value, already the canonical type)``.
 

@@ -42,6 +42,7 @@ from dsfields.extract.models import (
 from dsfields.extract.source import Located, SourceIndex
 from dsfields.extract.state import instances_of, parsed_state
 from dsfields.extract.trace import ReadEvent, join
+from dsfields.model.jsontypes import types_of
 from dsfields.model.records import Field
 from dsfields.model.store import FORMAT_VERSION
 
@@ -246,7 +247,7 @@ def _dict_fields(ex: Extraction) -> None:
             "python_name": None,
             "reader": "dict",
             "type": _value_type(default_event.default) if default_event else "any",
-            "json_types": _value_json_types(default_event.default) if default_event else [],
+            "json_types": types_of(to_json(default_event.default)[0]) if default_event else [],
             "default": default,
             "default_repr": symbolic,
             "default_factory": None,
@@ -294,20 +295,6 @@ def _value_type(value: Any) -> str:
     if isinstance(value, enum.Enum):
         return type(value).__name__
     return type(value).__name__ if type(value).__module__ == "builtins" else stable_repr(type(value))
-
-
-def _value_json_types(value: Any) -> list[str]:
-    json_value, _ = to_json(value)
-    if isinstance(json_value, bool):
-        return ["boolean"]
-    if isinstance(json_value, int):
-        return ["integer"]
-    if isinstance(json_value, float):
-        return ["integer", "number"]
-    for py, js in ((str, "string"), (list, "array"), (dict, "object")):
-        if isinstance(json_value, py):
-            return [js]
-    return []
 
 
 # ---------------------------------------------------------------- pydantic sections

@@ -337,9 +337,12 @@ def own_extensions_dir() -> None:
     spec = importlib.util.find_spec("deepspeed")
     origin = str(spec.origin) if spec is not None else "none"
     digest = hashlib.sha256(origin.encode()).hexdigest()[:10]
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(_own_extensions_root() / digest)
+
+
+def _own_extensions_root() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
-    root = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "dsfields" / "torch_extensions"
-    os.environ["TORCH_EXTENSIONS_DIR"] = str(root / digest)
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "dsfields" / "torch_extensions"
 
 
 class Launcher:
@@ -355,6 +358,11 @@ class Launcher:
         os.environ["MASTER_PORT"] = str(free_port())
         # Monitors (csv_monitor, tensorboard) write below the cwd: keep it out of the caller's tree.
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
+        if workdir is None:  # ours: gone when the worker exits (a killed worker leaves it to the tmp cleaner)
+            import atexit
+            import shutil
+
+            atexit.register(shutil.rmtree, self.workdir, True)
         os.chdir(self.workdir)
         import deepspeed
         import torch
@@ -376,6 +384,8 @@ class Launcher:
         ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
         self.import_seconds = time.perf_counter() - started
+        self.ops = build_ops()
+        """Op name -> ``ok …`` / ``failed: …``: the CPU ops, loaded before any launch (see :func:`build_ops`)."""
         self.gc_enabled = gc.isenabled()
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
             self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
@@ -519,13 +529,34 @@ CPU_OPS = ("CPUAdamBuilder", "FusedAdamBuilder", "CPUAdagradBuilder", "CPULionBu
 
 
 def build_ops() -> dict[str, str]:
-    """JIT-build (or load from ~/.cache/torch_extensions) every CPU op, outside any launch timeout.
+    """JIT-build (or load) every CPU op into this process, outside any launch timeout, under the ops lock.
 
     A first build takes ~1 min per op on 2 cores; interrupted by a timeout it leaves a broken cache
-    (``cannot open shared object file``). Run once per machine: ``python -m dsfields.extract.launch --build-ops``.
+    (``cannot open shared object file``). ``python -m dsfields.extract.launch --build-ops`` builds them
+    ahead (dev/test.sh does); every launch worker calls this at start, so its launches load no op.
+
+    torch guards each op's build directory with a ``lock`` file that a killed build leaves behind, and
+    the next load waits on it forever. In dsfields' own extensions directory every build and load
+    happens here, under an exclusive ``flock`` (released by the kernel when a process dies): whoever
+    holds it sees only stale torch locks, and removes them. A directory the caller chose
+    (``TORCH_EXTENSIONS_DIR``) may be shared with others, so its locks are left alone.
     """
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
     own_extensions_dir()
+    root = Path(os.environ["TORCH_EXTENSIONS_DIR"])
+    ours = root.parent == _own_extensions_root()
+    root.mkdir(parents=True, exist_ok=True)
+    import fcntl
+
+    with open(root / ".dsfields-ops.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # no timeout: another process's first build takes minutes
+        if ours:
+            for stale in root.glob("*/lock"):
+                stale.unlink(missing_ok=True)
+        return _load_ops()
+
+
+def _load_ops() -> dict[str, str]:
     from deepspeed.accelerator import get_accelerator
 
     done: dict[str, str] = {}
@@ -714,7 +745,7 @@ class LaunchClient:
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         ready = self._read(self.start_timeout)
         if ready is None or not ready.get("ready"):
-            self.close()
+            self.close(graceful=False)
             raise RuntimeError("the launch worker did not start")
         self.start_seconds = time.perf_counter() - started
         self.worker_start = ready
@@ -746,15 +777,20 @@ class LaunchClient:
             answer = None
         if answer is None:
             dead = self.proc.poll() is not None
-            self.close()
+            self.close(graceful=False)
             return LaunchVerdict("machine_error", style, message="the launch worker " + (
                 "died" if dead else "did not answer in time"), raised_by="dsfields",
                 reason="worker-died" if dead else "timeout", seconds=time.perf_counter() - started)
         answer.pop("id", None)
         return LaunchVerdict.from_dict(answer)
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
         if self.proc is not None:
+            # End of input lets the worker return and clean up after itself; a hung one is killed.
+            with contextlib.suppress(Exception):
+                if graceful and self.proc.poll() is None and self.proc.stdin is not None:
+                    self.proc.stdin.close()
+                    self.proc.wait(10)
             with contextlib.suppress(Exception):
                 self.proc.kill()
                 self.proc.wait(5)

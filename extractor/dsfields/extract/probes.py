@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsfields.extract.discover import BASE_CONFIG, _validation_error, set_path
 from dsfields.extract.jsonvalue import to_json
+from dsfields.model.jsontypes import json_type
 
 if TYPE_CHECKING:
     from dsfields.extract.build import Extraction
@@ -45,22 +46,6 @@ PROBES: tuple[tuple[str, Any], ...] = (
 
 PROBE_IDS = tuple(pid for pid, _ in PROBES)
 _ERROR_LEN = 200
-
-
-def json_type_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def error_line(exc: BaseException) -> str:
@@ -128,7 +113,7 @@ def value_probes(ex: Extraction) -> int:
         if record["reader"] == "dict":
             types = accepted_types(verdicts)
             if types and record["choices"]:  # the allowed values were accepted when the choices were confirmed
-                types = sorted(set(types) | {json_type_of(c) for c in record["choices"]})
+                types = sorted(set(types) | {json_type(c) for c in record["choices"]})
             record["json_types"] = types
     return ex.prober.runs - runs_before
 
@@ -139,7 +124,7 @@ def accepted_types(probes: dict[str, dict[str, Any]]) -> list[str]:
     if all(v.get("ok") for _, v in verdicts):
         return []
     values = dict(PROBES)
-    types = {json_type_of(values[pid]) for pid, v in verdicts if v.get("ok")}
+    types = {json_type(values[pid]) for pid, v in verdicts if v.get("ok")}
     if "number" in types:
         types.add("integer")
     return sorted(types)

@@ -133,6 +133,9 @@ class LaunchRule(NamedTuple):
     controls: tuple[Example, ...]
     effect: Effect = "raises"
     """``raises``: the launch fails; ``accepts``: the launch takes what a static reading would refuse."""
+    restates: tuple[str, ...] = ()
+    """Static ``check`` rules (``dsfields.check.rules``) that say the same thing when this rule fires:
+    their findings give way to this one's, which quotes the launch (one finding per cause)."""
 
 
 # ---------------------------------------------------------------- predicates
@@ -388,7 +391,8 @@ RULES: tuple[LaunchRule, ...] = (
         triggers=(Example({"optimizer": ADAM, "zero_optimization": {"stage": 2}}),
                   Example({"optimizer": ADAM, "zero_optimization": {"stage": 2}}, "hf")),
         controls=(Example({"train_micro_batch_size_per_gpu": 1, "optimizer": ADAM,
-                           "zero_optimization": {"stage": 2}}),)),
+                           "zero_optimization": {"stage": 2}}),),
+        restates=("batch-size",)),
     LaunchRule(
         "zero3-hpz-requires-optimizer",
         "ZeRO-3 with zero_hpz_partition_size > 1 and no optimizer fails: the engine calls a method only the "

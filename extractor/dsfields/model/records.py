@@ -220,6 +220,29 @@ class Field(Placed, Defaulted):
         return list(types) if isinstance(types, list) else []
 
     @property
+    def used_as(self) -> list[str]:
+        """The JSON types DeepSpeed uses the value as: :attr:`json_types` (declared, or what a validator accepted).
+
+        A dict-read leaf that DeepSpeedConfig accepts anything for (``json_types`` is ``[]``) and whose
+        default is a number is used as a number: the code that takes it later does arithmetic or
+        comparisons (``gradient_clipping: "high"`` passes DeepSpeedConfig and fails at the first clip).
+        Other defaults say nothing (``datastates_ckpt`` defaults to false and takes an object;
+        ``expert_parallel.top_k`` defaults to "auto" and takes an integer), so those stay ``[]``.
+        """
+        types = self.json_types
+        if types or self.is_pydantic or self.is_section:
+            return types
+        default = self.default
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            return ["integer", "number"]  # an integer default takes 1.5 as Python does; only the kind is known
+        return []
+
+    @property
+    def used_as_guessed(self) -> bool:
+        """:attr:`used_as` comes from the default's type, not from a declaration or a validator."""
+        return bool(self.used_as) and not self.json_types
+
+    @property
     def default_factory(self) -> str | None:
         return self.raw.get("default_factory")
 
