@@ -94,7 +94,7 @@ class _Builder:
 
     def field(self, record: Field) -> dict[str, Any]:
         path = record.path
-        types = record.used_as
+        types = record.json_types
         if record.is_section and path in self.sections:
             core = self.section(path)
             if "null" in types:
@@ -142,7 +142,7 @@ class _Builder:
         behaviour = record.auto
         if behaviour is None or not behaviour.accepted:
             return False
-        types = record.used_as
+        types = record.json_types
         return behaviour.becomes == "default" or not types or "string" in types
 
     def describe(self, record: Field) -> str:
