@@ -26,7 +26,7 @@ from dsfields.check import Checker
 from dsfields.cli import main
 from dsfields.configfile import ConfigFileError, load
 from dsfields.model.store import load as load_snapshot
-from dsfields.resolve import HF_ARGUMENTS, SOURCES, Resolver
+from dsfields.resolve import HF_ARGUMENTS, NOT_GIVEN, SOURCES, Resolver
 
 VERSION = "0.19.8"
 _NOT_FOUND: Any = type("NotFound", (), {"__repr__": lambda self: "NOT_FOUND"})()
@@ -137,7 +137,13 @@ _DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "
 """get_communication_data_type turns the JSON spelling into a torch dtype: compare in the JSON spelling."""
 
 
+_SENTINEL: Any = type("Sentinel", (), {"__repr__": lambda self: "object() (not given)"})()
+"""A bare ``object()`` DeepSpeed keeps for "not given": resolve's ``not given`` must meet exactly that."""
+
+
 def _normal(value: Any) -> Any:
+    if type(value) is object:
+        return _SENTINEL
     if type(value).__name__ == "dtype":
         return _DTYPES.get(str(value), str(value))
     if isinstance(value, enum.Enum):
@@ -268,22 +274,7 @@ def build(data: dict[str, Any]) -> Any:
             return None
 
 
-KNOWN = {
-    "pipeline": "absent, DeepSpeed uses get_pipeline_config's built-in default object, which the snapshot does "
-                "not record (default null)",
-    "optimizer.legacy_fusion": "the snapshot's default is null, but get_optimizer_legacy_fusion returns "
-                               "LEGACY_FUSION_DEFAULT (False): an extraction gap (key read with `in`, default "
-                               "returned in the else branch)",
-    "checkpoint.writer.": "absent, get_checkpoint_writer_config returns None; the snapshot cannot tell an absent "
-                          "section that is None from one whose keys get defaults (data_sampling)",
-    "autotuning.model_info.": "absent, get_model_info_config returns None (same gap as checkpoint.writer)",
-    "weight_quantization.": "absent, DeepSpeedConfig keeps None (`WeightQuantConfig(...) if 'weight_quantization' in "
-                            "param_dict else None`; same gap)",
-    "expert_parallel.expert_w3": "DeepSpeed's default is a private sentinel object() meaning \"not given\"; the "
-                                 "snapshot records it as null",
-    "wall_clock_breakdown": "DeepSpeedConfig ORs it with flops_profiler.enabled (`get_wall_clock_breakdown(...) | "
-                            "self.flops_profiler_config.enabled`): a cross-key rule the snapshot does not record",
-}
+KNOWN: dict[str, str] = {}
 """Disagreements whose cause is in the snapshot, not in resolve: each is printed with its count, never hidden;
 any other disagreement fails the test."""
 
@@ -312,7 +303,8 @@ def compare_config(data: dict[str, Any], resolver: Resolver, snapshot: Any) -> t
             unfound.append(item.path)
             continue
         compared += 1
-        if not _equal(_normal(item.value), theirs):
+        ours = _SENTINEL if item.source == NOT_GIVEN else _normal(item.value)
+        if not _equal(ours, theirs):
             disagreements.append(f"{item.path}: resolve {item.value!r} [{item.source}], DeepSpeed {theirs!r}")
     return compared, disagreements, unfound
 

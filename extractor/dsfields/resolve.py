@@ -38,8 +38,9 @@ DEPRECATED = "deprecated → replacement"
 PASSED_ON = "passed on whole"
 IGNORED = "ignored"
 REMOVED = "removed"
+NOT_GIVEN = "not given"
 SOURCES = (WRITTEN, DEFAULT, EFFECTIVE_DEFAULT, DERIVED, AUTO_DEFAULT, AUTO_KEPT, AUTO_HF, DEPRECATED, PASSED_ON,
-           IGNORED, REMOVED)
+           IGNORED, REMOVED, NOT_GIVEN)
 """Every ``source`` a resolved key can have (``--format json`` prints these strings)."""
 
 HF_ARGUMENTS: dict[str, str] = {
@@ -106,6 +107,7 @@ class Resolver:
         run = _Run(self, data, hf, world_size)
         run.section("", data)
         run.batch()
+        run.forced()
         out = run.out
         if stage_only:
             out = [r for r in out if self.relevant(r.path, run.stage)]
@@ -156,6 +158,20 @@ class _Run:
 
     def add(self, path: str, value: Any, source: str, written: bool, note: str = "") -> None:
         self.out.append(Resolved(path, value, source, written, note, path.rpartition(".")[0]))
+
+    def forced(self) -> None:
+        """Keys whose parsed value another key sets (the snapshot's ``forced_by``, measured)."""
+        by_path = {item.path: item for item in self.out}
+        for item in self.out:
+            field = self.r.fields.get(item.path)
+            for rule in field.forced_by if field is not None else []:
+                other = by_path.get(rule["path"])
+                if other is None or other.source == AUTO_HF or not _same(other.value, rule.get("when")):
+                    continue
+                if not _same(item.value, rule.get("value")):
+                    item.value, item.source = rule.get("value"), DERIVED
+                item.note = f"{rule['path']} is {json_text(rule.get('when'))}: DeepSpeed sets it"
+                break
 
     # ------------------------------------------------------------ sections
 
@@ -272,6 +288,8 @@ class _Run:
         if passthrough:
             if written:
                 self.add(path, value, PASSED_ON, True, "DeepSpeed hands the whole object on")
+            elif field.when_absent == "value":
+                self.add(path, field.absent_value, DEFAULT, False, "DeepSpeed's built-in object")
             else:
                 self.add(path, field.default, DEFAULT, False)
             return
@@ -293,8 +311,9 @@ class _Run:
         if written:
             self.add(path, value, WRITTEN, True)
             return
-        if field.is_pydantic and field.default is None:
-            self.add(path, None, DEFAULT, False)
+        absent = field.when_absent
+        if absent == "none" or absent is None and field.is_pydantic and field.default is None:
+            self.add(path, None, DEFAULT, False, "absent: DeepSpeed keeps None for the section" if absent else "")
             return
         self.section(path, {})
 
@@ -340,6 +359,10 @@ class _Run:
             stage = self.stage
             if stage is not None and str(stage) in effective:
                 return effective[str(stage)], EFFECTIVE_DEFAULT, f"zero_optimization.stage is {stage}"
+        if field.when_absent == "value":
+            return field.absent_value, DEFAULT, "what the reader returns when the key is absent"
+        if field.when_absent == "sentinel":
+            return None, NOT_GIVEN, "DeepSpeed keeps a private marker meaning \"not given\""
         if field.default is None and field.default_repr is not None:
             return field.default_repr, DEFAULT, "a Python value, not JSON"
         return field.default, DEFAULT, ""
@@ -409,6 +432,11 @@ class _Run:
             else:
                 self.add(key, None, DEFAULT, False, "DeepSpeed needs train_batch_size or "
                                                     "train_micro_batch_size_per_gpu")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``."""
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
 def convert(path: str, value: Any) -> Any:

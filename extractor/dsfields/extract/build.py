@@ -133,7 +133,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     ``static``: the static witness's report (or a future of it); ``launch_paths``: the hook for the
     launch trace (``extract/launch.py``), paths ``deepspeed.initialize`` was seen to read.
     """
-    from dsfields.extract import probes, reconcile
+    from dsfields.extract import absent, probes, reconcile
 
     root_module = sys.modules[package]
     package_root = Path(root_module.__file__).resolve().parent.parent
@@ -153,6 +153,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     ex.witnesses = reconcile.merge(ex, report, explored, removed, launch_paths)
     _effective_defaults(ex)
     _auto_behaviour(ex)
+    absent.when_absent(ex)
     ex.witnesses["probe_runs"] = probes.value_probes(ex)
     return {
         "format_version": FORMAT_VERSION,

@@ -172,11 +172,14 @@ class Field(Placed, Defaulted):
     )
     """Keys format 2 adds (the reconciliation of the witnesses fills them in every record)."""
 
+    OPTIONAL_KEYS = ("forced_by", "other_defaults", "when_absent")
+    """Keys present only where they say something (absent from older snapshots too)."""
+
     @classmethod
     def new(cls, **values: Any) -> Field:
         """A complete record for the extractor: every key of :attr:`KEYS` must be given, no other."""
         missing = [k for k in cls.KEYS if k not in values]
-        unknown = [k for k in values if k not in cls.KEYS and k not in cls.WITNESS_KEYS and k != "other_defaults"]
+        unknown = [k for k in values if k not in cls.KEYS and k not in cls.WITNESS_KEYS and k not in cls.OPTIONAL_KEYS]
         if missing or unknown:
             raise ValueError(f"field record: missing {missing}, unknown {unknown}")
         return cls(values)
@@ -361,6 +364,35 @@ class Field(Placed, Defaulted):
     def other_defaults(self) -> list[Raw]:
         value = self.raw.get("other_defaults")
         return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    # ---------------------------------------------------------------- parsed-state witnesses (optional)
+
+    @property
+    def when_absent(self) -> str | None:
+        """What DeepSpeedConfig holds when the key is absent, where it was measured (``when_absent``).
+
+        ``"defaults"`` (a section parsed like ``{}``), ``"none"`` (the whole section is None),
+        ``"value"`` (DeepSpeed's own value, :attr:`absent_value`), ``"sentinel"`` (a private marker
+        meaning "not given"); ``None`` when the snapshot does not say (older snapshots): ``default``
+        is then all there is.
+        """
+        value = self.raw.get("when_absent")
+        parsed = value.get("parsed") if isinstance(value, dict) else None
+        return parsed if parsed in ("defaults", "none", "value", "sentinel") else None
+
+    @property
+    def absent_value(self) -> Any:
+        """The value DeepSpeed uses when the key is absent, for :attr:`when_absent` ``"value"``."""
+        value = self.raw.get("when_absent")
+        return value.get("value") if isinstance(value, dict) else None
+
+    @property
+    def forced_by(self) -> list[Raw]:
+        """``[{path, when, value}]``: while ``path`` is ``when``, DeepSpeed's parsed value is ``value``,
+        whatever this key says (``wall_clock_breakdown`` with ``flops_profiler.enabled``)."""
+        value = self.raw.get("forced_by")
+        return [v for v in value if isinstance(v, dict) and isinstance(v.get("path"), str)] \
+            if isinstance(value, list) else []
 
 
 def probe_id(value: Any) -> str | None:
