@@ -104,3 +104,27 @@ def test_extraction_is_byte_stable(fake_snapshot):
 def _line_of(filename: str, needle: str) -> int:
     lines = (FIXTURES / "fakeds" / "runtime" / filename).read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def test_what_deepspeed_holds_when_a_key_is_absent(fake_snapshot):
+    """Measured on the parsed object graph, not the declared default (issue 13)."""
+    fields = fake_snapshot["fields"]
+    assert fields["legacy"]["when_absent"] == {"parsed": "none"}  # `LegacyModel(...) if "legacy" in d else None`
+    assert fields["zero_optimization.offload_optimizer"]["when_absent"] == {"parsed": "none"}
+    assert fields["aio"]["when_absent"] == {"parsed": "defaults"}
+    assert fields["data.sampling"]["when_absent"] == {"parsed": "defaults"}
+    assert fake_snapshot["sections"]["pipe"]["passthrough"] is True
+    assert fields["pipe"]["default"] is None
+    assert fields["pipe"]["when_absent"] == {"parsed": "value", "value": {"seed_layers": False, "stages": "auto"}}
+    fusion = fields["optim.fusion"]
+    assert fusion["read_without_default"] and fusion["default"] is None
+    assert fusion["when_absent"] == {"parsed": "value", "value": False}  # the else branch
+    assert fields["experts.w3"]["when_absent"] == {"parsed": "sentinel"}  # a private object(): "not given"
+    assert "when_absent" not in fields["gradient_clipping"]  # the default says it all
+
+
+def test_a_key_another_key_sets(fake_snapshot):
+    fields = fake_snapshot["fields"]
+    assert fields["wall_clock"]["forced_by"] == [{"path": "profiler.enabled", "value": True, "when": True}]
+    assert "forced_by" not in fields["profiler.enabled"]
+    assert "forced_by" not in fields["data.sampling.enabled"]

@@ -78,6 +78,28 @@ def test_stage_only(tmp_path, capsys):
     assert "zero_optimization.offload_param" not in out
 
 
+def test_parsed_state_witnesses_on_the_fixture(fake_snapshot):
+    """resolve takes what DeepSpeed holds for an absent key from the snapshot's when_absent / forced_by."""
+    from dsfields.model.records import Snapshot
+
+    snapshot = Snapshot.from_dict(fake_snapshot)
+    fields = snapshot.fields
+
+    def resolved(data):
+        return {r.path: r for r in Resolver(snapshot).resolve(data)}
+
+    out = resolved({"train_batch_size": 1})
+    assert out["pipe"].value == fields["pipe"].absent_value and out["pipe"].value  # not the null default
+    assert out["optim.fusion"].value is fields["optim.fusion"].absent_value is False
+    assert out["experts.w3"].source == NOT_GIVEN
+    assert out["legacy"].value is None and not [p for p in out if p.startswith("legacy.")]
+    assert out["aio.block_size"].value == fields["aio.block_size"].default
+    assert out["wall_clock"].value is False
+    on = resolved({"train_batch_size": 1, "profiler": {"enabled": True}, "wall_clock": False})
+    assert (on["wall_clock"].value, on["wall_clock"].source) == (True, "derived")
+    assert "profiler.enabled" in on["wall_clock"].note
+
+
 def test_unusable_file_is_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("[1]")
