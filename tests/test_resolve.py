@@ -78,11 +78,31 @@ def test_stage_only(tmp_path, capsys):
     assert "zero_optimization.offload_param" not in out
 
 
-def test_parsed_state_witnesses_on_the_fixture(fake_snapshot):
+@pytest.fixture(scope="module")
+def fixture_snapshot() -> dict[str, Any]:
+    """A fresh extraction of tests/fixtures/fakeds, this module's own: the session's ``fake_snapshot``
+    records whether torch was imported when it was first made, which test_extract_fixtures compares."""
+    import sys
+
+    from conftest import FIXTURES
+
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        import fakeds
+        import fakeds.runtime.config as config_module
+
+        from dsfields.extract.build import extract
+
+        return extract(config_module, version=fakeds.__version__, package="fakeds")
+    finally:
+        sys.path.remove(str(FIXTURES))
+
+
+def test_parsed_state_witnesses_on_the_fixture(fixture_snapshot):
     """resolve takes what DeepSpeed holds for an absent key from the snapshot's when_absent / forced_by."""
     from dsfields.model.records import Snapshot
 
-    snapshot = Snapshot.from_dict(fake_snapshot)
+    snapshot = Snapshot.from_dict(fixture_snapshot)
     fields = snapshot.fields
 
     def resolved(data):
