@@ -76,6 +76,13 @@ def test_legacy_shape_is_an_alternative_or_accepted(witnessed):
     assert zero["alternatives"] and zero["alternatives"][0]["json_type"] == "boolean"
 
 
+def test_reads_under_an_unresolved_key_are_no_top_level_fields(witnessed):
+    assert not [p for p in witnessed["fields"] if p.split(".")[0] == "eigenvalue"]
+    assert "eigenvalue" not in witnessed["sections"]
+    unplaced = witnessed["coverage"]["witnesses"]["unplaced"]
+    assert any("-> eigenvalue.enabled [read under a key the scan cannot resolve]" in u for u in unplaced)
+
+
 def test_witness_report_lists_everything(witnessed):
     report = witnessed["coverage"]["witnesses"]
     assert report["found"]["static"] >= report["only"]["static"] > 0

@@ -60,6 +60,9 @@ ENTRY_SEEDS: dict[tuple[str, str], tuple[str, ...]] = {("deepspeed", "initialize
 GENERIC_ATTRS = frozenset({"config", "_config", "params", "cfg", "args", "data", "kwargs", "param_dict", "dict"})
 """Attribute names too common to follow across classes (followed within their own class only)."""
 
+UNRESOLVED = "\x00"
+"""Encloses the path segment standing for a key the scan could not resolve (never in a JSON key)."""
+
 _DEBUG = bool(__import__("os").environ.get("DSFIELDS_STATIC_DEBUG"))
 MAX_DEPTH = 14
 MAX_UNROLL = 24
@@ -639,7 +642,11 @@ class Frame:
                     None, expr, f"key is not a constant (container {dotted(path) or '<root>'})", file, line, function
                 )
             )
-        return None
+        # Still a part of ds_config, at a path nobody knows (0.8-0.19.2's ``param_dict[QUANTIZE_TRAINING]``,
+        # a name defined nowhere): a callee reading it must read there, not at the root its parameter's
+        # name suggests. The marker keeps it tracked; :func:`sweep_unresolved` lists its reads as unplaced.
+        return Tracked(frozenset((f"{UNRESOLVED}{expr} (container {dotted(path) or '<root>'}){UNRESOLVED}",)
+                                 for path in container.paths))
 
     def ev_default(self, node: ast.expr) -> Any:
         value = self.ev(node)
@@ -1403,7 +1410,34 @@ def scan(pkg: Package) -> tuple[Result, int]:
         modules = list(dict.fromkeys(modules + sorted(stale)))
         scanner.memo = {k: v for k, v in scanner.memo.items() if k[0][0] not in stale}
     kept.reads -= dead_reads
+    sweep_unresolved(kept)
     return kept, scanner.analyzed
+
+
+def _unresolved(path: str) -> bool:
+    return path.startswith(UNRESOLVED)
+
+
+def _known_tests(conditions: tuple[Condition, ...]) -> tuple[Condition, ...]:
+    return tuple(replace(c, tests=tuple(t for t in c.tests if not _unresolved(t.path))) for c in conditions)
+
+
+def sweep_unresolved(result: Result) -> None:
+    """Reads under a key the scan could not resolve become :class:`Unplaced`; nothing else keeps the marker.
+
+    Each such read is listed with the expression that lost the path (``param_dict[QUANTIZE_TRAINING]
+    (container <root>) -> eigenvalue.enabled``); tests on those paths leave the conditions (their text stays).
+    """
+    for r in sorted((r for r in result.reads if _unresolved(r.path)), key=lambda r: (r.file, r.line, r.path)):
+        _, head, rest = r.path.split(UNRESOLVED, 2)
+        result.unplaced.add(Unplaced(r.key, f"{head} -> {rest.lstrip('.') or r.key}",
+                                     "read under a key the scan cannot resolve", r.file, r.line, r.function))
+    result.reads = {replace(r, conditions=_known_tests(r.conditions)) if any(
+        _unresolved(t.path) for c in r.conditions for t in c.tests) else r
+        for r in result.reads if not _unresolved(r.path)}
+    result.passed = {replace(p, conditions=_known_tests(p.conditions)) for p in result.passed
+                     if not _unresolved(p.path)}
+    result.hits = {h for h in result.hits if not _unresolved(h.path)}
 
 
 SURE_DICT_KINDS = frozenset({"model", "merge", "unpacked"})
