@@ -106,7 +106,8 @@ def test_launch_witness_is_recorded_per_field_and_reported(witnessed):
     assert report["launch"]["only"] == ["launch_only_key"] and "launch_only_key" not in fields
     assert report["launch"]["configs"] == 2 and report["launch"]["paths"] == 4
     # read by DeepSpeedConfig on the bare base config, in a section the launch entered, yet not by the launch
-    assert "fp16.enabled" not in report["launch"]["not_read"] and "gradient_allreduce_op" in report["launch"]["not_read"]
+    not_read = report["launch"]["not_read"]
+    assert "fp16.enabled" not in not_read and "gradient_allreduce_op" in not_read
     # without the launch witness, the snapshot is the same but for the launch marks
     plain = {p: [w for w in f["witnesses"] if w != "launch"] for p, f in fields.items()}
     assert plain == {p: f["witnesses"] for p, f in witnessed["fields"].items()}
