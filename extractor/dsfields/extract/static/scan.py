@@ -1405,8 +1405,17 @@ def scan(pkg: Package) -> tuple[Result, int]:
             )
         if not changed:
             break
-        pattern = re.compile(r"\.(" + "|".join(sorted(map(re.escape, changed))) + r")\b")
-        stale = set(pkg.grep(pattern))
+        # An attribute followed only within its own class (ambiguous, not DeepSpeedConfig's) is read through
+        # ``self`` or an instance of that class: only modules naming one of its owners can see it change.
+        local = {a for a in changed if a in ambiguous and not any(
+            c in ROOT_CLASSES for (_m, c, attr) in class_attrs if attr == a)}
+        stale = set()
+        if changed - local:
+            stale = set(pkg.grep(re.compile(r"\.(" + "|".join(sorted(map(re.escape, changed - local))) + r")\b")))
+        for attr in sorted(local):
+            names = sorted({c.rpartition(".")[2] for (_m, c, a) in class_attrs if a == attr})
+            named = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+            stale |= {m for m in pkg.grep(re.compile(rf"\.{re.escape(attr)}\b")) if named.search(pkg.text(m))}
         modules = list(dict.fromkeys(modules + sorted(stale)))
         scanner.memo = {k: v for k, v in scanner.memo.items() if k[0][0] not in stale}
     kept.reads -= dead_reads
