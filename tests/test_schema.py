@@ -67,9 +67,19 @@ def test_field_metadata(schema):
     assert zero["reduce_bucket_size"]["default"] == 500000000
     assert zero["stage3_gather_fp16_weights_on_model_save"]["deprecated"] is True
     assert zero["mics_shard_size"]["not"] == {}
-    url = field_url(VERSION, "zero_optimization.reduce_bucket_size")
-    assert url.endswith("/0.19.8/fields/zero_optimization/#zero_optimization-reduce_bucket_size")
-    assert url in zero["reduce_bucket_size"]["description"]
+    # No site is published (links.SITE_URL unset): no placeholder host, no $id, no "Docs:" link.
+    assert "$id" not in schema and "Docs:" not in zero["reduce_bucket_size"]["description"]
+
+
+def test_site_url_gives_the_id_and_a_docs_link_per_field(snapshot):
+    published = build_schema(snapshot, site_url="https://docs.example.org/dsfields/")
+    url = field_url(VERSION, "zero_optimization.reduce_bucket_size", "https://docs.example.org/dsfields")
+    assert url == ("https://docs.example.org/dsfields/0.19.8/fields/zero_optimization/"
+                   "#zero_optimization-reduce_bucket_size")
+    assert f"Docs: {url}" in published["properties"]["zero_optimization"]["properties"]["reduce_bucket_size"][
+        "description"]
+    assert published["$id"] == "https://docs.example.org/dsfields/0.19.8/ds_config.schema.json"
+    assert "--site-url https://docs.example.org/dsfields/" in published["$comment"]
 
 
 def _schema_paths(validator: jsonschema.Draft202012Validator, data: dict[str, Any]) -> set[str]:

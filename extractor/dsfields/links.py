@@ -8,8 +8,11 @@ the field's dotted path with dots replaced by ``-``, lower-cased. Top-level scal
 
 from __future__ import annotations
 
-SITE_URL = "https://your-org.github.io/dsfields"
-"""Base URL of the published docs site (``site_url`` in mkdocs.yml)."""
+SITE_URL: str | None = None
+"""Base URL of the published docs site (``site_url`` in mkdocs.yml): none until the site is published.
+
+Unset, the schema carries no ``$id`` and no absolute "Docs:" links, rather than a placeholder host;
+``dsfields schema --site-url URL`` sets it for one run."""
 
 TOP_LEVEL_PAGE = "top-level"
 """The page for keys that sit directly at the top of ds_config and are not sections."""
@@ -26,6 +29,6 @@ def page(path: str, is_section: bool = False) -> str:
     return top if (dot or is_section) else TOP_LEVEL_PAGE
 
 
-def field_url(version: str, path: str, site_url: str = SITE_URL, is_section: bool = False) -> str:
-    """``{site_url}/{version}/fields/{page}/#{anchor}``."""
-    return f"{site_url.rstrip('/')}/{version}/fields/{page(path, is_section)}/#{anchor(path)}"
+def field_url(version: str, path: str, site_url: str | None = SITE_URL, is_section: bool = False) -> str:
+    """``{site_url}/{version}/fields/{page}/#{anchor}``; site-relative (``/{version}/…``) without a site URL."""
+    return f"{(site_url or '').rstrip('/')}/{version}/fields/{page(path, is_section)}/#{anchor(path)}"

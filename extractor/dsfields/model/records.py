@@ -226,9 +226,10 @@ class Field(Placed, Defaulted):
         A dict-read leaf that DeepSpeedConfig accepts anything for (``json_types`` is ``[]``) and whose
         default is a number is used as a number: the code that takes it later does arithmetic or
         comparisons (``gradient_clipping: "high"`` passes DeepSpeedConfig and fails at the first clip).
-        This is check's inference about later use, never a stored JSON type (issue 15: those come from
-        what DeepSpeed accepted; the schema keeps them). Other defaults say nothing (``datastates_ckpt`` defaults to false and takes an object;
-        ``expert_parallel.top_k`` defaults to "auto" and takes an integer), so those stay ``[]``.
+        This is an inference about later use that check and the schema share, never a stored JSON type
+        (the snapshot's ``json_types`` are what DeepSpeed accepted). Other defaults say nothing
+        (``datastates_ckpt`` defaults to false and takes an object; ``expert_parallel.top_k`` defaults
+        to "auto" and takes an integer), so those stay ``[]``.
         """
         types = self.json_types
         if types or self.is_pydantic or self.is_section:
