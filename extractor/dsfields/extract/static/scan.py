@@ -1323,7 +1323,7 @@ def _dead(pkg: Package, entry: Entry, memo: dict[str, bool]) -> bool:
     name = entry.qualname
     if name not in memo:
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        memo[name] = sum(len(pattern.findall(pkg.text(m))) for m in pkg.files) <= 1
+        memo[name] = sum(len(pattern.findall(pkg.text(m))) for m in pkg.files if name in pkg.text(m)) <= 1
     return memo[name]
 
 
@@ -1338,7 +1338,7 @@ def scan(pkg: Package) -> tuple[Result, int]:
     class_attrs: dict[tuple[str, str, str], Any] = {}
     cross_attrs: dict[str, Any] = {}
     ambiguous: set[str] = set(GENERIC_ATTRS)
-    modules = list(pkg.grep(_SEED_RE))
+    modules = list(pkg.grep(_SEED_RE, tuple(sorted(SEED_PARAMS | READERS | ROOT_CLASSES))))
     scanner = Scanner(pkg, class_attrs, cross_attrs)
     results: dict[tuple[str, str], tuple[Entry, Result]] = {}
     stale: set[str] = set(modules)
@@ -1411,11 +1411,14 @@ def scan(pkg: Package) -> tuple[Result, int]:
             c in ROOT_CLASSES for (_m, c, attr) in class_attrs if attr == a)}
         stale = set()
         if changed - local:
-            stale = set(pkg.grep(re.compile(r"\.(" + "|".join(sorted(map(re.escape, changed - local))) + r")\b")))
+            words = sorted(changed - local)
+            stale = set(pkg.grep(re.compile(r"\.(" + "|".join(map(re.escape, words)) + r")\b"),
+                                 tuple("." + w for w in words)))
         for attr in sorted(local):
             names = sorted({c.rpartition(".")[2] for (_m, c, a) in class_attrs if a == attr})
             named = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
-            stale |= {m for m in pkg.grep(re.compile(rf"\.{re.escape(attr)}\b")) if named.search(pkg.text(m))}
+            stale |= {m for m in pkg.grep(re.compile(rf"\.{re.escape(attr)}\b"), ("." + attr,))
+                      if named.search(pkg.text(m))}
         modules = list(dict.fromkeys(modules + sorted(stale)))
         scanner.memo = {k: v for k, v in scanner.memo.items() if k[0][0] not in stale}
     kept.reads -= dead_reads
