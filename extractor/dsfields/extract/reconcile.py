@@ -373,6 +373,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
         if is_section:
             _ensure_section(ex, path, _site(best), _wild(path))
         static_only.append(path)
+    truth_tested = {t.path for r in report.reads for t in flat_tests(r) if t.op in ("truthy", "falsy")}
     for path, record in ex.fields.items():
         reads = by_path.get(path, [])
         witnesses = set()
@@ -390,8 +391,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
         if path in explored.triggered and condition is None:
             condition = explored.triggered[path] or None
         record["condition"], record["conditions"] = condition, tests
-        record["truthiness"] = record["reader"] == "dict" and any(
-            t.path == path and t.op in ("truthy", "falsy") for r in report.reads for t in flat_tests(r))
+        record["truthiness"] = record["reader"] == "dict" and path in truth_tested
         if reads and "trace" not in witnesses and record["reader"] == "dict" and path not in explored.triggered \
                 and condition is not None:
             disagreements.append({"path": path, "condition": condition, "source": record["source"]})
