@@ -20,10 +20,11 @@ def fresh() -> dict:
     import contextlib
     import io
 
-    from dsfields.extract.build import extract_installed
+    from dsfields.extract.build import extract_installed, start_launch
 
+    launch = start_launch()  # the committed snapshot is made with `dsfields extract --launch`
     with contextlib.redirect_stdout(io.StringIO()):
-        return extract_installed()
+        return extract_installed(launch=launch)
 
 
 @pytest.fixture(scope="module")

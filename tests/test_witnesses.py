@@ -76,6 +76,43 @@ def test_legacy_shape_is_an_alternative_or_accepted(witnessed):
     assert zero["alternatives"] and zero["alternatives"][0]["json_type"] == "boolean"
 
 
+def test_reads_under_an_unresolved_key_are_no_top_level_fields(witnessed):
+    assert not [p for p in witnessed["fields"] if p.split(".")[0] == "eigenvalue"]
+    assert "eigenvalue" not in witnessed["sections"]
+    unplaced = witnessed["coverage"]["witnesses"]["unplaced"]
+    assert any("-> eigenvalue.enabled [read under a key the scan cannot resolve]" in u for u in unplaced)
+
+
+def test_launch_witness_is_recorded_per_field_and_reported(witnessed):
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        import staticds.runtime.config as config_module
+
+        from dsfields.extract.build import extract
+
+        # what dsfields.extract.launch.launch_witness returns: the paths deepspeed.initialize read
+        launch = {"paths": ["fp16", "fp16.enabled", "pipeline.stages", "launch_only_key"], "configs": 2,
+                  "outcomes": {"config_error": 1, "launched": 1}}
+        snap = extract(config_module, version="0.0.9", package="staticds", launch=launch)
+    finally:
+        sys.path.remove(str(FIXTURES))
+    fields = snap["fields"]
+    assert fields["fp16.enabled"]["witnesses"] == ["launch", "static", "trace"]
+    assert fields["pipeline.stages"]["witnesses"] == ["launch", "static"]
+    assert "launch" not in fields["fp16.loss_scale_window"]["witnesses"]
+    report = snap["coverage"]["witnesses"]
+    assert report["found"]["launch"] == 3 and report["only"]["launch"] == 0
+    assert "pipeline.stages" not in report["only_static"]
+    assert report["launch"]["only"] == ["launch_only_key"] and "launch_only_key" not in fields
+    assert report["launch"]["configs"] == 2 and report["launch"]["paths"] == 4
+    # read by DeepSpeedConfig on the bare base config, in a section the launch entered, yet not by the launch
+    not_read = report["launch"]["not_read"]
+    assert "fp16.enabled" not in not_read and "gradient_allreduce_op" in not_read
+    # without the launch witness, the snapshot is the same but for the launch marks
+    plain = {p: [w for w in f["witnesses"] if w != "launch"] for p, f in fields.items()}
+    assert plain == {p: f["witnesses"] for p, f in witnessed["fields"].items()}
+
+
 def test_witness_report_lists_everything(witnessed):
     report = witnessed["coverage"]["witnesses"]
     assert report["found"]["static"] >= report["only"]["static"] > 0

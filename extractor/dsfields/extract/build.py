@@ -74,7 +74,7 @@ class Extraction:
     witnesses: dict[str, Any] = field(default_factory=dict)
 
 
-def extract_installed(static: Any = None) -> dict[str, Any]:
+def extract_installed(static: Any = None, launch: Any = None) -> dict[str, Any]:
     """Extract the snapshot of the DeepSpeed importable in this interpreter.
 
     ``static`` is the static witness's report, or a future of it (:func:`start_static`, run on the
@@ -88,7 +88,7 @@ def extract_installed(static: Any = None) -> dict[str, Any]:
     if ds_logger is not None:
         ds_logger.setLevel(logging.ERROR)
     from dsfields.extract.optim import with_optimizers  # + schedulers and the HF Trainer's "auto" fills
-    return with_optimizers(extract(config_module, version=str(deepspeed.__version__), static=static))
+    return with_optimizers(extract(config_module, version=str(deepspeed.__version__), static=static, launch=launch))
 
 
 def start_static(package: str = "deepspeed") -> Any:
@@ -113,6 +113,22 @@ def start_static(package: str = "deepspeed") -> Any:
     return future
 
 
+def start_launch() -> Any:
+    """Start the launch witness (``dsfields extract --launch``); a future of its report.
+
+    Its launches run in a worker process (:class:`dsfields.extract.launch.LaunchClient`), driven from a
+    thread here, so the worker imports DeepSpeed and launches while this process extracts.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dsfields.extract.launch import launch_witness
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsfields-launch")
+    future = pool.submit(launch_witness)
+    pool.shutdown(wait=False)
+    return future
+
+
 def _static_witness(static: Any, package_dir: Path) -> Any:
     from dsfields.extract.static import StaticReport, static_report
 
@@ -127,11 +143,11 @@ def _static_witness(static: Any, package_dir: Path) -> Any:
 
 
 def extract(config_module: Any, version: str, package: str = "deepspeed", static: Any = None,
-            launch_paths: set[str] | None = None) -> dict[str, Any]:
+            launch: Any = None) -> dict[str, Any]:
     """Extract from ``config_module.DeepSpeedConfig`` of ``package`` (DeepSpeed, or a test fixture imitating it).
 
-    ``static``: the static witness's report (or a future of it); ``launch_paths``: the hook for the
-    launch trace (``extract/launch.py``), paths ``deepspeed.initialize`` was seen to read.
+    ``static``: the static witness's report (or a future of it); ``launch``: the launch witness's report
+    (:func:`dsfields.extract.launch.launch_witness`, or a future of it), None when it is not run.
     """
     from dsfields.extract import absent, probes, reconcile
 
@@ -150,7 +166,9 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     for path in removed:
         # DeepSpeed only looks at these to reject them: they are removed keys, not fields.
         ex.fields.pop(path, None)
-    ex.witnesses = reconcile.merge(ex, report, explored, removed, launch_paths)
+    if launch is not None and not isinstance(launch, dict):
+        launch = launch.result()  # the launch worker ran beside this extraction
+    ex.witnesses = reconcile.merge(ex, report, explored, removed, launch)
     _effective_defaults(ex)
     _auto_behaviour(ex)
     absent.when_absent(ex)

@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="root of the snapshot tree (default: generated/)")
     parser.add_argument("--quiet", action="store_true", help="print no summary")
+    parser.add_argument("--launch", action="store_true",
+                        help="also run the launch witness: deepspeed.initialize on CPU over tracing dicts "
+                             "(every launch rule's example configs, about a minute); fields it saw read get "
+                             "the 'launch' witness")
     parser.add_argument("--launch-rules", action="store_true",
                         help="also confirm the launch rules with deepspeed.initialize on CPU and write launch.json")
     parser.add_argument(
@@ -77,9 +81,10 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"dsfields extract: {problem}", file=sys.stderr)
         return 2
-    from dsfields.extract.build import start_static
+    from dsfields.extract.build import start_launch, start_static
 
     static = start_static()  # the static witness scans on the other core while DeepSpeed imports
+    launch = start_launch() if getattr(args, "launch", False) else None
     cause = import_failure()
     if cause is not None:
         print(f"dsfields extract: cannot import DeepSpeed ({cause}); install it with `pip install dsfields[extract]`",
@@ -89,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            snapshot = extract_installed(static)
+            snapshot = extract_installed(static, launch)
     except (Exception, SystemExit) as exc:  # report, never leave a half-written snapshot
         log.debug("extraction failed", exc_info=True)
         first = (str(exc).strip().splitlines() or [""])[0]
@@ -145,8 +150,15 @@ def summary(snapshot: dict, target: Path, seconds: float) -> str:
         lines.append(f"  witnesses: found {wit['found']}, only one witness {wit['only']}; "
                      f"{len(wit['triggered_by_probes'])} conditional reads triggered by "
                      f"{wit['exploration_configs']} probe configs")
+    launch = wit.get("launch")
+    if isinstance(launch, dict):
+        lines.append(f"  launch witness: {launch['configs']} configs {launch['outcomes']}, "
+                     f"{launch['paths']} paths read")
+    launch = launch if isinstance(launch, dict) else {}
     for title, items in (
         ("keys only the static witness found", wit.get("only_static", [])),
+        ("keys only the launch read", launch.get("only", [])),
+        ("keys the trace read on the base config that no launch read", launch.get("not_read", [])),
         ("static reads the trace never triggered", [f"{d['path']}: under {d['condition']}"
                                                     for d in wit.get("not_triggered", [])]),
         ("static reads under a model that declares no such field", wit.get("static_under_model", [])),

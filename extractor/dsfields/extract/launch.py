@@ -874,6 +874,59 @@ def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[
     }
 
 
+# ---------------------------------------------------------------- the launch witness of `dsfields extract --launch`
+
+
+def witness_examples() -> list[Any]:
+    """The configs the launch witness runs: every launch rule's triggers and controls, each once, in catalogue order.
+
+    They span what ``deepspeed.initialize`` builds beyond ``DeepSpeedConfig`` (each ZeRO stage, offload, every
+    optimizer family the rules name, a scheduler, both calling styles); nothing is listed here by hand.
+    """
+    from dsfields.model import launch_rules
+
+    seen: set[str] = set()
+    out: list[Any] = []
+    for rule in launch_rules.RULES:
+        for example in (*rule.triggers, *rule.controls):
+            key = json.dumps(example.as_dict(), sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                out.append(example)
+    return out
+
+
+def witness_paths(reads: Iterable[str]) -> set[str]:
+    """The JSON paths of a traced launch that name a key (iterations ``a.*`` and the probe key left out)."""
+    from dsfields.extract.discover import PROBE_KEY
+
+    return {p for p in reads if not {"*", PROBE_KEY} & set(p.split("."))}
+
+
+def launch_witness(client: LaunchClient | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """Witness 4 of issue 15: the paths ``deepspeed.initialize`` reads, on tracing dicts, over :func:`witness_examples`.
+
+    Runs in a worker process (:class:`LaunchClient`: a launch changes process-wide state). Returns
+    ``{"paths": sorted paths, "configs": n, "outcomes": {outcome: count}}`` for
+    :func:`dsfields.extract.reconcile.merge`; a machine error still contributes the reads made before it.
+    """
+    own = client is None
+    client = client or LaunchClient()
+    paths: set[str] = set()
+    outcomes: dict[str, int] = {}
+    examples = witness_examples()
+    try:
+        for example in examples:
+            verdict = client.launch(example.config, example.style, example.optimizer_from_code, trace=True,
+                                    timeout=timeout)
+            outcomes[verdict.outcome] = outcomes.get(verdict.outcome, 0) + 1
+            paths |= witness_paths(verdict.reads)
+    finally:
+        if own:
+            client.close()
+    return {"paths": sorted(paths), "configs": len(examples), "outcomes": dict(sorted(outcomes.items()))}
+
+
 # ---------------------------------------------------------------- older releases (their runtime from releases.py)
 
 _CPU_STUBS = {

@@ -7,8 +7,9 @@ Witnesses:
 * ``static``: :mod:`dsfields.extract.static` found the read in the source;
 * ``probe``: the read was only triggered by a probe config built to satisfy a static condition
   (:func:`explore`, "conditional exploration"), or DeepSpeed gave verdicts on value probes;
-* ``launch``: reserved for the ``deepspeed.initialize`` trace (``extract/launch.py``, not part of
-  this module): :func:`merge` takes its paths as ``launch_paths``.
+* ``launch``: ``deepspeed.initialize`` on tracing dicts (``extract/launch.py``
+  :func:`~dsfields.extract.launch.launch_witness`, run by ``dsfields extract --launch``): :func:`merge` takes
+  its report as ``launch``.
 
 :func:`explore` runs before the dict-read fields are built (its reads become ordinary trace
 events, with their real defaults); :func:`merge` runs after and adds what only the static
@@ -330,13 +331,13 @@ def _static_record(path: str, section: str, key: str, reads: list[StaticRead], *
 
 
 def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: dict[str, Any],
-          launch_paths: set[str] | None = None) -> dict[str, Any]:
+          launch: dict[str, Any] | None = None) -> dict[str, Any]:
     """Add the static witness to the fields; return the witness report for ``coverage.witnesses``.
 
-    ``launch_paths`` is the hook for the launch trace (``extract/launch.py``): paths it saw read by
-    ``deepspeed.initialize`` get the ``launch`` witness.
+    ``launch`` is the launch witness's report (:func:`dsfields.extract.launch.launch_witness`) or None when
+    it was not run: fields whose path ``deepspeed.initialize`` was seen to read get the ``launch`` witness.
     """
-    launch_paths = launch_paths or set()
+    launch_paths = set(launch["paths"]) if launch else set()
     by_path: dict[str, list[StaticRead]] = {}
     for r in report.reads:
         if r.op != "iterate":
@@ -372,6 +373,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
         if is_section:
             _ensure_section(ex, path, _site(best), _wild(path))
         static_only.append(path)
+    truth_tested = {t.path for r in report.reads for t in flat_tests(r) if t.op in ("truthy", "falsy")}
     for path, record in ex.fields.items():
         reads = by_path.get(path, [])
         witnesses = set()
@@ -389,8 +391,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
         if path in explored.triggered and condition is None:
             condition = explored.triggered[path] or None
         record["condition"], record["conditions"] = condition, tests
-        record["truthiness"] = record["reader"] == "dict" and any(
-            t.path == path and t.op in ("truthy", "falsy") for r in report.reads for t in flat_tests(r))
+        record["truthiness"] = record["reader"] == "dict" and path in truth_tested
         if reads and "trace" not in witnesses and record["reader"] == "dict" and path not in explored.triggered \
                 and condition is not None:
             disagreements.append({"path": path, "condition": condition, "source": record["source"]})
@@ -412,7 +413,32 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
         "static_under_model": sorted(under_model),
         "choices": choice_notes,
         "unplaced": sorted({f"{u.file}:{u.line} {u.function}: {u.expr} [{u.reason}]" for u in report.unplaced}),
-        "launch": "not run (extract/launch.py)" if not launch_paths else "merged",
+        "launch": _launch_report(ex, launch, removed) if launch else
+        "not run (dsfields extract --launch)",
+    }
+
+
+def _launch_report(ex: Extraction, launch: dict[str, Any], removed: dict[str, Any]) -> dict[str, Any]:
+    """What the launch witness ran and found, and where it disagrees with the others.
+
+    ``only``: paths ``deepspeed.initialize`` read that no other witness made a field (nor a removed
+    key); ``not_read``: dict-read fields the trace read on the bare base config (no condition, no
+    exploration config) in a section the launch read a key of, that no launch read, although every
+    launch config builds ``DeepSpeedConfig``.
+    """
+    paths = set(launch["paths"])
+    entered = {p.rpartition(".")[0] for p in paths}
+    not_read = sorted(
+        path for path, record in ex.fields.items()
+        if "trace" in record["witnesses"] and record["reader"] == "dict" and record["condition"] is None
+        and path not in ex.bases and path not in paths and record["section"] in entered)
+    return {
+        "configs": launch["configs"],
+        "outcomes": launch["outcomes"],
+        "paths": len(paths),
+        "only": sorted(p for p in paths if p not in ex.fields and p not in removed),
+        "removed_keys_read": sorted(p for p in paths if p in removed),
+        "not_read": not_read,
     }
 
 

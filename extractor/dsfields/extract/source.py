@@ -35,6 +35,7 @@ class SourceIndex:
         self.package_root = package_root.resolve()
         """The directory holding ``deepspeed/`` (site-packages, or an unpacked sdist)."""
 
+    @cache  # noqa: B019 - one index per extraction; the same few files are asked for at every read site
     def relative(self, filename: str) -> str:
         path = Path(filename).resolve()
         try:

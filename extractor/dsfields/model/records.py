@@ -310,7 +310,7 @@ class Field(Placed, Defaulted):
 
     @property
     def witnesses(self) -> list[str]:
-        """Which witnesses saw the read: ``trace``, ``static``, ``probe`` (later ``launch``)."""
+        """Which witnesses saw the read: ``trace``, ``static``, ``probe``, ``launch`` (``extract --launch``)."""
         value = self.raw.get("witnesses")
         return [str(v) for v in value] if isinstance(value, list) else []
 

@@ -79,9 +79,14 @@ class Package:
             self._text[name] = self.files[name].read_text(encoding="utf-8", errors="replace")
         return self._text[name]
 
-    def grep(self, pattern: re.Pattern[str]) -> list[str]:
-        """Module names whose source matches ``pattern`` (no parsing)."""
-        return [name for name in self.files if pattern.search(self.text(name))]
+    def grep(self, pattern: re.Pattern[str], literals: tuple[str, ...] = ()) -> list[str]:
+        """Module names whose source matches ``pattern`` (no parsing).
+
+        ``literals``: strings one of which every match contains; a file holding none is skipped
+        without running the regex (a substring test is many times faster than an alternation).
+        """
+        return [name for name in self.files
+                if (not literals or any(w in self.text(name) for w in literals)) and pattern.search(self.text(name))]
 
     @property
     def parsed(self) -> int:

@@ -60,6 +60,9 @@ ENTRY_SEEDS: dict[tuple[str, str], tuple[str, ...]] = {("deepspeed", "initialize
 GENERIC_ATTRS = frozenset({"config", "_config", "params", "cfg", "args", "data", "kwargs", "param_dict", "dict"})
 """Attribute names too common to follow across classes (followed within their own class only)."""
 
+UNRESOLVED = "\x00"
+"""Encloses the path segment standing for a key the scan could not resolve (never in a JSON key)."""
+
 _DEBUG = bool(__import__("os").environ.get("DSFIELDS_STATIC_DEBUG"))
 MAX_DEPTH = 14
 MAX_UNROLL = 24
@@ -639,7 +642,11 @@ class Frame:
                     None, expr, f"key is not a constant (container {dotted(path) or '<root>'})", file, line, function
                 )
             )
-        return None
+        # Still a part of ds_config, at a path nobody knows (0.8-0.19.2's ``param_dict[QUANTIZE_TRAINING]``,
+        # a name defined nowhere): a callee reading it must read there, not at the root its parameter's
+        # name suggests. The marker keeps it tracked; :func:`sweep_unresolved` lists its reads as unplaced.
+        return Tracked(frozenset((f"{UNRESOLVED}{expr} (container {dotted(path) or '<root>'}){UNRESOLVED}",)
+                                 for path in container.paths))
 
     def ev_default(self, node: ast.expr) -> Any:
         value = self.ev(node)
@@ -1316,7 +1323,7 @@ def _dead(pkg: Package, entry: Entry, memo: dict[str, bool]) -> bool:
     name = entry.qualname
     if name not in memo:
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        memo[name] = sum(len(pattern.findall(pkg.text(m))) for m in pkg.files) <= 1
+        memo[name] = sum(len(pattern.findall(pkg.text(m))) for m in pkg.files if name in pkg.text(m)) <= 1
     return memo[name]
 
 
@@ -1331,7 +1338,7 @@ def scan(pkg: Package) -> tuple[Result, int]:
     class_attrs: dict[tuple[str, str, str], Any] = {}
     cross_attrs: dict[str, Any] = {}
     ambiguous: set[str] = set(GENERIC_ATTRS)
-    modules = list(pkg.grep(_SEED_RE))
+    modules = list(pkg.grep(_SEED_RE, tuple(sorted(SEED_PARAMS | READERS | ROOT_CLASSES))))
     scanner = Scanner(pkg, class_attrs, cross_attrs)
     results: dict[tuple[str, str], tuple[Entry, Result]] = {}
     stale: set[str] = set(modules)
@@ -1398,12 +1405,51 @@ def scan(pkg: Package) -> tuple[Result, int]:
             )
         if not changed:
             break
-        pattern = re.compile(r"\.(" + "|".join(sorted(map(re.escape, changed))) + r")\b")
-        stale = set(pkg.grep(pattern))
+        # An attribute followed only within its own class (ambiguous, not DeepSpeedConfig's) is read through
+        # ``self`` or an instance of that class: only modules naming one of its owners can see it change.
+        local = {a for a in changed if a in ambiguous and not any(
+            c in ROOT_CLASSES for (_m, c, attr) in class_attrs if attr == a)}
+        stale = set()
+        if changed - local:
+            words = sorted(changed - local)
+            stale = set(pkg.grep(re.compile(r"\.(" + "|".join(map(re.escape, words)) + r")\b"),
+                                 tuple("." + w for w in words)))
+        for attr in sorted(local):
+            names = sorted({c.rpartition(".")[2] for (_m, c, a) in class_attrs if a == attr})
+            named = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+            stale |= {m for m in pkg.grep(re.compile(rf"\.{re.escape(attr)}\b"), ("." + attr,))
+                      if named.search(pkg.text(m))}
         modules = list(dict.fromkeys(modules + sorted(stale)))
         scanner.memo = {k: v for k, v in scanner.memo.items() if k[0][0] not in stale}
     kept.reads -= dead_reads
+    sweep_unresolved(kept)
     return kept, scanner.analyzed
+
+
+def _unresolved(path: str) -> bool:
+    return path.startswith(UNRESOLVED)
+
+
+def _known_tests(conditions: tuple[Condition, ...]) -> tuple[Condition, ...]:
+    return tuple(replace(c, tests=tuple(t for t in c.tests if not _unresolved(t.path))) for c in conditions)
+
+
+def sweep_unresolved(result: Result) -> None:
+    """Reads under a key the scan could not resolve become :class:`Unplaced`; nothing else keeps the marker.
+
+    Each such read is listed with the expression that lost the path (``param_dict[QUANTIZE_TRAINING]
+    (container <root>) -> eigenvalue.enabled``); tests on those paths leave the conditions (their text stays).
+    """
+    for r in sorted((r for r in result.reads if _unresolved(r.path)), key=lambda r: (r.file, r.line, r.path)):
+        _, head, rest = r.path.split(UNRESOLVED, 2)
+        result.unplaced.add(Unplaced(r.key, f"{head} -> {rest.lstrip('.') or r.key}",
+                                     "read under a key the scan cannot resolve", r.file, r.line, r.function))
+    result.reads = {replace(r, conditions=_known_tests(r.conditions)) if any(
+        _unresolved(t.path) for c in r.conditions for t in c.tests) else r
+        for r in result.reads if not _unresolved(r.path)}
+    result.passed = {replace(p, conditions=_known_tests(p.conditions)) for p in result.passed
+                     if not _unresolved(p.path)}
+    result.hits = {h for h in result.hits if not _unresolved(h.path)}
 
 
 SURE_DICT_KINDS = frozenset({"model", "merge", "unpacked"})
