@@ -1,7 +1,7 @@
 """`check` against the real `deepspeed.initialize` (integration, marker deepspeed), one worker for everything.
 
 * every launch rule's examples through the real launch reproduce the committed generated/0.19.8/launch.json
-  (each rule confirmed, DeepSpeed's message recorded);
+  (each rule read in 0.19.8's source confirmed, DeepSpeed's message recorded; older releases' rules as found);
 * the differential (bench/check_launch.py): every real config of ../shared/realworld-configs and the
   seeded mutations, checked statically and launched in the style matching the check options (--hf /
   plain / --optimizer-from-code): check exits 1 exactly where the launch fails for a config reason, on
@@ -54,8 +54,10 @@ def test_each_rule_is_confirmed_by_the_real_launch_as_committed(client, rule):
 
     fresh = confirm_rule(rule, launch)
     committed = record["rules"][rule.id]
-    assert fresh["confirmed"], fresh.get("why_not")
-    assert (fresh.get("message"), fresh.get("exc_type")) == (committed.get("message"), committed.get("exc_type"))
+    # A rule read in an older release's source (read_in) is confirmed there; here it is what the probe found.
+    assert fresh["confirmed"] or rule.read_in != VERSION, fresh.get("why_not")
+    assert (fresh["confirmed"], fresh.get("message"), fresh.get("exc_type")) == (
+        committed["confirmed"], committed.get("message"), committed.get("exc_type"))
 
 
 def test_check_agrees_with_deepspeed_initialize_on_the_corpus_and_mutations(client):

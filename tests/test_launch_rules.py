@@ -85,10 +85,19 @@ def test_the_committed_launch_json_covers_every_rule():
     record = catalogue.load_launch(VERSION)
     assert record is not None and record["deepspeed_version"] == VERSION
     assert set(record["rules"]) == set(catalogue.BY_ID)
-    assert set(catalogue.confirmed(record)) == set(catalogue.BY_ID)
-    for rule_id, entry in record["rules"].items():
+    assert {r.id for r in catalogue.RULES if r.read_in == VERSION} <= set(catalogue.confirmed(record))
+    for rule_id, entry in catalogue.confirmed(record).items():
         if catalogue.BY_ID[rule_id].effect == "raises":
             assert catalogue.BY_ID[rule_id].message in entry["message"], rule_id
+
+
+@pytest.mark.parametrize("rule", catalogue.RULES, ids=lambda r: r.id)
+def test_each_rule_is_confirmed_in_the_release_its_source_was_read_in(rule):
+    record = catalogue.load_launch(rule.read_in)
+    assert record is not None and record["deepspeed_version"] == rule.read_in
+    entry = catalogue.confirmed(record).get(rule.id)
+    assert entry is not None, record["rules"].get(rule.id)
+    assert rule.effect == "accepts" or rule.message in entry["message"]
 
 
 def test_odd_configs_never_raise():
@@ -136,6 +145,60 @@ def test_rules_follow_each_releases_launch_json():
     assert not launch_errors(findings(old, warm0))
     assert launch_errors(findings(old, with_zero(cpu_offload=True), hf=True)) == {
         "zero_optimization.cpu_offload": "offload-client-optimizer"}
+
+
+ONECYCLE0 = ZERO2 | {"optimizer": ADAMW, "scheduler": {"type": "OneCycle", "params": {
+    "cycle_min_lr": 1e-5, "cycle_max_lr": 1e-4, "cycle_first_step_size": 0}}}
+PLD_ON = ZERO2 | {"optimizer": ADAMW, "progressive_layer_drop": {"enabled": True}}
+
+
+def onecycle(**params: Any) -> dict[str, Any]:
+    return ZERO2 | {"optimizer": ADAMW, "scheduler": {"type": "OneCycle", "params": {
+        "cycle_min_lr": 1e-5, "cycle_max_lr": 1e-4, **params}}}
+
+
+def keys_of(rule_id: str, config: dict[str, Any], style: str = "plain") -> list[str]:
+    return [k for r, k in catalogue.evaluate(config, style) if r.id == rule_id]  # type: ignore[arg-type]
+
+
+def test_onecycle_zero_cycle_is_a_total_cycle_size_of_zero():
+    """Before OneCycle checked each half (0.19.8: first > 0, second >= 0), _initialize_cycle divided by
+    first + second (second defaulting to first): only a total of 0 fails when the scheduler is built."""
+    rule = "scheduler-onecycle-zero-cycle"
+    assert keys_of(rule, ONECYCLE0) == keys_of(rule, ONECYCLE0, "hf") == ["scheduler.params.cycle_first_step_size"]
+    assert keys_of(rule, onecycle(cycle_first_step_size=3, cycle_second_step_size=-3))
+    assert keys_of(rule, onecycle(cycle_first_step_size=0.0, cycle_second_step_size=None))
+    for fine in (onecycle(cycle_first_step_size=0, cycle_second_step_size=5), onecycle(cycle_first_step_size=-1),
+                 onecycle(), onecycle(cycle_first_step_size="0"), onecycle(cycle_first_step_size=True),
+                 ZERO2 | {"scheduler": {"type": "WarmupLR", "params": {"cycle_first_step_size": 0}}}):
+        assert not keys_of(rule, fine), fine
+
+
+def test_pld_needs_theta_and_gamma_when_enabled():
+    """engine.py pld_theta / pld_gamma read params["theta"] / ["gamma"] with no default (0.14.4, 0.10.3)."""
+    rule = "pld-theta-gamma-required"
+    assert keys_of(rule, PLD_ON) == keys_of(rule, PLD_ON, "hf") == ["progressive_layer_drop.theta"]
+    theta_only = PLD_ON | {"progressive_layer_drop": {"enabled": True, "theta": 0.5}}
+    assert keys_of(rule, theta_only) == ["progressive_layer_drop.gamma"]
+    truthy = PLD_ON | {"progressive_layer_drop": {"enabled": "false"}}  # the engine tests its truthiness
+    assert keys_of(rule, truthy) == ["progressive_layer_drop.theta"]
+    for fine in ({"enabled": False}, {}, {"enabled": True, "theta": 0.5, "gamma": 0.001}, [True]):
+        assert not keys_of(rule, PLD_ON | {"progressive_layer_drop": fine}), fine
+
+
+def test_older_release_rules_are_active_where_their_launch_json_confirms_them(checker):
+    """0.14.4 and 0.10.3 divide by a OneCycle cycle of size 0 and read PLD's theta without a default;
+    0.19.8 checks OneCycle's halves (scheduler-invalid-args) and has removed progressive_layer_drop."""
+    for version in ("0.14.4", "0.10.3"):
+        old = Checker(load_snapshot(version))
+        assert launch_errors(findings(old, ONECYCLE0)) == {
+            "scheduler.params.cycle_first_step_size": "scheduler-onecycle-zero-cycle"}, version
+        assert launch_errors(findings(old, PLD_ON, hf=True)) == {
+            "progressive_layer_drop.theta": "pld-theta-gamma-required"}, version
+    active = set(catalogue.confirmed(catalogue.load_launch(VERSION)))
+    assert not {"scheduler-onecycle-zero-cycle", "pld-theta-gamma-required"} & active
+    assert launch_errors(findings(checker, ONECYCLE0)) == {
+        "scheduler.params.cycle_first_step_size": "scheduler-invalid-args"}
 
 
 def test_an_older_release_without_launch_json_gets_the_note_and_no_launch_errors():

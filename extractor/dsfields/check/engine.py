@@ -256,6 +256,8 @@ class _Run:
             return
         if any(f.severity is Severity.ERROR for f in self.findings[mark:]):
             return  # the declared type or constraint already says why (its message names the rule)
+        if self.wants_a_key_given(str(probe[1].get("error", "")), here):
+            return  # the probe lacked a key this config has: its refusal says nothing about this value
         if record.is_pydantic and not str(probe[1].get("error", "")).startswith("ValidationError"):
             # Raised by DeepSpeedConfig outside the section's model, for this value set alone on
             # {"train_batch_size": 1}: a check across sections (fp16_master_weights_and_grads needs
@@ -265,6 +267,23 @@ class _Run:
         self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
                  f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "
                  f"{probe[1].get('error')})", self._type_fix(record))
+
+    def wants_a_key_given(self, error: str, here: Path_) -> bool:
+        """Whether a probe's refusal names another key this config sets in the field's own section tree.
+
+        A probe sets one key alone on a neutral base: where DeepSpeed refused it for want of another key
+        (0.14.4 compression_training: "KeyError: 'different_groups'", "... different_groups must be
+        specified" for every probed value), the verdict is about that key, not about this value, in a
+        config that gives it. Top-level keys are not looked at (the batch arithmetic names them).
+        """
+        names: set[str] = set()
+        node: Any = self.config.data
+        for part in here[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, dict):
+                names.update(k for k in node if isinstance(k, str) and len(k) > 3)
+        names.difference_update(p for p in here if isinstance(p, str))
+        return any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", error) for name in names)
 
     def declared_value(self, record: Field, value: Any, here: Path_) -> None:
         """What the declared types, choices and constraints say about ``value`` (the probes come after)."""

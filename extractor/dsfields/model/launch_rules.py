@@ -4,8 +4,9 @@
 scheduler and the ZeRO optimizer, and refuses some combinations there; the HF layers refuse others
 before DeepSpeed sees the config. Each :class:`LaunchRule` here is one such refusal:
 
-* what is enforced and where (``source``: file:line of DeepSpeed 0.19.8, or of transformers 5.24.0 /
-  accelerate 1.15.0 for the HF layers, as read into :mod:`dsfields.model.hf_trainer`);
+* what is enforced and where (``source``: file:line of the DeepSpeed release it was read in, ``read_in``,
+  0.19.8 unless the behaviour is an older release's; of transformers 5.24.0 / accelerate 1.15.0 for the
+  HF layers, as read into :mod:`dsfields.model.hf_trainer`);
 * a predicate over the config *as passed* to ``deepspeed.initialize``: the :class:`Launch` (the
   calling style, where the optimizer comes from, and the :class:`~dsfields.model.hf_trainer.Plan`
   that style turns the config into), answering the JSON path it is about, or None;
@@ -122,7 +123,7 @@ class LaunchRule(NamedTuple):
     raised_by: str
     """``deepspeed``, ``accelerate`` or ``transformers``."""
     source: str
-    """``file:line`` where it is enforced (DeepSpeed 0.19.8; transformers 5.24.0 / accelerate 1.15.0)."""
+    """``file:line`` where it is enforced (DeepSpeed ``read_in``; transformers 5.24.0 / accelerate 1.15.0)."""
     key: str
     """The key the rule is about (the predicate names the exact path for one config)."""
     fix: str
@@ -136,6 +137,9 @@ class LaunchRule(NamedTuple):
     restates: tuple[str, ...] = ()
     """Static ``check`` rules (``dsfields.check.rules``) that say the same thing when this rule fires:
     their findings give way to this one's, which quotes the launch (one finding per cause)."""
+    read_in: str = "0.19.8"
+    """The DeepSpeed release whose source ``source`` cites: its committed ``launch.json`` must confirm the
+    rule (tests). Metadata only: where the rule applies is decided by each release's ``launch.json``."""
 
 
 # ---------------------------------------------------------------- predicates
@@ -273,6 +277,35 @@ def _scheduler_args(launch: Launch) -> str | None:
     return None
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _onecycle_zero_cycle(launch: Launch) -> str | None:
+    """OneCycle._initialize_cycle before the checks of newer releases: step_ratio = first / (first + second),
+    second defaulting to first; a cycle of total size 0 divides by zero when the scheduler is built."""
+    params = launch.get("scheduler.params")
+    if launch.get("scheduler.type") != "OneCycle" or not isinstance(params, dict):
+        return None
+    first = _number(params.get("cycle_first_step_size", 2000))
+    second = first if params.get("cycle_second_step_size") is None else _number(params["cycle_second_step_size"])
+    if first is None or second is None or first + second != 0:
+        return None
+    return "scheduler.params.cycle_first_step_size" if "cycle_first_step_size" in params else "scheduler.params"
+
+
+def _pld_without_theta_gamma(launch: Launch) -> str | None:
+    """engine.py pld_theta / pld_gamma: ``pld_params()["theta"]`` and ``["gamma"]``, read without a default
+    (PLD_THETA_DEFAULT is never used) when progressive_layer_drop.enabled is truthy."""
+    section = launch.get("progressive_layer_drop")
+    if not isinstance(section, dict) or not section.get("enabled"):
+        return None
+    for key in ("theta", "gamma"):
+        if key not in section:
+            return f"progressive_layer_drop.{key}"
+    return None
+
+
 def _no_batch_size(launch: Launch) -> str | None:
     if launch.plan is None:
         return None
@@ -380,6 +413,27 @@ RULES: tuple[LaunchRule, ...] = (
                                                                   "params": {"warmup_num_steps": 0}})),),
         controls=(Example(_cfg(ZERO2, optimizer=ADAM, scheduler={"type": "WarmupLR",
                                                                   "params": {"warmup_num_steps": 10}})),)),
+    LaunchRule(
+        "scheduler-onecycle-zero-cycle",
+        "OneCycle divides by its total cycle size when it is built: cycle_first_step_size + cycle_second_step_size "
+        "(which defaults to the first) must not be 0 (releases before OneCycle checked each half)",
+        "deepspeed", "deepspeed/runtime/lr_schedules.py:480-481 (OneCycle._initialize_cycle)",
+        "scheduler.params.cycle_first_step_size", "use a positive cycle_first_step_size (e.g. 1000)",
+        "division by zero", _onecycle_zero_cycle, read_in="0.14.4",
+        triggers=(Example(_cfg(ZERO2, optimizer=ADAM, scheduler={"type": "OneCycle", "params": {
+            "cycle_min_lr": 1e-5, "cycle_max_lr": 1e-4, "cycle_first_step_size": 0}})),),
+        controls=(Example(_cfg(ZERO2, optimizer=ADAM, scheduler={"type": "OneCycle", "params": {
+            "cycle_min_lr": 1e-5, "cycle_max_lr": 1e-4, "cycle_first_step_size": 10}})),)),
+    LaunchRule(
+        "pld-theta-gamma-required",
+        "progressive_layer_drop enabled needs theta and gamma: the engine reads both without a default "
+        "when it builds ProgressiveLayerDrop",
+        "deepspeed", "deepspeed/runtime/engine.py:496-500 (pld_theta, pld_gamma; called at engine.py:337)",
+        "progressive_layer_drop.theta", 'add "theta" (e.g. 0.5) and "gamma" (e.g. 0.001) to progressive_layer_drop',
+        "'theta'", _pld_without_theta_gamma, read_in="0.14.4",
+        triggers=(Example(_cfg(ZERO2, optimizer=ADAM, progressive_layer_drop={"enabled": True})),),
+        controls=(Example(_cfg(ZERO2, optimizer=ADAM, progressive_layer_drop={
+            "enabled": True, "theta": 0.5, "gamma": 0.001})),)),
     LaunchRule(
         "batch-size-required",
         "train_batch_size or train_micro_batch_size_per_gpu must be given (gradient_accumulation_steps alone is "
