@@ -187,9 +187,14 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
 
 
 def _environment(package: str) -> dict[str, str]:
+    from importlib import metadata
+
     import pydantic
 
-    torch = sys.modules.get("torch")
+    try:  # the installed distribution, not sys.modules: whether torch is imported yet depends on the caller
+        torch = metadata.version("torch").split("+")[0]
+    except metadata.PackageNotFoundError:
+        torch = "none"
     accelerator = "unknown"
     try:  # which accelerator the release chose shapes a few checks (e.g. aio.use_gds needs CUDA)
         accelerator = str(importlib.import_module(f"{package}.accelerator").get_accelerator()._name)
@@ -200,7 +205,7 @@ def _environment(package: str) -> dict[str, str]:
         "dsfields": __version__,
         "pydantic": str(pydantic.VERSION),
         "python": platform.python_version().rsplit(".", 1)[0],
-        "torch": str(getattr(torch, "__version__", "none")).split("+")[0],
+        "torch": torch,
     }
 
 
