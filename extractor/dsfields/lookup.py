@@ -19,9 +19,9 @@ import sys
 import textwrap
 from collections.abc import Callable
 
-from dsfields.model import paths_index, prose, termsafe
+from dsfields.model import prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
-from dsfields.model.store import available_versions, load, repo_generated_dir, resolve_version, snapshot_path
+from dsfields.model.store import available_versions, load_indexed, repo_generated_dir, resolve_version
 from dsfields.model.wording import (
     allowed_text,
     auto_text,
@@ -615,14 +615,13 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
 
 
 def run(args: argparse.Namespace) -> int:
-    generated = repo_generated_dir()
-    version = resolve_version(args.deepspeed_version, generated)
+    version = resolve_version(args.deepspeed_version)
     # The compact index lets a lookup decode only the records it shows; without it, the whole snapshot.
-    snapshot = paths_index.load_partial(str(snapshot_path(version, generated)),
-                                        lambda names: find_paths(names, args.query)) or load(version, generated)
+    snapshot = load_indexed(version)
     lang = prose.language(args.lang)
     matches = find(snapshot, args.query)
     histories: dict[str, list[HistoryEvent]] = {}
+    generated = repo_generated_dir() if args.history else None
     if args.history:
         from dsfields.model.history import field_histories
 

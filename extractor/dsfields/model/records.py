@@ -227,8 +227,9 @@ class Field(Placed, Defaulted):
         default is a number is used as a number: the code that takes it later does arithmetic or
         comparisons (``gradient_clipping: "high"`` passes DeepSpeedConfig and fails at the first clip).
         This is check's inference about later use, never a stored JSON type (issue 15: those come from
-        what DeepSpeed accepted; the schema keeps them). Other defaults say nothing (``datastates_ckpt`` defaults to false and takes an object;
-        ``expert_parallel.top_k`` defaults to "auto" and takes an integer), so those stay ``[]``.
+        what DeepSpeed accepted; the schema keeps them). Other defaults say nothing (``datastates_ckpt``
+        defaults to false and takes an object; ``expert_parallel.top_k`` defaults to "auto" and takes an
+        integer), so those stay ``[]``.
         """
         types = self.json_types
         if types or self.is_pydantic or self.is_section:
