@@ -473,8 +473,6 @@ class _Run:
                 self.one_optimizer(section, block, catalog)
 
     def one_optimizer(self, section: str, block: dict[str, Any], catalog: Catalog) -> None:
-        import difflib  # only when suggesting: keeps start-up lean
-
         kind = Kind.OPTIMIZER if catalog.label == "optimizer" else Kind.SCHEDULER
         type_key, params_key = catalog.type_key, catalog.params_key
         name = block.get(type_key)
@@ -494,6 +492,8 @@ class _Run:
         if entry is None and name.lower() in names and names[name.lower()].case_insensitive:
             entry = names[name.lower()]
         if entry is None:
+            import difflib  # only when suggesting: keeps start-up lean
+
             lower = {n.lower(): n for n in names}
             close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
             hint = f'did you mean "{lower[close[0]]}"?' if close else f"see `dsfields lookup {section}`"

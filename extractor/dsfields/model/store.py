@@ -239,6 +239,12 @@ def installed_deepspeed_version() -> str | None:
 
 def resolve_version(requested: str | None, generated: Path | str | None = None) -> str:
     """``--version`` semantics shared by all consumers: explicit, else installed if snapshotted, else newest."""
+    if not requested:
+        # The common case without listing every release: the installed one, snapshotted.
+        installed = installed_deepspeed_version()
+        root = os.fspath(generated) if generated else generated_root()
+        if installed and _plain_name(installed) and os.path.isfile(os.path.join(root, installed, SNAPSHOT_FILE)):
+            return installed
     versions = available_versions(generated)
     if requested and requested != "installed":
         if requested not in versions:
@@ -252,6 +258,11 @@ def resolve_version(requested: str | None, generated: Path | str | None = None) 
     if not versions:
         raise SnapshotError(f"no snapshots found in {generated or repo_generated_dir()}")
     return versions[-1]
+
+
+def _plain_name(name: str) -> bool:
+    """A name that is one entry of a directory (what :func:`available_versions` can list)."""
+    return bool(name) and name not in (".", "..") and "/" not in name and os.sep not in name and "\0" not in name
 
 
 def load_requested(requested: str | None, generated: Path | None = None) -> Snapshot:

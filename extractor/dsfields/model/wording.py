@@ -78,6 +78,30 @@ def default_text(field: Field, enum: Enum | None = None, compact: bool = False) 
     return f"(default: {value})"
 
 
+def default_words(field: Field) -> list[tuple[str, str]]:
+    """The default in a sentence or table cell, as ``(kind, text)`` pieces: ``"code"`` for a value or its
+    spelling, ``"text"`` for words. The site's form (it adds only the markup); the same facts as
+    :func:`default_text`: ``required``, not set when absent, the symbolic spelling where it says more
+    than the JSON value, and a factory.
+    """
+    if field.required:
+        return [("text", "required (no default)")]
+    if field.read_without_default:
+        return [("text", "none (absent means not set)")]
+    value = json.dumps(field.default, ensure_ascii=False, sort_keys=True)
+    symbolic = field.default_repr
+    if symbolic and field.default is None:
+        # `torch.float16` has no JSON form: the snapshot's null is not the default (as in default_text).
+        words = [("code", symbolic)]
+    elif symbolic and symbolic != value:
+        words = [("code", symbolic), ("text", " = "), ("code", value)]
+    else:
+        words = [("code", value)]
+    if field.default_factory:
+        words.append(("text", " (factory)"))
+    return words
+
+
 def default_value(field: Field) -> str:
     """The default alone, for a sentence ("default 1e9"): symbolic spelling first, ``none`` when required."""
     if field.default_repr:
