@@ -14,10 +14,10 @@ Written by every snapshot write (``dsfields extract`` / ``snapshot``) and by
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cached_property
 
+from dsfields.model import jsonlite
 from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog, join
 
 INDEX_NAME = "paths.json"
@@ -29,16 +29,14 @@ if TYPE_CHECKING:  # typing costs lookup's start-up milliseconds; annotations ar
     from pathlib import Path
     from typing import Any
 
-_scan = json.decoder.JSONDecoder().scan_once
-"""json's own C scanner: one value from a string at an offset, without ``json.loads``' whitespace checks."""
-
-
 def _decode(data: bytes, span: list[int]) -> Any:
-    return _scan(data[span[0]:span[1]].decode("utf-8"), 0)[0]
+    return jsonlite.loads(data[span[0]:span[1]].decode("utf-8"))
 
 
 def _top_spans(text: str) -> dict[str, tuple[int, int]]:
     """Character spans of every top-level value of a snapshot written by ``store.dumps`` (``indent=1``)."""
+    import json
+
     decoder = json.JSONDecoder()
     spans: dict[str, tuple[int, int]] = {}
     cursor = 0
@@ -55,6 +53,8 @@ def _top_spans(text: str) -> dict[str, tuple[int, int]]:
 
 
 def _record_spans(text: str, start: int, keys: list[str]) -> dict[str, tuple[int, int]]:
+    import json
+
     decoder = json.JSONDecoder()
     spans = {}
     cursor = start
@@ -84,6 +84,8 @@ def _to_bytes(text: str, spans: dict[Any, tuple[int, int]]) -> dict[Any, list[in
 
 def build(text: str) -> str:
     """The index of one snapshot's text (its ``fields.json``), as the JSON to write next to it."""
+    import json
+
     snapshot = Snapshot.from_dict(json.loads(text), "snapshot")
     top = _top_spans(text)
     top_bytes = _to_bytes(text, top)
@@ -160,7 +162,7 @@ class IndexedSnapshot(Snapshot):
     @cached_property
     def raw(self) -> dict[str, Any]:  # type: ignore[override]
         """The whole snapshot, for a caller that wants it all (decoded once)."""
-        return json.loads(self._data.decode("utf-8"))
+        return jsonlite.loads(self._data.decode("utf-8"))
 
     @property
     def version(self) -> str:
@@ -256,7 +258,7 @@ def load_indexed(snapshot_file: str) -> Snapshot | None:
     index_file = os.path.join(os.path.dirname(snapshot_file), INDEX_NAME)
     try:
         with open(index_file, "rb") as handle:
-            index = json.loads(handle.read().decode("utf-8"))
+            index = jsonlite.loads(handle.read().decode("utf-8"))
         with open(snapshot_file, "rb") as handle:
             data = handle.read()
     except (OSError, ValueError):

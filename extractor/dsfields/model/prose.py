@@ -18,9 +18,10 @@ coverage per release and language (:func:`coverage`).
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cache
+
+from dsfields.model import jsonlite
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost lookup's start-up milliseconds; annotations are strings anyway
@@ -128,12 +129,13 @@ def _compiled_lines(lang: str) -> bytes:
 
 def _compiled(lang: str, name: str) -> dict[str, Any] | None:
     text = _compiled_lines(lang)
-    start = text.find(b'\n{"file": ' + json.dumps(name).encode() + b",")
+    quoted = jsonlite.dumps(name) if name.isascii() else _json().dumps(name)  # as compile_language spells it
+    start = text.find(b'\n{"file": ' + quoted.encode() + b",")
     if start < 0 or not name:
         return None
     end = text.find(b"\n", start + 1)
     try:
-        data = json.loads(text[start + 1:end if end >= 0 else len(text)].decode("utf-8"))
+        data = jsonlite.loads(text[start + 1:end if end >= 0 else len(text)].decode("utf-8"))
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
@@ -162,6 +164,7 @@ def _parse(path: Path | str) -> dict[str, Any]:
 
 def compile_language(lang: str) -> str:
     """``prose/<lang>.jsonl``: a header line, then one line per ``prose/<lang>/*.toml`` (sorted, byte-stable)."""
+    json = _json()
     lines = [json.dumps({"generated_by": "python -m dsfields.model.prose --compile", "lang": lang})]
     from pathlib import Path
 
@@ -169,6 +172,12 @@ def compile_language(lang: str) -> str:
         entries = json.dumps(_parse(path), sort_keys=True, ensure_ascii=False)
         lines.append(f'{{"file": {json.dumps(path.stem)}, "size": {path.stat().st_size}, "entries": {entries}}}')
     return "\n".join(lines) + "\n"
+
+
+def _json() -> Any:
+    import json  # writers only: lookup reads through jsonlite
+
+    return json
 
 
 def _entry(key: str, lang: str, raw: Any) -> Explanation | None:

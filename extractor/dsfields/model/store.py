@@ -9,11 +9,11 @@ re-extraction of the same version is a no-op in git. Loading needs only the stdl
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from functools import cache
 
+from dsfields.model import jsonlite
 from dsfields.model.errors import SnapshotError
 from dsfields.model.records import Snapshot
 
@@ -54,6 +54,8 @@ def repo_generated_dir() -> Path:
 
 
 def dumps(data: Any) -> str:
+    import json  # writers only
+
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -177,7 +179,7 @@ def available_versions(generated: Path | str | None = None) -> list[str]:
 def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read())
+            data = jsonlite.loads(handle.read())
     except (OSError, ValueError, RecursionError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
     return Snapshot.from_dict(validate(data, path), f"snapshot {path}")
