@@ -127,6 +127,9 @@ def test_default_text_spells_symbols_factories_and_absence():
         "`sys.maxsize` = `9223372036854775807`"
     assert filters.default_text({"read_without_default": True, "default": None}) == "none (absent means not set)"
     assert filters.default_text({"required": True}) == "required (no default)"
+    # A default with no JSON form (torch.float16, stored as null) is its spelling alone, as lookup says it.
+    assert filters.default_text({"default": None, "default_repr": "torch.float16"}) == "`torch.float16`"
+    assert filters.default_text({"default": [1], "default_factory": "list"}) == "`[1]` (factory)"
 
 
 def test_source_url_points_at_the_release_tag():

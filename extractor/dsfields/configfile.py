@@ -39,9 +39,12 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
 Path_ = tuple[str | int, ...]
 """A key path: object keys and array indices from the top of the file."""
@@ -424,7 +427,7 @@ def _parse_json(text: str, hjson_numbers: bool = False) -> tuple[Any, _Recorder]
     return decoder.decode(text), recorder
 
 
-_NON_FINITE = re.compile(r"(?<![\w\"'.])(-?Infinity|NaN)(?![\w\"'])")
+_NON_FINITE = r"(?<![\w\"'.])(-?Infinity|NaN)(?![\w\"'])"
 
 
 def _hjson_failure(text: str, exc: BaseException) -> str:
@@ -441,7 +444,7 @@ def _hjson_failure(text: str, exc: BaseException) -> str:
         return f"malformed JSON: {_one_line(json_error)}"
     # Valid JSON that hjson rejects: NaN or Infinity (json's extensions), hjson reads them as
     # the start of a quoteless string that runs to the end of the line.
-    match = _NON_FINITE.search(text)
+    match = re.search(_NON_FINITE, text)
     if match:
         line = text.count("\n", 0, match.start()) + 1
         return (f"line {line}: {match.group()} is not JSON, and DeepSpeed's loader (hjson) rejects it "

@@ -13,15 +13,13 @@ command line.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import textwrap
 from collections.abc import Callable
 
-from dsfields.model import paths_index, prose, termsafe
+from dsfields.model import prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
-from dsfields.model.store import available_versions, load, repo_generated_dir, resolve_version, snapshot_path
+from dsfields.model.store import available_versions, load_indexed, repo_generated_dir, resolve_version
 from dsfields.model.wording import (
     allowed_text,
     auto_text,
@@ -289,8 +287,68 @@ def _wrap(text: str, width: int, indent: str, hanging: str) -> list[str]:
     # Never split a token: a cut URL, dotted name or number is worse than a long line.
     if any("\u2e80" <= char <= "\uffef" for char in text):
         return _wrap_wide(text, width, indent, hanging)
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging,
-                         break_long_words=False, break_on_hyphens=False)
+    return fill(text, width, indent, hanging)
+
+
+_TO_SPACE = dict.fromkeys(map(ord, "\t\n\x0b\x0c\r "), ord(" "))
+
+
+def fill(text: str, width: int, indent: str = "", hanging: str = "") -> list[str]:
+    """``textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging, break_long_words=False,
+    break_on_hyphens=False)``, line for line, without importing textwrap (and ``re``, which lookup skips):
+    the same chunks (runs of spaces and of the rest) and the same greedy fill."""
+    if width <= 0:
+        raise ValueError(f"invalid width {width!r} (must be > 0)")
+    chunks: list[str] = []
+    spaces = 0
+    for number, part in enumerate(text.expandtabs(8).translate(_TO_SPACE).split(" ")):
+        spaces += bool(number)
+        if part:
+            if spaces:
+                chunks.append(" " * spaces)
+                spaces = 0
+            chunks.append(part)
+    if spaces:
+        chunks.append(" " * spaces)
+    chunks.reverse()
+    lines: list[str] = []
+    while chunks:
+        line: list[str] = []
+        used = 0
+        lead = hanging if lines else indent
+        room = width - len(lead)
+        if chunks[-1].strip() == "" and lines:
+            del chunks[-1]
+        while chunks and used + len(chunks[-1]) <= room:
+            used += len(chunks[-1])
+            line.append(chunks.pop())
+        if chunks and len(chunks[-1]) > room and not line:
+            line.append(chunks.pop())  # a token longer than a line stays whole
+        if line and line[-1].strip() == "":
+            del line[-1]
+        if line:
+            lines.append(lead + "".join(line))
+    return lines
+
+
+def dedent(text: str) -> str:
+    """``textwrap.dedent(text)`` without importing textwrap: blank lines emptied, the common margin removed."""
+    lines = ["" if line and not line.strip(" \t") else line for line in text.split("\n")]
+    margin: str | None = None
+    for line in lines:
+        if not line:
+            continue
+        indent = line[:len(line) - len(line.lstrip(" \t"))]
+        if margin is None or margin.startswith(indent):
+            margin = indent
+        elif not indent.startswith(margin):
+            for i, (x, y) in enumerate(zip(margin, indent, strict=False)):
+                if x != y:
+                    margin = margin[:i]
+                    break
+    if not margin:
+        return "\n".join(lines)
+    return "\n".join(line[len(margin):] if line.startswith(margin) else line for line in lines)
 
 
 def _columns(text: str) -> int:
@@ -331,7 +389,7 @@ def _paragraphs(text: str, width: int, indent: str = "  ") -> list[str]:
     lists) keep their own line and indentation.
     """
     lines: list[str] = []
-    for block in textwrap.dedent(text.strip("\n")).split("\n\n"):
+    for block in dedent(text.strip("\n")).split("\n\n"):
         items: list[tuple[int, str]] = []
         for line in block.splitlines():
             stripped = line.strip()
@@ -615,14 +673,13 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
 
 
 def run(args: argparse.Namespace) -> int:
-    generated = repo_generated_dir()
-    version = resolve_version(args.deepspeed_version, generated)
+    version = resolve_version(args.deepspeed_version)
     # The compact index lets a lookup decode only the records it shows; without it, the whole snapshot.
-    snapshot = paths_index.load_partial(str(snapshot_path(version, generated)),
-                                        lambda names: find_paths(names, args.query)) or load(version, generated)
+    snapshot = load_indexed(version)
     lang = prose.language(args.lang)
     matches = find(snapshot, args.query)
     histories: dict[str, list[HistoryEvent]] = {}
+    generated = repo_generated_dir() if args.history else None
     if args.history:
         from dsfields.model.history import field_histories
 
@@ -638,6 +695,8 @@ def run(args: argparse.Namespace) -> int:
         if args.history:
             for item in payload["matches"]:
                 item["history"] = [e.as_dict() for e in histories[item["path"]]]
+        import json
+
         # \u escapes only if the terminal needs them: still valid JSON, so scripts lose nothing.
         _write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
                lambda: json.dumps(payload, indent=1) + "\n")

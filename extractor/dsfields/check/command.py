@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
 from dsfields.check.engine import Checker, check_file
 from dsfields.check.findings import RANK, Options, exit_code
 from dsfields.check.report import render
-from dsfields.check.runtime import Build, runtime_findings
 from dsfields.model.errors import SnapshotError, UsageError
-from dsfields.model.records import HfTrainer
-from dsfields.model.store import available_versions, load, load_requested
+from dsfields.model.store import available_versions, load, load_indexed, resolve_version
 from dsfields.model.style import OutputStyle
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # argparse, pathlib and typing cost check's start-up milliseconds; annotations are strings
+    import argparse
+    from typing import Any
+
+    from dsfields.check.runtime import Build
+    from dsfields.model.records import HfTrainer
+
+FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN]
+
+SWITCHES = {"--hf": "hf", "--strict": "strict", "--runtime": "runtime", "--optimizer-from-code": "optimizer_from_code",
+            "--launch": "launch"}
+"""The flags without a value, as ``add_arguments`` declares them (option → attribute)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="ds_config files (JSON or hjson)")
     parser.add_argument("--version", default=None,
                         help="DeepSpeed version to check against (default: the installed one if snapshotted, "
                              "else the newest snapshot)")
-    parser.add_argument("--format", choices=[s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN],
-                        default="text")
+    parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--hf", action="store_true",
                         help='the file is for the HF Trainer: the "auto" values it fills are fine')
     parser.add_argument("--world-size", type=int, default=None, metavar="N",
@@ -36,6 +46,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "apply; --hf implies the Trainer's own choice)")
     parser.add_argument("--launch", action="store_true",
                         help="also run deepspeed.initialize on CPU in a subprocess (needs that DeepSpeed installed)")
+
+
+def path_text(arg: str) -> str:
+    """``str(Path(arg))`` on POSIX without importing pathlib: repeated and trailing slashes and ``.`` parts
+    dropped, ``..`` kept, ``//`` kept at the start only, ``"."`` for nothing."""
+    root = "//" if arg.startswith("//") and not arg.startswith("///") else "/" if arg.startswith("/") else ""
+    parts = [part for part in arg.split("/") if part and part != "."]
+    return root + "/".join(parts) if root or parts else "."
+
+
+def parse_fast(argv: list[str]) -> Any:
+    """``check [options] FILE...`` parsed without argparse (its import and parser cost a check ~8 ms);
+    ``None`` for anything unusual (help, ``--opt=value``, abbreviations, a bad value, options between
+    files, another platform's paths), which argparse then parses and explains."""
+    if sys.platform == "win32" or not argv:
+        return None
+    from types import SimpleNamespace
+
+    values: dict[str, Any] = {"version": None, "format": "text", "world_size": None, **dict.fromkeys(SWITCHES.values(),
+                                                                                                     False)}
+    files: list[str] = []
+    ended = False  # argparse takes the files as one run: an option after them ends it
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in SWITCHES:
+            values[SWITCHES[arg]] = True
+            index += 1
+            ended = bool(files)
+            continue
+        if arg in ("--version", "--format", "--world-size"):
+            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+                return None
+            value = argv[index + 1]
+            if arg == "--version":
+                values["version"] = value
+            elif arg == "--format":
+                if value not in FORMATS:
+                    return None
+                values["format"] = value
+            else:
+                try:
+                    values["world_size"] = int(value)
+                except ValueError:
+                    return None
+            index += 2
+            ended = bool(files)
+            continue
+        if arg.startswith("-") or ended:
+            return None
+        files.append(path_text(arg))
+        index += 1
+    if not files:
+        return None
+    return SimpleNamespace(command="check", verbose=False, files=files, **values)
 
 
 def newest_hf_list() -> HfTrainer | None:
@@ -55,7 +120,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     ``launcher`` (a LaunchClient factory) with ``--launch``."""
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
-    snapshot = load_requested(args.version)
+    snapshot = load_indexed(resolve_version(args.version))
     borrowed = newest_hf_list() if args.hf and snapshot.hf_trainer is None else None
     checker = Checker(snapshot, hf_trainer=borrowed)
     options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime,
@@ -77,6 +142,8 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
             report = check_file(path, checker, options)
             extra = []
             if options.runtime and build is not None and report.error is None and report.config is not None:
+                from dsfields.check.runtime import runtime_findings
+
                 extra += runtime_findings(checker, report.config, options, build)
             if client is not None and report.error is None and report.config is not None:
                 from dsfields.check.launch_check import launch_findings

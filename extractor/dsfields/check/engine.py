@@ -19,10 +19,6 @@ its author believed, so the warning names that default. That is more truthful th
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from dsfields.check.findings import RANK, FileReport, Finding, Kind, Options, Severity
 from dsfields.check.launch_rules import launch_rule_findings
@@ -32,6 +28,12 @@ from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load
 from dsfields.model.jsontypes import json_type
 from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot, join
 from dsfields.model.wording import default_in_context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
 
 def _fmt(value: Any) -> str:
@@ -429,7 +431,7 @@ class _Run:
             if "max_length" in limits and len(value) > limits["max_length"]:
                 self.add(here, Severity.ERROR, Kind.CONSTRAINT, f"longer than {limits['max_length']}",
                          "give a shorter value")
-        if isinstance(value, str) and limits.get("pattern") and not re.search(limits["pattern"], value):
+        if isinstance(value, str) and limits.get("pattern") and not _search(limits["pattern"], value):
             self.add(here, Severity.ERROR, Kind.CONSTRAINT, f"does not match {limits['pattern']}", "fix the value")
 
     # ------------------------------------------------------------ "auto"
@@ -490,8 +492,6 @@ class _Run:
                 self.one_optimizer(section, block, catalog)
 
     def one_optimizer(self, section: str, block: dict[str, Any], catalog: Catalog) -> None:
-        import difflib  # only when suggesting: keeps start-up lean
-
         kind = Kind.OPTIMIZER if catalog.label == "optimizer" else Kind.SCHEDULER
         type_key, params_key = catalog.type_key, catalog.params_key
         name = block.get(type_key)
@@ -511,6 +511,8 @@ class _Run:
         if entry is None and name.lower() in names and names[name.lower()].case_insensitive:
             entry = names[name.lower()]
         if entry is None:
+            import difflib  # only when suggesting: keeps start-up lean
+
             lower = {n.lower(): n for n in names}
             close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
             hint = f'did you mean "{lower[close[0]]}"?' if close else f"see `dsfields lookup {section}`"
@@ -612,3 +614,9 @@ def check_text(text: str, checker: Checker, options: Options, name: str = "<conf
     except ConfigFileError as exc:
         return FileReport(name, error=str(exc))
     return FileReport(name, checker.check(config, options), config=config)
+
+
+def _search(pattern: str, value: str) -> bool:
+    import re  # a pattern constraint is rare: keeps start-up lean
+
+    return re.search(pattern, value) is not None

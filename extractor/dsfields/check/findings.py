@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from enum import StrEnum
-from typing import Any, NamedTuple
 
 from dsfields.model.style import OutputStyle, github_data, github_property
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 
 class Severity(StrEnum):
@@ -45,15 +49,17 @@ class Kind(StrEnum):
     LIMITATION = "not checked"
 
 
-class Finding(NamedTuple):
+class Finding(namedtuple("Finding", "path severity kind message fix line related rule", defaults=(None, (), None))):
+    __slots__ = ()
+
     path: str
     severity: Severity
     kind: Kind
     message: str
     fix: str
-    line: int | None = None
-    related: tuple[str, ...] = ()
-    rule: str | None = None
+    line: int | None  # default None
+    related: tuple[str, ...]  # default ()
+    rule: str | None  # default None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -87,19 +93,22 @@ class Finding(NamedTuple):
         return "\n".join(lines)
 
 
-class Options(NamedTuple):
+class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from_code launch",
+                         defaults=(False, None, False, False, False, False))):
     """How a config is judged: for the HF Trainer, at a world size, strictly, with DeepSpeed's own verdict.
 
     ``optimizer_from_code``: plain code passes an optimizer to ``deepspeed.initialize`` (which launch
     rules apply); ``launch``: run ``deepspeed.initialize`` itself (``check --launch``).
     """
 
-    hf: bool = False
-    world_size: int | None = None
-    strict: bool = False
-    runtime: bool = False
-    optimizer_from_code: bool = False
-    launch: bool = False
+    __slots__ = ()
+
+    hf: bool  # default False
+    world_size: int | None  # default None
+    strict: bool  # default False
+    runtime: bool  # default False
+    optimizer_from_code: bool  # default False
+    launch: bool  # default False
 
 
 class FileReport:

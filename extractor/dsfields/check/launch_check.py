@@ -15,10 +15,12 @@ Imports: ``dsfields.model`` and ``dsfields.check`` only; the client is any objec
 
 from __future__ import annotations
 
-from typing import Any
-
 from dsfields.check.findings import Finding, Kind, Options, Severity
 from dsfields.model.store import installed_deepspeed_version
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 LAUNCH_TIMEOUT = 15.0
 """Seconds for the one launch (the worker's start, ~11 s with its warm-up launch, comes on top)."""

@@ -17,10 +17,12 @@ Imports: ``dsfields.model`` and ``dsfields.check.findings`` only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dsfields.check.findings import Finding, Kind, Options, Severity
 from dsfields.model import launch_rules as catalogue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 NOT_CONFIRMED = "launch rules not confirmed for this release"
 

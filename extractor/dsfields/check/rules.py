@@ -18,10 +18,14 @@ default, ``"true"`` coerced, and a key the HF Trainer fills (``--hf``) is :data:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from dsfields.model.records import Snapshot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()
 """The key is absent (DeepSpeed uses the default)."""
@@ -32,17 +36,20 @@ _TRUE_STRINGS = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE_STRINGS = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-class Violation(NamedTuple):
+class Violation(namedtuple("Violation", "paths message fix severity", defaults=("error",))):
     """A rule's verdict: the keys involved (first one carries the annotation), message and one-line fix.
 
-    NamedTuples, not dataclasses, here and in :mod:`dsfields.check.findings`: ``dataclasses`` imports
-    ``inspect``, which would cost ``dsfields check`` more start-up time than the whole check.
+    Named tuples from ``collections`` (not ``typing.NamedTuple``, not dataclasses), here and in
+    :mod:`dsfields.check.findings`: ``dataclasses`` imports ``inspect`` and ``typing`` costs milliseconds,
+    which would cost ``dsfields check`` more start-up time than the whole check.
     """
+
+    __slots__ = ()
 
     paths: tuple[str, ...]
     message: str
     fix: str
-    severity: str = "error"
+    severity: str  # default "error"
 
 
 class View:
@@ -130,7 +137,9 @@ class View:
         return "bf16" if self.raw("bf16") not in (MISSING, None) else "bfloat16"
 
 
-class Rule(NamedTuple):
+class Rule(namedtuple("Rule", "id summary source check")):
+    __slots__ = ()
+
     id: str
     summary: str
     source: str

@@ -9,8 +9,6 @@ the culprit keys of an error; it runs on any callable with the same contract (te
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
-from typing import Any
 
 from dsfields.check.engine import Checker
 from dsfields.check.findings import Finding, Kind, Options, Severity
@@ -20,8 +18,14 @@ from dsfields.model.hf_trainer import fill_trainer_auto
 from dsfields.model.records import join
 from dsfields.model.store import installed_deepspeed_version
 
-Build = Callable[[dict[str, Any]], BaseException | None]
-"""Build DeepSpeed's config from a dict: the exception it raises, or None when it accepts it."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+if TYPE_CHECKING:
+    Build = Callable[[dict[str, Any]], BaseException | None]
+    """Build DeepSpeed's config from a dict: the exception it raises, or None when it accepts it."""
 
 
 def hf_substitute(data: dict[str, Any], checker: Checker) -> dict[str, Any]:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 _BOOL_STRINGS = {"0": False, "off": False, "f": False, "false": False, "n": False, "no": False,
                  "1": True, "on": True, "t": True, "true": True, "y": True, "yes": True}

@@ -13,6 +13,8 @@ import re
 from typing import Any
 
 from dsfields.links import anchor
+from dsfields.model import wording
+from dsfields.model.records import Field
 
 GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L{line}"
 """DeepSpeed tags its releases ``v<version>``; snapshot files are relative to site-packages."""
@@ -165,18 +167,10 @@ def source_link(source: dict[str, Any] | None, version: str) -> str:
     return f"{link} in {code(function + '()')}" if function else link
 
 
-def default_text(record: dict[str, Any], as_html: bool = False) -> str:
-    """The default as a user reads it: JSON value, symbolic spelling, factory, or why there is none."""
-    if record.get("required"):
-        return "required (no default)"
-    if record.get("read_without_default"):
-        return "none (absent means not set)"
-    text = jcode(record.get("default"), as_html)
-    if record.get("default_repr") and record["default_repr"] != json_value(record.get("default")):
-        text = f"{code(record['default_repr'], as_html)} = {text}"
-    if record.get("default_factory"):
-        text += " (factory)"
-    return text
+def default_text(record: dict[str, Any] | Field, as_html: bool = False) -> str:
+    """The default as a user reads it (worded by :func:`dsfields.model.wording.default_words`), values as code."""
+    field = record if isinstance(record, Field) else Field(record)
+    return "".join(code(text, as_html) if kind == "code" else text for kind, text in wording.default_words(field))
 
 
 def type_text(record: dict[str, Any], as_html: bool = False) -> str:

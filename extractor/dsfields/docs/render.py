@@ -855,6 +855,14 @@ def _fork_pool(workers: int) -> Any:
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
 
 
+_FORKED_SITE: list[Site] = []
+"""The site a forked render inherits (set just before the fork: the child reads it from the parent's memory)."""
+
+
+def _forked_language_files(docs_dir: Path, lang: str) -> Any:
+    return _language_files(_FORKED_SITE[-1], docs_dir, lang)
+
+
 def _language_files(site: Site, docs_dir: Path, lang: str, keep_pages: bool = False) -> Any:
     """(files of ``lang``'s docs folder, relative to docs/; its pages if ``keep_pages``), and for a language
     other than English its own copies of the hand-written pages and assets (mkdocs.zh.yml builds it apart)."""
@@ -894,8 +902,11 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
     # The other languages render in forked processes while this one renders English (two cores: the
     # render's wall time halves); they inherit the loaded snapshots and send back only text.
     pool = _fork_pool(len(others)) if others else None
+    # Not passed as an argument: pickling the site for the queue raced with the English render filling
+    # the snapshots' cached indexes ("dictionary changed size during iteration"), and copied it for nothing.
+    _FORKED_SITE[:] = [site]
     try:
-        futures = [pool.submit(_language_files, site, docs_dir, lang) for lang in others] if pool else []
+        futures = [pool.submit(_forked_language_files, docs_dir, lang) for lang in others] if pool else []
         english, all_pages = _language_files(site, docs_dir, "en", keep_pages=True)
         files.update(english)
         for future in futures:
@@ -903,6 +914,7 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
     finally:
         if pool is not None:
             pool.shutdown()
+        _FORKED_SITE.clear()
     if pool is None:
         for lang in others:
             files.update(_language_files(site, docs_dir, lang)[0])

@@ -19,12 +19,16 @@ from __future__ import annotations
 import contextlib
 import copy
 from types import SimpleNamespace
-from typing import Any, Literal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from typing import Any, Literal
+
+    OptimizerSource = Literal["config", "code", "ds_cpu_adam"]
 
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 HIDDEN_SIZE = 8
 """The launch witness's tiny model width, also its ``model.config.hidden_size`` for the HF hidden-size fills."""
-OptimizerSource = Literal["config", "code", "ds_cpu_adam"]
 
 
 class PlanError(Exception):

@@ -56,6 +56,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from dsfields.model.records import Field, Snapshot
 from dsfields.model.store import (
     INDEX_FILE,
     SNAPSHOT_FILE,
@@ -77,6 +78,7 @@ FAILURES_FILE = "failures.json"
 GENERATED_BY = "python -m dsfields.model.history"
 
 Record = dict[str, Any]
+"""A JSON object as stored (what the events carry, so that ``--json`` and the index stay plain data)."""
 
 
 class EventKind(StrEnum):
@@ -131,13 +133,19 @@ class HistoryEvent(NamedTuple):
         return cls(str(data["version"]), EventKind(data["kind"]), data.get("old"), data.get("new"))
 
 
-def default_value(record: Record) -> Any:
+def default_value(record: Field) -> Any:
     """The default as compared across releases: the symbolic spelling where JSON alone misleads."""
-    return record["default_repr"] if record.get("default_repr") is not None else record.get("default")
+    return record.default_repr if record.default_repr is not None else record.default
 
 
-def _summary(record: Record) -> dict[str, Any]:
-    return {"type": record.get("type"), "default": default_value(record)}
+def _summary(record: Field) -> dict[str, Any]:
+    return {"type": record.type, "default": default_value(record)}
+
+
+def _deprecation(record: Field) -> Record | None:
+    """The deprecation record as stored (events carry it as data)."""
+    deprecated = record.deprecated
+    return deprecated.raw if deprecated is not None else None
 
 
 # ---------------------------------------------------------------- the walk
@@ -149,10 +157,10 @@ class _State(NamedTuple):
     kind: str
     """``present`` or ``rejected``; absent keys have no state."""
     value: Any
-    """The field record (present) or DeepSpeed's message (rejected)."""
+    """The :class:`Field` (present) or DeepSpeed's message (rejected)."""
 
 
-def _rejecting_ancestor(path: str, removed: dict[str, Record]) -> str | None:
+def _rejecting_ancestor(path: str, removed: dict[str, Any]) -> str | None:
     head = path
     while "." in head:
         head = head.rpartition(".")[0]
@@ -161,26 +169,25 @@ def _rejecting_ancestor(path: str, removed: dict[str, Record]) -> str | None:
     return None
 
 
-def _states(snapshot: Record, previous: dict[str, _State]) -> dict[str, _State]:
-    fields: dict[str, Record] = snapshot.get("fields") or {}
-    removed: dict[str, Record] = snapshot.get("removed") or {}
-    states = {path: _State(_PRESENT, record) for path, record in fields.items()}
+def _states(snapshot: Snapshot, previous: dict[str, _State]) -> dict[str, _State]:
+    removed = snapshot.removed
+    states = {path: _State(_PRESENT, record) for path, record in snapshot.fields.items()}
     for path, record in removed.items():
-        states[path] = _State(_REJECTED, record.get("message"))  # rejection wins over a fields record
+        states[path] = _State(_REJECTED, record.message)  # rejection wins over a fields record
     if removed:
         for path in previous.keys() - states.keys():
             owner = _rejecting_ancestor(path, removed)
             if owner is not None:
-                states[path] = _State(_REJECTED, removed[owner].get("message"))
+                states[path] = _State(_REJECTED, removed[owner].message)
     return states
 
 
-def _attribute_changes(version: str, old: Record, new: Record) -> Iterator[HistoryEvent]:
-    if old.get("type") != new.get("type"):
-        yield HistoryEvent(version, EventKind.TYPE_CHANGED, old.get("type"), new.get("type"))
+def _attribute_changes(version: str, old: Field, new: Field) -> Iterator[HistoryEvent]:
+    if old.type != new.type:
+        yield HistoryEvent(version, EventKind.TYPE_CHANGED, old.type, new.type)
     if default_value(old) != default_value(new):
         yield HistoryEvent(version, EventKind.DEFAULT_CHANGED, default_value(old), default_value(new))
-    old_dep, new_dep = old.get("deprecated"), new.get("deprecated")
+    old_dep, new_dep = _deprecation(old), _deprecation(new)
     if old_dep is None and new_dep is not None:
         yield HistoryEvent(version, EventKind.DEPRECATED, None, new_dep)
     elif old_dep is not None and new_dep is None:
@@ -196,9 +203,9 @@ def _transition(version: str, before: _State | None, after: _State | None, seen:
             return list(_attribute_changes(version, before.value, after.value))
         kind = EventKind.REINTRODUCED if seen else EventKind.INTRODUCED
         events = [HistoryEvent(version, kind, None, _summary(after.value))]
-        if after.value.get("deprecated") is not None:
+        if after.value.deprecated is not None:
             # Born deprecated (or older than the oldest snapshot): "deprecated in" is still news.
-            events.append(HistoryEvent(version, EventKind.DEPRECATED, None, after.value["deprecated"]))
+            events.append(HistoryEvent(version, EventKind.DEPRECATED, None, _deprecation(after.value)))
         return events
     if after is not None:  # rejected
         if before is not None and before.kind == _REJECTED:
@@ -212,24 +219,20 @@ def _transition(version: str, before: _State | None, after: _State | None, seen:
     return [HistoryEvent(version, EventKind.NO_LONGER_REJECTED, before.value, None)]
 
 
-def _section(path: str, record: Record) -> str:
-    return record.get("section", path.rpartition(".")[0])
-
-
-def _replacement(fields: dict[str, Record], path: str, record: Record) -> str | None:
+def _replacement(fields: dict[str, Field], path: str, record: Field) -> str | None:
     """The JSON path a deprecated key points to: ``new_param`` is a python name of the same section."""
-    new_param = (record.get("deprecated") or {}).get("new_param")
+    new_param = record.deprecated.new_param if record.deprecated is not None else None
     if not new_param:
         return None
-    section = _section(path, record)
+    section = record.section
     for other_path, other in fields.items():
-        if other_path != path and other.get("python_name") == new_param and _section(other_path, other) == section:
+        if other_path != path and other.python_name == new_param and other.section == section:
             return other_path
     candidate = f"{section}.{new_param}" if section else new_param
     return candidate if candidate in fields and candidate != path else None
 
 
-def _renames(version: str, fields: dict[str, Record], previous: dict[str, _State],
+def _renames(version: str, fields: dict[str, Field], previous: dict[str, _State],
              step: dict[str, list[HistoryEvent]]) -> list[tuple[str, str]]:
     """(old path, new path) pairs this release proves renamed (see the module docstring)."""
     arrived = {path for path, events in step.items() if events[0].kind in _ARRIVALS}
@@ -245,25 +248,28 @@ def _renames(version: str, fields: dict[str, Record], previous: dict[str, _State
     for path, events in sorted(step.items()):
         if [e.kind for e in events] != [EventKind.REMOVED]:
             continue
-        before = previous[path].value
-        name, section = before.get("python_name"), _section(path, before)
+        before: Field = previous[path].value
+        name, section = before.python_name, before.section
         if not name:
             continue
-        matches = [p for p in arrived - taken
-                   if fields[p].get("python_name") == name and _section(p, fields[p]) == section]
+        matches = [p for p in arrived - taken if fields[p].python_name == name and fields[p].section == section]
         if len(matches) == 1:
             pairs.append((path, matches[0]))
             taken.add(matches[0])
     return pairs
 
 
-def walk_snapshots(snapshots: Iterable[tuple[str, Record]]) -> dict[str, list[HistoryEvent]]:
-    """Every key's events over ``(version, snapshot)`` pairs in release order: the one engine."""
+def walk_snapshots(snapshots: Iterable[tuple[str, Snapshot | Record]]) -> dict[str, list[HistoryEvent]]:
+    """Every key's events over ``(version, snapshot)`` pairs in release order: the one engine.
+
+    A snapshot is a :class:`Snapshot` (a plain JSON object is wrapped in one).
+    """
     histories: dict[str, list[HistoryEvent]] = {}
     states: dict[str, _State] = {}
     first = True
-    for version, snapshot in snapshots:
-        fields: dict[str, Record] = snapshot.get("fields") or {}
+    for version, given in snapshots:
+        snapshot = given if isinstance(given, Snapshot) else Snapshot(given)
+        fields = snapshot.fields
         new_states = _states(snapshot, states)
         step: dict[str, list[HistoryEvent]] = {}
         for path in states.keys() | new_states.keys():
@@ -281,11 +287,11 @@ def walk_snapshots(snapshots: Iterable[tuple[str, Record]]) -> dict[str, list[Hi
     return dict(sorted(histories.items()))
 
 
-def _loadable(root: Path, versions: list[str]) -> Iterator[tuple[str, Record]]:
+def _loadable(root: Path, versions: list[str]) -> Iterator[tuple[str, Snapshot]]:
     """The snapshots the history is made of: a stale-format or unreadable one is left out, not compared."""
     for version in versions:
         try:
-            yield version, load(version, root).raw
+            yield version, load(version, root)
         except SnapshotError:
             continue
 
@@ -342,19 +348,18 @@ def build_index(generated_dir: Path | None = None, *, generated_by: str = GENERA
     versions = available_versions(root)
     failed = read_failures(root)
     snapshots: dict[str, dict[str, Any]] = {}
-    loaded: list[tuple[str, Record]] = []
+    loaded: list[tuple[str, Snapshot]] = []
     for version in versions:
         facts = _file_facts(root / version / SNAPSHOT_FILE)
         try:
-            snapshot = load(version, root).raw
+            snapshot = load(version, root)
         except SnapshotError as exc:
             # Listed (readers compare versions with the disk) but left out of the history, as the walk does.
             snapshots[version] = {"format_version": _raw_format_version(root / version / SNAPSHOT_FILE),
                                   "fields": None, **facts}
             failed.setdefault(version, str(exc))
             continue
-        snapshots[version] = {"format_version": snapshot.get("format_version"),
-                              "fields": len(snapshot.get("fields") or {}), **facts}
+        snapshots[version] = {"format_version": snapshot.format_version, "fields": len(snapshot.fields), **facts}
         loaded.append((version, snapshot))
     histories = walk_snapshots(loaded)
     return {

@@ -25,21 +25,28 @@ the examples, and by ``check``, which applies the predicates; the layers allow n
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from collections import namedtuple
 
 from dsfields.model.hf_trainer import Plan, PlanError, hf_plan, plain_plan
 
-Style = Literal["plain", "hf"]
-Effect = Literal["raises", "accepts"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
+    from collections.abc import Callable
+    from typing import Any, Literal
+
+    Style = Literal["plain", "hf"]
+    Effect = Literal["raises", "accepts"]
 
 
-class Example(NamedTuple):
+
+class Example(namedtuple("Example", "config style optimizer_from_code", defaults=("plain", False))):
     """One config and how it is launched."""
 
+    __slots__ = ()
+
     config: dict[str, Any]
-    style: Style = "plain"
-    optimizer_from_code: bool = False
+    style: Style  # default "plain"
+    optimizer_from_code: bool  # default False
 
     def as_dict(self) -> dict[str, Any]:
         return {"config": self.config, "style": self.style, "optimizer_from_code": self.optimizer_from_code}
@@ -116,7 +123,10 @@ class Launch:
 _ABSENT: Any = object()
 
 
-class LaunchRule(NamedTuple):
+class LaunchRule(namedtuple("LaunchRule", "id enforces raised_by source key fix message fires triggers controls "
+                                          "effect restates", defaults=("raises", ()))):
+    __slots__ = ()
+
     id: str
     enforces: str
     """What DeepSpeed / accelerate / the Trainer enforce at ``deepspeed.initialize``."""
@@ -132,9 +142,9 @@ class LaunchRule(NamedTuple):
     fires: Callable[[Launch], str | None]
     triggers: tuple[Example, ...]
     controls: tuple[Example, ...]
-    effect: Effect = "raises"
+    effect: Effect  # default "raises"
     """``raises``: the launch fails; ``accepts``: the launch takes what a static reading would refuse."""
-    restates: tuple[str, ...] = ()
+    restates: tuple[str, ...]  # default ()
     """Static ``check`` rules (``dsfields.check.rules``) that say the same thing when this rule fires:
     their findings give way to this one's, which quotes the launch (one finding per cause)."""
     read_in: str = "0.19.8"
@@ -530,10 +540,15 @@ def load_launch(version: str, generated: Any = None) -> dict[str, Any] | None:
     stay inactive for that release, as for a release never probed.
     """
     import json
+    import os
 
-    path = launch_path(version, generated)
+    from dsfields.model.store import generated_root
+
+    # Without pathlib when reading the committed tree: check's start-up skips its import.
+    path = launch_path(version, generated) if generated else os.path.join(generated_root(), version, LAUNCH_FILE)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as handle:
+            data = json.loads(handle.read())
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("format_version") != LAUNCH_FORMAT or not isinstance(

@@ -1,70 +1,108 @@
-"""A compact per-release index next to each snapshot, so ``lookup`` parses only the records it shows.
+"""A compact per-release index next to each snapshot, so ``lookup`` and ``check`` decode only the records they use.
 
-``json.loads`` of a 400 kB ``fields.json`` is most of what ``dsfields lookup`` spends after Python's own
-start-up, yet an answer needs a handful of records. ``generated/<version>/paths.json`` holds every
-path's search names (key, Python path) and where each record's text sits in ``fields.json``; a
-lookup decodes those few slices only. The index records the snapshot's size: a snapshot edited
-since (another size) is loaded whole instead, so a stale index can cost time but never an answer.
+``json.loads`` of a 800 kB ``fields.json`` is most of what ``dsfields lookup`` or ``check`` would spend
+after Python's own start-up, yet an answer needs a handful of field records. ``generated/<version>/paths.json``
+holds every path's search names (key, Python path), what the per-section indexes need of each field
+(section, key, Python name, reader, pattern) and the byte span of every field record and of every
+other top-level value in ``fields.json``. :func:`load_indexed` reads the snapshot's bytes and decodes a
+field record only when it is first used (:class:`IndexedSnapshot`), the small top-level values when
+first asked for. The snapshot was validated when its index was built; a snapshot edited since (another
+size in bytes) is loaded whole and validated instead, so a stale index can cost time but never an answer.
 Written by every snapshot write (``dsfields extract`` / ``snapshot``) and by
 ``python -m dsfields.model.paths_index [GENERATED_DIR]``; a test keeps the committed ones current.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from functools import cached_property
 
-from dsfields.model.records import Snapshot, join
+from dsfields.model import jsonlite
+from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog, join
 
 INDEX_NAME = "paths.json"
-GROUPS = ("fields", "sections", "removed")
+INDEX_FORMAT = 2
+"""Bump when the layout below changes; an index of another format is ignored (the snapshot is loaded whole)."""
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs lookup's start-up milliseconds; annotations are strings anyway
-    from collections.abc import Iterable
     from pathlib import Path
     from typing import Any
 
+def _decode(data: bytes, span: list[int]) -> Any:
+    return jsonlite.loads(data[span[0]:span[1]].decode("utf-8"))
 
-def _spans(text: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Character offsets of every record of ``GROUPS`` and of the whole ``enums`` object in ``text``."""
+
+def _top_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Character spans of every top-level value of a snapshot written by ``store.dumps`` (``indent=1``)."""
+    import json
+
     decoder = json.JSONDecoder()
-    out: dict[str, Any] = {}
-    for group in (*GROUPS, "enums"):
-        head = text.find(f'\n "{group}": ')
-        if head < 0:
-            continue
-        start = head + len(f'\n "{group}": ')
-        if group == "enums":
-            _, end = decoder.raw_decode(text, start)
-            out["enums"] = [start, end]
-            continue
-        spans = {}
-        cursor = start
-        for key in sorted(data.get(group) or {}):
-            marker = "\n  " + json.dumps(key, ensure_ascii=False) + ": "
-            at = text.find(marker, cursor)
-            if at < 0:
-                raise ValueError(f"{group}.{key} not found where expected")
-            begin = at + len(marker)
-            _, end = decoder.raw_decode(text, begin)
-            spans[key] = [begin, end]
-            cursor = end
-        out[group] = spans
-    return out
+    spans: dict[str, tuple[int, int]] = {}
+    cursor = 0
+    for key in sorted(json.loads(text)):
+        marker = "\n " + json.dumps(key, ensure_ascii=False) + ": "
+        at = text.find(marker, cursor)
+        if at < 0:
+            raise ValueError(f"{key} not found where expected")
+        begin = at + len(marker)
+        _, end = decoder.raw_decode(text, begin)
+        spans[key] = (begin, end)
+        cursor = end
+    return spans
+
+
+def _record_spans(text: str, start: int, keys: list[str]) -> dict[str, tuple[int, int]]:
+    import json
+
+    decoder = json.JSONDecoder()
+    spans = {}
+    cursor = start
+    for key in sorted(keys):
+        marker = "\n  " + json.dumps(key, ensure_ascii=False) + ": "
+        at = text.find(marker, cursor)
+        if at < 0:
+            raise ValueError(f"fields.{key} not found where expected")
+        begin = at + len(marker)
+        _, end = decoder.raw_decode(text, begin)
+        spans[key] = (begin, end)
+        cursor = end
+    return spans
+
+
+def _to_bytes(text: str, spans: dict[Any, tuple[int, int]]) -> dict[Any, list[int]]:
+    """Character spans as byte spans of the UTF-8 text (one pass over the positions in order)."""
+    positions = sorted({p for span in spans.values() for p in span})
+    offsets = {}
+    chars = size = 0
+    for position in positions:
+        size += len(text[chars:position].encode("utf-8"))
+        chars = position
+        offsets[position] = size
+    return {key: [offsets[a], offsets[b]] for key, (a, b) in spans.items()}
 
 
 def build(text: str) -> str:
     """The index of one snapshot's text (its ``fields.json``), as the JSON to write next to it."""
-    data = json.loads(text)
-    snapshot = Snapshot(data)
+    import json
+
+    snapshot = Snapshot.from_dict(json.loads(text), "snapshot")
+    top = _top_spans(text)
+    top_bytes = _to_bytes(text, top)
+    fields: dict[str, Any] = {}
+    if "fields" in top:
+        record_bytes = _to_bytes(text, _record_spans(text, top["fields"][0], list(snapshot.fields)))
+        for path, record in snapshot.fields.items():
+            fields[path] = [*record_bytes[path], record.section, record.key, record.python_name, record.reader,
+                            record.pattern]
     payload = {
         "generated_by": "python -m dsfields.model.paths_index",
+        "index_format": INDEX_FORMAT,
         "deepspeed_version": snapshot.version,
-        "snapshot_chars": len(text),
         "snapshot_bytes": len(text.encode("utf-8")),
         "names": [list(entry) for entry in snapshot.names],
-        "spans": _spans(text, data),
+        "fields": fields,
+        "top": {key: span for key, span in top_bytes.items() if key != "fields"},
     }
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -77,55 +115,160 @@ def write_for(snapshot_file: Path) -> Path:
     return target
 
 
-def _needed(names: Iterable[list[Any]], hits: list[str]) -> set[str]:
-    """The paths a lookup of ``hits`` shows: the hits, their sections, and everything inside a hit section."""
-    wanted = set(hits)
-    for path in hits:
-        wanted.add(path.rpartition(".")[0])
-    prefixes = tuple(p + "." for p in hits)
-    wanted |= {entry[0] for entry in names if entry[0].startswith(prefixes)}
-    return wanted
+_RAW = Record.__dict__["raw"]
+"""The ``raw`` slot of every record, which :class:`_LazyField` fills on first use."""
 
 
-def load_partial(snapshot_file: str, hits_of: Any) -> Snapshot | None:
-    """A :class:`Snapshot` holding only what a lookup needs, or ``None`` (no index, or a stale one).
+class _LazyField(Field):
+    """A field record whose JSON object is decoded from the snapshot's bytes when first read."""
 
-    ``hits_of(names)`` returns the paths the query names, given the search names of every path.
-    """
+    __slots__ = ("_data", "_span")
+
+    def __init__(self, data: bytes, span: list[int], path: str) -> None:
+        self._data = data
+        self._span = span
+        self._path = path
+
+    @property  # type: ignore[override]
+    def raw(self) -> dict[str, Any]:
+        try:
+            return _RAW.__get__(self)
+        except AttributeError:
+            value = _decode(self._data, self._span)
+            _RAW.__set__(self, value)
+            return value
+
+
+class IndexedSnapshot(Snapshot):
+    """A :class:`Snapshot` read through its index: the same answers, each part decoded when first used."""
+
+    __slots__ = ()
+
+    def __init__(self, data: bytes, index: dict[str, Any]) -> None:
+        self.__dict__["_data"] = data
+        self.__dict__["_index"] = index
+
+    def _top(self, key: str) -> Any:
+        cache = self.__dict__.setdefault("_decoded", {})
+        if key not in cache:
+            span = self._index["top"].get(key)
+            cache[key] = None if span is None else _decode(self._data, span)
+        return cache[key]
+
+    def _group(self, key: str) -> dict[str, Any]:
+        value = self._top(key)
+        return value if isinstance(value, dict) else {}
+
+    @cached_property
+    def raw(self) -> dict[str, Any]:  # type: ignore[override]
+        """The whole snapshot, for a caller that wants it all (decoded once)."""
+        return jsonlite.loads(self._data.decode("utf-8"))
+
+    @property
+    def version(self) -> str:
+        return str(self._top("deepspeed_version")) if "deepspeed_version" in self._index["top"] else "?"
+
+    @property
+    def format_version(self) -> Any:
+        return self._top("format_version")
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        return self._group("environment")
+
+    @property
+    def coverage(self) -> dict[str, Any]:
+        return self._group("coverage")
+
+    @cached_property
+    def fields(self) -> dict[str, Field]:
+        data = self._data
+        return {path: _LazyField(data, entry, path) for path, entry in self._index["fields"].items()}
+
+    @cached_property
+    def sections(self) -> dict[str, Section]:
+        return {path: Section(raw, path) for path, raw in self._group("sections").items()}
+
+    @cached_property
+    def removed(self) -> dict[str, Removed]:
+        return {path: Removed(raw, path) for path, raw in self._group("removed").items()}
+
+    @cached_property
+    def enums(self) -> dict[str, Enum]:
+        return {name: Enum(raw) for name, raw in self._group("enums").items() if isinstance(raw, dict)}
+
+    @cached_property
+    def optimizers(self) -> Any:
+        return _catalog(self._top("optimizers"), "optimizer")
+
+    @cached_property
+    def schedulers(self) -> Any:
+        return _catalog(self._top("schedulers"), "scheduler")
+
+    @cached_property
+    def hf_trainer(self) -> HfTrainer | None:
+        value = self._top("hf_trainer")
+        return HfTrainer(value) if isinstance(value, dict) else None
+
+    # The indexes over every field, from the index's copy of what they need: no field record decoded.
+
+    def _meta(self) -> list[tuple[str, Field, list[Any]]]:
+        fields = self.fields
+        return [(path, fields[path], entry) for path, entry in self._index["fields"].items()]
+
+    @cached_property
+    def by_section(self) -> dict[str, dict[str, Field]]:
+        out: dict[str, dict[str, Field]] = {}
+        for _, record, entry in self._meta():
+            out.setdefault(entry[2], {})[entry[3]] = record
+        return out
+
+    @cached_property
+    def by_python_name(self) -> dict[str, dict[str, Field]]:
+        out: dict[str, dict[str, Field]] = {}
+        for _, record, (_, _, section, key, name, reader, _) in self._meta():
+            if reader == "pydantic" and name and name != key:
+                out.setdefault(section, {})[name] = record
+        return out
+
+    @cached_property
+    def by_key(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for path, _, entry in self._meta():
+            out.setdefault(entry[3], []).append(path)
+        return out
+
+    @cached_property
+    def all_paths(self) -> list[str]:
+        return [entry[0] for entry in self._index["names"]]
+
+    @cached_property
+    def names(self) -> list[tuple[str, str, str | None]]:
+        return [tuple(entry) for entry in self._index["names"]]  # type: ignore[misc]
+
+    @cached_property
+    def patterns(self) -> list[tuple[tuple[str, ...], str]]:
+        paths = {p for p, entry in self._index["fields"].items() if entry[6]}
+        paths |= {p for p, s in self.sections.items() if s.pattern}
+        return sorted(((tuple(p.split(".")), p) for p in paths), key=lambda t: (t[1].count("*"), t[1]))
+
+
+def load_indexed(snapshot_file: str) -> Snapshot | None:
+    """The snapshot in ``snapshot_file`` read through its index, or ``None`` (no index, or a stale one)."""
     index_file = os.path.join(os.path.dirname(snapshot_file), INDEX_NAME)
     try:
-        with open(index_file, encoding="utf-8") as handle:
-            index = json.load(handle)
-        size = os.stat(snapshot_file).st_size
+        with open(index_file, "rb") as handle:
+            index = jsonlite.loads(handle.read().decode("utf-8"))
+        with open(snapshot_file, "rb") as handle:
+            data = handle.read()
     except (OSError, ValueError):
         return None
-    if not isinstance(index, dict) or index.get("snapshot_bytes") != size:
+    if (not isinstance(index, dict) or index.get("index_format") != INDEX_FORMAT
+            or index.get("snapshot_bytes") != len(data)
+            or not isinstance(index.get("fields"), dict) or not isinstance(index.get("top"), dict)
+            or not isinstance(index.get("names"), list)):
         return None
-    try:
-        with open(snapshot_file, encoding="utf-8") as handle:
-            text = handle.read()
-        if len(text) != index.get("snapshot_chars"):
-            return None
-        names = [tuple(entry) for entry in index["names"]]
-        hits = hits_of(names)
-        wanted = _needed(index["names"], hits)
-        decoder = json.JSONDecoder()
-        raw: dict[str, Any] = {"deepspeed_version": index["deepspeed_version"], "format_version": None}
-        head = text.find('\n "format_version": ')
-        if head >= 0:
-            raw["format_version"] = decoder.raw_decode(text, head + len('\n "format_version": '))[0]
-        spans = index["spans"]
-        for group in GROUPS:
-            raw[group] = {path: decoder.raw_decode(text, span[0])[0]
-                          for path, span in spans.get(group, {}).items() if path in wanted}
-        if "enums" in spans:
-            raw["enums"] = decoder.raw_decode(text, spans["enums"][0])[0]
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
-    snapshot = Snapshot(raw)
-    snapshot.__dict__["names"] = names  # the whole release's search names, not the partial ones
-    snapshot.__dict__["all_paths"] = [entry[0] for entry in names]
-    return snapshot
+    return IndexedSnapshot(data, index)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,4 +290,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["INDEX_NAME", "build", "load_partial", "join", "write_for"]
+__all__ = ["INDEX_NAME", "IndexedSnapshot", "build", "join", "load_indexed", "write_for"]

@@ -18,21 +18,35 @@ coverage per release and language (:func:`coverage`).
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cache
-from pathlib import Path
+
+from dsfields.model import jsonlite
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+if TYPE_CHECKING:  # typing and pathlib cost lookup's start-up milliseconds; annotations are strings anyway
+    from pathlib import Path
     from typing import Any
 
-PROSE_DIR = Path(__file__).resolve().parent.parent / "prose"
+_PROSE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "prose")
 LANGUAGES = ("en", "zh")
 TOP_LEVEL_FILE = "top-level"
 CATALOG_FILES = {"optimizer": "optimizers", "scheduler": "schedulers"}
 HF_AUTO_FILE = "hf_auto"
 """What the HF Trainer puts in for ``"auto"``, per JSON path: ``value`` and ``from`` (not explanations)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PROSE_DIR":  # a Path for callers; built on first use so that lookup never imports pathlib
+        from pathlib import Path
+
+        return Path(_PROSE_DIR)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _root() -> str:
+    """The prose folder: ``PROSE_DIR`` when a caller (a test) has set it, else this package's."""
+    return os.fspath(globals().get("PROSE_DIR", _PROSE_DIR))
 
 
 class Explanation:
@@ -95,34 +109,33 @@ def _files_with_sections() -> frozenset[str]:
     # A section key (``zero_optimization``) has its own file; a scalar top-level key lives in top-level.toml.
     names = set()
     for lang in LANGUAGES:
-        folder = PROSE_DIR / lang
-        if folder.is_dir():
-            names |= {p.stem for p in folder.glob("*.toml")}
+        try:
+            listing = os.listdir(os.path.join(_root(), lang))
+        except OSError:  # absent, or not a folder
+            continue
+        names |= {n[:-len(".toml")] for n in listing if n.endswith(".toml") and not n.startswith(".")}
     return frozenset(names - {TOP_LEVEL_FILE, HF_AUTO_FILE, *CATALOG_FILES.values()})
 
 
 @cache
-def _compiled_lines(lang: str) -> dict[str, str]:
-    """File name → its undecoded line of ``prose/<lang>.jsonl`` (decoding waits until it is asked for)."""
+def _compiled_lines(lang: str) -> bytes:
+    """``prose/<lang>.jsonl`` undecoded: a lookup decodes the one line it needs (:func:`_compiled`)."""
     try:
-        with open(PROSE_DIR / f"{lang}.jsonl", encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+        with open(os.path.join(_root(), f"{lang}.jsonl"), "rb") as handle:
+            return handle.read()
     except OSError:
-        return {}
-    out = {}
-    for line in lines[1:]:
-        name = line[len('{"file": "'):].partition('"')[0] if line.startswith('{"file": "') else ""
-        if name:
-            out[name] = line
-    return out
+        return b""
 
 
 def _compiled(lang: str, name: str) -> dict[str, Any] | None:
-    line = _compiled_lines(lang).get(name)
-    if line is None:
+    text = _compiled_lines(lang)
+    quoted = jsonlite.dumps(name) if name.isascii() else _json().dumps(name)  # as compile_language spells it
+    start = text.find(b'\n{"file": ' + quoted.encode() + b",")
+    if start < 0 or not name:
         return None
+    end = text.find(b"\n", start + 1)
     try:
-        data = json.loads(line)
+        data = jsonlite.loads(text[start + 1:end if end >= 0 else len(text)].decode("utf-8"))
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
@@ -131,7 +144,7 @@ def _compiled(lang: str, name: str) -> dict[str, Any] | None:
 @cache
 def read_file(lang: str, name: str) -> dict[str, Any]:
     """One prose file ({} when absent): from the compiled JSON when it is current, else the TOML."""
-    path = PROSE_DIR / lang / f"{name}.toml"
+    path = os.path.join(_root(), lang, f"{name}.toml")
     try:
         size = os.stat(path).st_size
     except OSError:
@@ -142,20 +155,29 @@ def read_file(lang: str, name: str) -> dict[str, Any]:
     return _parse(path)
 
 
-def _parse(path: Path) -> dict[str, Any]:
+def _parse(path: Path | str) -> dict[str, Any]:
     import tomllib
 
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         return tomllib.load(handle)
 
 
 def compile_language(lang: str) -> str:
     """``prose/<lang>.jsonl``: a header line, then one line per ``prose/<lang>/*.toml`` (sorted, byte-stable)."""
+    json = _json()
     lines = [json.dumps({"generated_by": "python -m dsfields.model.prose --compile", "lang": lang})]
-    for path in sorted((PROSE_DIR / lang).glob("*.toml")):
+    from pathlib import Path
+
+    for path in sorted((Path(_root()) / lang).glob("*.toml")):
         entries = json.dumps(_parse(path), sort_keys=True, ensure_ascii=False)
         lines.append(f'{{"file": {json.dumps(path.stem)}, "size": {path.stat().st_size}, "entries": {entries}}}')
     return "\n".join(lines) + "\n"
+
+
+def _json() -> Any:
+    import json  # writers only: lookup reads through jsonlite
+
+    return json
 
 
 def _entry(key: str, lang: str, raw: Any) -> Explanation | None:
@@ -203,7 +225,9 @@ def explain_type(section: str, name: str, lang: str) -> Explanation | None:
 def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
     """Every entry of ``lang``: file name → key → explanation (for tests, coverage and the site)."""
     out: dict[str, dict[str, Explanation]] = {}
-    folder = PROSE_DIR / lang
+    from pathlib import Path
+
+    folder = Path(_root()) / lang
     for file in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         if file.stem == HF_AUTO_FILE:
             continue
@@ -246,8 +270,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if "--compile" in (sys.argv[1:] if argv is None else argv):
         for lang in LANGUAGES:
-            write_atomic(PROSE_DIR / f"{lang}.jsonl", compile_language(lang))
-            print(PROSE_DIR / f"{lang}.jsonl")
+            from pathlib import Path
+
+            write_atomic(Path(_root()) / f"{lang}.jsonl", compile_language(lang))
+            print(Path(_root()) / f"{lang}.jsonl")
         return 0
     for version in available_versions():
         fields = load(version).fields

@@ -9,20 +9,17 @@ re-extraction of the same version is a no-op in git. Loading needs only the stdl
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import json
 import os
-import re
 import sys
 from functools import cache
-from pathlib import Path
 
+from dsfields.model import jsonlite
 from dsfields.model.errors import SnapshotError
 from dsfields.model.records import Snapshot
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+if TYPE_CHECKING:  # typing and pathlib cost lookup's start-up milliseconds; annotations are strings anyway
+    from pathlib import Path
     from typing import Any
 
 FORMAT_VERSION = 2
@@ -36,19 +33,29 @@ SNAPSHOT_FILE = "fields.json"
 INDEX_FILE = "index.json"
 
 
-def repo_generated_dir() -> Path:
-    """``generated/`` of the checkout, or ``$DSFIELDS_GENERATED``; the wheel ships a copy next to the package."""
+def generated_root() -> str:
+    """:func:`repo_generated_dir` as a string, found without pathlib (``lookup`` and ``check`` skip its import)."""
     env = os.environ.get("DSFIELDS_GENERATED")
     if env:
-        return Path(env)
-    package = Path(__file__).resolve().parent.parent  # extractor/dsfields, or site-packages/dsfields
-    for candidate in (package.parent.parent / "generated", package / "generated"):
-        if candidate.is_dir():
+        return env
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # extractor/dsfields, or site-packages/…
+    beside_checkout = os.path.join(os.path.dirname(os.path.dirname(package)), "generated")
+    for candidate in (beside_checkout, os.path.join(package, "generated")):
+        if os.path.isdir(candidate):
             return candidate
-    return package.parent.parent / "generated"
+    return beside_checkout
+
+
+def repo_generated_dir() -> Path:
+    """``generated/`` of the checkout, or ``$DSFIELDS_GENERATED``; the wheel ships a copy next to the package."""
+    from pathlib import Path
+
+    return Path(generated_root())
 
 
 def dumps(data: Any) -> str:
+    import json  # writers only
+
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -60,6 +67,7 @@ def write_atomic(path: Path, text: str) -> None:
     space, a name the file system cannot encode) is an :class:`OSError` naming ``path`` in one line;
     the temp file is removed.
     """
+    import contextlib
     import tempfile  # only writers need it; lookup's start-up stays lighter without it
 
     tmp: str | None = None
@@ -82,6 +90,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _write_failure(path: Path, exc: BaseException) -> OSError:
+    import errno
+
     if isinstance(exc, (FileExistsError, NotADirectoryError)):
         blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
         reason = f"{blocker} is not a directory" if blocker else (exc.strerror or str(exc))
@@ -127,14 +137,22 @@ def validate(data: Any, path: str | Path = "snapshot") -> dict[str, Any]:
     return data
 
 
-_VERSION_PART = re.compile(r"(\d+)|([A-Za-z]+)")
-
-
 def version_key(version: str) -> tuple[Any, ...]:
-    """Order ``0.9.10`` after ``0.9.2`` (release order) without importing packaging."""
+    """Order ``0.9.10`` after ``0.9.2`` (release order) without importing packaging.
+
+    The runs of digits and of ASCII letters, in order, as ``re.findall(r"(\\d+)|([A-Za-z]+)")`` finds them
+    (without compiling a pattern at start-up); anything else separates them.
+    """
     parts: list[Any] = []
-    for number, word in _VERSION_PART.findall(version):
-        parts.append((1, int(number), "") if number else (0, 0, word))
+    run, kind = "", ""
+    for char in version + " ":
+        here = "d" if char.isdecimal() else "w" if ("a" <= char <= "z" or "A" <= char <= "Z") else ""
+        if here != kind and run:
+            parts.append((1, int(run), "") if kind == "d" else (0, 0, run))
+            run = ""
+        kind = here
+        if here:
+            run += char
     return tuple(parts)
 
 
@@ -147,18 +165,21 @@ def version_listing(versions: list[str], limit: int = 12) -> str:
     return f"{len(versions)} releases, {versions[0]} … {versions[-1]}; newest: {', '.join(versions[-4:])}"
 
 
-def available_versions(generated: Path | None = None) -> list[str]:
-    root = generated or repo_generated_dir()
-    if not root.is_dir():
+def available_versions(generated: Path | str | None = None) -> list[str]:
+    root = os.fspath(generated) if generated else generated_root()
+    try:
+        names = os.listdir(root)
+    except OSError:
         return []
-    found = [p.name for p in root.iterdir() if (p / SNAPSHOT_FILE).is_file()]
+    found = [name for name in names if os.path.isfile(os.path.join(root, name, SNAPSHOT_FILE))]
     return sorted(found, key=version_key)
 
 
 @cache
 def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as handle:
+            data = jsonlite.loads(handle.read())
     except (OSError, ValueError, RecursionError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
     return Snapshot.from_dict(validate(data, path), f"snapshot {path}")
@@ -166,7 +187,9 @@ def _load_cached(path: str, mtime: float) -> Snapshot:
 
 def load(version: str, generated: Path | None = None) -> Snapshot:
     """The snapshot of ``version``; :class:`SnapshotError` names the available ones if it is missing."""
-    root = generated or repo_generated_dir()
+    from pathlib import Path
+
+    root = Path(generated) if generated else repo_generated_dir()
     path = root / version / SNAPSHOT_FILE
     if not path.is_file():
         versions = available_versions(root)
@@ -176,6 +199,15 @@ def load(version: str, generated: Path | None = None) -> Snapshot:
 
 def snapshot_path(version: str, generated: Path | None = None) -> Path:
     return (generated or repo_generated_dir()) / version / SNAPSHOT_FILE
+
+
+def load_indexed(version: str, generated: Path | str | None = None) -> Snapshot:
+    """:func:`load`, read through the release's compact index where it is current: each record is decoded
+    when first used (``lookup`` and ``check`` touch a few), nothing validated again; else :func:`load`."""
+    from dsfields.model.paths_index import load_indexed as indexed
+
+    root = os.fspath(generated) if generated else generated_root()
+    return indexed(os.path.join(root, version, SNAPSHOT_FILE)) or load(version, generated)
 
 
 def installed_deepspeed_version() -> str | None:
@@ -194,9 +226,9 @@ def installed_deepspeed_version() -> str | None:
             lowered = name.lower()
             if not lowered.startswith("deepspeed-") or not lowered.endswith((".dist-info", ".egg-info")):
                 continue
-            meta = Path(entry or ".", name, "METADATA" if lowered.endswith(".dist-info") else "PKG-INFO")
+            meta = os.path.join(entry or ".", name, "METADATA" if lowered.endswith(".dist-info") else "PKG-INFO")
             try:
-                with meta.open(encoding="utf-8") as handle:
+                with open(meta, encoding="utf-8") as handle:
                     for line in handle:
                         if line.startswith("Version:"):
                             return line.partition(":")[2].strip()
@@ -207,8 +239,14 @@ def installed_deepspeed_version() -> str | None:
     return None
 
 
-def resolve_version(requested: str | None, generated: Path | None = None) -> str:
+def resolve_version(requested: str | None, generated: Path | str | None = None) -> str:
     """``--version`` semantics shared by all consumers: explicit, else installed if snapshotted, else newest."""
+    if not requested:
+        # The common case without listing every release: the installed one, snapshotted.
+        installed = installed_deepspeed_version()
+        root = os.fspath(generated) if generated else generated_root()
+        if installed and _plain_name(installed) and os.path.isfile(os.path.join(root, installed, SNAPSHOT_FILE)):
+            return installed
     versions = available_versions(generated)
     if requested and requested != "installed":
         if requested not in versions:
@@ -222,6 +260,11 @@ def resolve_version(requested: str | None, generated: Path | None = None) -> str
     if not versions:
         raise SnapshotError(f"no snapshots found in {generated or repo_generated_dir()}")
     return versions[-1]
+
+
+def _plain_name(name: str) -> bool:
+    """A name that is one entry of a directory (what :func:`available_versions` can list)."""
+    return bool(name) and name not in (".", "..") and "/" not in name and os.sep not in name and "\0" not in name
 
 
 def load_requested(requested: str | None, generated: Path | None = None) -> Snapshot:

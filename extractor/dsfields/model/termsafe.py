@@ -20,19 +20,33 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import re
 import sys
 from collections.abc import Iterator
+from functools import cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs every command's start-up milliseconds; annotations are strings anyway
+    import re
     from typing import Any, TextIO
 
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+UNSAFE_CLASS = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 """C0 (but \\n, \\t), DEL, C1, bidi marks/overrides/isolates, U+2028/9, surrogates."""
-_SGR = re.compile(r"(\x1b\[[0-9;]{0,16}m)")
+
+
+@cache
+def _unsafe() -> re.Pattern[str]:
+    # Compiled on first need only: most output is printable text (see escape), and this class costs a
+    # millisecond of start-up to compile.
+    import re
+
+    return re.compile(UNSAFE_CLASS)
+
+
+@cache
+def _sgr() -> re.Pattern[str]:
+    import re
+
+    return re.compile(r"(\x1b\[[0-9;]{0,16}m)")
 ERRORS = "dsfields-escape"
 """The codec error handler for what a stream's encoding lacks: ``\\uXXXX`` (valid in JSON strings too)."""
 
@@ -48,14 +62,19 @@ def _visible(match: re.Match[str]) -> str:
 
 def escape(text: str) -> str:
     """``text`` with every character that could steer a terminal shown as a visible escape."""
-    return _UNSAFE.sub(_visible, text) if _UNSAFE.search(text) else text
+    # Every character of the unsafe class is unprintable to str.isprintable (Cc, Cf, Zl, Zp, Cs): text that
+    # is printable but for newlines and tabs has none of them, and needs no pattern.
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    unsafe = _unsafe()
+    return unsafe.sub(_visible, text) if unsafe.search(text) else text
 
 
 def escape_keeping_colour(text: str) -> str:
     """:func:`escape`, except for SGR (colour/bold) sequences: for a terminal dsfields itself colours."""
     if "\x1b" not in text:
         return escape(text)
-    return "".join(part if i % 2 else escape(part) for i, part in enumerate(_SGR.split(text)))
+    return "".join(part if i % 2 else escape(part) for i, part in enumerate(_sgr().split(text)))
 
 
 def github_data(text: str) -> str:

@@ -7,8 +7,7 @@ did). Every function here returns plain text; the site escapes it for Markdown/H
 
 from __future__ import annotations
 
-import json
-
+from dsfields.model import jsonlite
 from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Source
 
 TYPE_CHECKING = False
@@ -18,7 +17,7 @@ if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; anno
 
 def json_text(value: Any) -> str:
     """A value as a user writes it in ``ds_config.json``."""
-    return json.dumps(value, ensure_ascii=False)
+    return jsonlite.dumps(value)
 
 
 def scientific(number: Any) -> str | None:
@@ -78,6 +77,30 @@ def default_text(field: Field, enum: Enum | None = None, compact: bool = False) 
     return f"(default: {value})"
 
 
+def default_words(field: Field) -> list[tuple[str, str]]:
+    """The default in a sentence or table cell, as ``(kind, text)`` pieces: ``"code"`` for a value or its
+    spelling, ``"text"`` for words. The site's form (it adds only the markup); the same facts as
+    :func:`default_text`: ``required``, not set when absent, the symbolic spelling where it says more
+    than the JSON value, and a factory.
+    """
+    if field.required:
+        return [("text", "required (no default)")]
+    if field.read_without_default:
+        return [("text", "none (absent means not set)")]
+    value = jsonlite.dumps(field.default, sort_keys=True)
+    symbolic = field.default_repr
+    if symbolic and field.default is None:
+        # `torch.float16` has no JSON form: the snapshot's null is not the default (as in default_text).
+        words = [("code", symbolic)]
+    elif symbolic and symbolic != value:
+        words = [("code", symbolic), ("text", " = "), ("code", value)]
+    else:
+        words = [("code", value)]
+    if field.default_factory:
+        words.append(("text", " (factory)"))
+    return words
+
+
 def default_value(field: Field) -> str:
     """The default alone, for a sentence ("default 1e9"): symbolic spelling first, ``none`` when required."""
     if field.default_repr:
@@ -89,7 +112,7 @@ def default_value(field: Field) -> str:
 
 def short_json(value: Any, limit: int = 80) -> str:
     """A value as JSON on one line (keys sorted), cut to ``limit``: for one-line-per-change reports."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = jsonlite.dumps(value, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -175,7 +198,7 @@ def allowed_text(field: Field, enum: Enum | None) -> str | None:
     if enum is not None:
         by_value: dict[str, tuple[Any, list[str]]] = {}
         for member in enum.members:
-            by_value.setdefault(json.dumps(member.value), (member.value, []))[1].append(member.name)
+            by_value.setdefault(jsonlite.dumps(member.value), (member.value, []))[1].append(member.name)
         items = []
         for value, names in by_value.values():
             names = [n for n in names if n != value]
