@@ -278,6 +278,8 @@ class _Run:
         specified" for every probed value), the verdict is about that key, not about this value, in a
         config that gives it. Top-level keys are not looked at (the batch arithmetic names them).
         """
+        import re  # only where a probe refused the value: re is kept off check's start-up
+
         names: set[str] = set()
         node: Any = self.config.data
         for part in here[:-1]:
