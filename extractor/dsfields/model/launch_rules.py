@@ -124,7 +124,7 @@ _ABSENT: Any = object()
 
 
 class LaunchRule(namedtuple("LaunchRule", "id enforces raised_by source key fix message fires triggers controls "
-                                          "effect restates", defaults=("raises", ()))):
+                                          "effect restates read_in", defaults=("raises", (), "0.19.8"))):
     __slots__ = ()
 
     id: str
@@ -147,7 +147,7 @@ class LaunchRule(namedtuple("LaunchRule", "id enforces raised_by source key fix 
     restates: tuple[str, ...]  # default ()
     """Static ``check`` rules (``dsfields.check.rules``) that say the same thing when this rule fires:
     their findings give way to this one's, which quotes the launch (one finding per cause)."""
-    read_in: str = "0.19.8"
+    read_in: str  # default "0.19.8"
     """The DeepSpeed release whose source ``source`` cites: its committed ``launch.json`` must confirm the
     rule (tests). Metadata only: where the rule applies is decided by each release's ``launch.json``."""
 
