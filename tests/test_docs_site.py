@@ -195,7 +195,7 @@ def _files_under(paths: list[Path]) -> dict[Path, bytes]:
     return out
 
 
-@pytest.mark.parametrize(("which", "cache"), [("older", "0"), ("newest", "")])
+@pytest.mark.parametrize(("which", "cache"), [("older", "0"), ("newest", "0"), ("newest", "")])
 def test_release_rebuild_writes_exactly_what_the_full_build_wrote(site, generated, which, cache, monkeypatch):
     """`docs build --release V` on a built site: V's pages (both languages, redirects included) are
     rendered and built again, and every output file of V, the home pages and the search indexes come out

@@ -196,7 +196,7 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
         print(f"dsfields docs: no snapshot of {release} (releases: {site.versions[0]} … {site.newest})",
               file=sys.stderr)
         return 2
-    if release is not None and not (site_dir / "index.html").is_file():
+    if release is not None and not (site_dir / "404.html").is_file():  # the theme writes it in every build
         print(f"dsfields docs: --release updates a built site; {site_dir} has none: run a full build first",
               file=sys.stderr)
         return 2

@@ -95,7 +95,8 @@ def _cache_files(files: Any) -> None:
     if _cache:
         digest = _cache["digest"]
         for file in files:
-            digest.update(file.src_uri.encode() + b"\0")
+            if not file.inclusion.is_excluded():  # dotfiles (.gitignore, .render.json) come and go
+                digest.update(file.src_uri.encode() + b"\0")
         _cache["site_key"] = digest.hexdigest()
 
 
@@ -248,21 +249,32 @@ def on_page_content(html: str, page: Any, **_: Any) -> str:
     return html
 
 
-def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
+def release_nav(release: str, config: Any) -> Any:
+    """The nav of an older release, built on first use. Building it also sets the previous/next and
+    parent links of the pages in it (mkdocs' get_navigation), also of pages shared with other releases'
+    navs, so the order in which navs are built shows in those pages (partial.py keeps that order)."""
     from mkdocs.structure.nav import get_navigation
 
-    navs = _state["navs"]
-    release = navs["pages"].get(page.file.src_uri, navs["newest"])
-    if release == navs["newest"]:
-        return context
     if release not in _navs:
         newest = config["nav"]
-        config["nav"] = navs["releases"][release]
+        config["nav"] = _state["navs"]["releases"][release]
         try:
             _navs[release] = get_navigation(_state["files"], config)
         finally:
             config["nav"] = newest
-    context["nav"] = _navs[release]
+    return _navs[release]
+
+
+def page_release(src_uri: str) -> str:
+    navs = _state["navs"]
+    return navs["pages"].get(src_uri, navs["newest"])
+
+
+def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
+    release = page_release(page.file.src_uri)
+    if release == _state["navs"]["newest"]:
+        return context
+    context["nav"] = release_nav(release, config)
     page.active = True  # marks the page's sections in this nav as open
     return context
 

@@ -10,6 +10,8 @@ site's files and navs, so every page comes out byte for byte as a full build wri
 - the release's redirect stubs (``releases/stubs.json``);
 - the search index: the rebuilt pages' entries replace theirs in place (pages of older releases are
   not in it, so it changes only for the newest);
+- the navs of older releases built before each page, in a full build's order: building a nav sets the
+  previous/next links of the pages in it, shared pages too (``hooks.release_nav``);
 - ``--strict``: a warning fails the rebuild as it fails a full build; links to anchors of pages outside
   the release are checked against those pages, rendered (not written) for that purpose.
 
@@ -76,16 +78,30 @@ def build_release(config_file: Path, site_dir: Path, release: str) -> int:
             _populate_page(file.page, config, files)
         # The other pages of the release's nav show their titles in it (and as previous/next): read them
         # as a full build has; a page without a front-matter title takes it from its rendered heading.
+        def read(page: Page | None) -> None:
+            if page is not None and page.markdown is None:
+                page.read_source(config)
+                if "title" not in page.meta:
+                    _populate_page(page, config, files)
+
         for path in _nav_paths(navs["releases"][release]):
             target = files.get_file_from_path(path)
-            if target is None or target.page is None or target in chosen or target.page.markdown is not None:
-                continue
-            target.page.read_source(config)
-            if "title" not in target.page.meta:
-                _populate_page(target.page, config, files)
+            if target is not None and target not in chosen:
+                read(target.page)
         env = config.plugins.on_env(env, config=config, files=files)
-        for file in chosen:
-            _build_page(file.page, config, doc_files, nav, env, excluded=file.inclusion.is_excluded())
+        # In the order of a full build: the navs it builds before each page (see hooks.release_nav).
+        hooks = next(plugin for plugin in config.plugins.values() if hasattr(plugin, "release_nav"))
+        remaining = set(chosen)
+        for file in doc_files:
+            if not remaining:
+                break
+            if file in remaining:
+                remaining.discard(file)
+                read(file.page.previous_page)  # the footer shows the neighbours' titles
+                read(file.page.next_page)
+                _build_page(file.page, config, doc_files, nav, env, excluded=file.inclusion.is_excluded())
+            elif (owner := hooks.page_release(file.src_uri)) != navs["newest"]:
+                hooks.release_nav(owner, config)
         # Anchors of pages outside the release: render those pages (not written) so mkdocs can check them.
         for file in chosen:
             for target in file.page.links_to_anchors or {}:
