@@ -186,6 +186,52 @@ def test_guides_and_hand_written_pages_are_in_each_languages_nav(site):
     assert "只有英文版" in (site / "zh" / "snapshot-format" / "index.html").read_text(encoding="utf-8")
 
 
+def _files_under(paths: list[Path]) -> dict[Path, bytes]:
+    out = {}
+    for path in paths:
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file():
+                out[file] = file.read_bytes()
+    return out
+
+
+@pytest.mark.parametrize(("which", "cache"), [("older", "0"), ("newest", "0"), ("newest", "")])
+def test_release_rebuild_writes_exactly_what_the_full_build_wrote(site, generated, which, cache, monkeypatch):
+    """`docs build --release V` on a built site: V's pages (both languages, redirects included) are
+    rendered and built again, and every output file of V, the home pages and the search indexes come out
+    byte for byte as the full build wrote them. The files are removed first, so they must be rewritten;
+    once with the page cache off (every page converted and templated again), once from the cache."""
+    monkeypatch.setenv("DSFIELDS_DOCS_CACHE", cache)
+    versions = available_versions(generated)
+    version = versions[-1] if which == "newest" else "0.14.4"
+    root = site.parent
+    outputs = [site / version, site / "zh" / version]
+    shared = [site / "index.html", site / "zh" / "index.html", site / "search" / "search_index.json",
+              site / "zh" / "search" / "search_index.json"]
+    full = _files_under(outputs + shared)
+    assert len(full) > 20
+    docs = [root / "docs" / version, root / "docs" / "zh" / version]
+    full_docs = _files_under(docs)
+    try:
+        for folder in outputs + docs:
+            shutil.rmtree(folder)
+        for path in shared[:2] if which == "newest" else []:  # the home pages show the newest release
+            path.unlink()
+        code = main(["docs", "build", "--release", version, "--config-file", str(root / "mkdocs.yml"),
+                     "--site-dir", str(site), "--generated", str(generated)])
+        assert code == 0, "the release rebuild failed: see the captured output"
+        rebuilt = _files_under(outputs + shared)
+        assert sorted(rebuilt) == sorted(full)
+        differ = [str(path.relative_to(site)) for path in full if rebuilt[path] != full[path]]
+        assert not differ, differ[:20]
+        assert _files_under(docs) == full_docs
+    finally:  # the other tests of this module read the full build
+        for path, data in {**full, **full_docs}.items():
+            if not path.is_file() or path.read_bytes() != data:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+
+
 # ---------------------------------------------------------------- the real browser
 
 

@@ -10,6 +10,10 @@ and mkdocs builds into a fresh ``.site.build-*`` folder beside ``site/`` that re
 step (``renameat2(RENAME_EXCHANGE)`` on Linux, else two renames with recovery on the next build).
 Ctrl-C or a failed build removes the temp folder; a SIGKILL leaves one behind, removed by the next
 build. ``site/`` is never empty nor half-written.
+
+``docs build --release V`` is the exception: it renders V's pages only and rebuilds them into the
+existing ``site/`` in place (``dsfields.docs.partial``, English and Chinese side by side), producing
+the files a full build would; a failure there leaves the site partly updated, and says to run a full build.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from dsfields.model.store import SnapshotError, repo_generated_dir
+from dsfields.model.store import SnapshotError, available_versions, repo_generated_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="snapshot folder (default: $DSFIELDS_GENERATED or the checkout's generated/)")
     build.add_argument("--site-dir", type=Path, default=None, help="output folder (default: site/ next to mkdocs.yml)")
     build.add_argument("--no-mkdocs", action="store_true", help="only render the Markdown pages")
+    build.add_argument("--release", metavar="VERSION", default=None,
+                       help="rebuild only this release's pages (both languages) into the existing site (after a "
+                            "full build; see README \"Docs site\")")
     serve.add_argument("--dev-addr", default="127.0.0.1:8000", help="address to serve on (default: %(default)s)")
 
 
@@ -157,21 +164,65 @@ def run(args: argparse.Namespace) -> int:
 
 def _render_and_build(args: argparse.Namespace, config: Path, started: float) -> int | None:
     """Render, then build (``docs build``): the exit code; None when ``docs serve`` may start serving."""
-    from dsfields.docs.render import LANDING_SNIPPET, generated_folders, load_site, render
+    from dsfields.docs.render import (
+        LANDING_SNIPPET,
+        generated_folders,
+        inputs_digest,
+        load_site,
+        remember_render,
+        render,
+        render_is_current,
+    )
 
     root = config.parent
+    release = getattr(args, "release", None)
+    generated = args.generated or repo_generated_dir()
+    site_dir = (getattr(args, "site_dir", None) or root / "site").resolve()
+    digest = inputs_digest(generated, root / "docs") if release is None and generated.is_dir() else None
+    page_count = render_is_current(root / "docs", digest) if digest else None
+    if page_count is not None:
+        print(f"dsfields docs: {page_count} pages already rendered from these inputs (snapshots, package, "
+              "hand-written pages unchanged)")
+        return _build(args, config, root, site_dir, page_count, started)
     try:
-        site = load_site(args.generated or repo_generated_dir())
+        versions = available_versions(generated)
+        # One release: only its changes and the next release's (releases/changes.json) are diffed again.
+        after = versions[versions.index(release) + 1:][:1] if release in versions else []
+        site = load_site(generated, changes_of={release, *after} if release else None)
     except (SnapshotError, FileNotFoundError) as exc:
         print(f"dsfields docs: {exc}", file=sys.stderr)
         return 2
-    pages = render(site, root / "docs")
+    if release is not None and release not in site.versions:
+        print(f"dsfields docs: no snapshot of {release} (releases: {site.versions[0]} … {site.newest})",
+              file=sys.stderr)
+        return 2
+    if release is not None and not (site_dir / "404.html").is_file():  # the theme writes it in every build
+        print(f"dsfields docs: --release updates a built site; {site_dir} has none: run a full build first",
+              file=sys.stderr)
+        return 2
+    before = _data_files(root / "docs") if release is not None else {}
+    pages = render(site, root / "docs", only=release)
     rendered = time.perf_counter() - started
     # Hand-written pages are the .md files outside the generated folders; the landing snippet is not a page.
-    generated = set(generated_folders(root / "docs"))
-    hand_written = [p for p in (root / "docs").rglob("*.md") if not generated & set(p.parents)]
+    folders = set(generated_folders(root / "docs"))
+    hand_written = [p for p in (root / "docs").rglob("*.md") if not folders & set(p.parents)]
     page_count = sum(page.path != LANDING_SNIPPET for page in pages) + len(hand_written)
+    # A release's render leaves the other releases' pages as they were: no record of a full render.
+    remember_render(root / "docs", digest, page_count)
     print(f"dsfields docs: rendered {page_count} pages for {len(site.versions)} release(s) in {rendered:.1f} s")
+    if release is not None and args.docs_action == "build" and not args.no_mkdocs:
+        if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
+            print("dsfields docs: mkdocs-material is not installed; install it with `pip install dsfields[docs]`",
+                  file=sys.stderr)
+            return 2
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+        return _build_release(root, config, site_dir, release, before, started, env)
+    return _build(args, config, root, site_dir, page_count, started)
+
+
+def _build(args: argparse.Namespace, config: Path, root: Path, site_dir: Path, page_count: int,
+           started: float) -> int | None:
+    """mkdocs on the rendered pages (``docs build``), or None when ``docs serve`` may start serving."""
     if args.docs_action == "build" and args.no_mkdocs:
         return 0
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
@@ -182,7 +233,6 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
         return None
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     command = [sys.executable, "-m", "mkdocs"]
-    site_dir = (args.site_dir or root / "site").resolve()
     # No --quiet: it hides warnings from mkdocs' strict-mode counter, and a broken link would pass.
     command += ["build", "--strict", "--config-file", str(config), "--site-dir"]
     code = build_into(site_dir, lambda folder: subprocess.call([*command, str(folder)], cwd=root, env=env))
@@ -190,4 +240,41 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
         print("dsfields docs: mkdocs build --strict failed (see its messages above)", file=sys.stderr)
         return 1
     print(f"dsfields docs: built {page_count} pages into {site_dir} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+DATA_FILES = ("nav.json", "stubs.json", "site-data.json", "changes.json")
+"""The render's files that every release's pages depend on (hooks.py, assets/dsfields.js)."""
+
+
+def _data_files(docs_dir: Path) -> dict[Path, bytes | None]:
+    paths = [docs_dir / "releases" / name for name in DATA_FILES]
+    paths += [docs_dir / "zh" / "releases" / name for name in DATA_FILES]
+    return {path: path.read_bytes() if path.is_file() else None for path in paths}
+
+
+def _build_release(root: Path, config: Path, site_dir: Path, release: str, before: dict[Path, bytes | None],
+                   started: float, env: dict[str, str]) -> int:
+    """mkdocs on one release's pages of the built site: English and Chinese side by side (two processes)."""
+    sites = [(config, site_dir)]
+    zh_config = config.with_name("mkdocs.zh.yml")
+    if zh_config.is_file() and (root / "docs" / "zh" / "releases" / "nav.json").is_file():
+        sites.append((zh_config, site_dir / "zh"))
+    package_root = str(Path(__file__).resolve().parents[2])  # the children import this dsfields, not another one
+    path = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    env = {**env, "DSFIELDS_DOCS_CHILD": "1", "PYTHONPATH": path}
+    children = [subprocess.Popen([sys.executable, "-m", "dsfields.docs.partial", "--config-file", str(conf),
+                                  "--site-dir", str(out), "--release", release], cwd=root, env=env)
+                for conf, out in sites]
+    codes = [child.wait() for child in children]
+    if any(codes):
+        print(f"dsfields docs: rebuilding {release} failed (see the messages above); the site may be partly "
+              "updated: run a full build", file=sys.stderr)
+        return 1
+    changed = [path.relative_to(root / "docs").as_posix() for path, text in _data_files(root / "docs").items()
+               if text != before.get(path)]
+    if changed:
+        print(f"dsfields docs: {', '.join(changed)} changed: pages of other releases may show it only after a "
+              "full build", file=sys.stderr)
+    print(f"dsfields docs: rebuilt {release} into {site_dir} in {time.perf_counter() - started:.1f} s")
     return 0

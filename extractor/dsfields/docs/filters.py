@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from dsfields.links import anchor
@@ -32,7 +33,17 @@ def json_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+@lru_cache(maxsize=1 << 16, typed=True)
+def _hcode_cached(value: Any) -> str:
+    return _hcode(value)
+
+
 def hcode(value: Any) -> str:
+    """Memoised :func:`_hcode` for text (the same keys and docstrings recur on every release's pages)."""
+    return _hcode_cached(value) if isinstance(value, str) else _hcode(value)
+
+
+def _hcode(value: Any) -> str:
     """Inline code as HTML, for raw HTML blocks; safe in table cells too (``|`` cannot split a cell)."""
     text = value if isinstance(value, str) else json_value(value)
     escaped = html.escape(text, quote=False).replace("|", "&#124;")
@@ -115,7 +126,17 @@ def md_cell(text: str | None) -> str:
     return md_text(text, one_line=True)
 
 
-def html_text(text: str | None) -> str:
+@lru_cache(maxsize=1 << 16, typed=True)
+def _html_text_cached(value: Any) -> str:
+    return _html_text(value)
+
+
+def html_text(value: Any) -> str:
+    """Memoised :func:`_html_text` for text (the same keys and docstrings recur on every release's pages)."""
+    return _html_text_cached(value) if isinstance(value, str) else _html_text(value)
+
+
+def _html_text(text: str | None) -> str:
     """Docstring or message text for a raw HTML block: one line, escaped, code spans as ``<code>``."""
     if not text:
         return ""
@@ -251,13 +272,33 @@ def section_anchor(path: str) -> str:
 
 
 
+@lru_cache(maxsize=1 << 16, typed=True)
+def _hkey_cached(value: Any) -> str:
+    return _hkey(value)
+
+
 def hkey(value: Any) -> str:
+    """Memoised :func:`_hkey` for text (the same keys and docstrings recur on every release's pages)."""
+    return _hkey_cached(value) if isinstance(value, str) else _hkey(value)
+
+
+def _hkey(value: Any) -> str:
     """A key or file path as HTML code that wraps after ``.``, ``_`` and ``/`` (``<wbr>``), never inside a word."""
     text = html.escape(value if isinstance(value, str) else json_value(value), quote=False).replace("|", "&#124;")
     return "<code>" + _BREAK_AFTER.sub(r"\1<wbr>", text) + "</code>"
 
 
-def html_paras(text: str | None) -> str:
+@lru_cache(maxsize=1 << 16, typed=True)
+def _html_paras_cached(value: Any) -> str:
+    return _html_paras(value)
+
+
+def html_paras(value: Any) -> str:
+    """Memoised :func:`_html_paras` for text (the same keys and docstrings recur on every release's pages)."""
+    return _html_paras_cached(value) if isinstance(value, str) else _html_paras(value)
+
+
+def _html_paras(text: str | None) -> str:
     """Our prose or a docstring as HTML paragraphs (blank lines separate them), code spans kept."""
     if not text:
         return ""

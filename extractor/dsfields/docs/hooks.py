@@ -14,18 +14,31 @@
   jieba-segmented search); the English build starts that build in a child process at ``on_config``
   (two cores, two builds) and moves its output to ``site/zh/`` at ``on_post_build``.
 
+- **Page cache.** A built page is kept in ``.cache/docs-pages/<site>/`` next to mkdocs.yml (folder:
+  ``$DSFIELDS_DOCS_CACHE``; ``0`` turns the cache off), keyed by a hash of everything its HTML is made
+  of: its Markdown and front matter, its path, the config files, this file, the versions of mkdocs,
+  Material, Markdown, pymdown-extensions and jieba, ``releases/nav.json`` and the list of the site's
+  files. A page whose key is cached is not converted nor templated again: its HTML, search entries,
+  title and anchors come from the cache, so the output is the same bytes; the links to anchors it holds
+  are still checked against the other pages. Every release nav is still built in the same order (it
+  sets the neighbours of shared pages). Pages are cached only from a build without warnings.
+
 mkdocs loads this file by path, so it imports nothing from dsfields: plain ``mkdocs build`` /
 ``mkdocs serve`` work after a render.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
+import pickle
 import re
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +49,158 @@ RAW = re.compile(r"^<!--raw-->\n(.*?)\n<!--/raw-->$", re.S | re.M)
 PLACEHOLDER = "DSFRAW{}X"
 CHILD_ENV = "DSFIELDS_DOCS_CHILD"
 
+CACHE_ENV = "DSFIELDS_DOCS_CACHE"
+CACHED_TEMPLATE = "dsfields-cached-page.html"
+"""An empty template for cached pages (``on_post_page`` puts the cached HTML in its place)."""
+_PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "jieba")
+
 _raw: dict[str, list[str]] = {}
 _navs: dict[str, Any] = {}
 _state: dict[str, Any] = {}
+_cache: dict[str, Any] = {}
+
+
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def _cache_start(config: Any) -> None:
+    _cache.clear()
+    setting = os.environ.get(CACHE_ENV, "")
+    if setting == "0":
+        return
+    config_file = Path(config["config_file_path"])
+    base = Path(setting) if setting else config_file.parent / ".cache" / "docs-pages"
+    digest = hashlib.sha256()
+    for path in sorted({config_file, config_file.with_name("mkdocs.yml"), Path(__file__)}):
+        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+    for name in _PACKAGES:
+        try:
+            digest.update(f"{name}={metadata.version(name)}\0".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name}=\0".encode())
+    digest.update((Path(config["docs_dir"]) / GENERATED / "nav.json").read_bytes())
+    site = hashlib.sha256(str(Path(config["docs_dir"]).resolve()).encode()).hexdigest()[:16]
+    warnings = _Warnings()
+    logging.getLogger("mkdocs").addHandler(warnings)
+    _cache.update(folder=base / site, digest=digest, warnings=warnings, hits={}, fresh={}, used=set(), mark=0)
+
+
+def _cache_files(files: Any) -> None:
+    if _cache:
+        digest = _cache["digest"]
+        for file in files:
+            if not file.inclusion.is_excluded():  # dotfiles (.gitignore, .render.json) come and go
+                digest.update(file.src_uri.encode() + b"\0")
+        _cache["site_key"] = digest.hexdigest()
+
+
+def _page_key(markdown: str, page: Any) -> str:
+    meta = json.dumps(page.meta, sort_keys=True, default=str)
+    text = "\0".join((_cache["site_key"], page.file.src_uri, meta, markdown))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cached(markdown: str, page: Any, files: Any) -> bool:
+    """On a cache hit: make ``page.render`` restore the rendered state instead of converting the Markdown."""
+    if not _cache or "site_key" not in _cache:
+        return False
+    key = _page_key(markdown, page)
+    path = _cache["folder"] / key[:2] / f"{key}.pickle"
+    _cache["used"].add(path)
+    try:
+        entry = pickle.loads(path.read_bytes())
+    except (OSError, pickle.PickleError, EOFError):
+        _cache["fresh"][page.file.src_uri] = (path, _cache["warnings"].count)
+        return False
+
+    def render(config: Any, files: Any) -> None:
+        page.content = ""
+        page.toc = []
+        page._title_from_render = entry["title"]
+        page.present_anchor_ids = set(entry["anchors"])
+        page.links_to_anchors = {files.src_uris[uri]: links for uri, links in entry["links"].items()
+                                 if uri in files.src_uris}
+
+    page.render = render
+    page.meta["template"] = CACHED_TEMPLATE
+    page.meta["search"] = {**(page.meta.get("search") or {}), "exclude": True}
+    _cache["hits"][page.file.src_uri] = entry
+    return True
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    if _cache:
+        import jinja2
+
+        env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({CACHED_TEMPLATE: ""}), env.loader])
+    return env
+
+
+def _search_entries(config: Any) -> list[dict[str, Any]] | None:
+    for name in ("material/search", "search"):
+        plugin = config.plugins.get(name)
+        if plugin is not None and hasattr(plugin, "search_index"):
+            return plugin.search_index.entries
+    return None
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    """A cached page: its HTML and search entries; a built one: into the cache (if it logged no warning)."""
+    if not _cache:
+        return output
+    entries = _search_entries(config)
+    hit = _cache["hits"].pop(page.file.src_uri, None)
+    if hit is not None:
+        if entries is not None:
+            entries.extend(hit["search"])
+        output = hit["html"]
+    elif page.file.src_uri in _cache["fresh"]:
+        path, warnings_before = _cache["fresh"][page.file.src_uri]
+        if _cache["warnings"].count == warnings_before:
+            links = {target.src_uri: dict(found) for target, found in (page.links_to_anchors or {}).items()}
+            _cache["fresh"][page.file.src_uri] = (path, {
+                "html": output, "search": list(entries[_cache["mark"]:]) if entries is not None else [],
+                "title": page._title_from_render, "anchors": sorted(page.present_anchor_ids or ()),
+                "links": links})
+        else:
+            del _cache["fresh"][page.file.src_uri]
+    if entries is not None:
+        _cache["mark"] = len(entries)
+    return output
+
+
+def _cache_finish() -> None:
+    """After a build without warnings: store the new pages, drop the entries no page used."""
+    if not _cache:
+        return
+    warnings = _cache.pop("warnings")
+    logging.getLogger("mkdocs").removeHandler(warnings)
+    if warnings.count:
+        return
+    folder: Path = _cache["folder"]
+    for path, entry in _cache["fresh"].values():
+        if isinstance(entry, dict):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+            tmp.replace(path)
+    if _cache.get("prune", True) and folder.is_dir():
+        for stale in folder.glob("*/*.pickle"):
+            if stale not in _cache["used"]:
+                stale.unlink(missing_ok=True)
+
+
+def on_build_error(error: Exception) -> None:
+    warnings = _cache.pop("warnings", None)
+    if warnings is not None:
+        logging.getLogger("mkdocs").removeHandler(warnings)
+    _cache.clear()
 
 
 def _read(config: Any, name: str) -> Any:
@@ -53,6 +215,7 @@ def on_config(config: Any) -> Any:
     _state["navs"] = navs
     _navs.clear()
     config["nav"] = navs["releases"][navs["newest"]]
+    _cache_start(config)
     zh_config = Path(config["config_file_path"]).with_name("mkdocs.zh.yml")
     if (not os.environ.get(CHILD_ENV) and zh_config.is_file()
             and (Path(config["docs_dir"]) / "zh" / GENERATED / "nav.json").is_file()):
@@ -65,7 +228,9 @@ def on_config(config: Any) -> Any:
     return config
 
 
-def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+def on_page_markdown(markdown: str, page: Any, files: Any, **_: Any) -> str:
+    if _cached(markdown, page, files):
+        return markdown
     chunks: list[str] = []
 
     def lift(match: re.Match[str]) -> str:
@@ -84,31 +249,44 @@ def on_page_content(html: str, page: Any, **_: Any) -> str:
     return html
 
 
-def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
+def release_nav(release: str, config: Any) -> Any:
+    """The nav of an older release, built on first use. Building it also sets the previous/next and
+    parent links of the pages in it (mkdocs' get_navigation), also of pages shared with other releases'
+    navs, so the order in which navs are built shows in those pages (partial.py keeps that order)."""
     from mkdocs.structure.nav import get_navigation
 
-    navs = _state["navs"]
-    release = navs["pages"].get(page.file.src_uri, navs["newest"])
-    if release == navs["newest"]:
-        return context
     if release not in _navs:
         newest = config["nav"]
-        config["nav"] = navs["releases"][release]
+        config["nav"] = _state["navs"]["releases"][release]
         try:
             _navs[release] = get_navigation(_state["files"], config)
         finally:
             config["nav"] = newest
-    context["nav"] = _navs[release]
+    return _navs[release]
+
+
+def page_release(src_uri: str) -> str:
+    navs = _state["navs"]
+    return navs["pages"].get(src_uri, navs["newest"])
+
+
+def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
+    release = page_release(page.file.src_uri)
+    if release == _state["navs"]["newest"]:
+        return context
+    context["nav"] = release_nav(release, config)
     page.active = True  # marks the page's sections in this nav as open
     return context
 
 
 def on_files(files: Any, config: Any) -> Any:
     _state["files"] = files
+    _cache_files(files)
     return files
 
 
 def on_post_build(config: Any) -> None:
+    _cache_finish()
     site = Path(config["site_dir"])
     for path, html in _read(config, "stubs.json").items():
         target = site / path

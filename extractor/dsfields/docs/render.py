@@ -19,13 +19,14 @@ and the marker tells the next render which folders under docs/ it may replace.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
 import os
 import posixpath
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,16 @@ def environment() -> jinja2.Environment:
     return env
 
 
+_ENVIRONMENT: list[jinja2.Environment] = []
+
+
+def shared_environment() -> jinja2.Environment:
+    """One :func:`environment` per process (templates compiled once, inherited by forked renders)."""
+    if not _ENVIRONMENT:
+        _ENVIRONMENT.append(environment())
+    return _ENVIRONMENT[0]
+
+
 # ---------------------------------------------------------------- the seed's configuration templates
 
 
@@ -121,6 +132,22 @@ def _prune(config: dict[str, Any], missing: set[str], prefix: str = "") -> dict[
 # ---------------------------------------------------------------- one release
 
 
+@lru_cache(maxsize=65536)
+def _relpath(target: str, start: str) -> str:
+    """``posixpath.relpath``, memoised: a render computes ~70 000 links between a few thousand pages."""
+    return posixpath.relpath(target, start)
+
+
+@lru_cache(maxsize=65536)
+def _site_url(target: str, page: str) -> str:
+    """The built site's URL of ``target`` (a docs/-relative .md path) from ``page``'s URL."""
+    def folder(doc: str) -> str:
+        stem = doc.removesuffix(".md")
+        return posixpath.dirname(stem) if posixpath.basename(stem) == "index" else stem
+
+    return _relpath(folder(target), folder(page) or ".") + "/"
+
+
 @dataclass
 class SectionView:
     """A section of one release with its direct keys, in page order."""
@@ -138,6 +165,24 @@ class SectionView:
     @property
     def depth(self) -> int:
         return self.path.count(".") + 1 if self.path else 0
+
+
+class shared_property:
+    """A property of a release computed once, on first use, for the release and every copy of it
+    (:meth:`Site.release` hands each page a shallow copy: the copies share ``_shared``)."""
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, release: Any, owner: Any = None) -> Any:
+        if release is None:
+            return self
+        shared = release._shared
+        if self.name not in shared:
+            shared[self.name] = self.compute(release)
+        return shared[self.name]
 
 
 @dataclass
@@ -160,6 +205,8 @@ class Release:
     """(version, field page) → the release whose page documents it (identical pages are shared)."""
     date: str | None = None
     """Release date (``generated/releases.json``)."""
+    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+    """What :class:`shared_property` computed, shared by the release and its copies."""
 
     def _(self, text: str) -> str:
         return translator(self.lang)(text)
@@ -211,7 +258,7 @@ class Release:
 
     # ------------------------------------------------------------ structure
 
-    @cached_property
+    @shared_property
     def sections(self) -> list[SectionView]:
         """Every section, ordered by group, then top-level key, then path (parents before children)."""
         by_section: dict[str, list[dict[str, Any]]] = {path: [] for path in self.sections_raw}
@@ -235,11 +282,11 @@ class Release:
             ))
         return sorted(views, key=lambda v: (v.path != "", v.group.number, groups.top_key(v.path), v.path))
 
-    @cached_property
+    @shared_property
     def section_map(self) -> dict[str, SectionView]:
         return {view.path: view for view in self.sections}
 
-    @cached_property
+    @shared_property
     def top_sections(self) -> list[str]:
         """Top-level keys that are sections: each has its own page in the newest release."""
         return [v.path for v in self.sections if v.path and groups.is_top_section(v.path, self.snapshot)]
@@ -248,7 +295,7 @@ class Release:
         """The section ``top`` and all sections nested in it, in page order."""
         return [v for v in self.sections if v.path == top or v.path.startswith(top + ".")]
 
-    @cached_property
+    @shared_property
     def group_views(self) -> list[dict[str, Any]]:
         """Per group: its top-level non-section keys and its top-level sections (groups with neither are left out)."""
         top = self.section_map.get("")
@@ -263,7 +310,7 @@ class Release:
                 out.append({"group": group, "scalars": keys, "removed": gone, "sections": sections})
         return out
 
-    @cached_property
+    @shared_property
     def unmapped(self) -> list[str]:
         """Top-level keys no group rule matches (shown under misc)."""
         keys = {groups.top_key(p) for p in list(self.fields) + list(self.removed)}
@@ -279,7 +326,7 @@ class Release:
 
     def rel(self, target: str, anchor: str = "") -> str:
         """Link from the page being rendered to ``target`` (a docs/-relative .md path)."""
-        link = posixpath.relpath(target, posixpath.dirname(self.page) or ".")
+        link = _relpath(target, posixpath.dirname(self.page) or ".")
         return f"{link}#{anchor}" if anchor else link
 
     def field_page(self, page: str) -> str:
@@ -296,12 +343,7 @@ class Release:
 
         mkdocs rewrites and checks Markdown links only; the tests check these in the built site.
         """
-        def folder(doc: str) -> str:
-            stem = doc.removesuffix(".md")
-            return posixpath.dirname(stem) if posixpath.basename(stem) == "index" else stem
-
-        link = posixpath.relpath(folder(target), folder(self.page) or ".") + "/"
-        link = "./" if link == "./" else link
+        link = _site_url(target, self.page)
         return f"{link}#{anchor}" if anchor else link
 
     def field_href(self, path: str) -> str:
@@ -398,11 +440,11 @@ class Release:
     def enum_users(self, name: str) -> list[str]:
         return sorted(p for p, r in self.fields.items() if r.get("enum") == name)
 
-    @cached_property
+    @shared_property
     def deprecated_fields(self) -> list[dict[str, Any]]:
         return sorted((r for r in self.fields.values() if r.get("deprecated")), key=lambda r: r["path"])
 
-    @cached_property
+    @shared_property
     def removed_records(self) -> list[dict[str, Any]]:
         return sorted(self.removed.values(), key=lambda r: r["path"])
 
@@ -462,11 +504,8 @@ class Site:
         once, not once per page), copied to carry the page its links are relative to."""
         base = self._releases.get(version)
         if base is None:
+            # Its structure (shared_property) is computed on first use, once for every page's copy.
             base = self._releases[version] = self._new_release(version)
-            # Computed once on the shared object, so every page's copy inherits them.
-            for name in ("sections", "section_map", "top_sections", "group_views", "unmapped",
-                         "deprecated_fields", "removed_records"):
-                getattr(base, name)
         view = copy.copy(base)
         view.page = page
         view.lang = self.lang
@@ -536,11 +575,12 @@ def page_contents(snapshot: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def load_site(generated: Path | None = None, versions: list[str] | None = None) -> Site:
+def load_site(generated: Path | None = None, versions: list[str] | None = None,
+              changes_of: set[str] | None = None) -> Site:
     """Read the snapshots, the index (per-field history) and the diffs between consecutive releases.
 
     Missing sibling modules (diff, index) only drop their pages, with a notice: the site is still
-    worth building without them.
+    worth building without them. ``changes_of``: diff only into these releases (``docs build --release``).
     """
     root = generated or repo_generated_dir()
     chosen = versions or available_versions(root)
@@ -566,7 +606,8 @@ def load_site(generated: Path | None = None, versions: list[str] | None = None) 
     else:
         changes = {}
         for i, version in enumerate(chosen[1:], 1):
-            changes[version] = diff_snapshots(snapshots[chosen[i - 1]], snapshots[version])
+            if changes_of is None or version in changes_of:
+                changes[version] = diff_snapshots(snapshots[chosen[i - 1]], snapshots[version])
     for notice in notices:
         log.warning("%s", notice)
     dates = {}
@@ -823,19 +864,31 @@ def hand_written_pages(docs_dir: Path, lang: str) -> dict[str, str]:
     return out
 
 
-def render_language(site: Site, env: jinja2.Environment,
-                    hand_written: set[str] = frozenset()) -> tuple[dict[str, str], list[Page]]:  # type: ignore[assignment]
-    """Every file of one language's docs folder (paths relative to it)."""
+def changes_data(site: Site) -> dict[str, list[list[Any]]]:
+    """``releases/changes.json``: per release, its changes from the previous one (as far as diffed)."""
+    return {v: [[c.kind.value, c.path, c.detail] for c in items] for v, items in (site.changes or {}).items()}
+
+
+def release_page(site: Site, path: str, release: str) -> bool:
+    """Whether the docs/-relative page ``path`` is one of ``release``'s (for ``docs build --release``): its
+    folder, and for the newest release the landing snippet the home page shows."""
+    return path.startswith(f"{release}/") or (release == site.newest and path == LANDING_SNIPPET)
+
+
+def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] = frozenset(),  # type: ignore[assignment]
+                    only: str | None = None) -> tuple[dict[str, str], list[Page]]:
+    """Every file of one language's docs folder (paths relative to it); with ``only``, the pages of that
+    release and every data file (navs, redirects, site data), but no other page."""
     pages = plan(site)
     header = {"by": GENERATED_BY, "dsfields": __version__}
-    files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages}
+    files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages
+             if only is None or release_page(site, page.path, only)}
     files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(nav(site, pages, hand_written), indent=0, ensure_ascii=False) + "\n"
     files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
     files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
-    if site.changes is not None:
-        changes = {v: [[c.kind.value, c.path, c.detail] for c in items] for v, items in site.changes.items()}
-        files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes, ensure_ascii=False) + "\n"
-    for version in site.versions:
+    if site.changes is not None and only is None:
+        files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes_data(site), ensure_ascii=False) + "\n"
+    for version in site.versions if only is None else [only]:
         keys = keys_of(site, version) + catalog_keys(site, version)
         files[f"{RELEASES}/{KEYS_FOLDER}/{version}.json"] = json.dumps(keys, ensure_ascii=False) + "\n"
     for stem, _title, text in guides(site.lang):
@@ -859,20 +912,26 @@ _FORKED_SITE: list[Site] = []
 """The site a forked render inherits (set just before the fork: the child reads it from the parent's memory)."""
 
 
-def _forked_language_files(docs_dir: Path, lang: str) -> Any:
-    return _language_files(_FORKED_SITE[-1], docs_dir, lang)
+def _forked_language_files(docs_dir: Path, lang: str, only: str | None = None) -> Any:
+    return _language_files(_FORKED_SITE[-1], docs_dir, lang, only=only)
 
 
-def _language_files(site: Site, docs_dir: Path, lang: str, keep_pages: bool = False) -> Any:
+def _language_files(site: Site, docs_dir: Path, lang: str, keep_pages: bool = False, only: str | None = None) -> Any:
     """(files of ``lang``'s docs folder, relative to docs/; its pages if ``keep_pages``), and for a language
     other than English its own copies of the hand-written pages and assets (mkdocs.zh.yml builds it apart)."""
-    env = environment()
+    env = shared_environment()
     site.lang = lang
     try:
         prefix = "" if lang == "en" else f"{lang}/"
         hand_written = hand_written_pages(docs_dir, lang)
-        rendered, pages = render_language(site, env, set(hand_written))
+        rendered, pages = render_language(site, env, set(hand_written), only)
         files = {prefix + path: text for path, text in rendered.items()}
+        existing = docs_dir / prefix / RELEASES / CHANGES_FILE
+        if only is not None and site.changes is not None and existing.is_file():
+            # The earlier render's changes of every release, with those diffed now (the release and the next).
+            changes = json.loads(existing.read_text(encoding="utf-8"))
+            changes.update(json.loads(json.dumps(changes_data(site), ensure_ascii=False)))
+            files[prefix + f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes, ensure_ascii=False) + "\n"
         if prefix:
             for name, text in hand_written.items():
                 if name != "index.md":
@@ -888,9 +947,10 @@ def _language_files(site: Site, docs_dir: Path, lang: str, keep_pages: bool = Fa
     return (files, pages) if keep_pages else (files, [])
 
 
-def render(site: Site, docs_dir: Path) -> list[Page]:
+def render(site: Site, docs_dir: Path, only: str | None = None) -> list[Page]:
     """Write every page of both languages (English in docs/, Chinese in docs/zh/), the navs and the data
-    files, replacing an earlier render.
+    files, replacing an earlier render. With ``only`` (a release), write that release's pages and the
+    data files, leaving every other page of the earlier render as it is (``docs build --release``).
 
     Incremental on purpose: only changed files are written and only stale ones deleted (folders
     an earlier render marked as its own), because creating and deleting thousands of files is the
@@ -901,13 +961,17 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
     others = [lang for lang in LANGUAGES if lang != "en"]
     # The other languages render in forked processes while this one renders English (two cores: the
     # render's wall time halves); they inherit the loaded snapshots and send back only text.
+    site.owners  # noqa: B018 - computed once here, not again in each forked language
+    environment_cached = shared_environment()
+    for name in environment_cached.list_templates(extensions=["j2"]):
+        environment_cached.get_template(name)  # compiled once, before the fork
     pool = _fork_pool(len(others)) if others else None
     # Not passed as an argument: pickling the site for the queue raced with the English render filling
     # the snapshots' cached indexes ("dictionary changed size during iteration"), and copied it for nothing.
     _FORKED_SITE[:] = [site]
     try:
-        futures = [pool.submit(_forked_language_files, docs_dir, lang) for lang in others] if pool else []
-        english, all_pages = _language_files(site, docs_dir, "en", keep_pages=True)
+        futures = [pool.submit(_forked_language_files, docs_dir, lang, only) for lang in others] if pool else []
+        english, all_pages = _language_files(site, docs_dir, "en", keep_pages=True, only=only)
         files.update(english)
         for future in futures:
             files.update(future.result()[0])
@@ -917,14 +981,18 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
         _FORKED_SITE.clear()
     if pool is None:
         for lang in others:
-            files.update(_language_files(site, docs_dir, lang)[0])
+            files.update(_language_files(site, docs_dir, lang, only=only)[0])
     site.lang = "en"
     folders = {path.split("/")[0] for path in files}
     for folder in folders:
         files[f"{folder}/.gitignore"] = MARKER
     files["zh/.gitignore"] = MARKER
     wanted = {docs_dir / path for path in files}
-    for folder in generated_folders(docs_dir):
+    owned = generated_folders(docs_dir)
+    if only is not None:  # the release's folders only: every other page stays as the earlier render wrote it
+        owned = [folder for folder in owned if folder.name == only] + [
+            docs_dir / lang / only for lang in others if (docs_dir / lang / only).is_dir()]
+    for folder in owned:
         for stale in [p for p in folder.rglob("*") if p.is_file() and p not in wanted]:
             stale.unlink()
         for empty in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
@@ -941,3 +1009,58 @@ def render(site: Site, docs_dir: Path) -> list[Page]:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(target)  # a running `mkdocs serve` never reads half a page
     return all_pages
+
+
+RENDER_RECORD = f"{RELEASES}/.render.json"
+"""What the last full render was made from (:func:`inputs_digest`) and the files it wrote (their sizes)."""
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def inputs_digest(generated: Path, docs_dir: Path) -> str:
+    """A hash of everything a render reads: the snapshot folder, the dsfields package (code, templates,
+    prose, guides) and the hand-written pages and assets of docs/. Equal digests: equal renders."""
+    digest = hashlib.sha256(f"dsfields {__version__}\0".encode())
+    sources = [("generated", generated, sorted(p for p in generated.rglob("*") if p.is_file())),
+               ("package", PACKAGE_DIR, sorted(p for p in PACKAGE_DIR.rglob("*")
+                                               if p.is_file() and "__pycache__" not in p.parts)),
+               ("docs", docs_dir, sorted([*docs_dir.glob("*.md"), *(p for p in (docs_dir / ASSETS_DIR).rglob("*")
+                                                                     if p.is_file())]))]
+    for label, root, paths in sources:
+        for path in paths:
+            digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def render_is_current(docs_dir: Path, digest: str) -> int | None:
+    """The page count of the last full render if it was made from ``digest`` and its files are all there."""
+    record = docs_dir / RENDER_RECORD
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("inputs") != digest:
+        return None
+    for path, size in data.get("files", {}).items():
+        try:
+            if (docs_dir / path).stat().st_size != size:
+                return None
+        except OSError:
+            return None
+    return data.get("pages")
+
+
+def remember_render(docs_dir: Path, digest: str | None, page_count: int) -> None:
+    """Write (or, with ``digest`` None, remove) :data:`RENDER_RECORD` after a render."""
+    record = docs_dir / RENDER_RECORD
+    if digest is None:
+        record.unlink(missing_ok=True)
+        return
+    files = {}
+    for folder in generated_folders(docs_dir):
+        for path in folder.rglob("*"):
+            if path.is_file() and path != record:
+                files[path.relative_to(docs_dir).as_posix()] = path.stat().st_size
+    record.write_text(json.dumps({"inputs": digest, "pages": page_count, "files": files}, sort_keys=True) + "\n",
+                      encoding="utf-8")
