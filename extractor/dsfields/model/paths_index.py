@@ -33,36 +33,19 @@ def _decode(data: bytes, span: list[int]) -> Any:
     return jsonlite.loads(data[span[0]:span[1]].decode("utf-8"))
 
 
-def _top_spans(text: str) -> dict[str, tuple[int, int]]:
-    """Character spans of every top-level value of a snapshot written by ``store.dumps`` (``indent=1``)."""
+def _spans(text: str, keys: list[str], depth: int = 1, start: int = 0) -> dict[str, tuple[int, int]]:
+    """Character spans of the values under ``keys`` of one object, in a snapshot written by ``store.dumps``
+    (``indent=1``: a key of nesting ``depth`` starts a line indented by ``depth`` spaces), from ``start`` on."""
     import json
 
     decoder = json.JSONDecoder()
     spans: dict[str, tuple[int, int]] = {}
-    cursor = 0
-    for key in sorted(json.loads(text)):
-        marker = "\n " + json.dumps(key, ensure_ascii=False) + ": "
-        at = text.find(marker, cursor)
-        if at < 0:
-            raise ValueError(f"{key} not found where expected")
-        begin = at + len(marker)
-        _, end = decoder.raw_decode(text, begin)
-        spans[key] = (begin, end)
-        cursor = end
-    return spans
-
-
-def _record_spans(text: str, start: int, keys: list[str]) -> dict[str, tuple[int, int]]:
-    import json
-
-    decoder = json.JSONDecoder()
-    spans = {}
     cursor = start
     for key in sorted(keys):
-        marker = "\n  " + json.dumps(key, ensure_ascii=False) + ": "
+        marker = "\n" + " " * depth + json.dumps(key, ensure_ascii=False) + ": "
         at = text.find(marker, cursor)
         if at < 0:
-            raise ValueError(f"fields.{key} not found where expected")
+            raise ValueError(f"{key} not found where expected (depth {depth})")
         begin = at + len(marker)
         _, end = decoder.raw_decode(text, begin)
         spans[key] = (begin, end)
@@ -86,12 +69,13 @@ def build(text: str) -> str:
     """The index of one snapshot's text (its ``fields.json``), as the JSON to write next to it."""
     import json
 
-    snapshot = Snapshot.from_dict(json.loads(text), "snapshot")
-    top = _top_spans(text)
+    data = json.loads(text)
+    snapshot = Snapshot.from_dict(data, "snapshot")
+    top = _spans(text, list(data))
     top_bytes = _to_bytes(text, top)
     fields: dict[str, Any] = {}
     if "fields" in top:
-        record_bytes = _to_bytes(text, _record_spans(text, top["fields"][0], list(snapshot.fields)))
+        record_bytes = _to_bytes(text, _spans(text, list(snapshot.fields), depth=2, start=top["fields"][0]))
         for path, record in snapshot.fields.items():
             fields[path] = [*record_bytes[path], record.section, record.key, record.python_name, record.reader,
                             record.pattern]
