@@ -284,8 +284,9 @@ def test_a_version_with_separators_never_writes_outside_out(tmp_path, capsys, mo
     import dsfields.extract.command as command
 
     monkeypatch.setattr(command, "import_failure", lambda: None)
-    # extract_installed takes the static witness's pending scan since issue 15 (the stub only follows the signature)
-    monkeypatch.setattr(build, "extract_installed", lambda static=None: {"deepspeed_version": version})
+    # extract_installed takes the static witness's pending scan and the launch witness since issue 15 (the stub
+    # only follows the signature)
+    monkeypatch.setattr(build, "extract_installed", lambda static=None, launch=None: {"deepspeed_version": version})
     out = tmp_path / "a" / "b" / "out"
     code, _, err = run_cli(capsys, "extract", "--out", str(out))
     assert code == 2 and "not a version dsfields can use as a folder name" in err
