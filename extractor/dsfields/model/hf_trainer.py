@@ -17,8 +17,9 @@ Imports: stdlib only (bottom layer); no dataclasses (``check``'s start-up).
 from __future__ import annotations
 
 import contextlib
-import copy
 from types import SimpleNamespace
+
+from dsfields.model.jsontypes import clone_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -75,7 +76,7 @@ def at_one_rank(config: dict[str, Any]) -> dict[str, Any]:
     Unlike that one, a triple that fits no world size (train_batch_size not a multiple of micro x
     gas) is left for DeepSpeed to reject.
     """
-    out = copy.deepcopy(config)
+    out = clone_json(config)
     values = [out.get(k) for k in BATCH_KEYS]
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and _integral(v) for v in values):
         tbs, micro, gas = (int(v) for v in values)
@@ -97,7 +98,7 @@ def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_a
     :func:`hf_plan` (an HF-style config launched from plain code); every other "auto" stays for
     DeepSpeed to judge.
     """
-    cfg = copy.deepcopy(config)
+    cfg = clone_json(config)
     if fill_auto:
         with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
             _hf_fill(cfg, HF_ARGS, HIDDEN_SIZE)
@@ -152,7 +153,7 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
 
     Raises :class:`PlanError` where those layers refuse the config before DeepSpeed sees it.
     """
-    cfg = copy.deepcopy(config)
+    cfg = clone_json(config)
     args = HF_ARGS
     notes: list[str] = []
     try:
@@ -260,7 +261,7 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
 def fill_trainer_auto(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> dict[str, Any]:
     """A copy of ``config`` with the ``"auto"`` values the Trainer fills replaced by its own values
     (:data:`HF_ARGS`: betas ``[0.9, 0.999]``, lr ``5e-5``, ...); a non-dict on a fill path is left as is."""
-    cfg = copy.deepcopy(config)
+    cfg = clone_json(config)
     with contextlib.suppress(AttributeError):
         _hf_fill(cfg, HF_ARGS, hidden_size)
     return cfg

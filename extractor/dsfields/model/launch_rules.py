@@ -24,10 +24,10 @@ the examples, and by ``check``, which applies the predicates; the layers allow n
 
 from __future__ import annotations
 
-import copy
 from collections import namedtuple
 
 from dsfields.model.hf_trainer import Plan, PlanError, hf_plan, plain_plan
+from dsfields.model.jsontypes import clone_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -342,7 +342,7 @@ ADAM = {"type": "AdamW", "params": {"lr": 1e-4}}
 
 def _cfg(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """``base`` with dotted-path changes (``zero_optimization__stage=3``; ``None`` deletes)."""
-    out = copy.deepcopy(base)
+    out = clone_json(base)
     for dotted, value in changes.items():
         *parents, last = dotted.split("__")
         node = out
