@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import requires_deepspeed
 
 from dsfields.extract.launch import LaunchClient, LaunchVerdict, PlanError, at_one_rank, classify, hf_plan, locate
+
+REPO = Path(__file__).resolve().parent.parent
 
 ZERO2 = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}
 ADAMW = {"type": "AdamW", "params": {"lr": 1e-4}}
@@ -224,3 +230,33 @@ def test_locate_from_the_message(message, key):
               "scheduler": {"type": "WarmupDecayLR", "params": {}}, "fp16": {"enabled": True},
               "zero_optimization": {"stage": 3, "mics_shard_size": 2}}
     assert locate(RuntimeError(message), config) == key
+
+
+def _guard(tmp_path: Path, hold: bool) -> bool:
+    """Run guard_ops_dir in a fresh process over an extensions dir with a stale torch lock; is the lock gone?"""
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(REPO / "extractor"))
+    code = ("import os; from pathlib import Path; from dsfields.extract.launch import own_extensions_dir;"
+            "own_extensions_dir(); root = Path(os.environ['TORCH_EXTENSIONS_DIR']);"
+            "(root / 'cpu_adam').mkdir(parents=True, exist_ok=True); (root / 'cpu_adam' / 'lock').touch()")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    holder = None
+    if hold:  # another dsfields process alive (it may be building): its locks must survive
+        holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from dsfields.extract.launch import "
+                                   "guard_ops_dir; guard_ops_dir(); print('held', flush=True); time.sleep(60)"],
+                                  env=env, stdout=subprocess.PIPE, text=True)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)  # the lock again, after its check
+    try:
+        subprocess.run([sys.executable, "-c", "from dsfields.extract.launch import guard_ops_dir; guard_ops_dir()"],
+                       env=env, check=True, timeout=60)
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+    return not list(tmp_path.glob("dsfields/torch_extensions/*/cpu_adam/lock"))
+
+
+def test_a_stale_torch_build_lock_is_cleared_only_when_no_other_process_may_be_building(tmp_path):
+    assert _guard(tmp_path / "alone", hold=False)
+    assert not _guard(tmp_path / "shared", hold=True)

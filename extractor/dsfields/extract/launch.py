@@ -384,8 +384,7 @@ class Launcher:
         ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
         self.import_seconds = time.perf_counter() - started
-        self.ops = build_ops()
-        """Op name -> ``ok …`` / ``failed: …``: the CPU ops, loaded before any launch (see :func:`build_ops`)."""
+        guard_ops_dir()  # stale torch build locks would hang the first launch that loads an op
         self.gc_enabled = gc.isenabled()
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
             self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
@@ -528,32 +527,51 @@ CPU_OPS = ("CPUAdamBuilder", "FusedAdamBuilder", "CPUAdagradBuilder", "CPULionBu
 """The ops DeepSpeed JIT-builds on a CPU machine (accelerator/cpu_accelerator.py:326 get_op_builder)."""
 
 
-def build_ops() -> dict[str, str]:
-    """JIT-build (or load) every CPU op into this process, outside any launch timeout, under the ops lock.
+_OPS_GUARD: list[Any] = []
+"""The open lock file of :func:`guard_ops_dir`, kept for the process's lifetime."""
 
-    A first build takes ~1 min per op on 2 cores; interrupted by a timeout it leaves a broken cache
-    (``cannot open shared object file``). ``python -m dsfields.extract.launch --build-ops`` builds them
-    ahead (dev/test.sh does); every launch worker calls this at start, so its launches load no op.
+
+def guard_ops_dir() -> None:
+    """Clear torch's stale build locks in dsfields' own extensions directory; then hold it shared, for life.
 
     torch guards each op's build directory with a ``lock`` file that a killed build leaves behind, and
-    the next load waits on it forever. In dsfields' own extensions directory every build and load
-    happens here, under an exclusive ``flock`` (released by the kernel when a process dies): whoever
-    holds it sees only stale torch locks, and removes them. A directory the caller chose
-    (``TORCH_EXTENSIONS_DIR``) may be shared with others, so its locks are left alone.
+    every later load waits on it forever. Every dsfields process that may build or load an op holds a
+    shared ``flock`` on the directory for its lifetime (the kernel drops it when the process dies). One
+    that gets the exclusive lock without waiting is alone, so every torch lock there was left by a dead
+    build: it removes them, then holds the shared lock like the others. Ops still load lazily, when a
+    launch needs them. A directory the caller chose (``TORCH_EXTENSIONS_DIR``) may be shared with
+    others, so its locks are left alone.
     """
+    if _OPS_GUARD:
+        return
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
     own_extensions_dir()
     root = Path(os.environ["TORCH_EXTENSIONS_DIR"])
-    ours = root.parent == _own_extensions_root()
     root.mkdir(parents=True, exist_ok=True)
     import fcntl
 
-    with open(root / ".dsfields-ops.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # no timeout: another process's first build takes minutes
-        if ours:
+    handle = open(root / ".dsfields-ops.lock", "w")  # held open until the process exits
+    if root.parent == _own_extensions_root():
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # other dsfields processes are alive: their locks may be builds in progress
+        else:
             for stale in root.glob("*/lock"):
                 stale.unlink(missing_ok=True)
-        return _load_ops()
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    _OPS_GUARD.append(handle)
+
+
+def build_ops() -> dict[str, str]:
+    """JIT-build (or load) every CPU op, outside any launch timeout (:func:`guard_ops_dir` first).
+
+    A first build takes ~1 min per op on 2 cores; interrupted by a launch timeout it leaves a broken
+    cache (``cannot open shared object file``). ``python -m dsfields.extract.launch --build-ops``
+    builds them ahead, once per machine (dev/test.sh does).
+    """
+    guard_ops_dir()
+    return _load_ops()
 
 
 def _load_ops() -> dict[str, str]:
