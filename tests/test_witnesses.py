@@ -258,3 +258,43 @@ def test_probe_verdicts_equal_deepspeedconfig_on_0_19_8():
 
 if __name__ == "__main__":  # the differential for another release, run inside its runtime
     print("usage: dsfields snapshot V; then run this test's differential with that release on PYTHONPATH")
+
+
+def _extract_staticds() -> dict:
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        import staticds.runtime.config as config_module
+
+        from dsfields.extract.build import extract
+
+        return extract(config_module, version="0.0.9", package="staticds")
+    finally:
+        sys.path.remove(str(FIXTURES))
+
+
+def test_value_probes_in_a_forked_child_store_the_same_verdicts(monkeypatch):
+    """The command line probes in a forked child (the other core); the snapshot must not depend on it."""
+    import os
+    import pickle
+    import threading
+
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest's own threads must not stop the fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    forked = _extract_staticds()
+    assert forks, "the probes did not run in a child"
+    monkeypatch.setattr(threading, "active_count", lambda: 2)  # another thread alive: probe here
+    here = _extract_staticds()
+    assert len(forks) == 1
+    assert forked == here
+    assert forked["coverage"]["witnesses"]["probe_runs"] > 0
+    assert any("probes" in record for record in forked["fields"].values())
+
+    def broken_dump(*args, **kwargs):
+        raise OSError("the pipe broke")
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(pickle, "dump", broken_dump)  # the child fails: the parent probes itself
+    assert _extract_staticds() == here
+    assert len(forks) == 2

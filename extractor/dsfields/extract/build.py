@@ -77,7 +77,7 @@ class Extraction:
 def extract_installed(static: Any = None, launch: Any = None) -> dict[str, Any]:
     """Extract the snapshot of the DeepSpeed importable in this interpreter.
 
-    ``static`` is the static witness's report, or a future of it (:func:`start_static`, run on the
+    ``static`` is the static witness's report, or a handle on it (:func:`start_static`, run on the
     other core while DeepSpeed imports); None scans here.
     """
     import deepspeed
@@ -92,25 +92,23 @@ def extract_installed(static: Any = None, launch: Any = None) -> dict[str, Any]:
 
 
 def start_static(package: str = "deepspeed") -> Any:
-    """Start the static witness on the other core before DeepSpeed is imported; a future of its report.
+    """Start the static witness on the other core before DeepSpeed is imported; a handle on its report.
 
-    The scan reads source text only, so it runs in a forked process while this one imports torch.
-    Returns None when the package cannot be located (the scan then runs in-process).
+    The scan reads source text only, so it runs in a forked child (:class:`~dsfields.extract.forked.Forked`)
+    while this process imports torch. Returns None when the package cannot be located or this process
+    cannot fork (the scan then runs in-process).
     """
     import importlib.util
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
+
+    from dsfields.extract.forked import Forked, can_fork
 
     spec = importlib.util.find_spec(package)
     locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
+    if not locations or not can_fork():
         return None
     from dsfields.extract.static import static_report
 
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
-    future = pool.submit(static_report, Path(locations[0]))
-    pool.shutdown(wait=False)
-    return future
+    return Forked(lambda: static_report(Path(locations[0])))
 
 
 def start_launch() -> Any:
@@ -138,7 +136,7 @@ def _static_witness(static: Any, package_dir: Path) -> Any:
         try:
             return static.result()
         except Exception as exc:  # the forked scan failed: scan here, so the cause (if any) is ours to see
-            log.debug("static witness in a subprocess failed: %s", exc)
+            log.debug("static witness in a forked child failed: %s", exc)
     return static_report(package_dir)
 
 
@@ -146,7 +144,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
             launch: Any = None) -> dict[str, Any]:
     """Extract from ``config_module.DeepSpeedConfig`` of ``package`` (DeepSpeed, or a test fixture imitating it).
 
-    ``static``: the static witness's report (or a future of it); ``launch``: the launch witness's report
+    ``static``: the static witness's report (or a handle on it); ``launch``: the launch witness's report
     (:func:`dsfields.extract.launch.launch_witness`, or a future of it), None when it is not run.
     """
     from dsfields.extract import absent, probes, reconcile
@@ -169,10 +167,11 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     if launch is not None and not isinstance(launch, dict):
         launch = launch.result()  # the launch worker ran beside this extraction
     ex.witnesses = reconcile.merge(ex, report, explored, removed, launch)
+    probed = probes.value_probes_beside(ex)  # on the other core, now free: the static scan has ended
     _effective_defaults(ex)
     _auto_behaviour(ex)
     absent.when_absent(ex)
-    ex.witnesses["probe_runs"] = probes.value_probes(ex)
+    ex.witnesses["probe_runs"] = probed()
     return {
         "format_version": FORMAT_VERSION,
         "generated_by": "dsfields extract",

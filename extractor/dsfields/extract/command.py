@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     launch = start_launch() if getattr(args, "launch", False) else None
     cause = import_failure()
     if cause is not None:
+        if static is not None:
+            static.cancel()  # its scan is of no use now, and it holds our stdout/stderr until it ends
         print(f"dsfields extract: cannot import DeepSpeed ({cause}); install it with `pip install dsfields[extract]`",
               file=sys.stderr)
         return 2
@@ -96,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.redirect_stdout(io.StringIO()):
             snapshot = extract_installed(static, launch)
     except (Exception, SystemExit) as exc:  # report, never leave a half-written snapshot
+        if static is not None:
+            static.cancel()  # no-op once its report was read
         log.debug("extraction failed", exc_info=True)
         first = (str(exc).strip().splitlines() or [""])[0]
         print(f"dsfields extract: extraction failed: {type(exc).__name__}: {first}", file=sys.stderr)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dsfields.extract.discover import BASE_CONFIG, _validation_error, set_path
@@ -116,6 +117,44 @@ def value_probes(ex: Extraction) -> int:
                 types = sorted(set(types) | {json_type(c) for c in record["choices"]})
             record["json_types"] = types
     return ex.prober.runs - runs_before
+
+
+def value_probes_beside(ex: Extraction) -> Callable[[], int]:
+    """Start :func:`value_probes` in a forked child, so it runs on the other core while this process
+    measures the parsed-state facts; return the function that waits for it, stores its verdicts in
+    ``ex.fields`` and returns the runs made.
+
+    The probes are independent ``DeepSpeedConfig`` builds and read nothing the later steps of
+    :func:`dsfields.extract.build.extract` write, so the snapshot is the same byte for byte as when
+    they run here (``tests/test_witnesses.py``). Where fork is unavailable or another thread is alive
+    (the launch witness's driver), or the child fails, the probes run here instead.
+    """
+    from dsfields.extract.forked import Forked, ForkFailed, can_fork
+
+    if not can_fork():
+        return lambda: value_probes(ex)
+
+    def probe() -> tuple[int, dict[str, Any]]:
+        runs = value_probes(ex)
+        return runs, {path: (record["probes"], record["json_types"]) for path, record in ex.fields.items()
+                      if "probes" in record}
+
+    child = Forked(probe)
+
+    def finish() -> int:
+        try:
+            runs, found = child.result()
+        except ForkFailed:
+            return value_probes(ex)
+        for path, (verdicts, types) in found.items():
+            record = ex.fields[path]
+            record["probes"] = verdicts
+            if record["reader"] == "dict":  # value_probes sets json_types of dict readers only
+                record["json_types"] = types
+        ex.prober.runs += runs
+        return runs
+
+    return finish
 
 
 def accepted_types(probes: dict[str, dict[str, Any]]) -> list[str]:

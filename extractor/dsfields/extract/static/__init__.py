@@ -13,8 +13,11 @@ May import: the stdlib and ``dsfields.model`` (it reads source text; it never im
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .modules import Package
@@ -40,7 +43,8 @@ def static_report(package_dir: Path) -> StaticReport:
     """Scan the package at ``package_dir`` (the ``deepspeed/`` directory of any release)."""
     start = time.perf_counter()
     pkg = Package(Path(package_dir))
-    result, analyzed = scan(pkg)
+    with _collector_paused():
+        result, analyzed = scan(pkg)
     placed = {(r.file, r.line, r.key) for r in result.reads}
     unplaced_seen: set[tuple[str, int, str]] = set()
     unplaced: list[Unplaced] = []
@@ -66,6 +70,20 @@ def static_report(package_dir: Path) -> StaticReport:
     )
     report.seconds = time.perf_counter() - start
     return report
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Run without the cyclic garbage collector: the scan's syntax trees (millions of nodes) live until
+    it ends, and the collector's passes over them cost more than the parsing itself (measured on
+    0.19.8's 168 parsed modules: 3.7 s with it, 1.2 s without). What the scan drops is freed later."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _read_order(r: StaticRead) -> tuple:
