@@ -10,6 +10,7 @@ is absent (dev/test.sh installs it; CI must run it).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -184,6 +185,48 @@ def test_guides_and_hand_written_pages_are_in_each_languages_nav(site):
     assert not (site / "resolve-migrate.zh").exists() and not (site / "zh" / "resolve-migrate.zh").exists()
     assert "只读取已提交的快照" in (site / "zh" / "resolve-migrate" / "index.html").read_text(encoding="utf-8")
     assert "只有英文版" in (site / "zh" / "snapshot-format" / "index.html").read_text(encoding="utf-8")
+
+
+def _nav_pages(nav: object, depth: int = 0) -> list[tuple[str, int]]:
+    """(page path, number of sections above it) of every page of a nav of releases/nav.json, in order."""
+    if isinstance(nav, str):
+        return [] if "#" in nav or "://" in nav else [(nav, depth)]
+    if isinstance(nav, dict):
+        return [entry for value in nav.values() for entry in _nav_pages(value, depth + isinstance(value, list))]
+    return [entry for item in nav for entry in _nav_pages(item, depth)]  # type: ignore[union-attr]
+
+
+def _page_url(path: str) -> str:
+    stem = path.removesuffix(".md")
+    return "" if stem == "index" else stem.removesuffix("/index") + "/"
+
+
+FOOTER_LINK = re.compile(r'<a href="([^"]*)" class="md-footer__link md-footer__link--(prev|next)"')
+
+
+def test_every_page_has_its_own_releases_neighbours_and_open_sections(site):
+    """A page in several releases' navs (the guides, the pages across releases, a field page identical in
+    two releases) shows the previous/next page and the open sections of its own release's nav: the
+    newest release's for the guides, not those of the nav mkdocs happened to build last."""
+    wrong = []
+    for prefix in ("", "zh/"):
+        navs = json.loads((site.parent / "docs" / prefix / "releases" / "nav.json").read_text(encoding="utf-8"))
+        for release, nav in navs["releases"].items():
+            pages = _nav_pages(nav)
+            for index, (path, depth) in enumerate(pages):
+                if navs["pages"].get(path, navs["newest"]) != release:
+                    continue
+                url = "/" + prefix + _page_url(path)
+                html = (site / (prefix + _page_url(path)) / "index.html").read_text(encoding="utf-8")
+                shown = {side: urljoin(url, href) for href, side in FOOTER_LINK.findall(html)}
+                expected = {side: "/" + prefix + _page_url(pages[at][0])
+                            for side, at in (("prev", index - 1), ("next", index + 1)) if 0 <= at < len(pages)}
+                if shown != expected:
+                    wrong.append(f"{url}: footer {shown}, its release {release}'s nav has {expected}")
+                opened = html.count('<li class="md-nav__item md-nav__item--active')
+                if opened != depth + 1:
+                    wrong.append(f"{url}: {opened} nav items open, {depth + 1} in {release}'s nav")
+    assert not wrong, "\n".join(wrong[:20])
 
 
 def _files_under(paths: list[Path]) -> dict[Path, bytes]:

@@ -8,6 +8,9 @@
   ``<!--raw-->`` and ``<!--/raw-->``; Python-Markdown spends most of a build parsing raw HTML, so
   ``on_page_markdown`` lifts those chunks out and ``on_page_content`` puts them back. Headings stay
   Markdown, so the table of contents and search sections are mkdocs' own.
+- **Nav memo.** Material renders the page's whole release nav on every page; ``on_env`` routes its nav
+  item macro through a memo (``_nav_item``): an item away from the page is rendered once per set of
+  relative URLs it shows, and reused byte for byte.
 - **Redirects.** Field URLs of releases whose section is identical to a later release's page are
   tiny redirects (``releases/stubs.json``), written straight into the site by ``on_post_build``.
 - **Chinese.** The same render writes ``zh/`` (``mkdocs.zh.yml`` builds it with the ``zh`` UI and
@@ -44,9 +47,12 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+log = logging.getLogger("mkdocs.hooks.dsfields")
+
 GENERATED = Path("releases")
 RAW = re.compile(r"^<!--raw-->\n(.*?)\n<!--/raw-->$", re.S | re.M)
 PLACEHOLDER = "DSFRAW{}X"
+PLACED = re.compile(r"<p>DSFRAW(\d+)X</p>")
 CHILD_ENV = "DSFIELDS_DOCS_CHILD"
 
 CACHE_ENV = "DSFIELDS_DOCS_CACHE"
@@ -58,6 +64,8 @@ _raw: dict[str, list[str]] = {}
 _navs: dict[str, Any] = {}
 _state: dict[str, Any] = {}
 _cache: dict[str, Any] = {}
+_links: dict[str, dict[int, tuple[Any, Any, Any]]] = {}
+"""Per release: id of each page in its nav → (previous page, next page, parent section) there."""
 
 
 class _Warnings(logging.Handler):
@@ -134,11 +142,78 @@ def _cached(markdown: str, page: Any, files: Any) -> bool:
     return True
 
 
-def on_env(env: Any, config: Any, files: Any) -> Any:
-    if _cache:
-        import jinja2
+NAV_ITEM_GLOBAL = "dsfields_nav_item"
+_NAV_CALLS = {
+    "partials/nav.html": ("{{ item.render(nav_item, path, 1) }}",
+                          "{{ dsfields_nav_item(item.render, nav_item, path, 1) }}"),
+    "partials/nav-item.html": ('{{ render(item, path ~ "_" ~ loop.index, level + 1, nav_item) }}',
+                               '{{ dsfields_nav_item(render, item, path ~ "_" ~ loop.index, level + 1, nav_item) }}'),
+}
+"""Material's calls of its nav item macro (top level, nested) and the same calls through :func:`_nav_item`."""
+_nav_memo: dict[Any, Any] = {}
 
-        env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({CACHED_TEMPLATE: ""}), env.loader])
+
+def _nav_templates(env: Any) -> dict[str, str]:
+    """Material's nav templates with the item macro called through ``dsfields_nav_item`` (nothing else
+    changes); none when a template does not hold the call exactly once (another Material version)."""
+    patched = {}
+    for name, (call, memoized) in _NAV_CALLS.items():
+        try:
+            source = env.loader.get_source(env, name)[0]
+        except Exception:  # whatever the loader raises: leave Material's templates alone
+            return {}
+        if source.count(call) != 1:
+            log.info("dsfields hooks: %s is not the expected Material template; the nav is not memoized", name)
+            return {}
+        patched[name] = source.replace(call, memoized)
+    return patched
+
+
+def _nav_links(item: Any, page: Any) -> list[str] | None:
+    """The URLs in ``item``'s subtree, or None when it holds the page or an active item (then its HTML is
+    the page's own: open sections, the page's table of contents)."""
+    stack, urls = [item], []
+    while stack:
+        node = stack.pop()
+        if getattr(node, "active", False) or getattr(node, "pages", None) or (node.is_page and node == page):
+            return None
+        if not node.is_section:
+            urls.append(node.url)
+        stack.extend(node.children or ())
+    return urls
+
+
+def _nav_item(context: Any, render: Any, item: Any, *args: Any) -> Any:
+    """Material's nav item macro, memoized. Every page renders its release's whole nav (~60 items, about
+    a quarter of mkdocs' time); an item away from the page renders the same for every page that sees
+    the same relative URLs in it, so it is rendered once per distinct set of them. Keyed by the item, its
+    macro arguments and those URLs as the ``url`` filter writes them from this page: the same bytes."""
+    from mkdocs.utils import normalize_url
+
+    page = context.get("page")
+    links = _nav_links(item, page) if page is not None else None
+    if links is None:
+        return render(item, *args)
+    # Nested items also get their parent section (its open state shows with navigation.tabs).
+    parent = tuple((id(section), bool(getattr(section, "active", False))) for section in args[2:])
+    key = (id(item), *args[:2], parent, tuple(normalize_url(url, page=page) for url in links))
+    html = _nav_memo.get(key)
+    if html is None:
+        html = _nav_memo[key] = render(item, *args)
+    return html
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    import jinja2
+
+    _nav_memo.clear()
+    templates = {CACHED_TEMPLATE: ""} if _cache else {}
+    nav = _nav_templates(env)
+    if nav:
+        templates.update(nav)
+        env.globals[NAV_ITEM_GLOBAL] = jinja2.pass_context(_nav_item)
+    if templates:
+        env.loader = jinja2.ChoiceLoader([jinja2.DictLoader(templates), env.loader])
     return env
 
 
@@ -243,16 +318,28 @@ def on_page_markdown(markdown: str, page: Any, files: Any, **_: Any) -> str:
 
 
 def on_page_content(html: str, page: Any, **_: Any) -> str:
+    """The lifted chunks back in place of their placeholder paragraphs, in one pass over the page (a
+    replace per chunk rescans a default-values page ~150 times)."""
     chunks = _raw.pop(page.file.src_uri, [])
-    for i, chunk in enumerate(chunks):
-        html = html.replace(f"<p>{PLACEHOLDER.format(i)}</p>", chunk, 1)
-    return html
+    if not chunks:
+        return html
+    placed: set[int] = set()
+
+    def put(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        if index >= len(chunks) or index in placed:  # as str.replace(..., 1) did: the first one only
+            return match.group()
+        placed.add(index)
+        return chunks[index]
+
+    return PLACED.sub(put, html)
 
 
 def release_nav(release: str, config: Any) -> Any:
     """The nav of an older release, built on first use. Building it also sets the previous/next and
     parent links of the pages in it (mkdocs' get_navigation), also of pages shared with other releases'
-    navs, so the order in which navs are built shows in those pages (partial.py keeps that order)."""
+    navs (the guides, the pages across releases, identical field pages); ``on_page_context`` sets a
+    page's links back to its own release's nav before the page is rendered."""
     from mkdocs.structure.nav import get_navigation
 
     if release not in _navs:
@@ -262,7 +349,19 @@ def release_nav(release: str, config: Any) -> Any:
             _navs[release] = get_navigation(_state["files"], config)
         finally:
             config["nav"] = newest
+        _remember_links(release, _navs[release])
     return _navs[release]
+
+
+def _remember_links(release: str, nav: Any) -> None:
+    """Each page's previous/next page and parent section in ``release``'s nav, as get_navigation set them."""
+    _links[release] = {id(page): (page.previous_page, page.next_page, page.parent) for page in nav.pages}
+
+
+def on_nav(nav: Any, config: Any, files: Any) -> Any:
+    _links.clear()
+    _remember_links(_state["navs"]["newest"], nav)
+    return nav
 
 
 def page_release(src_uri: str) -> str:
@@ -271,11 +370,18 @@ def page_release(src_uri: str) -> str:
 
 
 def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
+    """The page's own release's nav, and its links in that nav: a page in several navs (the guides, the
+    pages across releases, a field page identical in two releases) holds the links of the nav built last,
+    which for the newest release's pages is an older release's (built after the newest's)."""
     release = page_release(page.file.src_uri)
-    if release == _state["navs"]["newest"]:
-        return context
-    context["nav"] = release_nav(release, config)
-    page.active = True  # marks the page's sections in this nav as open
+    if release != _state["navs"]["newest"]:
+        context["nav"] = release_nav(release, config)
+    own = _links.get(release, {}).get(id(page))
+    held = (page.previous_page, page.next_page, page.parent)
+    if own is not None and any(a is not b for a, b in zip(own, held, strict=True)):
+        page.active = False  # closes the sections of the other nav that mkdocs just opened
+        page.previous_page, page.next_page, page.parent = own
+    page.active = True  # opens the page's sections in its own nav
     return context
 
 
