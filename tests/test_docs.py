@@ -317,3 +317,14 @@ def test_plan_is_lean_for_older_releases():
     # unless identical to 1.1.0's (then shared)
     assert per_version["1.0.0"] >= 8
     assert per_version["1.1.0"] > 8
+
+
+def test_a_pattern_path_heading_keeps_its_words_and_id():
+    """``different_groups.*.params`` as a heading: the ``*`` must not open emphasis and eat the ``{ #id }``."""
+    import markdown
+
+    from dsfields.docs.filters import md_heading
+
+    path = "compression_training.channel_pruning.different_groups.*.params"
+    html = markdown.markdown(f"## {md_heading(path)} {{ #changes-{path}}}", extensions=["attr_list", "toc"])
+    assert html == f'<h2 id="changes-{path}">{path}</h2>'

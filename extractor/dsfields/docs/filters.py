@@ -265,6 +265,12 @@ def section_title(path: str) -> str:
     return path if path else "top level"
 
 
+def md_heading(text: str) -> str:
+    """``text`` as the words of a Markdown heading: a pattern path's ``*`` (``different_groups.*.params``)
+    would otherwise open emphasis and swallow the heading's ``{ #id }``."""
+    return text.replace("*", "\\*")
+
+
 def section_anchor(path: str) -> str:
     """Anchor of a section's table on the default-values page (hyphenated: never a key path)."""
     return "section-" + (path or "top-level")
@@ -361,6 +367,7 @@ FILTERS = {
     "effective_text": effective_text,
     "section_title": section_title,
     "section_anchor": section_anchor,
+    "md_heading": md_heading,
     "anchor": anchor,
     "hkey": hkey,
     "html_paras": html_paras,
