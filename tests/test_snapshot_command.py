@@ -78,3 +78,10 @@ def test_launch_runs_every_witness_in_the_release_and_reports_its_outcomes(tmp_p
     assert not calls
     assert main(["snapshot", "0.1.0", "--force", "--out", str(tmp_path)]) == 0  # without --launch: no launch
     assert calls and "--launch" not in calls[0]
+
+
+def test_releases_are_extracted_newest_first(tmp_path, monkeypatch):
+    done: list[str] = []
+    monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root, launch: done.append(version))
+    assert main(["snapshot", "0.9.1", "0.10.0", "0.8.2", "--jobs", "1", "--out", str(tmp_path)]) == 0
+    assert done == ["0.10.0", "0.9.1", "0.8.2"]

@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
     done_count = 0
     print(f"dsfields snapshot: {len(versions) - len(todo)} up to date, {len(todo)} to extract", file=sys.stderr)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(_timed, extract_release, v, root, launch): v for v in todo}
+        # Newest first: the releases most users run are done first when a long run is cut short.
+        futures = {pool.submit(_timed, extract_release, v, root, launch): v for v in reversed(todo)}
         for future in as_completed(futures):
             version = futures[future]
             cause, seconds = future.result()
