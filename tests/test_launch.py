@@ -305,6 +305,10 @@ def test_an_op_built_by_one_release_is_shared_only_with_releases_whose_files_are
     # The key is the same from another release's paths: they are compared relative to each release.
     same_kwargs = {"extra_cflags": ["-O3"], "extra_include_paths": [str(same / "deepspeed/ops/csrc/inc")]}
     assert op_key("op", [str(same / "deepspeed/ops/csrc/op.c")], same_kwargs, same) == key
+    # A release passing torch's default explicitly (with_cuda=None from 0.16.7 on) asks for the same build.
+    explicit = {**same_kwargs, "with_cuda": None}
+    assert op_key("op", [str(same / "deepspeed/ops/csrc/op.c")], explicit, same, {"with_cuda": None}) == key
+    assert op_key("op", [str(same / "deepspeed/ops/csrc/op.c")], explicit, same) != key
     assert find_shared_op("op", key, same, extensions) == build
     assert find_shared_op("op", key, changed, extensions) is None
     assert find_shared_op("op", op_key("op", [], {"extra_cflags": ["-O2"]}, same), same, extensions) is None

@@ -674,13 +674,18 @@ def share_built_ops() -> None:
     original = cpp_extension.load
     if getattr(original, "_dsfields_shared", False):
         return
+    import inspect
+
+    # 0.16.7 on passes with_cuda=None, earlier releases leave it out: the same build either way.
+    defaults = {name: p.default for name, p in inspect.signature(original).parameters.items()
+                if p.default is not inspect.Parameter.empty}
 
     def load(name: str, sources: Any, *args: Any, **kwargs: Any) -> Any:
         root = _release_root()
         if root is None or args or kwargs.get("build_directory") or not os.environ.get("TORCH_EXTENSIONS_DIR"):
             return original(name, sources, *args, **kwargs)
         own = Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name
-        key = op_key(name, sources, kwargs, root)
+        key = op_key(name, sources, kwargs, root, defaults)
         found = own if _manifest_matches(own, key, root) else find_shared_op(name, key, root, _own_extensions_root())
         if found is not None:  # built from these very files: import it, no ninja run (~1 s per op saved)
             return cpp_extension._import_module_from_library(name, str(found), True)
@@ -731,8 +736,11 @@ def _relative(text: str, root: Path) -> str:
     return text.replace(str(root) + os.sep, "<release>/")
 
 
-def op_key(name: str, sources: Any, kwargs: dict[str, Any], root: Path) -> str:
-    """What an op build depends on besides file contents: its name, paths within the release, flags, tools."""
+def op_key(name: str, sources: Any, kwargs: dict[str, Any], root: Path, defaults: dict[str, Any] | None = None) -> str:
+    """What an op build depends on besides file contents: its name, paths within the release, flags, tools.
+
+    An argument passed with torch's default value (``defaults``) is the same build as one left out.
+    """
     import hashlib
     import platform
 
@@ -746,7 +754,8 @@ def op_key(name: str, sources: Any, kwargs: dict[str, Any], root: Path) -> str:
         return value if value is None or isinstance(value, (bool, int, float)) else repr(value)
 
     data = {"name": name, "sources": norm([sources] if isinstance(sources, str) else list(sources)),
-            "options": {k: norm(v) for k, v in sorted(kwargs.items()) if k not in ("verbose", "keep_intermediates")},
+            "options": {k: norm(v) for k, v in sorted(kwargs.items()) if k not in ("verbose", "keep_intermediates")
+                        and not (defaults and k in defaults and defaults[k] == v)},
             "torch": torch.__version__, "python": list(sys.version_info[:3]), "machine": platform.machine(),
             "compiler": os.environ.get("CXX", "c++")}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
