@@ -85,3 +85,18 @@ def test_releases_are_extracted_newest_first(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root, launch: done.append(version))
     assert main(["snapshot", "0.9.1", "0.10.0", "0.8.2", "--jobs", "1", "--out", str(tmp_path)]) == 0
     assert done == ["0.10.0", "0.9.1", "0.8.2"]
+
+
+def test_another_run_recording_its_releases_meanwhile_is_kept(tmp_path, monkeypatch):
+    (tmp_path / "failures.json").write_text(json.dumps({"0.3.0": "ImportError: old cause"}))
+
+    def fake(version, root, launch):
+        # A second `dsfields snapshot` on the same tree finishes while this one extracts: 0.3.0 now
+        # snapshots, 0.4.0 failed.
+        (root / "failures.json").write_text(json.dumps({"0.4.0": "ImportError: its cause"}))
+        return "ImportError: no module x"
+
+    monkeypatch.setattr(snapshot_command, "extract_release", fake)
+    assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 1
+    assert json.loads((tmp_path / "failures.json").read_text()) == {
+        "0.1.0": "ImportError: no module x", "0.4.0": "ImportError: its cause"}

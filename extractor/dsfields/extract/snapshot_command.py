@@ -128,10 +128,8 @@ def run(args: argparse.Namespace) -> int:
     todo = [v for v in versions if args.force or not up_to_date(root, v) or (launch and not has_launch(root, v))]
     before = {v: field_count(root, v) for v in todo}
     failures_path = root / FAILURES_FILE
-    try:
-        failures: dict[str, str] = json.loads(failures_path.read_text())
-    except (OSError, ValueError):
-        failures = {}
+    outcomes: dict[str, str | None] = {}
+    """This run's verdict per release (None: snapshotted), applied to failures.json as it is at the end."""
     started = time.perf_counter()
     lock = threading.Lock()
     done_count = 0
@@ -144,12 +142,20 @@ def run(args: argparse.Namespace) -> int:
             cause, seconds = future.result()
             with lock:
                 done_count += 1
-                if cause is None:
-                    failures.pop(version, None)
-                else:
-                    failures[version] = cause
+                outcomes[version] = cause
                 status = f"ok: {outcome_line(root, version, before[version])}" if cause is None else f"FAILED: {cause}"
                 print(f"[{done_count:>3}/{len(todo)}] {version:<8} {status} ({seconds:.1f} s)", file=sys.stderr)
+    # Read now, not at the start: another snapshot run on the same tree (one per release, two at a time)
+    # may have recorded its own releases meanwhile; only this run's releases change here.
+    try:
+        failures: dict[str, str] = json.loads(failures_path.read_text())
+    except (OSError, ValueError):
+        failures = {}
+    for version, cause in outcomes.items():
+        if cause is None:
+            failures.pop(version, None)
+        else:
+            failures[version] = cause
     for version in versions:
         if version not in todo and version in failures and up_to_date(root, version):
             failures.pop(version)
