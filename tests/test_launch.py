@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -260,3 +262,120 @@ def _guard(tmp_path: Path, hold: bool) -> bool:
 def test_a_stale_torch_build_lock_is_cleared_only_when_no_other_process_may_be_building(tmp_path):
     assert _guard(tmp_path / "alone", hold=False)
     assert not _guard(tmp_path / "shared", hold=True)
+
+
+# ---------------------------------------------------------------- ops shared between releases built from the same files
+
+
+def _release(root: Path, header: str) -> Path:
+    """A release tree with one op: ``op.c`` including ``inc/x.h`` (found through the include path)."""
+    csrc = root / "deepspeed" / "ops" / "csrc"
+    (csrc / "inc").mkdir(parents=True)
+    (csrc / "op.c").write_text('#include "x.h"\nint op(void) { return X; }\n')
+    (csrc / "inc" / "x.h").write_text(header)
+    return root
+
+
+def _ninja_build(build: Path, root: Path) -> None:
+    """Compile the release's op with ninja as torch does (gcc depfiles kept in ninja's deps log)."""
+    csrc = root / "deepspeed" / "ops" / "csrc"
+    build.mkdir(parents=True, exist_ok=True)
+    (build / "build.ninja").write_text(
+        f"rule cc\n  command = cc -MMD -MF $out.d -I{csrc}/inc -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n"
+        f"build op.o: cc {csrc}/op.c\n")
+    subprocess.run(["ninja", "-C", str(build)], check=True, capture_output=True)
+    (build / "op.so").write_bytes(b"")  # stands for the linked module
+
+
+@pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
+def test_an_op_built_by_one_release_is_shared_only_with_releases_whose_files_are_identical(tmp_path):
+    from dsfields.extract.launch import OPS_MANIFEST, find_shared_op, op_key, write_op_manifest
+
+    first = _release(tmp_path / "0.1.0", "#define X 1\n")
+    same = _release(tmp_path / "0.1.1", "#define X 1\n")
+    changed = _release(tmp_path / "0.2.0", "#define X 2\n")  # only the header differs
+    extensions = tmp_path / "extensions"
+    build = extensions / "aaaa" / "op"
+    _ninja_build(build, first)
+    kwargs = {"extra_cflags": ["-O3"], "extra_include_paths": [str(first / "deepspeed/ops/csrc/inc")]}
+    key = op_key("op", [str(first / "deepspeed/ops/csrc/op.c")], kwargs, first)
+    write_op_manifest(build, key, first)
+    deps = json.loads((build / OPS_MANIFEST).read_text())["deps"]
+    assert set(deps) == {"deepspeed/ops/csrc/op.c", "deepspeed/ops/csrc/inc/x.h"}  # ninja's list, header included
+    # The key is the same from another release's paths: they are compared relative to each release.
+    same_kwargs = {"extra_cflags": ["-O3"], "extra_include_paths": [str(same / "deepspeed/ops/csrc/inc")]}
+    assert op_key("op", [str(same / "deepspeed/ops/csrc/op.c")], same_kwargs, same) == key
+    # A release passing torch's default explicitly (with_cuda=None from 0.16.7 on) asks for the same build.
+    explicit = {**same_kwargs, "with_cuda": None}
+    assert op_key("op", [str(same / "deepspeed/ops/csrc/op.c")], explicit, same, {"with_cuda": None}) == key
+    assert op_key("op", [str(same / "deepspeed/ops/csrc/op.c")], explicit, same) != key
+    assert find_shared_op("op", key, same, extensions) == build
+    assert find_shared_op("op", key, changed, extensions) is None
+    assert find_shared_op("op", op_key("op", [], {"extra_cflags": ["-O2"]}, same), same, extensions) is None
+    (build / "op.so").unlink()  # a build that did not finish is never shared
+    assert find_shared_op("op", key, same, extensions) is None
+
+
+@pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
+def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_identical_release(
+        tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    import torch.utils.cpp_extension as cpp_extension
+
+    from dsfields.extract import launch
+
+    built: list[Path] = []
+    imported: list[str] = []
+
+    def fake_load(name, sources, **kwargs):  # torch's load: builds into $TORCH_EXTENSIONS_DIR/<name>
+        root = Path(sources[0]).parents[3]
+        _ninja_build(Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name, root)
+        built.append(root)
+        return "built"
+
+    monkeypatch.setattr(cpp_extension, "load", fake_load)
+    monkeypatch.setattr(cpp_extension, "_import_module_from_library", lambda name, path, _: imported.append(path))
+    monkeypatch.setattr(launch, "_own_extensions_root", lambda: tmp_path / "extensions")
+    launch.share_built_ops()
+    for version, header in (("0.1.0", "#define X 1\n"), ("0.1.1", "#define X 1\n"), ("0.2.0", "#define X 2\n")):
+        root = _release(tmp_path / version, header)
+        monkeypatch.setattr(launch, "_release_root", lambda root=root: root)
+        monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "extensions" / version))
+        cpp_extension.load(name="op", sources=[str(root / "deepspeed/ops/csrc/op.c")], extra_cflags=["-O3"])
+    assert [r.name for r in built] == ["0.1.0", "0.2.0"]
+    assert imported == [str(tmp_path / "extensions" / "0.1.0" / "op")]
+
+
+@pytest.mark.parametrize("old", [True, False])
+def test_a_launch_worker_started_inside_an_old_release_gets_its_cpu_accelerator_stubs(tmp_path, old):
+    # A fake release: only its real_accelerator.py matters (0.9.3-0.14.0 demand intel_extension_for_pytorch).
+    accelerator = tmp_path / "release" / "deepspeed" / "accelerator"
+    accelerator.mkdir(parents=True)
+    (accelerator.parent / "__init__.py").write_text("")
+    (accelerator / "real_accelerator.py").write_text(
+        'raise ImportError("CPU_Accelerator requires intel_extension_for_pytorch")\n' if old else "")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(DSFIELDS_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "release"), str(REPO / "extractor")]))
+    code = "from dsfields.extract.launch import witness_env; print(witness_env()['PYTHONPATH'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    stubs = str(tmp_path / "cache" / "launch-cpu-stubs")
+    assert (stubs in out.strip().split(os.pathsep)) is old
+
+
+def test_ops_are_built_with_the_ninja_beside_the_interpreter_whatever_path_the_caller_has(tmp_path, monkeypatch):
+    from dsfields.extract.launch import pin_ninja
+
+    # Two ninjas rebuild each other's ops from scratch (their build logs differ in version).
+    ours, system = tmp_path / "env" / "bin", tmp_path / "usr" / "bin"
+    for folder in (ours, system):
+        folder.mkdir(parents=True)
+        (folder / "ninja").write_text("#!/bin/sh\n")
+        (folder / "ninja").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(system), os.environ.get("PATH", "")]))
+    pin_ninja(ours)
+    assert shutil.which("ninja") == str(ours / "ninja")
+    pin_ninja(ours)  # idempotent: not added twice
+    assert os.environ["PATH"].split(os.pathsep).count(str(ours)) == 1
+    pin_ninja(tmp_path / "no-ninja-here")  # an environment without one leaves PATH alone
+    assert shutil.which("ninja") == str(ours / "ninja")

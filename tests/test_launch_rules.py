@@ -201,8 +201,22 @@ def test_older_release_rules_are_active_where_their_launch_json_confirms_them(ch
         "scheduler.params.cycle_first_step_size": "scheduler-invalid-args"}
 
 
+def _without_launch_json() -> str:
+    """The newest committed release not yet probed (``dsfields snapshot --launch`` adds launch.json over time)."""
+    from dsfields.model.store import repo_generated_dir, version_key
+
+    generated = repo_generated_dir()
+    versions = [p.name for p in generated.iterdir()
+                if (p / "fields.json").is_file() and not (p / "launch.json").exists()]
+    if not versions:
+        pytest.skip("every committed release has its launch.json")
+    return max(versions, key=version_key)
+
+
 def test_an_older_release_without_launch_json_gets_the_note_and_no_launch_errors():
-    old = Checker(load_snapshot("0.12.6"))
+    version = _without_launch_json()
+    assert catalogue.load_launch(version) is None
+    old = Checker(load_snapshot(version))
     found = findings(old, with_zero(cpu_offload=True), hf=True)
     assert not launch_errors(found)
     assert [f for f in found if NOT_CONFIRMED in f.message and f.severity is Severity.INFO]

@@ -11,7 +11,7 @@ from dsfields.model.store import FORMAT_VERSION
 
 def test_a_failing_release_is_recorded_not_fatal(tmp_path, monkeypatch, capsys):
     # Stands in for a release that cannot be extracted (the real cause comes from releases.py).
-    monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root: "ImportError: no module x")
+    monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root, launch: "ImportError: no module x")
     assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 1
     failures = json.loads((tmp_path / "failures.json").read_text())
     assert failures == {"0.1.0": "ImportError: no module x"}
@@ -27,7 +27,7 @@ def test_up_to_date_snapshots_are_skipped_and_stale_ones_redone(tmp_path, monkey
         (tmp_path / version / "fields.json").write_text(json.dumps({"format_version": fmt}))
     done: list[str] = []
 
-    def fake(version, root):
+    def fake(version, root, launch):
         done.append(version)
         (root / version / "fields.json").write_text(json.dumps({"format_version": FORMAT_VERSION}))
 
@@ -40,3 +40,63 @@ def test_up_to_date_snapshots_are_skipped_and_stale_ones_redone(tmp_path, monkey
 def test_no_versions_is_unusable_input(tmp_path, capsys):
     assert main(["snapshot", "--out", str(tmp_path)]) == 2
     assert "name VERSIONs or use --all" in capsys.readouterr().err
+
+
+def _snapshot(root, version, fields, launch=None):
+    (root / version).mkdir(parents=True, exist_ok=True)
+    witnesses = {"launch": launch if launch is not None else "not run (dsfields extract --launch)"}
+    (root / version / "fields.json").write_text(json.dumps(
+        {"format_version": FORMAT_VERSION, "coverage": {"fields": fields, "witnesses": witnesses}}))
+
+
+def test_launch_runs_every_witness_in_the_release_and_reports_its_outcomes(tmp_path, monkeypatch, capsys):
+    import subprocess
+
+    from dsfields.extract import releases
+
+    _snapshot(tmp_path, "0.1.0", 10)  # up to date, but without the launch witness: --launch redoes it
+    calls: list[list[str]] = []
+
+    def fake_run(version, argv, timeout, **_):
+        calls.append(argv)
+        _snapshot(tmp_path, version, 12, {"configs": 3, "paths": 40,
+                                          "outcomes": {"launched": 1, "config_error": 1, "machine_error": 1}})
+        (tmp_path / version / "launch.json").write_text(json.dumps({"rules": {
+            "a": {"confirmed": True}, "b": {"confirmed": False, "why_not": ["plain trigger failed for a machine "
+                                                                            "reason (fp16-on-cpu)"]}}}))
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(releases, "run_in_release", fake_run)
+    assert main(["snapshot", "0.1.0", "--launch", "--out", str(tmp_path)]) == 0
+    assert calls and "--launch" in calls[0] and "--launch-rules" in calls[0]
+    err = capsys.readouterr().err
+    assert "0 up to date, 1 to extract" in err
+    assert ("0.1.0    ok: 12 fields (was 10); launch witness: 40 paths from 3 configs (1 launched, 1 refused, "
+            "1 machine); rules: 1/2 confirmed, 1 unconfirmed for a machine reason") in err
+    calls.clear()
+    assert main(["snapshot", "0.1.0", "--launch", "--out", str(tmp_path)]) == 0  # now it has every witness
+    assert not calls
+    assert main(["snapshot", "0.1.0", "--force", "--out", str(tmp_path)]) == 0  # without --launch: no launch
+    assert calls and "--launch" not in calls[0]
+
+
+def test_releases_are_extracted_newest_first(tmp_path, monkeypatch):
+    done: list[str] = []
+    monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root, launch: done.append(version))
+    assert main(["snapshot", "0.9.1", "0.10.0", "0.8.2", "--jobs", "1", "--out", str(tmp_path)]) == 0
+    assert done == ["0.10.0", "0.9.1", "0.8.2"]
+
+
+def test_another_run_recording_its_releases_meanwhile_is_kept(tmp_path, monkeypatch):
+    (tmp_path / "failures.json").write_text(json.dumps({"0.3.0": "ImportError: old cause"}))
+
+    def fake(version, root, launch):
+        # A second `dsfields snapshot` on the same tree finishes while this one extracts: 0.3.0 now
+        # snapshots, 0.4.0 failed.
+        (root / "failures.json").write_text(json.dumps({"0.4.0": "ImportError: its cause"}))
+        return "ImportError: no module x"
+
+    monkeypatch.setattr(snapshot_command, "extract_release", fake)
+    assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 1
+    assert json.loads((tmp_path / "failures.json").read_text()) == {
+        "0.1.0": "ImportError: no module x", "0.4.0": "ImportError: its cause"}

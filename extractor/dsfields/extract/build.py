@@ -111,18 +111,19 @@ def start_static(package: str = "deepspeed") -> Any:
     return Forked(lambda: static_report(Path(locations[0])))
 
 
-def start_launch() -> Any:
+def start_launch(rules: bool = False) -> Any:
     """Start the launch witness (``dsfields extract --launch``); a future of its report.
 
     Its launches run in a worker process (:class:`dsfields.extract.launch.LaunchClient`), driven from a
-    thread here, so the worker imports DeepSpeed and launches while this process extracts.
+    thread here, so the worker imports DeepSpeed and launches while this process extracts. ``rules``: the
+    same worker then confirms the launch rules (its report's ``launch_json``).
     """
     from concurrent.futures import ThreadPoolExecutor
 
     from dsfields.extract.launch import launch_witness
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsfields-launch")
-    future = pool.submit(launch_witness)
+    future = pool.submit(launch_witness, rules=rules)
     pool.shutdown(wait=False)
     return future
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import logging
 import re
 import sys
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     from dsfields.extract.build import start_launch, start_static
 
     static = start_static()  # the static witness scans on the other core while DeepSpeed imports
-    launch = start_launch() if getattr(args, "launch", False) else None
+    launch_rules = getattr(args, "launch_rules", False)
+    launch = start_launch(rules=launch_rules) if getattr(args, "launch", False) else None
     cause = import_failure()
     if cause is not None:
         if static is not None:
@@ -128,12 +130,18 @@ def run(args: argparse.Namespace) -> int:
     paths_index.write_for(target)  # lookup's compact index, always beside the snapshot it indexes
     if report is not None:
         write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
-    if getattr(args, "launch_rules", False):  # its own process: a launch changes process-wide state
+    document = launch.result().get("launch_json") if launch is not None and launch_rules else None
+    if document is not None:  # confirmed by the launch witness's worker, after its traced launches
+        write_atomic(target.with_name("launch.json"),
+                     json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+    elif launch_rules:  # its own process: a launch changes process-wide state
         import subprocess
 
-        launch = [sys.executable, "-m", "dsfields.extract.launch", "--rules", "--out",
+        from dsfields.extract.launch import witness_env
+
+        argv = [sys.executable, "-m", "dsfields.extract.launch", "--rules", "--out",
                   str(target.with_name("launch.json"))]
-        if subprocess.run(launch, check=False).returncode:
+        if subprocess.run(argv, check=False, env=witness_env()).returncode:
             print("dsfields extract: the launch-rule probe failed", file=sys.stderr)
             return 2
     if not args.quiet:

@@ -67,6 +67,8 @@ Style = Literal["plain", "hf"]
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one launch may take in the worker (the first ZeRO-Offload launch loads cpu_adam: ~4 s cached)."""
+BUILD_TIMEOUT = 900.0
+"""Seconds the client waits for one JIT op build (outside the launch's budget; 1-2 min each on 2 busy cores)."""
 
 
 # ---------------------------------------------------------------- the record
@@ -364,6 +366,9 @@ class Launcher:
 
             atexit.register(shutil.rmtree, self.workdir, True)
         os.chdir(self.workdir)
+        # Before DeepSpeed: its comm set-up loads the shm_comm op (share_built_ops), and releases up to 0.18
+        # bind cpuinfo.get_cpu_info at import (remember_cpu_info).
+        guard_ops_dir()  # stale torch build locks would hang the first launch that loads an op
         import deepspeed
         import torch
         import torch.distributed as torch_dist
@@ -376,6 +381,7 @@ class Launcher:
             torch_dist.init_process_group("gloo", rank=0, world_size=1)
         from deepspeed.accelerator import get_accelerator
 
+        self.get_accelerator = get_accelerator  # deepspeed.get_accelerator only exists from 0.9 on
         accelerator = get_accelerator()
         if accelerator.communication_backend_name() == "ccl" and hasattr(accelerator, "_communication_backend_name"):
             # 0.9.3-0.14.0's CPU accelerator names oneCCL, whose op needs an installed oneCCL (CCL_ROOT): at
@@ -384,7 +390,6 @@ class Launcher:
         ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
         self.import_seconds = time.perf_counter() - started
-        guard_ops_dir()  # stale torch build locks would hang the first launch that loads an op
         self.gc_enabled = gc.isenabled()
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
             self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
@@ -393,6 +398,12 @@ class Launcher:
 
         self.groups = set(distributed_c10d._world.pg_map)
         self.start_seconds = time.perf_counter() - started
+
+    def about(self) -> dict[str, str]:
+        """What ``launch.json`` records of this worker: DeepSpeed, torch, Python, the accelerator."""
+        return {"deepspeed": str(self.deepspeed.__version__).strip(), "torch": self.torch.__version__.split("+")[0],
+                "python": ".".join(map(str, sys.version_info[:2])),
+                "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown"))}
 
     # -- one launch
 
@@ -420,8 +431,8 @@ class Launcher:
             data = wrap(plan.config, "", recorder)
         engine = None
         passed: list[str] = []
-        accelerator = type(self.deepspeed.get_accelerator())
-        claims = accelerator.is_fp16_supported
+        accelerator = type(self.get_accelerator())
+        claims = vars(accelerator).get("is_fp16_supported", _UNSET)  # absent before 0.9: fp16 was CUDA's
         if assume_fp16:
             accelerator.is_fp16_supported = lambda _self: True  # type: ignore[method-assign]
         previous = signal.signal(signal.SIGALRM, _alarm) if timeout else None
@@ -454,7 +465,11 @@ class Launcher:
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)
-            accelerator.is_fp16_supported = claims  # type: ignore[method-assign]
+            if claims is _UNSET:
+                with contextlib.suppress(AttributeError):
+                    del accelerator.is_fp16_supported
+            else:
+                accelerator.is_fp16_supported = claims  # type: ignore[method-assign]
             self._clean_up(engine)
         reads = frozenset(_read_paths(recorder)) if recorder is not None else frozenset()
         return _replace(verdict, seconds=time.perf_counter() - started, reads=reads,
@@ -561,6 +576,236 @@ def guard_ops_dir() -> None:
                 stale.unlink(missing_ok=True)
     fcntl.flock(handle, fcntl.LOCK_SH)
     _OPS_GUARD.append(handle)
+    pin_ninja(Path(sys.executable).parent)
+    share_built_ops()
+    remember_cpu_info()  # before DeepSpeed imports: releases up to 0.18 bind get_cpu_info at import
+
+
+def pin_ninja(bin_dir: Path) -> None:
+    """Build ops with the ninja of this interpreter's environment, whatever ``PATH`` the caller has.
+
+    torch runs ``ninja`` from ``PATH``. The pip ``ninja`` beside torch (1.13, build log v7) and a system one
+    (1.11, log v5) each find the other's ``.ninja_log`` "too old" or "invalid" and start over: every op is
+    recompiled (minutes each) whenever the caller's ``PATH`` changes, e.g. with or without an activated
+    virtualenv. One ninja per environment keeps the builds.
+    """
+    ninja = bin_dir / "ninja"
+    if not (ninja.is_file() and os.access(ninja, os.X_OK)):
+        return
+    paths = os.environ.get("PATH", "").split(os.pathsep)
+    if paths[:1] != [str(bin_dir)]:
+        os.environ["PATH"] = os.pathsep.join([str(bin_dir), *(p for p in paths if p != str(bin_dir))])
+
+
+def remember_cpu_info() -> None:
+    """Ask py-cpuinfo once per machine, not once per op load and per ZeRO-Offload launch.
+
+    ``cpuinfo.get_cpu_info()`` runs a Python subprocess probing the CPU (2 s idle, over 10 s on a busy
+    machine). DeepSpeed calls it for every op it loads (``cpu_arch``, ``simd_width``) and, up to 0.18, in
+    every ``DeepSpeedCPUAdam`` / ``DeepSpeedCPULion`` constructor: a cost of this machine, paid many times
+    per worker and for every release. Its answer is kept in this process and on disk, keyed by the
+    processor lines of ``/proc/cpuinfo`` (another machine, another key).
+    """
+    try:
+        import cpuinfo
+    except ImportError:
+        return
+    if getattr(cpuinfo.get_cpu_info, "_dsfields_remembered", False):
+        return
+    original = cpuinfo.get_cpu_info
+    cache: dict[str, Any] = {}
+
+    def get_cpu_info() -> Any:
+        if "info" not in cache:
+            cache["info"] = _cpu_info_from_disk(original)
+        return copy.deepcopy(cache["info"])
+
+    get_cpu_info._dsfields_remembered = True  # type: ignore[attr-defined]
+    cpuinfo.get_cpu_info = get_cpu_info
+    if hasattr(cpuinfo, "cpuinfo"):  # the package re-exports its module's function: both names
+        cpuinfo.cpuinfo.get_cpu_info = get_cpu_info
+
+
+def _cpu_info_from_disk(original: Callable[[], Any]) -> Any:
+    import hashlib
+
+    try:
+        lines = [line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.split(":")[0].strip() in ("vendor_id", "model name", "flags", "cpu family", "model")]
+    except OSError:
+        return original()
+    key = hashlib.sha256("\n".join(sorted(set(lines))).encode()).hexdigest()[:16]
+    path = _own_extensions_root().parent / "cpuinfo" / f"{key}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    info = original()
+    with contextlib.suppress(Exception):
+        from dsfields.model.store import write_atomic
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(info, sort_keys=True))
+    return info
+
+
+OPS_MANIFEST = "dsfields-manifest.json"
+"""Written into an op's build directory after it built and loaded: what it was built from (see share_built_ops)."""
+
+
+def share_built_ops() -> None:
+    """Let this process load an op another release built from the same files, instead of compiling it again.
+
+    Every release has its own extensions directory (:func:`own_extensions_dir`), so each would compile all
+    six CPU ops (1-2 min each on 2 cores: most of a cold release's launch witness), although most releases
+    share most op sources with a neighbour. torch cannot reuse another directory's build (its ninja file names
+    the other release's source paths), so ``torch.utils.cpp_extension.load`` is wrapped: after a load, the
+    build directory gets :data:`OPS_MANIFEST`, the op's key (name, sources and include paths relative to the
+    release, flags, torch, Python, machine) and the hash of every file of the release it was compiled from
+    (ninja's own dependency list: sources and every header they included). A later load whose key matches and
+    whose release has byte-identical copies of all those files imports that build's ``.so``: the same inputs,
+    the same compiler, the same op. Anything else (no manifest, a file that differs) builds as before.
+    DeepSpeed calls ``from torch.utils.cpp_extension import load`` inside ``jit_load``, so the wrapper is seen.
+    """
+    try:
+        import torch.utils.cpp_extension as cpp_extension
+    except ImportError:
+        return
+    original = cpp_extension.load
+    if getattr(original, "_dsfields_shared", False):
+        return
+    import inspect
+
+    # 0.16.7 on passes with_cuda=None, earlier releases leave it out: the same build either way.
+    defaults = {name: p.default for name, p in inspect.signature(original).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+
+    def load(name: str, sources: Any, *args: Any, **kwargs: Any) -> Any:
+        root = _release_root()
+        if root is None or args or kwargs.get("build_directory") or not os.environ.get("TORCH_EXTENSIONS_DIR"):
+            return original(name, sources, *args, **kwargs)
+        own = Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name
+        key = op_key(name, sources, kwargs, root, defaults)
+        found = own if _manifest_matches(own, key, root) else find_shared_op(name, key, root, _own_extensions_root())
+        if found is not None:  # built from these very files: import it, no ninja run (~1 s per op saved)
+            return cpp_extension._import_module_from_library(name, str(found), True)
+        (own / OPS_MANIFEST).unlink(missing_ok=True)  # a build follows: the old manifest no longer holds
+        with _building(name):
+            module = original(name, sources, **kwargs)
+        with contextlib.suppress(Exception):  # no manifest: this op is just not shared
+            write_op_manifest(own, key, root)
+        return module
+
+    load._dsfields_shared = True  # type: ignore[attr-defined]
+    cpp_extension.load = load
+
+
+BUILD_NOTICES: list[Callable[[str], None]] = []
+"""Told the op's name when a build starts (the worker tells its client, which then waits longer)."""
+
+
+@contextlib.contextmanager
+def _building(name: str) -> Iterator[None]:
+    """An op build (1-2 min on 2 cores) runs outside the launch's time budget.
+
+    A launch timeout that fires mid-build leaves a broken cache and turns a config that reads real keys
+    into a machine error; the build is this machine's set-up, not the launch, so the launch's alarm is
+    stopped for it and re-armed with what was left after it.
+    """
+    for notice in BUILD_NOTICES:
+        with contextlib.suppress(Exception):
+            notice(name)
+    left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        yield
+    finally:
+        if left > 0:
+            signal.setitimer(signal.ITIMER_REAL, left)
+
+
+def _release_root() -> Path | None:
+    """The folder holding the importable ``deepspeed`` package (a release's source or site-packages)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("deepspeed")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]).resolve().parent if locations else None
+
+
+def _relative(text: str, root: Path) -> str:
+    return text.replace(str(root) + os.sep, "<release>/")
+
+
+def op_key(name: str, sources: Any, kwargs: dict[str, Any], root: Path, defaults: dict[str, Any] | None = None) -> str:
+    """What an op build depends on besides file contents: its name, paths within the release, flags, tools.
+
+    An argument passed with torch's default value (``defaults``) is the same build as one left out.
+    """
+    import hashlib
+    import platform
+
+    import torch
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return _relative(value, root)
+        if isinstance(value, (list, tuple)):
+            return [norm(v) for v in value]
+        return value if value is None or isinstance(value, (bool, int, float)) else repr(value)
+
+    data = {"name": name, "sources": norm([sources] if isinstance(sources, str) else list(sources)),
+            "options": {k: norm(v) for k, v in sorted(kwargs.items()) if k not in ("verbose", "keep_intermediates")
+                        and not (defaults and k in defaults and defaults[k] == v)},
+            "torch": torch.__version__, "python": list(sys.version_info[:3]), "machine": platform.machine(),
+            "compiler": os.environ.get("CXX", "c++")}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _file_hash(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def write_op_manifest(build_dir: Path, key: str, root: Path) -> None:
+    """Record what ``build_dir``'s op was compiled from: ninja's dependencies that lie in the release."""
+    listed = subprocess.run(["ninja", "-C", str(build_dir), "-t", "deps"], capture_output=True, text=True,
+                            timeout=30, check=True).stdout
+    deps: dict[str, str] = {}
+    for line in listed.splitlines():
+        if line.startswith((" ", "\t")) and line.strip():
+            path = Path(line.strip()).resolve()
+            if path.is_relative_to(root):
+                digest = _file_hash(path)
+                if digest is None:
+                    return  # a dependency is gone: the build cannot be vouched for
+                deps[str(path.relative_to(root))] = digest
+    if not deps:
+        return  # no dependency list (ninja kept none): nothing to compare another release against
+    from dsfields.model.store import write_atomic
+
+    write_atomic(build_dir / OPS_MANIFEST, json.dumps({"key": key, "deps": deps}, indent=1, sort_keys=True) + "\n")
+
+
+def _manifest_matches(build_dir: Path, key: str, root: Path) -> bool:
+    try:
+        manifest = json.loads((build_dir / OPS_MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    if manifest.get("key") != key or not manifest.get("deps") or not (build_dir / f"{build_dir.name}.so").is_file():
+        return False
+    return all(_file_hash(root / rel) == digest for rel, digest in manifest["deps"].items())
+
+
+def find_shared_op(name: str, key: str, root: Path, extensions_root: Path) -> Path | None:
+    """Another release's build directory of op ``name`` built from files identical to ``root``'s, if any."""
+    for manifest in sorted(extensions_root.glob(f"*/{name}/{OPS_MANIFEST}")):
+        if _manifest_matches(manifest.parent, key, root):
+            return manifest.parent
+    return None
 
 
 def build_ops() -> dict[str, str]:
@@ -726,8 +971,25 @@ def module_state(prefix: str = "deepspeed") -> dict[str, str]:
 # ---------------------------------------------------------------- the worker and its client
 
 
+def tell_builds(out: Any) -> None:
+    """Write ``{"building": name}`` to ``out`` whenever an op build starts in this process (once per ``out``)."""
+    if any(getattr(notice, "out", None) is out for notice in BUILD_NOTICES):
+        return
+
+    def notice(name: str) -> None:
+        out.write(json.dumps({"building": name}) + "\n")
+        out.flush()
+
+    notice.out = out  # type: ignore[attr-defined]
+    BUILD_NOTICES.append(notice)
+
+
 def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
-    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, assume_fp16, trace, timeout)."""
+    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, assume_fp16, trace, timeout).
+
+    While an op builds, ``{"building": name}`` lines go out first (:func:`tell_builds`): the client waits.
+    """
+    tell_builds(out)
     for line in lines:
         if not line.strip():
             continue
@@ -753,29 +1015,44 @@ class LaunchClient:
         self.proc: subprocess.Popen[str] | None = None
         self.start_seconds: float | None = None
         self.starts = 0
+        self.builds: list[str] = []
+        """Ops the worker built (not found built from the same files), in order."""
 
     def _start(self) -> None:
         started = time.perf_counter()
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
         argv = [self.python, "-m", "dsfields.extract.launch", "--jsonl", *([] if self.warm_up else ["--no-warm-up"])]
+        # stderr to a file, not a pipe nobody reads (DeepSpeed is chatty): its last line says why a start failed.
+        errors = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
         ready = self._read(self.start_timeout)
         if ready is None or not ready.get("ready"):
             self.close(graceful=False)
-            raise RuntimeError("the launch worker did not start")
+            errors.seek(0)
+            lines = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+            errors.close()
+            raise RuntimeError("the launch worker did not start" + (f": {lines[-1].strip()[:300]}" if lines else ""))
+        errors.close()  # the worker keeps writing to the file, unlinked: it goes when the worker does
         self.start_seconds = time.perf_counter() - started
         self.worker_start = ready
         self.starts += 1
 
     def _read(self, timeout: float) -> dict[str, Any] | None:
+        """The worker's next answer; each op-build notice before it gives :data:`BUILD_TIMEOUT` more."""
         assert self.proc is not None and self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
+        deadline = time.monotonic() + timeout
+        while True:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            line = self.proc.stdout.readline()
+            answer = json.loads(line) if line else None
+            if not (isinstance(answer, dict) and "building" in answer):
+                return answer
+            self.builds.append(str(answer["building"]))
+            deadline = max(deadline, time.monotonic() + BUILD_TIMEOUT)
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
@@ -877,18 +1154,20 @@ def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[
     def launch(example: Any) -> LaunchVerdict:
         return launcher.launch(example.config, example.style, example.optimizer_from_code)
 
-    import torch
+    return rules_document(launcher.about(), launch, rules or launch_rules.RULES)
 
-    deepspeed = launcher.deepspeed
-    accelerator = str(getattr(deepspeed.get_accelerator(), "_name", "unknown"))
+
+def rules_document(about: dict[str, str], launch: Callable[[Any], LaunchVerdict],
+                   rules: Iterable[Any]) -> dict[str, Any]:
+    """``launch.json``: ``about`` is the worker's :meth:`Launcher.about`, ``launch`` runs one example untraced."""
     return {
         "format_version": LAUNCH_FORMAT,
         "generated_by": "python -m dsfields.extract.launch --rules",
-        "deepspeed_version": str(deepspeed.__version__).strip(),
-        "environment": {"python": ".".join(map(str, sys.version_info[:2])), "torch": torch.__version__.split("+")[0],
-                        "accelerator": accelerator, "world_size": 1, "backend": "gloo",
+        "deepspeed_version": about["deepspeed"],
+        "environment": {"python": about["python"], "torch": about["torch"],
+                        "accelerator": about["accelerator"], "world_size": 1, "backend": "gloo",
                         "hf_layers": "transformers 5.24.0 / accelerate 1.15.0, mirrored (dsfields.model.hf_trainer)"},
-        "rules": {rule.id: confirm_rule(rule, launch) for rule in (rules or launch_rules.RULES)},
+        "rules": {rule.id: confirm_rule(rule, launch) for rule in rules},
     }
 
 
@@ -921,28 +1200,45 @@ def witness_paths(reads: Iterable[str]) -> set[str]:
     return {p for p in reads if not {"*", PROBE_KEY} & set(p.split("."))}
 
 
-def launch_witness(client: LaunchClient | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+def launch_witness(client: LaunchClient | None = None, timeout: float = DEFAULT_TIMEOUT,
+                   rules: bool = False) -> dict[str, Any]:
     """Witness 4 of issue 15: the paths ``deepspeed.initialize`` reads, on tracing dicts, over :func:`witness_examples`.
 
     Runs in a worker process (:class:`LaunchClient`: a launch changes process-wide state). Returns
     ``{"paths": sorted paths, "configs": n, "outcomes": {outcome: count}}`` for
     :func:`dsfields.extract.reconcile.merge`; a machine error still contributes the reads made before it.
+
+    ``rules``: also confirm the launch rules in the same worker (``extract --launch --launch-rules``), each
+    example launched again untraced as ``--rules`` does; the document is ``"launch_json"``. One worker start
+    (DeepSpeed's import, the gloo group, the warm-up launch) instead of two.
     """
     own = client is None
-    client = client or LaunchClient()
+    client = client or LaunchClient(env=witness_env())
     paths: set[str] = set()
     outcomes: dict[str, int] = {}
     examples = witness_examples()
+    document = None
     try:
         for example in examples:
             verdict = client.launch(example.config, example.style, example.optimizer_from_code, trace=True,
                                     timeout=timeout)
             outcomes[verdict.outcome] = outcomes.get(verdict.outcome, 0) + 1
             paths |= witness_paths(verdict.reads)
+        if rules:
+            from dsfields.model import launch_rules
+
+            def launch(example: Any) -> LaunchVerdict:
+                return client.launch(example.config, example.style, example.optimizer_from_code, timeout=timeout)
+
+            document = rules_document(client.worker_start["about"], launch, launch_rules.RULES)
     finally:
         if own:
             client.close()
-    return {"paths": sorted(paths), "configs": len(examples), "outcomes": dict(sorted(outcomes.items()))}
+    report: dict[str, Any] = {"paths": sorted(paths), "configs": len(examples),
+                              "outcomes": dict(sorted(outcomes.items()))}
+    if document is not None:
+        report["launch_json"] = document
+    return report
 
 
 # ---------------------------------------------------------------- older releases (their runtime from releases.py)
@@ -974,6 +1270,27 @@ def cpu_stub_dir() -> Path:
             init.parent.mkdir(parents=True, exist_ok=True)
             init.write_text(text, encoding="utf-8")
     return root
+
+
+def witness_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a launch worker started from this process (``extract --launch``, ``--launch-rules``).
+
+    This process's own, plus the CPU-accelerator stubs when the DeepSpeed it imports needs them: inside a
+    release runtime of 0.9.3-0.14.0 (``dsfields snapshot --launch``) the worker's ``DS_ACCELERATOR=cpu``
+    would otherwise fail at import, and every launch would be a machine error for a reason no user has.
+    Found from the importable DeepSpeed's own source, so it holds for an installed release too.
+    """
+    import importlib.util
+
+    env = dict(os.environ if environ is None else environ)
+    spec = importlib.util.find_spec("deepspeed")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if locations and needs_cpu_stubs(Path(locations[0]).parent):
+        stubs = str(cpu_stub_dir())
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if stubs not in paths:
+            env["PYTHONPATH"] = os.pathsep.join([*paths, stubs])
+    return env
 
 
 def release_launch_env(version: str) -> dict[str, str]:
@@ -1036,6 +1353,8 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     out = args.out.resolve() if args.out else None
+    if args.jsonl:  # builds during start-up (shm_comm, the warm-up's fused_adam) extend the client's wait too
+        tell_builds(results)
     launcher = Launcher(warm_up=not args.no_warm_up)
     if args.rules:
         data = probe_rules(launcher)
@@ -1053,7 +1372,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.jsonl:
         results.write(json.dumps({"ready": True, "import_seconds": round(launcher.import_seconds, 3),
-                                  "start_seconds": round(launcher.start_seconds, 3)}) + "\n")
+                                  "start_seconds": round(launcher.start_seconds, 3), "about": launcher.about()}) + "\n")
         results.flush()
         serve(sys.stdin, results, launcher)
         return 0

@@ -21,6 +21,8 @@ from dsfields.model.store import FORMAT_VERSION, SNAPSHOT_FILE, dumps, repo_gene
 
 FAILURES_FILE = "failures.json"
 EXTRACT_TIMEOUT = 900.0
+LAUNCH_TIMEOUT = 2400.0
+"""With --launch: a cold release JIT-builds the CPU ops its launches load (1-2 min each on 2 busy cores)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="releases extracted in parallel (default: 2)")
     parser.add_argument("--out", type=Path, default=None, help="root of the snapshot tree (default: generated/)")
     parser.add_argument("--force", action="store_true", help="re-extract even up-to-date snapshots")
+    parser.add_argument("--launch", action="store_true",
+                        help="every witness: also run the launch witness and confirm the launch rules "
+                             "(deepspeed.initialize on CPU in each release's runtime; writes launch.json)")
 
 
 def up_to_date(root: Path, version: str) -> bool:
@@ -39,14 +44,18 @@ def up_to_date(root: Path, version: str) -> bool:
         return False
 
 
-def extract_release(version: str, root: Path) -> str | None:
-    """Snapshot one release; return None on success, else the cause in one line."""
+def extract_release(version: str, root: Path, launch: bool = False) -> str | None:
+    """Snapshot one release; return None on success, else the cause in one line.
+
+    ``launch``: every witness (``dsfields extract --launch --launch-rules`` in the release's runtime).
+    """
     from dsfields.extract import releases
 
+    argv = ["dsfields", "extract", "--quiet", "--out", str(root)]
+    if launch:
+        argv += ["--launch", "--launch-rules"]
     try:
-        done = releases.run_in_release(
-            version, ["dsfields", "extract", "--quiet", "--out", str(root)], timeout=EXTRACT_TIMEOUT
-        )
+        done = releases.run_in_release(version, argv, timeout=LAUNCH_TIMEOUT if launch else EXTRACT_TIMEOUT)
     except Exception as exc:  # download, environment or timeout: the cause is the answer
         return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
     if done.returncode != 0:
@@ -55,6 +64,42 @@ def extract_release(version: str, root: Path) -> str | None:
     if not (root / version / SNAPSHOT_FILE).is_file():
         return "extraction wrote no snapshot for this version (DeepSpeed reports another __version__)"
     return None
+
+
+def field_count(root: Path, version: str) -> int | None:
+    try:
+        return int(json.loads((root / version / SNAPSHOT_FILE).read_text())["coverage"]["fields"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def outcome_line(root: Path, version: str, before: int | None) -> str:
+    """What one finished release's snapshot holds: fields (and before), the launch witness, the rules.
+
+    Machine errors are counted apart from launches and refusals: this CPU machine failing a launch says
+    nothing about the config, so they are never folded into either.
+    """
+    after = field_count(root, version)
+    parts = [f"{after} fields" + (f" (was {before})" if before is not None and before != after else "")]
+    try:
+        witnesses = json.loads((root / version / SNAPSHOT_FILE).read_text())["coverage"]["witnesses"]
+        launch = witnesses.get("launch")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        launch = None
+    if isinstance(launch, dict):
+        outcomes = launch.get("outcomes", {})
+        parts.append(f"launch witness: {launch.get('paths')} paths from {launch.get('configs')} configs "
+                     f"({outcomes.get('launched', 0)} launched, {outcomes.get('config_error', 0)} refused, "
+                     f"{outcomes.get('machine_error', 0)} machine)")
+    try:
+        rules = json.loads((root / version / "launch.json").read_text())["rules"]
+    except (OSError, ValueError, KeyError, TypeError):
+        rules = None
+    if isinstance(rules, dict) and launch is not None:
+        machine = sum(1 for r in rules.values() if any("machine reason" in w for w in r.get("why_not", ())))
+        confirmed = sum(1 for r in rules.values() if r.get("confirmed"))
+        parts.append(f"rules: {confirmed}/{len(rules)} confirmed, {machine} unconfirmed for a machine reason")
+    return "; ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,29 +124,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"dsfields snapshot: {bad or out_problem(root)}", file=sys.stderr)
         return 2
     versions = sorted(set(versions), key=version_key)
-    todo = [v for v in versions if args.force or not up_to_date(root, v)]
+    launch = bool(getattr(args, "launch", False))
+    todo = [v for v in versions if args.force or not up_to_date(root, v) or (launch and not has_launch(root, v))]
+    before = {v: field_count(root, v) for v in todo}
     failures_path = root / FAILURES_FILE
-    try:
-        failures: dict[str, str] = json.loads(failures_path.read_text())
-    except (OSError, ValueError):
-        failures = {}
+    outcomes: dict[str, str | None] = {}
+    """This run's verdict per release (None: snapshotted), applied to failures.json as it is at the end."""
     started = time.perf_counter()
     lock = threading.Lock()
     done_count = 0
     print(f"dsfields snapshot: {len(versions) - len(todo)} up to date, {len(todo)} to extract", file=sys.stderr)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(_timed, extract_release, v, root): v for v in todo}
+        # Newest first: the releases most users run are done first when a long run is cut short.
+        futures = {pool.submit(_timed, extract_release, v, root, launch): v for v in reversed(todo)}
         for future in as_completed(futures):
             version = futures[future]
             cause, seconds = future.result()
             with lock:
                 done_count += 1
-                if cause is None:
-                    failures.pop(version, None)
-                else:
-                    failures[version] = cause
-                status = "ok" if cause is None else f"FAILED: {cause}"
+                outcomes[version] = cause
+                status = f"ok: {outcome_line(root, version, before[version])}" if cause is None else f"FAILED: {cause}"
                 print(f"[{done_count:>3}/{len(todo)}] {version:<8} {status} ({seconds:.1f} s)", file=sys.stderr)
+    # Read now, not at the start: another snapshot run on the same tree (one per release, two at a time)
+    # may have recorded its own releases meanwhile; only this run's releases change here.
+    try:
+        failures: dict[str, str] = json.loads(failures_path.read_text())
+    except (OSError, ValueError):
+        failures = {}
+    for version, cause in outcomes.items():
+        if cause is None:
+            failures.pop(version, None)
+        else:
+            failures[version] = cause
     for version in versions:
         if version not in todo and version in failures and up_to_date(root, version):
             failures.pop(version)
@@ -118,6 +172,16 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _timed(fn, version: str, root: Path) -> tuple[str | None, float]:  # noqa: ANN001
+def has_launch(root: Path, version: str) -> bool:
+    """Whether ``version``'s snapshot carries the launch witness and its launch.json exists."""
+    try:
+        snapshot = json.loads((root / version / SNAPSHOT_FILE).read_text())
+        launch = snapshot["coverage"]["witnesses"]["launch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(launch, dict) and (root / version / "launch.json").is_file()
+
+
+def _timed(fn, version: str, root: Path, launch: bool) -> tuple[str | None, float]:  # noqa: ANN001
     start = time.perf_counter()
-    return fn(version, root), time.perf_counter() - start
+    return fn(version, root, launch), time.perf_counter() - start
