@@ -22,15 +22,7 @@ from dsfields.model.store import load as load_snapshot
 
 @pytest.fixture(scope="module")
 def witnessed() -> dict:
-    sys.path.insert(0, str(FIXTURES))
-    try:
-        import staticds.runtime.config as config_module
-
-        from dsfields.extract.build import extract
-
-        return extract(config_module, version="0.0.9", package="staticds")
-    finally:
-        sys.path.remove(str(FIXTURES))
+    return _extract_staticds()
 
 
 def test_conditional_reads_get_trace_evidence_through_exploration(witnessed):
