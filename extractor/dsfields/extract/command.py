@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import logging
 import re
 import sys
@@ -132,8 +131,9 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
     document = launch.result().get("launch_json") if launch is not None and launch_rules else None
     if document is not None:  # confirmed by the launch witness's worker, after its traced launches
-        write_atomic(target.with_name("launch.json"),
-                     json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+        from dsfields.extract.launch import launch_json_text
+
+        write_atomic(target.with_name("launch.json"), launch_json_text(document))
     elif launch_rules:  # its own process: a launch changes process-wide state
         import subprocess
 

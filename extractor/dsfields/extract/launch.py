@@ -1321,6 +1321,11 @@ def probe_release(version: str, out: Path, timeout: float = 1800.0) -> int:
     return result.returncode
 
 
+
+def launch_json_text(data: dict[str, Any]) -> str:
+    """``launch.json`` as written, whether by ``--rules`` or by the launch witness's worker."""
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dsfields.extract.launch",
                                      description="Run deepspeed.initialize on CPU for ds_config files or JSON lines.")
@@ -1358,7 +1363,7 @@ def main(argv: list[str] | None = None) -> int:
     launcher = Launcher(warm_up=not args.no_warm_up)
     if args.rules:
         data = probe_rules(launcher)
-        text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+        text = launch_json_text(data)
         if out is not None:
             from dsfields.model.store import write_atomic
 
