@@ -201,25 +201,24 @@ def test_older_release_rules_are_active_where_their_launch_json_confirms_them(ch
         "scheduler.params.cycle_first_step_size": "scheduler-invalid-args"}
 
 
-def _without_launch_json() -> str:
-    """The newest committed release not yet probed (``dsfields snapshot --launch`` adds launch.json over time)."""
-    from dsfields.model.store import repo_generated_dir, version_key
+def test_a_release_without_launch_json_gets_the_note_and_no_launch_errors(tmp_path, monkeypatch):
+    # A release extracted without --launch (`dsfields extract`, `dsfields snapshot` alone) has no launch.json:
+    # its launch rules stay inactive and check says so. Every committed release has one, so the tree is a copy.
+    import shutil
 
-    generated = repo_generated_dir()
-    versions = [p.name for p in generated.iterdir()
-                if (p / "fields.json").is_file() and not (p / "launch.json").exists()]
-    if not versions:
-        pytest.skip("every committed release has its launch.json")
-    return max(versions, key=version_key)
+    from dsfields.model.store import repo_generated_dir
 
-
-def test_an_older_release_without_launch_json_gets_the_note_and_no_launch_errors():
-    version = _without_launch_json()
+    version = "0.14.4"
+    shutil.copytree(repo_generated_dir() / version, tmp_path / version,
+                    ignore=shutil.ignore_patterns("launch.json"))
+    monkeypatch.setenv("DSFIELDS_GENERATED", str(tmp_path))
     assert catalogue.load_launch(version) is None
     old = Checker(load_snapshot(version))
     found = findings(old, with_zero(cpu_offload=True), hf=True)
     assert not launch_errors(found)
     assert [f for f in found if NOT_CONFIRMED in f.message and f.severity is Severity.INFO]
+    monkeypatch.delenv("DSFIELDS_GENERATED")  # the committed tree, with its launch.json: the rule is active
+    assert launch_errors(findings(Checker(load_snapshot(version)), with_zero(cpu_offload=True), hf=True))
 
 
 def test_a_malformed_launch_json_counts_as_absent(tmp_path):

@@ -1,0 +1,365 @@
+"""The C++ compiler dsfields' own op builds run through: DeepSpeed's CPU ops, compiled for the witness, quickly.
+
+A launch that needs ``cpu_adam``, ``fused_adam`` or the shm communicator makes DeepSpeed JIT-build it with
+torch's ``cpp_extension.load``. On this 2-core machine that was most of a new release's extraction: each
+translation unit spends ~1 min just parsing ``torch/extension.h`` (the syntax-only pass alone), and DeepSpeed's
+``-O3 -g`` roughly triples it. The launch witness needs an op that loads and behaves, not a fast or debuggable
+one, so :func:`install` points ``CXX`` at this file, run as a script, which
+
+* compiles at ``-O1`` without debug information (``-O2``/``-O3``/``-Ofast`` become ``-O1``, ``-g*`` is dropped);
+* precompiles ``torch/extension.h`` once per set of flags (the release's own ``-I`` paths and the op's
+  ``TORCH_EXTENSION_NAME`` left out: neither reaches torch's headers) and hands it to every source whose first
+  include is ``<torch/extension.h>``, with ``-include``. GCC itself refuses a header precompiled under other
+  flags (and falls back to the text); a release include directory holding a file of the same relative path as
+  a header the precompiled one read would shadow it, so such a source is compiled without it;
+* compiles without the precompiled header if the compile with it fails, so it never fails a build that plain
+  compilation passes.
+
+Everything else (linking, ``-v``, ``-dumpversion``) goes to the real compiler unchanged. Only dsfields' own
+extensions directory uses it (:func:`dsfields.extract.launch.guard_ops_dir`): a ``TORCH_EXTENSIONS_DIR`` the
+caller chose keeps DeepSpeed's flags. Stdlib only: it runs as ``python -I``, outside any dsfields import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+WRAPPER_NAME = "g++"
+"""torch accepts a compiler whose path names g++ (cpp_extension.check_compiler_ok_for_platform)."""
+HEADER = "dsfields_torch.h"
+HEADER_TEXT = "#include <torch/extension.h>\n"
+QUICK_OPT = "-O1"
+_OPT_REPLACED = frozenset({"-O2", "-O3", "-Ofast"})
+_DEBUG_DROPPED = frozenset({"-g", "-g1", "-g2", "-g3", "-ggdb"})
+
+
+def quick_flags(args: list[str]) -> list[str]:
+    """DeepSpeed's flags for one compile, at ``-O1`` and without debug information."""
+    return [QUICK_OPT if a in _OPT_REPLACED else a for a in args if a not in _DEBUG_DROPPED]
+
+
+def _value_after(args: list[str], flag: str) -> str | None:
+    with contextlib.suppress(ValueError, IndexError):
+        return args[args.index(flag) + 1]
+    return None
+
+
+def split_compile(args: list[str]) -> tuple[list[str], list[str], str | None]:
+    """``(signature flags, user include dirs, source)`` of one ``-c`` compile as torch's ninja file spells it.
+
+    The signature flags are what the precompiled header must share with the compile: everything but the
+    outputs (``-c SRC -o OUT -MMD -MF DEP``), ``-DTORCH_EXTENSION_NAME=`` and the ``-I`` paths, which are
+    returned apart (the release's own include directories).
+    """
+    flags: list[str] = []
+    includes: list[str] = []
+    source = _value_after(args, "-c")
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in ("-c", "-o", "-MF"):
+            skip = True
+            continue
+        if arg == "-MMD" or arg.startswith("-DTORCH_EXTENSION_NAME="):
+            continue
+        if arg == "-I":
+            includes.append(args[i + 1] if i + 1 < len(args) else "")
+            skip = True
+            continue
+        if arg.startswith("-I"):
+            includes.append(arg[2:])
+            continue
+        flags.append(arg)
+    return flags, includes, source
+
+
+TORCH_HEADER = "torch/extension.h"
+
+
+def _directives(text: str) -> list[str]:
+    """The source's lines with comments removed and continuations joined, blank ones left out."""
+    out: list[str] = []
+    in_comment = False
+    pending = ""
+    for raw in text.splitlines():
+        line = raw
+        if in_comment:
+            if "*/" not in line:
+                continue
+            line = line.split("*/", 1)[1]
+            in_comment = False
+        while "/*" in line:
+            head, tail = line.split("/*", 1)
+            if "*/" in tail:
+                line = head + " " + tail.split("*/", 1)[1]
+            else:
+                line, in_comment = head, True
+        line = line.split("//", 1)[0].rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = (pending + line).strip()
+        pending = ""
+        if line:
+            out.append(line)
+    return out
+
+
+def _include_target(line: str) -> tuple[str, bool] | None:
+    rest = line[1:].strip()
+    if not rest.startswith("include"):
+        return None
+    rest = rest[len("include"):].strip()
+    if rest[:1] == "<" and ">" in rest:
+        return rest[1:].split(">", 1)[0], False
+    if rest[:1] == '"' and rest.count('"') >= 2:
+        return rest[1:].split('"', 1)[0], True
+    return None
+
+
+def torch_preamble(source: Path, includes: list[str], _depth: int = 0) -> tuple[bool, list[str]] | None:
+    """What comes before ``<torch/extension.h>`` in ``source``: ``(reached, macros defined on the way)``.
+
+    Walked in order through the local headers it includes (``"..."``, found beside the file or in
+    ``includes``). Allowed on the way: system includes, ``#pragma once``, include guards and ``#define``s
+    (whose names the caller checks against the precompiled headers). Anything else (code, a conditional)
+    returns None: forcing torch's header first could change what that source means.
+    """
+    try:
+        lines = _directives(source.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    macros: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith("#"):
+            return None
+        word = line[1:].strip().split(None, 1)[0] if line[1:].strip() else ""
+        if word == "include":
+            target = _include_target(line)
+            if target is None:
+                return None
+            name, local = target
+            if name == TORCH_HEADER:
+                return True, macros
+            found = next((d / name for d in (source.parent, *map(Path, includes)) if (d / name).is_file()), None)
+            if local or found is not None:
+                if found is None or _depth > 8:
+                    return None
+                inner = torch_preamble(found, includes, _depth + 1)
+                if inner is None:
+                    return None
+                macros += inner[1]
+                if inner[0]:
+                    return True, macros
+        elif word == "pragma" and line[1:].strip().split()[1:2] == ["once"]:
+            pass
+        elif word == "ifndef" and i + 1 < len(lines) and lines[i + 1].startswith("#") \
+                and lines[i + 1][1:].split()[:2] == ["define", line[1:].split()[1]]:
+            macros.append(line[1:].split()[1])  # an include guard: its #endif closes the file
+            i += 1
+        elif word == "define":
+            name = line[1:].strip().split(None, 2)[1].split("(", 1)[0] if len(line[1:].split()) > 1 else ""
+            if not name:
+                return None
+            macros.append(name)
+        elif word == "endif" and _depth > 0 and i == len(lines) - 1:
+            pass
+        else:
+            return None
+        i += 1
+    return False, macros
+
+
+PCH_LAYOUT = "2"
+"""Bumped when what a PCH folder holds changes (2: ``deps.json`` lists system headers too, ``-MD``)."""
+
+
+def _signature_dir(root: Path, real: str, flags: list[str]) -> Path:
+    digest = hashlib.sha256("\0".join([PCH_LAYOUT, real, *flags]).encode()).hexdigest()[:16]
+    return root / digest
+
+
+def _system_roots(flags: list[str]) -> list[Path]:
+    return [Path(flags[i + 1]) for i, a in enumerate(flags[:-1]) if a == "-isystem"]
+
+
+def shadowed(deps: list[str], includes: list[str], flags: list[str]) -> bool:
+    """Whether a user include directory holds a file at the relative path of a header the PCH read.
+
+    GCC searches ``-I`` before ``-isystem``: such a file would replace torch's header in a plain compile.
+    """
+    roots = _system_roots(flags)
+    for dep in deps:
+        path = Path(dep)
+        for root in roots:
+            if path.is_relative_to(root):
+                rel = path.relative_to(root)
+                if any((Path(inc) / rel).exists() for inc in includes if inc):
+                    return True
+    return False
+
+
+def _read_deps(path: Path) -> list[str]:
+    """The headers of a ``-MMD`` dependency file (``target: dep dep \\``)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    body = text.split(":", 1)[1] if ":" in text else ""
+    return [d for d in body.replace("\\\n", " ").split() if d != "\\"]
+
+
+def _stamp(paths: list[str]) -> list[list[object]]:
+    out: list[list[object]] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            out.append([p, None, None])
+        else:
+            out.append([p, st.st_size, st.st_mtime_ns])
+    return out
+
+
+def ensure_pch(root: Path, real: str, flags: list[str]) -> tuple[Path, list[str]] | None:
+    """The precompiled header for ``flags`` (built once, under a lock) and the headers it read; None if it cannot be.
+
+    GCC does not notice a header that changed after it was precompiled, so every header it read is kept with
+    its size and mtime, and a change (torch reinstalled at the same path) builds it again. A failed build
+    leaves a ``failed`` marker: every later source compiles plain at once.
+    """
+    import fcntl
+    import json
+
+    folder = _signature_dir(root, real, flags)
+    header = folder / HEADER
+    gch = folder / (HEADER + ".gch")
+    stamps = folder / "deps.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another build of the same signature waits, then uses it
+        if (folder / "failed").exists():
+            return None
+        try:
+            recorded = json.loads(stamps.read_text())
+        except (OSError, ValueError):
+            recorded = None
+        if not gch.is_file() or not isinstance(recorded, list) or _stamp([r[0] for r in recorded]) != recorded:
+            header.write_text(HEADER_TEXT)
+            tmp = folder / f".{os.getpid()}.gch"
+            deps = folder / f".{os.getpid()}.d"
+            cmd = [real, *flags, "-x", "c++-header", str(header), "-o", str(tmp), "-MD", "-MF", str(deps)]
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+            read = _read_deps(deps)
+            deps.unlink(missing_ok=True)
+            if done.returncode != 0 or not tmp.is_file() or not read:
+                tmp.unlink(missing_ok=True)
+                (folder / "failed").write_text(done.stderr.decode(errors="replace")[-4000:])
+                return None
+            os.replace(tmp, gch)  # whole or absent: a killed build leaves no half header
+            recorded = _stamp(read)
+            (folder / "identifiers.txt").write_text("\n".join(sorted(_identifiers(read))) + "\n")
+            stamps.write_text(json.dumps(recorded))  # last: a folder without it is built again
+    return header, [r[0] for r in recorded]
+
+
+def _identifiers(paths: list[str]) -> set[str]:
+    import re
+
+    names: set[str] = set()
+    word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    for p in paths:
+        with contextlib.suppress(OSError):
+            names.update(word.findall(Path(p).read_text(encoding="utf-8", errors="replace")))
+    return names
+
+
+def _uses_any(folder: Path, macros: list[str]) -> bool:
+    """Whether a header the PCH read names one of ``macros`` (then defining it first could change it)."""
+    if not macros:
+        return False
+    try:
+        known = set((folder / "identifiers.txt").read_text().split())
+    except OSError:
+        return True
+    return any(m in known for m in macros)
+
+
+def compile_args(args: list[str], root: Path, real: str) -> list[str]:
+    """The arguments this wrapper compiles one ``-c`` source with: quick flags, plus the PCH when it applies."""
+    args = quick_flags(args)
+    flags, includes, source = split_compile(args)
+    preamble = torch_preamble(Path(source), includes) if source else None
+    if preamble is None or not preamble[0]:
+        return args
+    built = ensure_pch(root, real, flags)
+    if built is None or shadowed(built[1], includes, flags) or _uses_any(built[0].parent, preamble[1]):
+        return args
+    return [*args, "-include", str(built[0])]
+
+
+def main(argv: list[str], real: str, root: Path) -> int:
+    """Run one compiler invocation of torch's ninja file; return the compiler's exit code."""
+    args = argv[1:]
+    if "-c" not in args:
+        return subprocess.run([real, *args], check=False).returncode
+    quick = quick_flags(args)
+    chosen = compile_args(args, root, real)
+    if chosen == quick:
+        return subprocess.run([real, *quick], check=False).returncode
+    done = subprocess.run([real, *chosen], capture_output=True, check=False)
+    if done.returncode == 0:
+        sys.stdout.buffer.write(done.stdout)
+        sys.stderr.buffer.write(done.stderr)
+        return 0
+    return subprocess.run([real, *quick], check=False).returncode  # the PCH is never why a build fails
+
+
+_SCRIPT = '''#!{python} -I
+"""dsfields' compiler wrapper for its own DeepSpeed op builds (see dsfields/extract/quickcxx.py)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, {module_dir!r})
+from quickcxx import main
+
+sys.exit(main(sys.argv, {real!r}, Path({pch_root!r})))
+'''
+
+
+def install(cache: Path, environ: dict[str, str] | None = None) -> Path:
+    """Write the wrapper into ``cache`` (once per script, interpreter and real compiler) and point ``CXX`` at it.
+
+    The folder is named by a hash of all three and of this file, so an op built through another version of the
+    wrapper has another compiler in its key (:func:`dsfields.extract.launch.op_key`) and is not reused.
+    """
+    env = os.environ if environ is None else environ
+    real = env.get("DSFIELDS_REAL_CXX") or env.get("CXX") or "c++"
+    if Path(real).name == WRAPPER_NAME and Path(real).parent.parent == cache / "cxx":
+        return Path(real)  # already installed in this process's environment
+    here = Path(__file__).resolve()
+    digest = hashlib.sha256(here.read_bytes() + f"\0{sys.executable}\0{real}".encode()).hexdigest()[:12]
+    folder = cache / "cxx" / digest
+    wrapper = folder / WRAPPER_NAME
+    if not wrapper.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        module = folder / f".{os.getpid()}.py"
+        module.write_bytes(here.read_bytes())
+        os.replace(module, folder / "quickcxx.py")  # a compile running meanwhile never imports half a file
+        tmp = folder / f".{os.getpid()}.tmp"
+        tmp.write_text(_SCRIPT.format(python=sys.executable, module_dir=str(folder), real=real,
+                                      pch_root=str(cache / "pch")))
+        tmp.chmod(0o755)
+        os.replace(tmp, wrapper)
+    env["DSFIELDS_REAL_CXX"] = real
+    env["CXX"] = str(wrapper)
+    return wrapper
