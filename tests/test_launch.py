@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -343,6 +344,49 @@ def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_
         monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "extensions" / version))
         cpp_extension.load(name="op", sources=[str(root / "deepspeed/ops/csrc/op.c")], extra_cflags=["-O3"])
     assert [r.name for r in built] == ["0.1.0", "0.2.0"]
+    assert imported == [str(tmp_path / "extensions" / "0.1.0" / "op")]
+
+
+@pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
+def test_two_builders_of_one_op_at_once_compile_it_once(tmp_path, monkeypatch):
+    # Two releases extracted side by side (snapshot --jobs 2) load the same op at the same moment.
+    pytest.importorskip("torch")
+    import threading
+
+    import torch.utils.cpp_extension as cpp_extension
+
+    from dsfields.extract import launch
+
+    built: list[str] = []
+    imported: list[str] = []
+    started = threading.Event()
+
+    def slow_load(name, sources, **kwargs):  # torch's load: a build that takes a while
+        started.set()
+        time.sleep(0.5)  # the other builder asks for the op meanwhile
+        _ninja_build(Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name, Path(sources[0]).parents[3])
+        built.append(threading.current_thread().name)
+        return "built"
+
+    monkeypatch.setattr(cpp_extension, "load", slow_load)
+    monkeypatch.setattr(cpp_extension, "_import_module_from_library", lambda name, path, _: imported.append(path))
+    monkeypatch.setattr(launch, "_own_extensions_root", lambda: tmp_path / "extensions")
+    root = _release(tmp_path / "0.1.0", "#define X 1\n")
+    monkeypatch.setattr(launch, "_release_root", lambda: root)
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "extensions" / "0.1.0"))
+    launch.share_built_ops()
+
+    def load() -> None:
+        cpp_extension.load(name="op", sources=[str(root / "deepspeed/ops/csrc/op.c")], extra_cflags=["-O3"])
+
+    first = threading.Thread(target=load, name="first")
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=load, name="second")
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert built == ["first"]
     assert imported == [str(tmp_path / "extensions" / "0.1.0" / "op")]
 
 

@@ -695,18 +695,42 @@ def share_built_ops() -> None:
             return original(name, sources, *args, **kwargs)
         own = Path(os.environ["TORCH_EXTENSIONS_DIR"]) / name
         key = op_key(name, sources, kwargs, root, defaults)
-        found = own if _manifest_matches(own, key, root) else find_shared_op(name, key, root, _own_extensions_root())
-        if found is not None:  # built from these very files: import it, no ninja run (~1 s per op saved)
-            return cpp_extension._import_module_from_library(name, str(found), True)
-        (own / OPS_MANIFEST).unlink(missing_ok=True)  # a build follows: the old manifest no longer holds
-        with _building(name):
-            module = original(name, sources, **kwargs)
-        with contextlib.suppress(Exception):  # no manifest: this op is just not shared
-            write_op_manifest(own, key, root)
-        return module
+
+        def shared() -> Path | None:
+            return own if _manifest_matches(own, key, root) else find_shared_op(name, key, root, _own_extensions_root())
+
+        found = shared()
+        if found is None:
+            # Neighbouring releases run side by side (`snapshot --jobs 2`, newest first) and mostly share their
+            # ops: one builds while the other waits, then imports that build instead of compiling it again.
+            with _building(name), _build_lock(name, key):
+                found = shared()
+                if found is None:
+                    (own / OPS_MANIFEST).unlink(missing_ok=True)  # a build follows: the old manifest no longer holds
+                    module = original(name, sources, **kwargs)
+                    with contextlib.suppress(Exception):  # no manifest: this op is just not shared
+                        write_op_manifest(own, key, root)
+                    return module
+        # Built from these very files: import it, no ninja run (~1 s per op saved).
+        return cpp_extension._import_module_from_library(name, str(found), True)
 
     load._dsfields_shared = True  # type: ignore[attr-defined]
     cpp_extension.load = load
+
+
+@contextlib.contextmanager
+def _build_lock(name: str, key: str) -> Iterator[None]:
+    """Held while one process builds op ``name`` with ``key``: every other builder of the same key waits.
+
+    A ``flock``: the kernel drops it when a builder dies, so a killed build never blocks the next one.
+    """
+    import fcntl
+
+    folder = _own_extensions_root() / ".build-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}-{key[:24]}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 BUILD_NOTICES: list[Callable[[str], None]] = []
