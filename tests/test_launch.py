@@ -407,6 +407,27 @@ def test_a_launch_worker_started_inside_an_old_release_gets_its_cpu_accelerator_
     assert (stubs in out.strip().split(os.pathsep)) is old
 
 
+def test_the_raise_site_is_found_in_a_release_runtimes_sdist_as_in_site_packages(tmp_path, monkeypatch):
+    # `dsfields snapshot` imports each release from its unpacked sdist: no site-packages in the path.
+    import importlib.util
+
+    from dsfields.extract import launch
+
+    module = tmp_path / "lib" / "deepspeed" / "runtime" / "engine.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("def configure(config):\n    assert config['stage'] < 4, 'bad stage'\n")
+    spec = importlib.util.spec_from_file_location("fake_engine", module)
+    engine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(engine)
+    with pytest.raises(AssertionError) as caught:
+        engine.configure({"stage": 5})
+    monkeypatch.setattr(launch, "_release_root", lambda: (tmp_path / "lib").resolve())
+    assert launch.raise_site(caught.value, "deepspeed/") == (
+        "deepspeed/runtime/engine.py:2", "assert config['stage'] < 4, 'bad stage'")
+    monkeypatch.setattr(launch, "_release_root", lambda: None)  # not the importable DeepSpeed: no site
+    assert launch.raise_site(caught.value, "deepspeed/") == (None, "")
+
+
 def test_ops_are_built_with_the_ninja_beside_the_interpreter_whatever_path_the_caller_has(tmp_path, monkeypatch):
     from dsfields.extract.launch import pin_ninja
 

@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print no summary")
     parser.add_argument("--launch", action="store_true",
                         help="also run the launch witness: deepspeed.initialize on CPU over tracing dicts "
-                             "(every launch rule's example configs, about a minute); fields it saw read get "
-                             "the 'launch' witness")
+                             "(every launch rule's example configs, ~10 s once DeepSpeed's CPU ops are built); "
+                             "fields it saw read get the 'launch' witness")
     parser.add_argument("--launch-rules", action="store_true",
                         help="also confirm the launch rules with deepspeed.initialize on CPU and write launch.json")
     parser.add_argument(

@@ -187,15 +187,31 @@ def raise_site(exc: BaseException, package: str = "") -> tuple[str | None, str]:
 
     tb = exc.__traceback__
     site, source = None, ""
+    release = _release_root()
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        marker = filename.rfind("site-packages/")
-        relative = filename[marker + len("site-packages/"):] if marker >= 0 else ""
+        relative = _importable_path(filename, release)
         if relative and relative.startswith(package):
             site = f"{relative}:{tb.tb_lineno}"
             source = linecache.getline(filename, tb.tb_lineno).strip()
         tb = tb.tb_next
     return site, source
+
+
+def _importable_path(filename: str, release: Path | None) -> str:
+    """``filename`` as its import path (``deepspeed/runtime/engine.py``), or "" outside any package folder.
+
+    An installed package lies below ``site-packages``; the DeepSpeed of a release runtime is its unpacked sdist
+    on ``PYTHONPATH`` (``dsfields snapshot``), found as the folder holding the importable ``deepspeed``.
+    """
+    marker = filename.rfind("site-packages/")
+    if marker >= 0:
+        return filename[marker + len("site-packages/"):]
+    if release is not None:
+        for path in (filename, os.path.realpath(filename)):  # the release root is resolved, the frame may not be
+            if path.startswith(str(release) + os.sep):
+                return path[len(str(release)) + 1:]
+    return ""
 
 
 def first_line(exc: BaseException) -> str:
