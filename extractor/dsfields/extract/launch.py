@@ -1370,10 +1370,10 @@ def probe_release(version: str, out: Path, timeout: float = 1800.0) -> int:
     return result.returncode
 
 
-
 def launch_json_text(data: dict[str, Any]) -> str:
     """``launch.json`` as written, whether by ``--rules`` or by the launch witness's worker."""
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dsfields.extract.launch",

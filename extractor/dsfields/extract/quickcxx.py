@@ -8,10 +8,12 @@ one, so :func:`install` points ``CXX`` at this file, run as a script, which
 
 * compiles at ``-O1`` without debug information (``-O2``/``-O3``/``-Ofast`` become ``-O1``, ``-g*`` is dropped);
 * precompiles ``torch/extension.h`` once per set of flags (the release's own ``-I`` paths and the op's
-  ``TORCH_EXTENSION_NAME`` left out: neither reaches torch's headers) and hands it to every source whose first
-  include is ``<torch/extension.h>``, with ``-include``. GCC itself refuses a header precompiled under other
-  flags (and falls back to the text); a release include directory holding a file of the same relative path as
-  a header the precompiled one read would shadow it, so such a source is compiled without it;
+  ``TORCH_EXTENSION_NAME`` left out: neither reaches torch's headers) and hands it, with ``-include``, to every
+  source that reaches ``<torch/extension.h>`` with nothing before it that could change torch's headers
+  (:func:`torch_preamble`: no code, no conditional, no macro those headers name). GCC itself refuses a header
+  precompiled under other flags (and falls back to the text); a release include directory holding a file of
+  the same relative path as a header the precompiled one read would shadow it, so such a source is compiled
+  without it;
 * compiles without the precompiled header if the compile with it fails, so it never fails a build that plain
   compilation passes.
 
@@ -209,7 +211,7 @@ def shadowed(deps: list[str], includes: list[str], flags: list[str]) -> bool:
 
 
 def _read_deps(path: Path) -> list[str]:
-    """The headers of a ``-MMD`` dependency file (``target: dep dep \\``)."""
+    """The headers of a ``-MD`` / ``-MMD`` dependency file (``target: dep dep \\``)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
