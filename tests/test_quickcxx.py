@@ -6,6 +6,7 @@ flags are the real ones, as torch's ninja file passes them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -65,8 +66,8 @@ def _fake_torch(root: Path, body: str = "") -> Path:
 
 
 def _compile(wrapper: Path, torch: Path, release: Path, source: str, name: str,
-             *extra: str) -> subprocess.CompletedProcess:
-    src = release / f"{name}.cpp"
+             *extra: str, stem: str = "") -> subprocess.CompletedProcess:
+    src = release / f"{stem or name}.cpp"
     src.write_text(source)
     args = [str(wrapper), "-MMD", "-MF", f"{name}.o.d", f"-DTORCH_EXTENSION_NAME={name}",
             f"-I{release / 'includes'}", "-isystem", str(torch), "-fPIC", "-std=c++17", "-O3", "-g", "-H", *extra,
@@ -164,3 +165,94 @@ def test_anything_but_a_compile_goes_to_the_real_compiler_unchanged(cxx):
     real = subprocess.run(["g++", "-dumpfullversion"], capture_output=True, text=True, check=True).stdout
     assert ours == real
     assert "g++" in Path(wrapper).name  # torch accepts a compiler whose path names g++ (no warning, no ABI check skip)
+
+
+def _objects(cache: Path) -> list[Path]:
+    return sorted((cache / "objects").glob("*/*.o"))
+
+
+def _release_compile(wrapper: Path, torch: Path, release: Path, source: str, name: str, monkeypatch,
+                     header: str = "") -> subprocess.CompletedProcess:
+    """Compile ``source`` (``impl.cpp``) as the build of op ``name`` for a release unpacked at ``release``.
+
+    Like ``cpu_adam_impl.cpp``, which both ``cpu_adam`` and ``fused_adam`` compile.
+    """
+    (release / "includes").mkdir(parents=True, exist_ok=True)
+    (release / "includes" / "local.h").write_text(header or "#pragma once\ninline int local() { return 1; }\n")
+    monkeypatch.setenv(quickcxx.RELEASE_ENV, str(release))
+    return _compile(wrapper, torch, release, source, name, stem="impl")
+
+
+LOCAL_SOURCE = ('#include <torch/extension.h>\n#include "local.h"\n'
+                "int value() { return width() * 10 + detail() + local(); }\n")
+
+
+@needs_gxx
+def test_an_object_compiled_from_the_same_text_in_another_release_is_copied_not_compiled(cxx, tmp_path, monkeypatch):
+    wrapper, torch, _, pch = cxx
+    cache = pch.parent
+    old, new = tmp_path / "src" / "0.1.0", tmp_path / "src" / "0.2.0"
+    # A licence comment and blank lines: not in the preprocessed text, the same object.
+    assert _release_compile(wrapper, torch, old, LOCAL_SOURCE, "cpu_adam", monkeypatch).returncode == 0
+    done = _release_compile(wrapper, torch, new, "// SPDX-License-Identifier: Apache-2.0\n\n" + LOCAL_SOURCE,
+                            "fused_adam", monkeypatch)
+    assert done.returncode == 0, done.stderr
+    assert len(_objects(cache)) == 1
+    assert _value(wrapper, new, "fused_adam") == 88
+    # ninja's dependency file comes with the copied object: its own target, this release's header.
+    depfile = (new / "fused_adam.o.d").read_text()
+    assert depfile.startswith(f"{new / 'fused_adam.o'}:") and str(new / "includes" / "local.h") in depfile
+
+
+@needs_gxx
+def test_a_header_whose_code_changed_gets_its_own_object(cxx, tmp_path, monkeypatch):
+    wrapper, torch, _, pch = cxx
+    old, new = tmp_path / "src" / "0.1.0", tmp_path / "src" / "0.2.0"
+    assert _release_compile(wrapper, torch, old, LOCAL_SOURCE, "cpu_adam", monkeypatch).returncode == 0
+    changed = "#pragma once\ninline int local() { return 2; }\n"
+    assert _release_compile(wrapper, torch, new, LOCAL_SOURCE, "cpu_adam", monkeypatch, changed).returncode == 0
+    assert len(_objects(pch.parent)) == 2
+    assert (_value(wrapper, old, "cpu_adam"), _value(wrapper, new, "cpu_adam")) == (88, 89)
+
+
+@needs_gxx
+def test_the_op_name_and_the_line_count_reach_the_key_when_the_source_uses_them(cxx, tmp_path, monkeypatch):
+    wrapper, torch, _, pch = cxx
+    release = tmp_path / "src" / "0.1.0"
+    named = ("#include <torch/extension.h>\n#define STR2(x) #x\n#define STR(x) STR2(x)\n"
+             "const char* op() { return STR(TORCH_EXTENSION_NAME); }\nint value() { return 1; }\n")
+    assert _release_compile(wrapper, torch, release, named, "cpu_adam", monkeypatch).returncode == 0
+    assert _release_compile(wrapper, torch, release, named, "fused_adam", monkeypatch).returncode == 0
+    assert len(_objects(pch.parent)) == 2  # the name is in each object
+    lined = "#include <torch/extension.h>\nint value() { return __LINE__; }\n"
+    assert _release_compile(wrapper, torch, release, lined, "a", monkeypatch).returncode == 0
+    assert _release_compile(wrapper, torch, release, "\n" + lined, "b", monkeypatch).returncode == 0
+    assert (_value(wrapper, release, "a"), _value(wrapper, release, "b")) == (2, 3)
+
+
+@needs_gxx
+def test_file_names_in_objects_are_the_same_in_every_release(cxx, tmp_path, monkeypatch):
+    wrapper, torch, _, pch = cxx
+    source = "#include <torch/extension.h>\nconst char* where() { return __FILE__; }\nint value() { return 4; }\n"
+    for version in ("0.1.0", "0.2.0"):
+        release = tmp_path / "src" / version
+        assert _release_compile(wrapper, torch, release, source, "shm", monkeypatch).returncode == 0
+        assert f"{quickcxx.RELEASE_PLACEHOLDER}/impl.cpp".encode() in (release / "shm.o").read_bytes()
+    assert len(_objects(pch.parent)) == 1
+
+
+@needs_gxx
+def test_a_release_reached_through_a_symlink_is_mapped_by_either_path(cxx, tmp_path, monkeypatch):
+    wrapper, torch, _, pch = cxx
+    source = "#include <torch/extension.h>\nconst char* where() { return __FILE__; }\nint value() { return 4; }\n"
+    for version in ("0.1.0", "0.2.0"):
+        real = tmp_path / "store" / version
+        real.mkdir(parents=True)
+        link = tmp_path / f"link-{version}"
+        link.symlink_to(real)
+        (link / "includes").mkdir()
+        monkeypatch.setenv(quickcxx.RELEASE_ENV, f"{link}{os.pathsep}{real}")  # as guard_ops_dir sets it
+        assert _compile(wrapper, torch, link, source, "shm", stem="impl").returncode == 0
+        assert f"{quickcxx.RELEASE_PLACEHOLDER}/impl.cpp".encode() in (link / "shm.o").read_bytes()
+    assert len(_objects(pch.parent)) == 1
+    assert quickcxx.release_paths(f"/a{os.pathsep}/a/b/{os.pathsep}{os.pathsep}/") == ["/a/b", "/a"]

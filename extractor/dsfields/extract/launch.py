@@ -592,6 +592,11 @@ def guard_ops_dir() -> None:
         from dsfields.extract import quickcxx
 
         quickcxx.install(_own_extensions_root().parent)  # dsfields' own builds only: see quickcxx
+        # The release's path is mapped away, so another release's identical objects are shared: as imported (the
+        # op sources' paths) and resolved (a cache reached through a symlink).
+        found = _release_root(resolve=False)
+        if found is not None:
+            os.environ[quickcxx.RELEASE_ENV] = os.pathsep.join(dict.fromkeys([str(found), str(found.resolve())]))
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -772,13 +777,18 @@ def _building(name: str) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, left)
 
 
-def _release_root() -> Path | None:
-    """The folder holding the importable ``deepspeed`` package (a release's source or site-packages)."""
+def _release_root(resolve: bool = True) -> Path | None:
+    """The folder holding the importable ``deepspeed`` package (a release's source or site-packages).
+
+    ``resolve=False``: the absolute path as imported (symlinks kept), which DeepSpeed's op sources are named by.
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("deepspeed")
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return Path(locations[0]).resolve().parent if locations else None
+    if not locations:
+        return None
+    return Path(locations[0]).resolve().parent if resolve else Path(os.path.abspath(locations[0])).parent
 
 
 def _relative(text: str, root: Path) -> str:

@@ -309,21 +309,160 @@ def compile_args(args: list[str], root: Path, real: str) -> list[str]:
     return [*args, "-include", str(built[0])]
 
 
-def main(argv: list[str], real: str, root: Path) -> int:
+RELEASE_ENV = "DSFIELDS_OPS_RELEASE"
+"""The folder holding the ``deepspeed`` package being built for, as imported and resolved (``os.pathsep``
+between them; set by ``guard_ops_dir``): its path is mapped away in ``__FILE__`` and in the object cache's key,
+so releases at different paths share identical objects."""
+RELEASE_PLACEHOLDER = "/dsfields-release"
+OBJECTS_LAYOUT = "1"
+"""Bumped when what an object's key covers changes."""
+
+
+def _compiler_identity(real: str) -> str:
+    import shutil
+
+    found = shutil.which(real) or real
+    try:
+        resolved = Path(found).resolve()
+        st = resolved.stat()
+    except OSError:
+        return found
+    return f"{resolved}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _outputs(args: list[str]) -> tuple[str | None, str | None]:
+    """``(object, dependency file)`` of one ``-c`` compile."""
+    return _value_after(args, "-o"), _value_after(args, "-MF")
+
+
+def _without_outputs(args: list[str], drop_name: bool = False) -> list[str]:
+    """A compile's arguments without ``-o``, ``-c`` and the dependency-file flags (and the op's name if asked)."""
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-o", "-MF", "-MT", "-MQ"):
+            skip = True
+            continue
+        if arg in ("-MMD", "-MD", "-c") or (drop_name and arg.startswith("-DTORCH_EXTENSION_NAME=")):
+            continue
+        kept.append(arg)
+    return kept
+
+
+def _key_args(args: list[str], releases: list[str]) -> list[str]:
+    """A compile's arguments without its outputs, the op's name or the release's path: what the object's key names.
+
+    ``-DTORCH_EXTENSION_NAME=`` only reaches the object through the preprocessed text, which the key hashes.
+    """
+    kept = _without_outputs(args, drop_name=True)
+    for release in releases:
+        kept = [a.replace(release, RELEASE_PLACEHOLDER) for a in kept]
+    return kept
+
+
+def release_paths(value: str | None) -> list[str]:
+    """The release folders named by :data:`RELEASE_ENV`, longest first (a path inside another maps first)."""
+    return sorted({p.rstrip(os.sep) for p in (value or "").split(os.pathsep) if p.strip(os.sep)}, key=len,
+                  reverse=True)
+
+
+def _pch_stamps(args: list[str]) -> str:
+    """The recorded headers (size, mtime) of a precompiled header the compile includes: what its text was."""
+    header = _value_after(args, "-include")
+    if header is None or Path(header).name != HEADER:
+        return ""
+    try:
+        return (Path(header).parent / "deps.json").read_text()
+    except OSError:
+        return "unreadable"
+
+
+def object_key(args: list[str], real: str, releases: list[str]) -> tuple[str, bytes] | None:
+    """The key of one compile's object, and the preprocessor's stderr; None when preprocessing fails.
+
+    Like ccache's preprocessor mode: the object is a function of the compiler, the flags and the preprocessed
+    text (``-P``: no line markers; ``__FILE__`` and ``__LINE__`` are expanded in it, so a moved line still
+    counts). ``-fpch-preprocess`` keeps a precompiled torch header as one pragma naming it, and its recorded
+    headers stand for its text. The dependency file ninja asks for (``-MF``) is written by this run, so an
+    object taken from the cache comes with it.
+    """
+    obj, dep = _outputs(args)
+    source = _value_after(args, "-c")
+    if obj is None or source is None:
+        return None
+    command = [real, *_without_outputs(args), "-E", "-P", "-fpch-preprocess", "-o", "-"]
+    if dep is not None:
+        command += ["-MMD", "-MF", dep, "-MT", obj]
+    done = subprocess.run(command, capture_output=True, check=False)
+    if done.returncode != 0 or not done.stdout:
+        return None
+    digest = hashlib.sha256()
+    for part in (OBJECTS_LAYOUT, _compiler_identity(real), *_key_args(args, releases), _pch_stamps(args)):
+        digest.update(part.encode() + b"\0")
+    digest.update(hashlib.sha256(done.stdout).digest())
+    return digest.hexdigest()[:32], done.stderr
+
+
+def with_release_map(args: list[str], releases: list[str]) -> list[str]:
+    """``args`` with the release's paths mapped to :data:`RELEASE_PLACEHOLDER` in ``__FILE__``."""
+    return [*args, *(f"-fmacro-prefix-map={release}={RELEASE_PLACEHOLDER}" for release in releases)]
+
+
+def cached_compile(args: list[str], real: str, objects: Path | None, releases: list[str],
+                   capture: bool) -> tuple[int, bytes, bytes]:
+    """Compile once per object key: an object another compile (op, release) made from the same text is copied.
+
+    Returns ``(exit code, stdout, stderr)``; output is passed through (empty strings) unless ``capture``. The
+    key's lock is held while compiling, so a second release needing the same object waits and copies it.
+    """
+    import fcntl
+    import shutil
+
+    args = with_release_map(args, releases)
+    keyed = object_key(args, real, releases) if objects is not None else None
+    if keyed is None or objects is None:
+        done = subprocess.run([real, *args], capture_output=capture, check=False)
+        return done.returncode, done.stdout or b"", done.stderr or b""
+    key, notes = keyed
+    obj = Path(_value_after(args, "-o") or "")
+    stored = objects / key[:2] / f"{key}.o"
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    with open(stored.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stored.is_file():
+            tmp = obj.with_name(f".{obj.name}.{os.getpid()}")
+            shutil.copyfile(stored, tmp)
+            os.replace(tmp, obj)
+            if not capture:
+                sys.stderr.buffer.write(notes)
+            return 0, b"", notes
+        done = subprocess.run([real, *args], capture_output=capture, check=False)
+        if done.returncode == 0 and obj.is_file():
+            tmp = stored.with_name(f".{key}.{os.getpid()}")
+            shutil.copyfile(obj, tmp)
+            os.replace(tmp, stored)  # whole or absent: a killed compile stores nothing
+        return done.returncode, done.stdout or b"", done.stderr or b""
+
+
+def main(argv: list[str], real: str, root: Path, objects: Path | None = None) -> int:
     """Run one compiler invocation of torch's ninja file; return the compiler's exit code."""
     args = argv[1:]
     if "-c" not in args:
         return subprocess.run([real, *args], check=False).returncode
+    releases = release_paths(os.environ.get(RELEASE_ENV))
     quick = quick_flags(args)
     chosen = compile_args(args, root, real)
-    if chosen == quick:
-        return subprocess.run([real, *quick], check=False).returncode
-    done = subprocess.run([real, *chosen], capture_output=True, check=False)
-    if done.returncode == 0:
-        sys.stdout.buffer.write(done.stdout)
-        sys.stderr.buffer.write(done.stderr)
-        return 0
-    return subprocess.run([real, *quick], check=False).returncode  # the PCH is never why a build fails
+    if chosen != quick:
+        code, out, err = cached_compile(chosen, real, objects, releases, capture=True)
+        if code == 0:
+            sys.stdout.buffer.write(out)
+            sys.stderr.buffer.write(err)
+            return 0
+    # The PCH is never why a build fails: without it, as DeepSpeed's flags (made quick) have it.
+    return cached_compile(quick, real, objects, releases, capture=False)[0]
 
 
 _SCRIPT = '''#!{python} -I
@@ -334,7 +473,7 @@ from pathlib import Path
 sys.path.insert(0, {module_dir!r})
 from quickcxx import main
 
-sys.exit(main(sys.argv, {real!r}, Path({pch_root!r})))
+sys.exit(main(sys.argv, {real!r}, Path({pch_root!r}), Path({objects!r})))
 '''
 
 
@@ -359,7 +498,7 @@ def install(cache: Path, environ: dict[str, str] | None = None) -> Path:
         os.replace(module, folder / "quickcxx.py")  # a compile running meanwhile never imports half a file
         tmp = folder / f".{os.getpid()}.tmp"
         tmp.write_text(_SCRIPT.format(python=sys.executable, module_dir=str(folder), real=real,
-                                      pch_root=str(cache / "pch")))
+                                      pch_root=str(cache / "pch"), objects=str(cache / "objects")))
         tmp.chmod(0o755)
         os.replace(tmp, wrapper)
     env["DSFIELDS_REAL_CXX"] = real
