@@ -120,10 +120,19 @@ def start_launch(rules: bool = False) -> Any:
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from dsfields.extract.launch import launch_witness
+    from dsfields.extract.launch import ForkedWorker, LaunchClient, launch_witness, witness_env
+
+    env = witness_env()
+    # Forked after torch and transformers are imported here, before DeepSpeed (see ForkedWorker): one import of
+    # them for both processes. Where that cannot be, the worker is its own process, as before.
+    client = LaunchClient(env=env, forked=ForkedWorker.start(env))
+
+    def witness() -> dict[str, Any]:
+        with client:
+            return launch_witness(client, rules=rules)
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsfields-launch")
-    future = pool.submit(launch_witness, rules=rules)
+    future = pool.submit(witness)
     pool.shutdown(wait=False)
     return future
 

@@ -1061,11 +1061,128 @@ def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
         out.flush()
 
 
+PRELOADED = ("torch", "torch._dynamo", "transformers")
+"""What a DeepSpeed import loads first (0.9 on: all three), imported once before :class:`ForkedWorker` forks.
+
+The extraction and its launch worker each imported them (~6 s of a ~9 s ``import deepspeed``); forked after
+them, the worker imports only DeepSpeed itself, with its own environment. None of them is DeepSpeed: which
+accelerator, which stubs and which environment variables DeepSpeed sees is still decided in the worker."""
+
+
+def _os_threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0  # unknown: do not fork
+
+
+class ForkedWorker:
+    """The launch worker (:func:`main` ``--jsonl``) forked from this process, as ``subprocess.Popen`` is used.
+
+    Made by :meth:`start` before this process imports DeepSpeed, after :data:`PRELOADED`: the child takes
+    ``env`` as its environment (and any ``PYTHONPATH`` entry it adds, e.g. the CPU stubs, on ``sys.path``) and
+    imports DeepSpeed itself, as a fresh ``python -m dsfields.extract.launch --jsonl`` would.
+    """
+
+    def __init__(self, pid: int, stdin: Any, stdout: Any, errors: Any) -> None:
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.errors = errors
+        """The worker's stderr (a temporary file): its last line says why a start failed."""
+        self.returncode: int | None = None
+
+    @classmethod
+    def start(cls, env: dict[str, str], warm_up: bool = True) -> ForkedWorker | None:
+        """Fork the worker; None where that is not safe (another thread, DeepSpeed already imported)."""
+        import importlib
+
+        if not hasattr(os, "fork") or "deepspeed" in sys.modules:
+            return None
+        try:
+            for name in PRELOADED:
+                importlib.import_module(name)
+        except Exception:
+            return None
+        import threading
+
+        if threading.active_count() != 1 or _os_threads() != 1:
+            return None  # a forked child gets only this thread: a lock another one held would stay locked
+        request_read, request_write = os.pipe()
+        answer_read, answer_write = os.pipe()
+        errors = tempfile.TemporaryFile()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                import atexit
+
+                atexit._clear()  # the parent's exit handlers are not the worker's
+                os.dup2(request_read, 0)
+                os.dup2(answer_write, 1)
+                os.dup2(errors.fileno(), 2)
+                for fd in (request_read, request_write, answer_read, answer_write):
+                    os.close(fd)
+                sys.stdin = open(0, encoding="utf-8", closefd=False)
+                sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+                sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+                added = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                         if p and p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+                os.environ.clear()
+                os.environ.update(env)
+                sys.path[1:1] = [p for p in added if p not in sys.path]
+                code = main(["--jsonl", *([] if warm_up else ["--no-warm-up"])])
+                atexit._run_exitfuncs()  # the worker's own: its working directory goes
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        os.close(request_read)
+        os.close(answer_write)
+        return cls(pid, os.fdopen(request_write, "w", encoding="utf-8"), os.fdopen(answer_read, encoding="utf-8"),
+                   errors)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            with contextlib.suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid == 0:
+                    return None
+                self.returncode = os.waitstatus_to_exitcode(status)
+            if self.returncode is None:
+                self.returncode = -1  # reaped elsewhere
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("launch worker", timeout or 0.0)
+            time.sleep(0.05)
+        return self.returncode if self.returncode is not None else -1
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
 class LaunchClient:
-    """Runs :func:`main` ``--jsonl`` as a subprocess; restarts it when a launch kills or hangs it."""
+    """Runs :func:`main` ``--jsonl`` as a subprocess; restarts it when a launch kills or hangs it.
+
+    ``forked``: a :class:`ForkedWorker` already started, used for the first start (a restart is a subprocess).
+    """
 
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
-                 start_timeout: float = 300.0, warm_up: bool = True) -> None:
+                 start_timeout: float = 300.0, warm_up: bool = True, forked: ForkedWorker | None = None) -> None:
+        self.forked = forked
         self.warm_up = warm_up
         """False for one launch (``check --launch``): no warm-up launch, ~4 s less to the first verdict."""
         self.python = python
@@ -1079,21 +1196,30 @@ class LaunchClient:
 
     def _start(self) -> None:
         started = time.perf_counter()
-        env = dict(os.environ if self.env is None else self.env)
-        env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
-        argv = [self.python, "-m", "dsfields.extract.launch", "--jsonl", *([] if self.warm_up else ["--no-warm-up"])]
-        # stderr to a file, not a pipe nobody reads (DeepSpeed is chatty): its last line says why a start failed.
-        errors = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+        errors: Any = None
+        if self.forked is not None:
+            self.proc, self.forked = self.forked, None  # type: ignore[assignment]
+            errors = self.proc.errors  # type: ignore[attr-defined]
+        else:
+            env = dict(os.environ if self.env is None else self.env)
+            env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+            argv = [self.python, "-m", "dsfields.extract.launch", "--jsonl",
+                    *([] if self.warm_up else ["--no-warm-up"])]
+            # stderr to a file, not a pipe nobody reads (DeepSpeed is chatty): its last line says why a start failed.
+            errors = tempfile.TemporaryFile()
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
         ready = self._read(self.start_timeout)
         if ready is None or not ready.get("ready"):
             self.close(graceful=False)
-            errors.seek(0)
-            lines = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
-            errors.close()
+            lines: list[str] = []
+            if errors is not None:
+                errors.seek(0)
+                lines = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
+                errors.close()
             raise RuntimeError("the launch worker did not start" + (f": {lines[-1].strip()[:300]}" if lines else ""))
-        errors.close()  # the worker keeps writing to the file, unlinked: it goes when the worker does
+        if errors is not None:
+            errors.close()  # the worker keeps writing to the file, unlinked: it goes when the worker does
         self.start_seconds = time.perf_counter() - started
         self.worker_start = ready
         self.starts += 1
