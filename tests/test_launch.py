@@ -210,6 +210,64 @@ def test_mutation_corpus_in_one_worker(client):
     assert client.starts == starts == 1  # one worker for the whole module, the timeout included
 
 
+FORKED_SCRIPT = """
+import json, os, sys
+from dsfields.extract.launch import ForkedWorker, LaunchClient, witness_env
+configs = json.loads(sys.argv[1])
+worker = ForkedWorker.start(witness_env())
+assert worker is not None, "the worker was not forked"
+# The fork came before any DeepSpeed import here; the accelerator is the worker's own choice.
+assert "deepspeed" not in sys.modules and "DS_ACCELERATOR" not in os.environ
+with LaunchClient(forked=worker, warm_up=False) as client:
+    verdicts = [client.launch(c["config"], **c["kwargs"]).as_dict() for c in configs]
+    assert client.starts == 1
+print(json.dumps(verdicts))
+"""
+
+FORKED_CASES = [
+    (ZERO2 | {"optimizer": ADAMW}, {"trace": True}),
+    (with_zero(cpu_offload=True), {"optimizer_from_code": True}),
+    (ZERO2 | {"optimizer": ADAMW, "fp16": {"enabled": True}}, {}),
+    (with_zero(overlap_com=True) | {"optimizer": ADAMW}, {}),
+]
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_a_worker_forked_before_deepspeed_is_imported_gives_the_verdicts_of_its_own_process(client, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DS_ACCELERATOR"} | {"TMPDIR": str(tmp_path)}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "extractor"),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    cases = [{"config": config, "kwargs": kwargs} for config, kwargs in FORKED_CASES]
+    done = subprocess.run([sys.executable, "-c", FORKED_SCRIPT, json.dumps(cases)], env=env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    forked = [LaunchVerdict.from_dict(v) for v in json.loads(done.stdout.splitlines()[-1])]
+    own = [client.launch(config, **kwargs) for config, kwargs in FORKED_CASES]
+    fields = ("outcome", "reason", "exc_type", "key", "site", "message", "reads")
+    assert [[getattr(v, f) for f in fields] for v in forked] == [[getattr(v, f) for f in fields] for v in own]
+    assert [v.outcome for v in forked] == ["launched", "config_error", "machine_error", "config_error"]
+    assert not list(tmp_path.glob("dsfields-launch-*"))  # the forked worker removed its working directory
+
+
+def test_no_worker_is_forked_once_deepspeed_is_imported_or_another_thread_runs(monkeypatch):
+    import threading
+
+    from dsfields.extract.launch import ForkedWorker
+
+    monkeypatch.setitem(sys.modules, "deepspeed", sys)
+    assert ForkedWorker.start(dict(os.environ)) is None
+    monkeypatch.delitem(sys.modules, "deepspeed")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert ForkedWorker.start(dict(os.environ)) is None
+    finally:
+        stop.set()
+        other.join()
+
+
 def test_wants_ranks_names_the_first_parallel_degree_above_one():
     from dsfields.extract.launch import wants_ranks
 

@@ -100,3 +100,10 @@ def test_another_run_recording_its_releases_meanwhile_is_kept(tmp_path, monkeypa
     assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 1
     assert json.loads((tmp_path / "failures.json").read_text()) == {
         "0.1.0": "ImportError: no module x", "0.4.0": "ImportError: its cause"}
+
+
+def test_releases_are_prepared_oldest_first_then_in_extraction_order():
+    # The oldest's runtime (pydantic 1 for 0.8-0.11) installs beside the newest's, not after 60 releases.
+    todo = ["0.8.0", "0.9.0", "0.18.0", "0.19.8"]  # sorted oldest first, as run() keeps them
+    assert snapshot_command.preparation_order(todo) == ["0.8.0", "0.19.8", "0.18.0", "0.9.0"]
+    assert snapshot_command.preparation_order([]) == []

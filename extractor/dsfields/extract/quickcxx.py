@@ -15,7 +15,12 @@ one, so :func:`install` points ``CXX`` at this file, run as a script, which
   the same relative path as a header the precompiled one read would shadow it, so such a source is compiled
   without it;
 * compiles without the precompiled header if the compile with it fails, so it never fails a build that plain
-  compilation passes.
+  compilation passes;
+* compiles each object once (:func:`cached_compile`, like ccache's preprocessor mode): an object is keyed by the
+  compiler, the flags and the preprocessed text, with the release's path mapped away (``-fmacro-prefix-map``,
+  :data:`RELEASE_ENV`). ``cpu_adam_impl.cpp``, which ``cpu_adam`` and ``fused_adam`` both compile, and the sources
+  a release left unchanged from another are copied from ``objects/``, not compiled again (over 0.8.0-0.19.8:
+  73 compiles before, 46 objects).
 
 Everything else (linking, ``-v``, ``-dumpversion``) goes to the real compiler unchanged. Only dsfields' own
 extensions directory uses it (:func:`dsfields.extract.launch.guard_ops_dir`): a ``TORCH_EXTENSIONS_DIR`` the

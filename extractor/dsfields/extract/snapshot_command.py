@@ -51,6 +51,7 @@ def extract_release(version: str, root: Path, launch: bool = False) -> str | Non
     """
     from dsfields.extract import releases
 
+    _prepare_ahead()
     argv = ["dsfields", "extract", "--quiet", "--out", str(root)]
     if launch:
         argv += ["--launch", "--launch-rules"]
@@ -134,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     lock = threading.Lock()
     done_count = 0
     print(f"dsfields snapshot: {len(versions) - len(todo)} up to date, {len(todo)} to extract", file=sys.stderr)
+    with _ahead_lock:
+        _ahead[:] = todo if len(todo) > 1 else []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         # Newest first: the releases most users run are done first when a long run is cut short.
         futures = {pool.submit(_timed, extract_release, v, root, launch): v for v in reversed(todo)}
@@ -151,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         failures: dict[str, str] = json.loads(failures_path.read_text())
     except (OSError, ValueError):
         failures = {}
+    with _ahead_lock:
+        _ahead.clear()
     for version, cause in outcomes.items():
         if cause is None:
             failures.pop(version, None)
@@ -170,6 +175,48 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if failed else 0
+
+
+_ahead: list[str] = []
+"""The releases of the running ``snapshot`` still to prepare (:func:`prepare`), taken by the first extraction."""
+_ahead_lock = threading.Lock()
+
+
+def _prepare_ahead() -> None:
+    """Start :func:`prepare` over this run's releases, once: from the first real extraction, so nothing is
+    fetched for a run that extracts nothing."""
+    with _ahead_lock:
+        todo = list(_ahead)
+        _ahead.clear()
+    if todo:
+        threading.Thread(target=prepare, args=(todo,), name="dsfields-prepare", daemon=True).start()
+
+
+def preparation_order(todo: list[str]) -> list[str]:
+    """The order :func:`prepare` fetches releases in: the oldest first, then newest to oldest as extracted.
+
+    The oldest's runtime (pydantic 1 when 0.8-0.11 are asked) then installs beside the newest's, on the core
+    that would otherwise wait for it, and each later sdist is there before its release's turn.
+    """
+    if not todo:
+        return []
+    return [todo[0], *reversed(todo[1:])]
+
+
+def prepare(todo: list[str]) -> None:
+    """Fetch the sdists and build the runtimes of ``todo`` ahead of their extraction (a background thread).
+
+    Only what extraction does itself, earlier and under the same locks: a failure here is left for the
+    release's own extraction to meet and report.
+    """
+    from dsfields.extract import releases
+
+    for version in preparation_order(todo):
+        try:
+            releases.fetch_source(version)
+            releases.environment_for(version)
+        except Exception:  # reported by the release's own extraction
+            continue
 
 
 def has_launch(root: Path, version: str) -> bool:
