@@ -230,29 +230,27 @@ def test_the_op_name_and_the_line_count_reach_the_key_when_the_source_uses_them(
     assert (_value(wrapper, release, "a"), _value(wrapper, release, "b")) == (2, 3)
 
 
+WHERE_SOURCE = "#include <torch/extension.h>\nconst char* where() { return __FILE__; }\nint value() { return 4; }\n"
+
+
 @needs_gxx
-def test_file_names_in_objects_are_the_same_in_every_release(cxx, tmp_path, monkeypatch):
+@pytest.mark.parametrize("symlinked", [False, True])
+def test_file_names_in_objects_are_the_same_in_every_release(cxx, tmp_path, monkeypatch, symlinked):
+    """A release reached through a symlink (a cache linked elsewhere) is mapped by either of its paths."""
     wrapper, torch, _, pch = cxx
-    source = "#include <torch/extension.h>\nconst char* where() { return __FILE__; }\nint value() { return 4; }\n"
     for version in ("0.1.0", "0.2.0"):
-        release = tmp_path / "src" / version
-        assert _release_compile(wrapper, torch, release, source, "shm", monkeypatch).returncode == 0
+        real = tmp_path / "store" / version
+        real.mkdir(parents=True)
+        release = real
+        if symlinked:
+            release = tmp_path / f"link-{version}"
+            release.symlink_to(real)
+        (release / "includes").mkdir()
+        monkeypatch.setenv(quickcxx.RELEASE_ENV, f"{release}{os.pathsep}{real}")  # as guard_ops_dir sets it
+        assert _compile(wrapper, torch, release, WHERE_SOURCE, "shm", stem="impl").returncode == 0
         assert f"{quickcxx.RELEASE_PLACEHOLDER}/impl.cpp".encode() in (release / "shm.o").read_bytes()
     assert len(_objects(pch.parent)) == 1
 
 
-@needs_gxx
-def test_a_release_reached_through_a_symlink_is_mapped_by_either_path(cxx, tmp_path, monkeypatch):
-    wrapper, torch, _, pch = cxx
-    source = "#include <torch/extension.h>\nconst char* where() { return __FILE__; }\nint value() { return 4; }\n"
-    for version in ("0.1.0", "0.2.0"):
-        real = tmp_path / "store" / version
-        real.mkdir(parents=True)
-        link = tmp_path / f"link-{version}"
-        link.symlink_to(real)
-        (link / "includes").mkdir()
-        monkeypatch.setenv(quickcxx.RELEASE_ENV, f"{link}{os.pathsep}{real}")  # as guard_ops_dir sets it
-        assert _compile(wrapper, torch, link, source, "shm", stem="impl").returncode == 0
-        assert f"{quickcxx.RELEASE_PLACEHOLDER}/impl.cpp".encode() in (link / "shm.o").read_bytes()
-    assert len(_objects(pch.parent)) == 1
+def test_the_release_paths_are_mapped_longest_first():
     assert quickcxx.release_paths(f"/a{os.pathsep}/a/b/{os.pathsep}{os.pathsep}/") == ["/a/b", "/a"]
