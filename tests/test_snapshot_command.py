@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dsfields.cli import main
 from dsfields.extract import snapshot_command
 from dsfields.model.store import FORMAT_VERSION
@@ -107,3 +109,15 @@ def test_releases_are_prepared_oldest_first_then_in_extraction_order():
     todo = ["0.8.0", "0.9.0", "0.18.0", "0.19.8"]  # sorted oldest first, as run() keeps them
     assert snapshot_command.preparation_order(todo) == ["0.8.0", "0.19.8", "0.18.0", "0.9.0"]
     assert snapshot_command.preparation_order([]) == []
+
+
+def test_without_transformers_beside_dsfields_nothing_is_extracted(tmp_path, monkeypatch, capsys):
+    # Every runtime would lack the HF Trainer's source: each snapshot's hf_trainer record would be null.
+    from dsfields.extract import releases
+
+    monkeypatch.setattr(releases, "_same_transformers", lambda: ())
+    monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root, launch: pytest.fail("extracted"))
+    assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "transformers is not installed" in err
+    assert not (tmp_path / "failures.json").exists()

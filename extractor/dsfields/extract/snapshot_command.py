@@ -125,6 +125,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"dsfields snapshot: {bad or out_problem(root)}", file=sys.stderr)
         return 2
     versions = sorted(set(versions), key=version_key)
+    from dsfields.extract import releases
+
+    if not releases._same_transformers():
+        # Each runtime gets this interpreter's transformers, whose Trainer source gives every snapshot its
+        # hf_trainer record: without it all of them would silently lose it (hf_trainer: null).
+        print("dsfields snapshot: transformers is not installed beside dsfields; install dsfields[extract] "
+              "(pip install 'dsfields[extract]') or run from its environment", file=sys.stderr)
+        return 2
     launch = bool(getattr(args, "launch", False))
     todo = [v for v in versions if args.force or not up_to_date(root, v) or (launch and not has_launch(root, v))]
     before = {v: field_count(root, v) for v in todo}
