@@ -104,10 +104,10 @@ def outcome_line(root: Path, version: str, before: int | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dsfields.extract import releases
+
     root: Path = args.out or repo_generated_dir()
     if args.all:
-        from dsfields.extract import releases
-
         try:
             versions = releases.list_releases(args.since)
         except Exception as exc:
@@ -125,8 +125,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"dsfields snapshot: {bad or out_problem(root)}", file=sys.stderr)
         return 2
     versions = sorted(set(versions), key=version_key)
-    from dsfields.extract import releases
-
     if not releases._same_transformers():
         # Each runtime gets this interpreter's transformers, whose Trainer source gives every snapshot its
         # hf_trainer record: without it all of them would silently lose it (hf_trainer: null).
