@@ -158,6 +158,44 @@ def test_a_torch_header_changed_after_precompiling_is_precompiled_again(cxx):
     assert _value(wrapper, release, "new") == 85
 
 
+def _gch_files(pch: Path) -> dict[Path, tuple[int, int]]:
+    return {g: (g.stat().st_ino, g.stat().st_mtime_ns) for g in pch.glob("*/*.gch")}
+
+
+@needs_gxx
+def test_the_same_torch_installed_at_another_path_uses_the_same_precompiled_header(cxx, tmp_path):
+    """Every release runtime (and the dev virtualenv) has its own copy of one torch: one header serves them all."""
+    wrapper, torch, release, pch = cxx
+    assert _used_pch(_compile(wrapper, torch, release, SOURCE, "cpu_adam"))
+    built = _gch_files(pch)
+    other = tmp_path / "env2" / "torch"
+    shutil.copytree(torch, other)  # the same bytes, other path and mtimes
+    done = _compile(wrapper, other, release, SOURCE, "fused_adam")
+    assert done.returncode == 0 and _used_pch(done), done.stderr
+    assert _gch_files(pch) == built  # not precompiled again
+    assert _value(wrapper, release, "fused_adam") == 87
+
+
+@needs_gxx
+@pytest.mark.parametrize("change", ["header", "extra file"])
+def test_a_torch_at_another_path_that_differs_gets_its_own_precompiled_header(cxx, tmp_path, change):
+    wrapper, torch, release, pch = cxx
+    assert _used_pch(_compile(wrapper, torch, release, SOURCE, "cpu_adam"))
+    other = tmp_path / "env2" / "torch"
+    shutil.copytree(torch, other)
+    if change == "header":
+        (other / "c10" / "detail.h").write_text("#pragma once\ninline int detail() { return 3; }\n")
+    else:  # a file only one tree has could be what some #include finds first
+        (other / "c10" / "extra.h").write_text("#pragma once\n")
+    done = _compile(wrapper, other, release, SOURCE, "fused_adam")
+    assert done.returncode == 0 and _used_pch(done), done.stderr
+    assert len(_gch_files(pch)) == 2
+    assert _value(wrapper, release, "fused_adam") == (83 if change == "header" else 87)  # its own torch's headers
+    # The first torch still gets its own header, unchanged.
+    assert _used_pch(_compile(wrapper, torch, release, SOURCE, "again"))
+    assert _value(wrapper, release, "again") == 87
+
+
 @needs_gxx
 def test_anything_but_a_compile_goes_to_the_real_compiler_unchanged(cxx):
     wrapper = cxx[0]
@@ -228,6 +266,23 @@ def test_the_op_name_and_the_line_count_reach_the_key_when_the_source_uses_them(
     assert _release_compile(wrapper, torch, release, lined, "a", monkeypatch).returncode == 0
     assert _release_compile(wrapper, torch, release, "\n" + lined, "b", monkeypatch).returncode == 0
     assert (_value(wrapper, release, "a"), _value(wrapper, release, "b")) == (2, 3)
+
+
+@needs_gxx
+def test_an_object_compiled_against_the_same_torch_at_another_path_is_copied(cxx, tmp_path, monkeypatch):
+    wrapper, torch, _, pch = cxx
+    other = tmp_path / "env2" / "torch"
+    shutil.copytree(torch, other)
+    old, new = tmp_path / "src" / "0.1.0", tmp_path / "src" / "0.2.0"
+    assert _release_compile(wrapper, torch, old, LOCAL_SOURCE, "cpu_adam", monkeypatch).returncode == 0
+    assert _release_compile(wrapper, other, new, LOCAL_SOURCE, "cpu_adam", monkeypatch).returncode == 0
+    assert len(_objects(pch.parent)) == 1
+    assert _value(wrapper, new, "cpu_adam") == 88
+    # A torch whose headers differ is not the same text: its own object, its own value.
+    (other / "c10" / "detail.h").write_text("#pragma once\ninline int detail() { return 3; }\n")
+    assert _release_compile(wrapper, other, new, LOCAL_SOURCE, "cpu_adam", monkeypatch).returncode == 0
+    assert len(_objects(pch.parent)) == 2
+    assert _value(wrapper, new, "cpu_adam") == 84
 
 
 WHERE_SOURCE = "#include <torch/extension.h>\nconst char* where() { return __FILE__; }\nint value() { return 4; }\n"

@@ -115,7 +115,7 @@ def test_without_transformers_beside_dsfields_nothing_is_extracted(tmp_path, mon
     # Every runtime would lack the HF Trainer's source: each snapshot's hf_trainer record would be null.
     from dsfields.extract import releases
 
-    monkeypatch.setattr(releases, "_same_transformers", lambda: ())
+    monkeypatch.setattr(releases, "same_transformers", lambda: ())
     monkeypatch.setattr(snapshot_command, "extract_release", lambda version, root, launch: pytest.fail("extracted"))
     assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

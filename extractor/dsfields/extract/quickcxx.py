@@ -8,12 +8,13 @@ one, so :func:`install` points ``CXX`` at this file, run as a script, which
 
 * compiles at ``-O1`` without debug information (``-O2``/``-O3``/``-Ofast`` become ``-O1``, ``-g*`` is dropped);
 * precompiles ``torch/extension.h`` once per set of flags (the release's own ``-I`` paths and the op's
-  ``TORCH_EXTENSION_NAME`` left out: neither reaches torch's headers) and hands it, with ``-include``, to every
-  source that reaches ``<torch/extension.h>`` with nothing before it that could change torch's headers
-  (:func:`torch_preamble`: no code, no conditional, no macro those headers name). GCC itself refuses a header
-  precompiled under other flags (and falls back to the text); a release include directory holding a file of
-  the same relative path as a header the precompiled one read would shadow it, so such a source is compiled
-  without it;
+  ``TORCH_EXTENSION_NAME`` left out: neither reaches torch's headers; torch's own path mapped away, so the same
+  torch installed in every release runtime and in the dev virtualenv shares one, :func:`ensure_pch`) and hands
+  it, with ``-include``, to every source that reaches ``<torch/extension.h>`` with nothing before it that could
+  change torch's headers (:func:`torch_preamble`: no code, no conditional, no macro those headers name). GCC
+  itself refuses a header precompiled under other flags (and falls back to the text); a release include
+  directory holding a file of the same relative path as a header the precompiled one read would shadow it, so
+  such a source is compiled without it;
 * compiles without the precompiled header if the compile with it fails, so it never fails a build that plain
   compilation passes;
 * compiles each object once (:func:`cached_compile`, like ccache's preprocessor mode): an object is keyed by the
@@ -186,8 +187,11 @@ def torch_preamble(source: Path, includes: list[str], _depth: int = 0) -> tuple[
     return False, macros
 
 
-PCH_LAYOUT = "2"
-"""Bumped when what a PCH folder holds changes (2: ``deps.json`` lists system headers too, ``-MD``)."""
+PCH_LAYOUT = "3"
+"""Bumped when what a PCH folder holds changes (3: keyed with torch's include directory mapped away, ``torch.json``)."""
+TORCH_PLACEHOLDER = "/dsfields-torch-include"
+"""Stands for torch's include directory in a PCH's signature and an object's key: every release runtime (and the
+dev virtualenv) installs the same torch at its own path, and one header precompiled from identical files serves all."""
 
 
 def _signature_dir(root: Path, real: str, flags: list[str]) -> Path:
@@ -197,6 +201,19 @@ def _signature_dir(root: Path, real: str, flags: list[str]) -> Path:
 
 def _system_roots(flags: list[str]) -> list[Path]:
     return [Path(flags[i + 1]) for i, a in enumerate(flags[:-1]) if a == "-isystem"]
+
+
+def torch_include(flags: list[str]) -> str | None:
+    """The ``-isystem`` directory holding ``torch/extension.h``: where this compile's torch headers are."""
+    return next((str(r) for r in _system_roots(flags) if (r / TORCH_HEADER).is_file()), None)
+
+
+def map_torch(args: list[str], include: str | None) -> list[str]:
+    """``args`` with torch's include directory (and the paths inside it) written as :data:`TORCH_PLACEHOLDER`."""
+    if not include:
+        return list(args)
+    inside = include.rstrip(os.sep) + os.sep
+    return [TORCH_PLACEHOLDER + a[len(include):] if a == include or a.startswith(inside) else a for a in args]
 
 
 def shadowed(deps: list[str], includes: list[str], flags: list[str]) -> bool:
@@ -237,9 +254,93 @@ def _stamp(paths: list[str]) -> list[list[object]]:
     return out
 
 
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _tree_digest(include: Path) -> str:
+    """Every file name (and size) under torch's include directory: two trees that differ anywhere differ here.
+
+    A file only one of them has could be found first by some ``#include``, so "the same headers" is the same tree
+    as well as the same bytes of every header read.
+    """
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(include):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                digest.update(f"{os.path.relpath(path, include)}\0{os.path.getsize(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def _torch_record(include: str, read: list[str]) -> dict[str, object]:
+    """What a PCH was built from under torch's include directory: the tree, and the hash of each header read."""
+    base = Path(include)
+    hashes = {str(Path(p).relative_to(base)): _file_digest(Path(p)) for p in read if Path(p).is_relative_to(base)}
+    return {"include": include, "tree": _tree_digest(base), "hashes": dict(sorted(hashes.items()))}
+
+
+def _rebase(paths: list[str], old: str, new: str) -> list[str]:
+    return [str(Path(new) / Path(p).relative_to(old)) if Path(p).is_relative_to(old) else p for p in paths]
+
+
+def _same_torch(folder: Path, build: str, include: str) -> bool:
+    """Whether torch at ``include`` is byte for byte the torch ``folder``'s header was precompiled from.
+
+    Checked once per torch path and build (``same-*.json``, with the headers' size and mtime, like ``deps.json``).
+    GCC itself recognises an already-included ``#pragma once`` header by its size and checksum, so the same bytes at
+    another path are skipped as the same header.
+    """
+    import json
+
+    marker = folder / f"same-{hashlib.sha256(include.encode()).hexdigest()[:16]}.json"
+    try:
+        saved = json.loads(marker.read_text())
+        if saved["build"] == build and _stamp([s[0] for s in saved["stamps"]]) == saved["stamps"]:
+            return bool(saved["same"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        record = json.loads((folder / "torch.json").read_text())
+    except (OSError, ValueError):
+        return False
+    base = Path(include)
+    same = record.get("tree") == _tree_digest(base) and all(
+        _file_digest(base / rel) == digest for rel, digest in dict(record.get("hashes") or {}).items())
+    tmp = folder / f".{os.getpid()}.same"
+    tmp.write_text(json.dumps({"build": build, "same": same,
+                               "stamps": _stamp([str(base / rel) for rel in sorted(record.get("hashes") or {})])}))
+    os.replace(tmp, marker)
+    return same
+
+
 def ensure_pch(root: Path, real: str, flags: list[str]) -> tuple[Path, list[str]] | None:
     """The precompiled header for ``flags`` (built once, under a lock) and the headers it read; None if it cannot be.
 
+    Its folder is named by the flags with torch's include directory mapped away (:func:`map_torch`): a compile
+    whose torch sits elsewhere uses it when that torch is the same tree with the same bytes in every header the
+    PCH read (:func:`_same_torch`); another torch gets its own, named by its real path, as before. The headers
+    returned are this compile's own copies.
+    """
+    include = torch_include(flags)
+    found = _ensure_in(_signature_dir(root, real, map_torch(flags, include)), real, flags, include)
+    if found is None or found[2] is None or include is None or found[2] == include:
+        return None if found is None else (found[0], found[1])
+    if found[3]:
+        return found[0], _rebase(found[1], found[2], include)
+    own = _ensure_in(_signature_dir(root, real, flags), real, flags, include)
+    return None if own is None else (own[0], own[1])
+
+
+def _ensure_in(folder: Path, real: str, flags: list[str], include: str | None,
+               ) -> tuple[Path, list[str], str | None, bool] | None:
+    """Build (once, under the folder's lock) or validate the PCH in ``folder``.
+
+    Returns ``(header, headers read, torch include it was built under, same torch as this compile's)``.
     GCC does not notice a header that changed after it was precompiled, so every header it read is kept with
     its size and mtime, and a change (torch reinstalled at the same path) builds it again. A failed build
     leaves a ``failed`` marker: every later source compiles plain at once.
@@ -247,7 +348,6 @@ def ensure_pch(root: Path, real: str, flags: list[str]) -> tuple[Path, list[str]
     import fcntl
     import json
 
-    folder = _signature_dir(root, real, flags)
     header = folder / HEADER
     gch = folder / (HEADER + ".gch")
     stamps = folder / "deps.json"
@@ -257,10 +357,13 @@ def ensure_pch(root: Path, real: str, flags: list[str]) -> tuple[Path, list[str]
         if (folder / "failed").exists():
             return None
         try:
-            recorded = json.loads(stamps.read_text())
-        except (OSError, ValueError):
-            recorded = None
-        if not gch.is_file() or not isinstance(recorded, list) or _stamp([r[0] for r in recorded]) != recorded:
+            text = stamps.read_text()
+            recorded = json.loads(text)
+            built_under = json.loads((folder / "torch.json").read_text()).get("include") if include else None
+        except (OSError, ValueError, AttributeError):
+            text, recorded, built_under = "", None, None
+        if not gch.is_file() or not isinstance(recorded, list) or _stamp([r[0] for r in recorded]) != recorded \
+                or (include is not None and not isinstance(built_under, str)):
             header.write_text(HEADER_TEXT)
             tmp = folder / f".{os.getpid()}.gch"
             deps = folder / f".{os.getpid()}.d"
@@ -272,11 +375,20 @@ def ensure_pch(root: Path, real: str, flags: list[str]) -> tuple[Path, list[str]
                 tmp.unlink(missing_ok=True)
                 (folder / "failed").write_text(done.stderr.decode(errors="replace")[-4000:])
                 return None
+            stamps.unlink(missing_ok=True)  # first: a folder without it is built again
             os.replace(tmp, gch)  # whole or absent: a killed build leaves no half header
             recorded = _stamp(read)
             (folder / "identifiers.txt").write_text("\n".join(sorted(_identifiers(read))) + "\n")
-            stamps.write_text(json.dumps(recorded))  # last: a folder without it is built again
-    return header, [r[0] for r in recorded]
+            if include is not None:
+                (folder / "torch.json").write_text(json.dumps(_torch_record(include, read), indent=0))
+            built_under = include
+            text = json.dumps(recorded)
+            stamps.write_text(text)  # last: a folder without it is built again
+        paths = [str(r[0]) for r in recorded]
+        if include is None or built_under == include:
+            return header, paths, built_under, True
+        build = hashlib.sha256(text.encode()).hexdigest()
+        return header, paths, built_under, _same_torch(folder, build, include)
 
 
 def _identifiers(paths: list[str]) -> set[str]:
@@ -319,8 +431,8 @@ RELEASE_ENV = "DSFIELDS_OPS_RELEASE"
 between them; set by ``guard_ops_dir``): its path is mapped away in ``__FILE__`` and in the object cache's key,
 so releases at different paths share identical objects."""
 RELEASE_PLACEHOLDER = "/dsfields-release"
-OBJECTS_LAYOUT = "1"
-"""Bumped when what an object's key covers changes."""
+OBJECTS_LAYOUT = "2"
+"""Bumped when what an object's key covers changes (2: torch's include directory mapped away)."""
 
 
 def _compiler_identity(real: str) -> str:
@@ -365,7 +477,9 @@ def _key_args(args: list[str], releases: list[str]) -> list[str]:
     kept = _without_outputs(args, drop_name=True)
     for release in releases:
         kept = [a.replace(release, RELEASE_PLACEHOLDER) for a in kept]
-    return kept
+    # Torch's path, too: what its headers say reaches the key through the preprocessed text (or, inside the PCH,
+    # through its recorded headers), so two runtimes' identical torch installs share objects.
+    return map_torch(kept, torch_include(kept))
 
 
 def release_paths(value: str | None) -> list[str]:

@@ -76,7 +76,8 @@ be a multi-gigabyte download, so it is also passed as a constraint that no depen
 EXTRACTOR_REQUIREMENTS: tuple[str, ...] = ("griffe>=1.0", "jinja2>=3.1", "hjson>=3.1")
 """What dsfields' extractor itself imports inside a release environment."""
 
-def _same_transformers() -> tuple[str, ...]:
+
+def same_transformers() -> tuple[str, ...]:
     """The transformers installed beside this dsfields, pinned, if any.
 
     Snapshots record which keys the HF Trainer fills (read from transformers' source, never
@@ -476,7 +477,7 @@ def environment_spec(version: str) -> EnvSpec:
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         pydantic=major,
         install=(TORCH_REQUIREMENT, f"pydantic>={major},<{major + 1}", *BASE_REQUIREMENTS, *extra,
-                 *EXTRACTOR_REQUIREMENTS, *_same_transformers()),
+                 *EXTRACTOR_REQUIREMENTS, *same_transformers()),
         constraints=(TORCH_REQUIREMENT,),
     )
 

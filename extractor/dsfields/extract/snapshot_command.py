@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dsfields snapshot: {bad or out_problem(root)}", file=sys.stderr)
         return 2
     versions = sorted(set(versions), key=version_key)
-    if not releases._same_transformers():
+    if not releases.same_transformers():
         # Each runtime gets this interpreter's transformers, whose Trainer source gives every snapshot its
         # hf_trainer record: without it all of them would silently lose it (hf_trainer: null).
         print("dsfields snapshot: transformers is not installed beside dsfields; install dsfields[extract] "
