@@ -50,6 +50,7 @@ from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any, Literal
 
+from dsfields.extract.quickcxx import file_digest
 from dsfields.model.hf_trainer import (  # noqa: F401  (re-exported: the launch witness's calling styles)
     BATCH_KEYS,
     HF_ARGS,
@@ -820,15 +821,6 @@ def op_key(name: str, sources: Any, kwargs: dict[str, Any], root: Path, defaults
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def _file_hash(path: Path) -> str | None:
-    import hashlib
-
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def write_op_manifest(build_dir: Path, key: str, root: Path) -> None:
     """Record what ``build_dir``'s op was compiled from: ninja's dependencies that lie in the release."""
     listed = subprocess.run(["ninja", "-C", str(build_dir), "-t", "deps"], capture_output=True, text=True,
@@ -838,7 +830,7 @@ def write_op_manifest(build_dir: Path, key: str, root: Path) -> None:
         if line.startswith((" ", "\t")) and line.strip():
             path = Path(line.strip()).resolve()
             if path.is_relative_to(root):
-                digest = _file_hash(path)
+                digest = file_digest(path)
                 if digest is None:
                     return  # a dependency is gone: the build cannot be vouched for
                 deps[str(path.relative_to(root))] = digest
@@ -856,7 +848,7 @@ def _manifest_matches(build_dir: Path, key: str, root: Path) -> bool:
         return False
     if manifest.get("key") != key or not manifest.get("deps") or not (build_dir / f"{build_dir.name}.so").is_file():
         return False
-    return all(_file_hash(root / rel) == digest for rel, digest in manifest["deps"].items())
+    return all(file_digest(root / rel) == digest for rel, digest in manifest["deps"].items())
 
 
 def find_shared_op(name: str, key: str, root: Path, extensions_root: Path) -> Path | None:

@@ -36,6 +36,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 WRAPPER_NAME = "g++"
 """torch accepts a compiler whose path names g++ (cpp_extension.check_compiler_ok_for_platform)."""
@@ -254,7 +255,8 @@ def _stamp(paths: list[str]) -> list[list[object]]:
     return out
 
 
-def _file_digest(path: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 of a file's bytes; None when it cannot be read."""
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
@@ -280,7 +282,7 @@ def _tree_digest(include: Path) -> str:
 def _torch_record(include: str, read: list[str]) -> dict[str, object]:
     """What a PCH was built from under torch's include directory: the tree, and the hash of each header read."""
     base = Path(include)
-    hashes = {str(Path(p).relative_to(base)): _file_digest(Path(p)) for p in read if Path(p).is_relative_to(base)}
+    hashes = {str(Path(p).relative_to(base)): file_digest(Path(p)) for p in read if Path(p).is_relative_to(base)}
     return {"include": include, "tree": _tree_digest(base), "hashes": dict(sorted(hashes.items()))}
 
 
@@ -310,7 +312,7 @@ def _same_torch(folder: Path, build: str, include: str) -> bool:
         return False
     base = Path(include)
     same = record.get("tree") == _tree_digest(base) and all(
-        _file_digest(base / rel) == digest for rel, digest in dict(record.get("hashes") or {}).items())
+        file_digest(base / rel) == digest for rel, digest in dict(record.get("hashes") or {}).items())
     tmp = folder / f".{os.getpid()}.same"
     tmp.write_text(json.dumps({"build": build, "same": same,
                                "stamps": _stamp([str(base / rel) for rel in sorted(record.get("hashes") or {})])}))
@@ -328,19 +330,30 @@ def ensure_pch(root: Path, real: str, flags: list[str]) -> tuple[Path, list[str]
     """
     include = torch_include(flags)
     found = _ensure_in(_signature_dir(root, real, map_torch(flags, include)), real, flags, include)
-    if found is None or found[2] is None or include is None or found[2] == include:
-        return None if found is None else (found[0], found[1])
-    if found[3]:
-        return found[0], _rebase(found[1], found[2], include)
-    own = _ensure_in(_signature_dir(root, real, flags), real, flags, include)
-    return None if own is None else (own[0], own[1])
+    if found is not None and not found.same:
+        found = _ensure_in(_signature_dir(root, real, flags), real, flags, include)
+    if found is None:
+        return None
+    if found.built_under is None or include is None:
+        return found.header, found.deps
+    return found.header, _rebase(found.deps, found.built_under, include)
 
 
-def _ensure_in(folder: Path, real: str, flags: list[str], include: str | None,
-               ) -> tuple[Path, list[str], str | None, bool] | None:
+class _Built(NamedTuple):
+    """A PCH folder's header as one compile may use it (:func:`_ensure_in`)."""
+
+    header: Path
+    deps: list[str]
+    """The headers it read, at the paths they were read from."""
+    built_under: str | None
+    """Torch's include directory it was precompiled under (None: no torch found in the flags)."""
+    same: bool
+    """Whether this compile's torch is that torch, or byte for byte the same (:func:`_same_torch`)."""
+
+
+def _ensure_in(folder: Path, real: str, flags: list[str], include: str | None) -> _Built | None:
     """Build (once, under the folder's lock) or validate the PCH in ``folder``.
 
-    Returns ``(header, headers read, torch include it was built under, same torch as this compile's)``.
     GCC does not notice a header that changed after it was precompiled, so every header it read is kept with
     its size and mtime, and a change (torch reinstalled at the same path) builds it again. A failed build
     leaves a ``failed`` marker: every later source compiles plain at once.
@@ -386,9 +399,9 @@ def _ensure_in(folder: Path, real: str, flags: list[str], include: str | None,
             stamps.write_text(text)  # last: a folder without it is built again
         paths = [str(r[0]) for r in recorded]
         if include is None or built_under == include:
-            return header, paths, built_under, True
+            return _Built(header, paths, built_under, True)
         build = hashlib.sha256(text.encode()).hexdigest()
-        return header, paths, built_under, _same_torch(folder, build, include)
+        return _Built(header, paths, built_under, _same_torch(folder, build, include))
 
 
 def _identifiers(paths: list[str]) -> set[str]:
