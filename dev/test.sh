@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
-# Every test: unit tests on fixture packages, integration tests against the real DeepSpeed 0.19.8,
-# the docs build and the headless-browser test. Installs everything it needs from the project's files.
+# Every test, in every lane (tests/lanes.py): unit (fixture packages), data (the committed snapshots),
+# integration (the real DeepSpeed 0.19.8 on CPU), site (the docs build and headless Chromium), build (g++).
+# Installs everything it needs from the project's files.
+#
+#   bash dev/test.sh              set up, then every lane on both cores; extra arguments go to pytest
+#   bash dev/test.sh --unit       the built wheel in a fresh virtualenv without torch: the unit lane, then a
+#                                 smoke of lookup, check, extract (must refuse) and docs build
+if [ "${1:-}" = "--unit" ]; then
+    shift
+    exec bash "$(dirname "$0")/unit.sh" "$@"
+fi
 source "$(dirname "$0")/env.sh"
 pip install -q -c "$ROOT/dev/constraints-test.txt" torch
 pip install -q -c "$ROOT/dev/constraints-test.txt" -e "$ROOT[extract,docs,test]" deepspeed
@@ -10,8 +19,14 @@ if { ! command -v chromium >/dev/null 2>&1 || [ ! -d /usr/share/fonts/opentype/n
         || echo "dev/test.sh: could not install chromium / fonts-noto-cjk" >&2
 fi
 cd "$ROOT"
-ruff check extractor tests bench
+ruff check -q extractor tests bench
 # DeepSpeed's CPU ops (fused_adam, cpu_adam, shm_comm, ...) JIT-built once per DeepSpeed into
 # ~/.cache/dsfields/torch_extensions, outside any launch timeout (minutes the first time, then cached).
 PYTHONPATH="$ROOT/extractor" python -m dsfields.extract.launch --build-ops >/dev/null 2>&1 || echo "dev/test.sh: building DeepSpeed's CPU ops failed" >&2
-python -m pytest "$@"
+# Both cores; a module's tests stay on one worker (--dist loadfile), so each module-scoped fixture (the site
+# build, the launch worker, an extraction) is made once. Every test is bounded; the slowest are listed.
+set +e
+python -m pytest -q -n 2 --dist loadfile --timeout 900 --durations 25 "$@"
+status=$?
+# pytest's 5 ("no tests collected") is a failure here: a run that tests nothing must not pass.
+exit $status

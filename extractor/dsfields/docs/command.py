@@ -45,7 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="mkdocs.yml (default: the checkout's, found from the current folder upwards)")
         sub.add_argument("--generated", type=Path, default=None,
                          help="snapshot folder (default: $DSFIELDS_GENERATED or the checkout's generated/)")
-    build.add_argument("--site-dir", type=Path, default=None, help="output folder (default: site/ next to mkdocs.yml)")
+    build.add_argument("-o", "--site-dir", type=Path, default=None,
+                       help="output folder (default: site/ next to mkdocs.yml; in an installed dsfields without a "
+                            "checkout, site/ in the current folder)")
     build.add_argument("--no-mkdocs", action="store_true", help="only render the Markdown pages")
     build.add_argument("--release", metavar="VERSION", default=None,
                        help="rebuild only this release's pages (both languages) into the existing site (after a "
@@ -145,12 +147,41 @@ def build_into(site_dir: Path, build: Callable[[Path], int]) -> int:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def packaged_sources() -> Path | None:
+    """The docs sources an installed wheel carries (``dsfields/site_src``: mkdocs*.yml and docs/), or None."""
+    folder = Path(__file__).resolve().parents[1] / "site_src"
+    return folder if (folder / "mkdocs.yml").is_file() else None
+
+
+@contextlib.contextmanager
+def packaged_tree(sources: Path) -> Iterator[Path]:
+    """A scratch copy of the packaged docs sources to render into (the installed package is never written):
+    its mkdocs.yml, with the hooks module where mkdocs.yml names it (``extractor/dsfields/docs/hooks.py``)."""
+    with tempfile.TemporaryDirectory(prefix="dsfields-docs-") as scratch:
+        root = Path(scratch) / "src"
+        shutil.copytree(sources, root)
+        hooks = root / "extractor" / "dsfields" / "docs"
+        hooks.mkdir(parents=True)
+        shutil.copyfile(Path(__file__).with_name("hooks.py"), hooks / "hooks.py")
+        yield root / "mkdocs.yml"
+
+
 def run(args: argparse.Namespace) -> int:
     config = find_config(args.config_file)
+    if config is None and args.config_file is None and (sources := packaged_sources()) is not None:
+        # An installed dsfields without a checkout: build from the sources the wheel carries, into ./site.
+        if args.docs_action == "build" and getattr(args, "site_dir", None) is None:
+            args.site_dir = Path.cwd() / "site"
+        with packaged_tree(sources) as scratch_config:
+            return _run(args, scratch_config)
     if config is None:
         print("dsfields docs: no mkdocs.yml found (run from the dsfields checkout or pass --config-file)",
               file=sys.stderr)
         return 2
+    return _run(args, config)
+
+
+def _run(args: argparse.Namespace, config: Path) -> int:
     started = time.perf_counter()
     with tree_lock(config):
         code = _render_and_build(args, config, started)

@@ -63,7 +63,9 @@ from dsfields.model.store import (
     SnapshotError,
     available_versions,
     dumps,
+    generated_size,
     load,
+    read_generated,
     repo_generated_dir,
     version_key,
     write_atomic,
@@ -331,13 +333,13 @@ def read_failures(generated: Path) -> dict[str, str]:
 def _file_facts(path: Path) -> dict[str, Any]:
     import hashlib  # only writers and the thorough check hash; lookup's start-up stays lighter without it
 
-    data = path.read_bytes()
+    data = read_generated(os.fspath(path))
     return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def _raw_format_version(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("format_version")
+        return json.loads(read_generated(os.fspath(path)).decode("utf-8")).get("format_version")
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -395,7 +397,7 @@ def _stale_reason(index: Any, root: Path) -> str | None:
     for version in versions:
         recorded = snapshots.get(version)
         try:
-            size = os.stat(root / version / SNAPSHOT_FILE).st_size
+            size = generated_size(os.fspath(root / version / SNAPSHOT_FILE))
         except OSError:
             return f"{version}: snapshot unreadable"
         if not isinstance(recorded, dict) or recorded.get("size") != size:

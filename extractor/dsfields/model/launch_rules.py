@@ -542,14 +542,13 @@ def load_launch(version: str, generated: Any = None) -> dict[str, Any] | None:
     import json
     import os
 
-    from dsfields.model.store import generated_root
+    from dsfields.model.store import generated_root, read_generated
 
     # Without pathlib when reading the committed tree: check's start-up skips its import.
     path = launch_path(version, generated) if generated else os.path.join(generated_root(), version, LAUNCH_FILE)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_generated(os.fspath(path)).decode("utf-8"))
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return None
     if not isinstance(data, dict) or data.get("format_version") != LAUNCH_FORMAT or not isinstance(
             data.get("rules"), dict):

@@ -240,11 +240,11 @@ class IndexedSnapshot(Snapshot):
 def load_indexed(snapshot_file: str) -> Snapshot | None:
     """The snapshot in ``snapshot_file`` read through its index, or ``None`` (no index, or a stale one)."""
     index_file = os.path.join(os.path.dirname(snapshot_file), INDEX_NAME)
+    from dsfields.model.store import read_generated
+
     try:
-        with open(index_file, "rb") as handle:
-            index = jsonlite.loads(handle.read().decode("utf-8"))
-        with open(snapshot_file, "rb") as handle:
-            data = handle.read()
+        index = jsonlite.loads(read_generated(index_file).decode("utf-8"))
+        data = read_generated(snapshot_file)
     except (OSError, ValueError):
         return None
     if (not isinstance(index, dict) or index.get("index_format") != INDEX_FORMAT

@@ -31,6 +31,46 @@ accessors answer "not known" on a format-1 record, so a tree being re-extracted 
 
 SNAPSHOT_FILE = "fields.json"
 INDEX_FILE = "index.json"
+COMPRESSED_SUFFIX = ".gz"
+"""An installed wheel carries each release's files gzip-compressed (``fields.json.gz``; see hatch_build.py):
+the same bytes, read back by :func:`read_generated`, so sizes, hashes and ``paths.json``'s byte spans hold."""
+
+
+def generated_file(path: str) -> str | None:
+    """``path`` if it is a file, else its compressed form if that is one (an installed wheel), else None."""
+    if os.path.isfile(path):
+        return path
+    compressed = path + COMPRESSED_SUFFIX
+    return compressed if os.path.isfile(compressed) else None
+
+
+def read_generated(path: str) -> bytes:
+    """The bytes of the committed file ``path``, from ``path`` or its compressed form; OSError if neither."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        compressed = path + COMPRESSED_SUFFIX
+        if not os.path.isfile(compressed):
+            raise
+    import gzip  # an installed wheel only: a checkout's lookup never pays for the import
+
+    try:
+        with gzip.open(compressed, "rb") as handle:
+            return handle.read()
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise OSError(f"{compressed}: {exc}") from None
+
+
+def generated_size(path: str) -> int:
+    """The size of the committed file ``path`` as a checkout has it (uncompressed); OSError if absent."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        compressed = path + COMPRESSED_SUFFIX
+        if not os.path.isfile(compressed):
+            raise
+    return len(read_generated(path))
 
 
 def generated_root() -> str:
@@ -171,15 +211,14 @@ def available_versions(generated: Path | str | None = None) -> list[str]:
         names = os.listdir(root)
     except OSError:
         return []
-    found = [name for name in names if os.path.isfile(os.path.join(root, name, SNAPSHOT_FILE))]
+    found = [name for name in names if generated_file(os.path.join(root, name, SNAPSHOT_FILE))]
     return sorted(found, key=version_key)
 
 
 @cache
 def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = jsonlite.loads(handle.read())
+        data = jsonlite.loads(read_generated(path).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
     return Snapshot.from_dict(validate(data, path), f"snapshot {path}")
@@ -191,10 +230,11 @@ def load(version: str, generated: Path | None = None) -> Snapshot:
 
     root = Path(generated) if generated else repo_generated_dir()
     path = root / version / SNAPSHOT_FILE
-    if not path.is_file():
+    found = generated_file(str(path))
+    if found is None:
         versions = available_versions(root)
         raise SnapshotError(f"no snapshot for DeepSpeed {version} (available: {version_listing(versions)})")
-    return _load_cached(str(path), path.stat().st_mtime)
+    return _load_cached(str(path), os.stat(found).st_mtime)
 
 
 def snapshot_path(version: str, generated: Path | None = None) -> Path:
@@ -245,7 +285,7 @@ def resolve_version(requested: str | None, generated: Path | str | None = None) 
         # The common case without listing every release: the installed one, snapshotted.
         installed = installed_deepspeed_version()
         root = os.fspath(generated) if generated else generated_root()
-        if installed and _plain_name(installed) and os.path.isfile(os.path.join(root, installed, SNAPSHOT_FILE)):
+        if installed and _plain_name(installed) and generated_file(os.path.join(root, installed, SNAPSHOT_FILE)):
             return installed
     versions = available_versions(generated)
     if requested and requested != "installed":

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `dev/test.sh --unit`: what a user installing the wheel gets, tested without torch or DeepSpeed.
+# Builds the wheel from this checkout, installs it with the docs extra in a fresh virtualenv (no torch), runs the
+# unit lane against the installed package, then a smoke of the commands a light install offers.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/dsfields-unit.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+"$PY" -m venv "$WORK/venv"
+VPY="$WORK/venv/bin/python"
+"$VPY" -m pip install -q build
+"$VPY" -m build -q --wheel --outdir "$WORK/dist" "$ROOT" >/dev/null
+WHEEL="$(ls "$WORK"/dist/dsfields-*.whl)"
+# The unit lane needs the fixture packages' pydantic and griffe (extraction of tests/fixtures/fakeds), never torch.
+"$VPY" -m pip install -q "$WHEEL[docs]" pytest pytest-timeout pytest-xdist hypothesis jsonschema pydantic griffe
+if "$VPY" -c "import torch" 2>/dev/null; then
+    echo "dev/unit.sh: torch is installed in the light virtualenv" >&2
+    exit 1
+fi
+echo "wheel: $(du -k "$WHEEL" | cut -f1) KiB; installed: $(du -sk "$WORK"/venv/lib/python*/site-packages/dsfields | cut -f1) KiB"
+cd "$ROOT"
+# The installed package, not the checkout's extractor/: no PYTHONPATH, and a check that it is so.
+"$VPY" -c "import dsfields, sys; p = dsfields.__file__; print('dsfields from', p); sys.exit('site-packages' not in p)"
+"$VPY" -m pytest -q -m unit -n 2 --timeout 120 --durations 10 -p no:cacheprovider "$@"
+DS="$WORK/venv/bin/dsfields"
+cd "$WORK"
+"$DS" lookup stage3_max_live_parameters >/dev/null
+"$DS" check "$ROOT/extractor/dsfields/docs/examples/a-sft-zero2.json" >/dev/null
+set +e
+out="$("$DS" extract 2>&1)"; status=$?
+set -e
+if [ "$status" != 2 ] || [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
+    echo "dev/unit.sh: 'dsfields extract' in a light install should refuse in one line with exit 2, got $status:" >&2
+    printf '%s\n' "$out" >&2
+    exit 1
+fi
+echo "extract refuses: $out"
+"$DS" docs build -o "$WORK/site" >/dev/null
+test -f "$WORK/site/index.html"
+echo "smoke: lookup, check, extract (refused), docs build: ok"

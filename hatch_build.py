@@ -1,0 +1,80 @@
+"""Wheel build hook: the committed snapshots and the docs sources travel inside the wheel, light.
+
+The checkout's ``generated/`` is the contract (indented, sorted, byte-stable JSON, one folder per release); the
+wheel carries the same bytes gzip-compressed (``fields.json.gz`` ...), read back by
+:func:`dsfields.model.store.read_generated` as if uncompressed. Compression, not a re-encoding, keeps every
+consumer's byte-level assumption true in an install: ``paths.json``'s byte spans index the decompressed
+``fields.json`` exactly, ``index.json``'s sizes and hashes still match, and lookup/check/diff/site answers are the
+checkout's. Maintainer reports (``verification.json``) stay out. The mkdocs sources (``mkdocs*.yml``, ``docs/``)
+go to ``dsfields/site_src/`` so that ``dsfields docs build`` works without a checkout; of the prose, only the
+compiled ``prose/<lang>.jsonl`` ships (the TOML sources are for editing).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+COMPRESSED = ("fields.json", "paths.json", "launch.json", "ds_config.schema.json")
+LEFT_OUT = ("verification.json",)
+
+
+class CustomBuildHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        root = Path(self.root)
+        self._staging = Path(tempfile.mkdtemp(prefix="dsfields-wheel-"))
+        generated = self._staging / "generated"
+        for source in sorted((root / "generated").rglob("*")):
+            if not source.is_file() or source.name in LEFT_OUT:
+                continue
+            target = generated / source.relative_to(root / "generated")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.name in COMPRESSED:
+                # mtime 0 and no file name in the header: the same snapshot gives the same wheel bytes.
+                with open(target.with_name(source.name + ".gz"), "wb") as raw:
+                    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
+                        out.write(source.read_bytes())
+            else:
+                shutil.copyfile(source, target)
+        build_data["force_include"][str(generated)] = "dsfields/generated"
+        site_src = self._staging / "site_src"
+        site_src.mkdir()
+        for name in ("mkdocs.yml", "mkdocs.zh.yml"):
+            if (root / name).is_file():
+                shutil.copyfile(root / name, site_src / name)
+        # Only the hand-written docs sources: the rendered per-release pages are made again by the build.
+        tracked = _tracked(root, "docs")
+        for relative in tracked:
+            target = site_src / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / relative, target)
+        build_data["force_include"][str(site_src)] = "dsfields/site_src"
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        staging = getattr(self, "_staging", None)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _tracked(root: Path, folder: str) -> list[str]:
+    """The files of ``folder`` that git tracks (rendered pages are git-ignored); all of them outside a checkout."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", folder], cwd=root, capture_output=True, check=True)
+        names = [name for name in out.stdout.decode().split("\0") if name]
+        if names:
+            return names
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return [os.path.relpath(p, root) for p in sorted((root / folder).rglob("*")) if p.is_file()]
