@@ -58,7 +58,8 @@ CITATIONS: dict[str, Citation] = {
     "zero3_model_states": Citation("runtime/zero/stage3.py", 4016, 4052, "def estimate_zero3_model_states_mem_needs"),
     "stage12_reduce_bucket": Citation("runtime/zero/stage_1_and_2.py", 3262, 3278,
                                       "buf_1 = torch.empty(int(self.reduce_bucket_size)"),
-    "stage12_allgather": Citation("runtime/utils.py", 1033, 1054, "// allgather_bucket_size"),
+    "stage12_allgather": Citation("runtime/utils.py", 1016, 1022, "return all_gather_into_tensor_dp_groups"),
+    "stage12_allgather_shards": Citation("runtime/utils.py", 1033, 1054, "// allgather_bucket_size"),
     "stage12_offload_grad_buffers": Citation("runtime/zero/stage_1_and_2.py", 653, 661,
                                              "self.temp_grad_buffer_for_gpu_offload = torch.zeros(largest_param_numel"),
     "stage12_pinned": Citation("runtime/zero/stage_1_and_2.py", 563, 572,
@@ -71,7 +72,8 @@ CITATIONS: dict[str, Citation] = {
                                 "max_params_to_prefetch = min(self.__max_n_available_params"),
     "stage3_reuse": Citation("runtime/zero/partitioned_param_coordinator.py", 654, 662,
                              "if params_traversed >= self.__max_reuse_dist_in_numel:"),
-    "stage3_persistence": Citation("runtime/zero/parameter_offload.py", 317, 329, "if param.ds_numel <= param_threshold:"),
+    "stage3_persistence": Citation("runtime/zero/parameter_offload.py", 317, 329,
+                                   "if param.ds_numel <= param_threshold:"),
     "stage3_sub_group_grad": Citation("runtime/zero/stage3.py", 1304, 1306,
                                       "gradient_buffer = torch.zeros(int(largest_numel)"),
     "stage3_sub_groups": Citation("runtime/zero/stage3.py", 1213, 1226, "if local_sub_group_size >= sub_group_size"),
@@ -82,14 +84,16 @@ CITATIONS: dict[str, Citation] = {
                                          "largest_numel=max(self.fp16_partitioned_groups_flat_numel)"),
     "swap_buffer_manager": Citation("runtime/swap_tensor/utils.py", 182, 193,
                                     "aio_handle.new_cpu_locked_tensor(num_elems, dtype_example)"),
-    "optimizer_swap_count": Citation("runtime/swap_tensor/optimizer_utils.py", 185, 189, "count=swap_config.buffer_count"),
+    "optimizer_swap_count": Citation("runtime/swap_tensor/optimizer_utils.py", 185, 189,
+                                     "count=swap_config.buffer_count"),
     "param_swap_buffers": Citation("runtime/swap_tensor/partitioned_param_swapper.py", 104, 127,
                                    "int(self.aligned_elements_per_buffer * self.param_buffer_count)"),
     "aio_alignment": Citation("runtime/swap_tensor/partitioned_param_swapper.py", 100, 102,
                               "AIO_ALIGNED_BYTES * self.aio_config[AIO_INTRA_OP_PARALLELISM]"),
     "activation_cpu_checkpoint": Citation("runtime/activation_checkpointing/checkpointing.py", 611, 614,
                                           "copy_to_device(args, device=torch.device('cpu')"),
-    "activations": Citation(PAPER_ACTIVATIONS),
+    "aio_aligned_bytes": Citation("runtime/swap_tensor/utils.py", 15, 15, "AIO_ALIGNED_BYTES = 1024"),
+    "activations": Citation("Korthikanti et al. 2022, arXiv:2205.05198, eq. 1 and section 5"),
 }
 
 AIO_ALIGNED_BYTES = 1024
@@ -266,6 +270,7 @@ class Term:
     device: str
     """``gpu`` (per rank), ``cpu`` (per rank unless ``per`` says node), ``nvme``."""
     citation: str
+    """Key of :data:`CITATIONS`: the code (or paper) the formula follows."""
     formula: str
     per: str = "rank"
     in_total: bool = True
@@ -274,11 +279,15 @@ class Term:
     """``computed`` (a size DeepSpeed allocates from these values) or ``estimated`` (an assumption about the model)."""
     settings: tuple[str, ...] = ()
     note: str = ""
+    also: tuple[str, ...] = ()
+    """Further :data:`CITATIONS` keys the term depends on."""
 
     def as_dict(self, used: dict[str, dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {"bytes": self.bytes, "device": self.device, "per": self.per,
                                "in_total": self.in_total, "kind": self.kind, "formula": self.formula,
                                "source": CITATIONS[self.citation].where}
+        if self.also:
+            out["see_also"] = [CITATIONS[key].where for key in self.also]
         config = {used[s]["path"]: {"value": used[s]["value"], "source": used[s]["source"]}
                   for s in self.settings if s in used}
         if config:
@@ -436,9 +445,10 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
                      + (" (a second buffer with overlap_comm)" if count == 2 else ""),
                      settings=("reduce_bucket_size", "overlap_comm", "contiguous_gradients")))
         add(Term("allgather_bucket", 0, "gpu", "stage12_allgather",
-                 "0: the all-gather shards are views into the flat 16-bit buffer (no copy); "
-                 f"allgather_bucket_size {settings.allgather_bucket_size} only sets how many calls",
-                 settings=("allgather_bucket_size",)))
+                 "0: the updated partitions are all-gathered in place into the flat 16-bit buffer "
+                 f"(all_gather_into_tensor); allgather_bucket_size {settings.allgather_bucket_size} only "
+                 "splits the calls where that is missing, into views of the same buffer",
+                 settings=("allgather_bucket_size",), also=("stage12_allgather_shards",)))
         if settings.offload_optimizer != "none":
             if model.largest_layer:
                 numel = model.largest_layer
@@ -454,7 +464,8 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
             add(Term("pinned_host", pinned * model.gpus_per_node, "cpu", "stage12_pinned",
                      f"{'10' if settings.optimizer_pin else '0'} B × partition {partition} × {model.gpus_per_node} "
                      "ranks (fp32 weights 4 + 16-bit copy 2 + fp32 gradients 4)", per="node", in_total=False,
-                     settings=("optimizer_pin",), note="page-locked part of the host model states"))
+                     settings=("optimizer_pin",), also=("stage12_pinned_grad",),
+                     note="page-locked part of the host model states"))
     if stage == 3:
         if settings.contiguous_gradients:
             add(Term("reduce_bucket", settings.reduce_bucket_size * b, "gpu", "stage3_reduce_bucket",
@@ -489,7 +500,7 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
         on_gpu = settings.offload_optimizer == "none"
         add(Term("sub_group_fp32_gradients", sub_group * 4, "gpu" if on_gpu else "cpu", "stage3_sub_group_grad",
                  f"min(sub_group_size {settings.sub_group_size}, partition {partition}) × 4 B", in_total=False,
-                 settings=("sub_group_size",),
+                 settings=("sub_group_size",), also=("stage3_sub_groups",),
                  note="inside model_states: DeepSpeed's estimator counts 4 B/param of fp32 gradients for the whole "
                       "partition, where stage 3 shares one buffer of the largest sub-group among them"))
         if settings.offload_optimizer == "nvme":
@@ -497,7 +508,9 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
             count = settings.optimizer_buffer_count
             add(Term("nvme_optimizer_swap_buffers", count * numel * 4, "cpu", "optimizer_swap_count",
                      f"offload_optimizer.buffer_count {count} × aligned largest sub-group {numel} × 4 B (pinned)",
-                     settings=("optimizer_buffer_count", "sub_group_size", "aio_intra_op_parallelism")))
+                     settings=("optimizer_buffer_count", "sub_group_size", "aio_intra_op_parallelism"),
+                     also=("stage3_optimizer_swapper", "swap_buffer_manager", "stage3_sub_groups",
+                           "aio_aligned_bytes")))
         if settings.offload_param == "nvme":
             numel = _aligned(settings.param_buffer_size, settings, b)
             count = settings.param_buffer_count
@@ -505,7 +518,8 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
                      "param_swap_buffers",
                      f"offload_param.buffer_count {count} × aligned buffer_size {numel} × {b} B"
                      + (" (on the GPU: aio.use_gds)" if settings.aio_use_gds else " (pinned)"),
-                     settings=("param_buffer_count", "param_buffer_size", "aio_intra_op_parallelism", "aio_use_gds")))
+                     settings=("param_buffer_count", "param_buffer_size", "aio_intra_op_parallelism", "aio_use_gds"),
+                     also=("aio_alignment", "aio_aligned_bytes")))
         pinned = 0
         parts = []
         if settings.offload_param == "cpu" and settings.param_pin:
@@ -519,6 +533,7 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
                      "stage3_pinned_grads" if settings.offload_optimizer != "none" else "stage3_pinned_params",
                      f"({' + '.join(parts)}) B × partition {partition} × {model.gpus_per_node} ranks",
                      per="node", in_total=False, kind="estimated", settings=("optimizer_pin", "param_pin"),
+                     also=("stage3_pinned_params",) if settings.offload_param == "cpu" else (),
                      note="page-locked part of the host model states"))
     if model.shaped:
         activations(settings, model, est)
@@ -628,7 +643,8 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
              "已收集参数的上限更低：预取更早停止", replace(s, max_live_parameters=_half(s.max_live_parameters)))
         knob(z + "stage3_max_reuse_distance", f"{s.max_reuse_distance} → {_half(s.max_reuse_distance)}", 1,
              "parameters reused soon (the forward/backward turn) are released and gathered again",
-             "即将复用的参数（前向转反向处）会被释放后再次收集", replace(s, max_reuse_distance=_half(s.max_reuse_distance)))
+             "即将复用的参数（前向转反向处）会被释放后再次收集",
+             replace(s, max_reuse_distance=_half(s.max_reuse_distance)))
         knob(z + "stage3_param_persistence_threshold", f"{s.param_persistence_threshold} → 0", 2,
              "small tensors (norms, biases) are gathered at every use: many small, latency-bound all-gathers",
              "小张量（归一化层、偏置）每次使用都要收集：大量受延迟限制的小 all-gather",
@@ -798,8 +814,8 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
     for i, item in enumerate(answer["oom"], 1):
         delta = item["cpu_bytes_delta_per_node"]
         host = f", {words['host']} {'+' if delta > 0 else ''}{gib(delta)}" if delta else ""
-        lines.append(f"  {i:>2}. {item['path']}: {item['change']} — {words['saves']} {gib(item['gpu_bytes_saved_per_rank'])}"
-                     f"{host}")
+        saved = gib(item["gpu_bytes_saved_per_rank"])
+        lines.append(f"  {i:>2}. {item['path']}: {item['change']} — {words['saves']} {saved}{host}")
         lines.append(f"      {words['cost']}: {item['cost']}")
     if answer["change_first"]:
         item = answer["change_first"]
@@ -813,8 +829,12 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
 # ---------------------------------------------------------------- command line
 
 
-def _count(text: str) -> int:
-    """A count: 7e9, 7000000000, 7B, 1.3B, 350M, 64K."""
+def count(option: str, text: str | None) -> int | None:
+    """A count given on the command line: 7e9, 7000000000, 7B, 1.3B, 350M, 64K (``None`` stays ``None``).
+
+    Checked here rather than by argparse, whose refusal is a usage block: bad input is one line, exit 2."""
+    if text is None:
+        return None
     value = text.strip().replace("_", "").replace(",", "")
     scale = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}.get(value[-1:].lower(), 1)
     if scale != 1:
@@ -822,28 +842,34 @@ def _count(text: str) -> int:
     try:
         number = float(value) * scale
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
-    if number != number or number in (float("inf"),):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        raise UsageError(f"{option} {text!r}: not a number (e.g. 7e9, 7B, 350M)") from None
+    if not number < float("inf"):
+        raise UsageError(f"{option} {text!r}: not a finite number")
+    if number <= 0:
+        raise UsageError(f"{option} {text!r}: must be more than 0")
+    if not number.is_integer():
+        raise UsageError(f"{option} {text!r}: not a whole number")
     return int(number)
+
+
+COUNT_OPTIONS = ("params", "largest_layer_params", "gpus_per_node", "nodes", "hidden_size", "layers", "seq_len",
+                 "micro_batch", "heads")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
-    parser.add_argument("--params", type=_count, metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
-    parser.add_argument("--largest-layer-params", type=_count, metavar="N",
+    parser.add_argument("--params", metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
+    parser.add_argument("--largest-layer-params", metavar="N",
                         help="parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² "
                              "from --hidden-size)")
-    parser.add_argument("--gpus-per-node", type=_count, default=1, metavar="G")
-    parser.add_argument("--nodes", type=_count, default=1, metavar="K")
-    parser.add_argument("--hidden-size", type=_count, metavar="H")
-    parser.add_argument("--layers", type=_count, metavar="L")
-    parser.add_argument("--seq-len", type=_count, metavar="S")
-    parser.add_argument("--micro-batch", type=_count, metavar="B",
+    parser.add_argument("--gpus-per-node", default="1", metavar="G")
+    parser.add_argument("--nodes", default="1", metavar="K")
+    parser.add_argument("--hidden-size", metavar="H")
+    parser.add_argument("--layers", metavar="L")
+    parser.add_argument("--seq-len", metavar="S")
+    parser.add_argument("--micro-batch", metavar="B",
                         help="sequences per GPU (default: the config's train_micro_batch_size_per_gpu)")
-    parser.add_argument("--heads", type=_count, metavar="A",
+    parser.add_argument("--heads", metavar="A",
                         help="attention heads: counts the attention scores (leave out with flash attention)")
     parser.add_argument("--no-zero-init", dest="zero_init", action="store_false",
                         help="ZeRO-3: the model is built whole on each rank, not under deepspeed.zero.Init")
@@ -855,14 +881,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lang = prose.language(args.lang)
-    if args.params is None:
+    counts = {name: count(f"--{name.replace('_', '-')}", getattr(args, name)) for name in COUNT_OPTIONS}
+    if counts["params"] is None:
         raise UsageError("--params N is required (the model's total parameter count, e.g. 7e9)")
-    if args.params == 0:
-        raise UsageError("--params must be more than 0")
-    for option in ("gpus_per_node", "nodes", "hidden_size", "layers", "seq_len", "micro_batch", "heads",
-                   "largest_layer_params"):
-        if getattr(args, option) == 0:
-            raise UsageError(f"--{option.replace('_', '-')} must be more than 0")
     snapshot = load_requested(args.version)
     try:
         config = load(args.file, "deepspeed")
@@ -870,14 +891,15 @@ def run(args: argparse.Namespace) -> int:
         raise DsfieldsError(str(exc)) from None
     if not isinstance(config.data, dict):
         raise DsfieldsError(f"{config.name}: not a JSON object")
-    largest = args.largest_layer_params
+    largest = counts["largest_layer_params"]
+    hidden = counts["hidden_size"]
     assumptions: list[str] = []
-    if largest is None and args.hidden_size:
-        largest = 4 * args.hidden_size ** 2
+    if largest is None and hidden:
+        largest = 4 * hidden ** 2
         assumptions.append(f"largest layer taken as 4·H² = {largest} (an MLP projection); an embedding of "
                            "vocab × H may be larger: pass --largest-layer-params")
-    model = Model(args.params, largest, args.gpus_per_node, args.nodes, args.hidden_size, args.layers,
-                  args.seq_len, args.micro_batch, args.heads, args.zero_init)
+    model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
+                  counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init)
     settings, used, micro = settings_from_config(config.data, Resolver(snapshot), model, assumptions)
     if settings.stage == 3 and largest is None:
         raise UsageError("ZeRO stage 3 needs --largest-layer-params N (or --hidden-size H for 4·H²)")
