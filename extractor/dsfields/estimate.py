@@ -19,7 +19,7 @@ import argparse
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from dsfields.configfile import ConfigFileError, load
 from dsfields.model import prose
@@ -856,7 +856,20 @@ COUNT_OPTIONS = ("params", "largest_layer_params", "gpus_per_node", "nodes", "hi
                  "micro_batch", "heads")
 
 
+def _one_line_error(parser: argparse.ArgumentParser) -> None:
+    """argparse's own refusals (a missing value, ``--params -7e9`` read as an option) as one line, exit 2,
+    like every other refusal of this command, instead of a usage block."""
+    def error(message: str) -> NoReturn:
+        from dsfields.model import termsafe
+
+        termsafe.report(f"{parser.prog}: {message} (see --help)")
+        raise SystemExit(2)
+
+    parser.error = error  # type: ignore[method-assign]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _one_line_error(parser)
     parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
     parser.add_argument("--params", metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
     parser.add_argument("--largest-layer-params", metavar="N",
