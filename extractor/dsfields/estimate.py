@@ -25,7 +25,7 @@ from dsfields.configfile import ConfigFileError, load
 from dsfields.model import prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
-from dsfields.resolve import AUTO_HF, Resolver
+from dsfields.resolve import AUTO_DEFAULT, AUTO_HF, AUTO_KEPT, Resolver
 
 CITED_RELEASE = "0.19.8"
 """The DeepSpeed release whose source the line numbers below point into."""
@@ -103,6 +103,17 @@ ADDITIONAL_BUFFER_FACTOR = 1.5
 """DeepSpeed's estimators' default ``additional_buffer_factor`` on host memory (kept to agree with them)."""
 
 GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Note:
+    """One assumption, in both languages (ours)."""
+
+    en: str
+    zh: str
+
+    def text(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
 
 # ---------------------------------------------------------------- inputs
 
@@ -206,7 +217,7 @@ HF_AUTO_FILL: dict[str, tuple[float, int]] = {
 
 
 def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
-                         assumptions: list[str]) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
+                         assumptions: list[Note]) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
     """The settings DeepSpeed will use for ``data``, what each was read from, and the micro batch the config gives."""
     resolved = {r.path: r for r in resolver.resolve(data, world_size=model.world)}
     base = Settings()
@@ -217,14 +228,20 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
         if item is None:
             continue  # not a key of this release (or its section is absent): the neutral value stays
         value = item.value
-        if value == "auto" or item.source == AUTO_HF:
+        if item.source in (AUTO_DEFAULT, AUTO_KEPT, AUTO_HF):
+            # "auto" is the HF Trainer's idiom: it fills these three from the model's hidden size
             if name in HF_AUTO_FILL and model.hidden:
                 factor, power = HF_AUTO_FILL[name]
                 value = int(factor * model.hidden ** power)
-                assumptions.append(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size ({value})')
-            else:
-                assumptions.append(f'{path} is "auto": taken as {getattr(base, name)!r} (nothing fills it here)')
-                continue
+                assumptions.append(Note(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size '
+                                        f"({value})", f"{path} 为 \"auto\"：按 HF Trainer 依 --hidden-size 填入的值"
+                                        f"（{value}）计算"))
+            elif item.source != AUTO_DEFAULT:
+                record = resolver.fields.get(path)
+                value = record.default if record is not None else None
+                assumptions.append(Note(f'{path} is "auto" and nothing here fills it: taken as the release\'s '
+                                        f"default ({value!r})",
+                                        f"{path} 为 \"auto\" 且此处无从填入：按该版本的默认值（{value!r}）计算"))
         if value is None:
             continue
         default = getattr(base, name)
@@ -248,7 +265,7 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
     if section is not None and section.value is None:
         values["offload_param"] = "none"
     # "auto" precision is filled by the HF Trainer from --fp16/--bf16: counted as 16-bit
-    values["half"] = any(resolved[p].value is True or resolved[p].source == AUTO_HF or resolved[p].value == "auto"
+    values["half"] = any(resolved[p].value is True or resolved[p].source in (AUTO_HF, AUTO_DEFAULT, AUTO_KEPT)
                          for p in ("fp16.enabled", "bf16.enabled", "bfloat16.enabled") if p in resolved)
     settings = replace(base, **values)
     if settings.stage not in (0, 1, 2, 3):
@@ -308,7 +325,7 @@ class Estimate:
     buffers: list[Term] = field(default_factory=list)
     activations: list[Term] = field(default_factory=list)
     activation_ckpt: list[Term] = field(default_factory=list)
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: list[Note] = field(default_factory=list)
 
     def gpu_total(self, checkpointed: bool = False) -> int:
         acts = self.activation_ckpt if checkpointed else self.activations
@@ -361,7 +378,7 @@ def zero3_model_states(params: int, largest_layer: int, gpus_per_node: int, node
     return int(cpu), int(gpu)
 
 
-def model_states(settings: Settings, model: Model, assumptions: list[str]) -> tuple[int, int, int, str, str, str]:
+def model_states(settings: Settings, model: Model, assumptions: list[Note]) -> tuple[int, int, int, str, str, str]:
     """(gpu per rank, cpu per node, nvme per node, formula, citation key, kind)."""
     p, n, g, nodes = model.params, model.world, model.gpus_per_node, model.nodes
     opt, par = settings.offload_optimizer, settings.offload_param
@@ -387,7 +404,8 @@ def model_states(settings: Settings, model: Model, assumptions: list[str]) -> tu
         return gpu, max(cpu, 0), nvme, formula, "zero3_model_states", kind
     offload = opt != "none"
     if opt == "nvme":
-        assumptions.append("offload_optimizer.device nvme needs ZeRO stage 3; counted as cpu at this stage")
+        assumptions.append(Note("offload_optimizer.device nvme needs ZeRO stage 3; counted as cpu at this stage",
+                                "offload_optimizer.device 为 nvme 需要 ZeRO 阶段 3；在此阶段按 cpu 计算"))
     cpu, gpu = zero2_model_states(p, g, nodes, offload)
     formula = (f"estimate_zero2_model_states_mem_needs(total_params={p}, num_gpus_per_node={g}, "
                f"num_nodes={nodes}, cpu_offload={offload})")
@@ -427,7 +445,7 @@ def persistent_numel(model: Model, threshold: int, cap: int) -> int | None:
     return total
 
 
-def compute(settings: Settings, model: Model, assumptions: list[str] | None = None) -> Estimate:
+def compute(settings: Settings, model: Model, assumptions: list[Note] | None = None) -> Estimate:
     """The whole estimate for one set of settings (pure arithmetic: the OOM list calls it per knob)."""
     notes = assumptions if assumptions is not None else []
     gpu, cpu, nvme, formula, citation, kind = model_states(settings, model, notes)
@@ -458,8 +476,10 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
                          f"largest parameter ≤ largest layer {numel} × {b} B", in_total=False,
                          note="inside the host figure's 1.5 buffer factor"))
             else:
-                notes.append("no --largest-layer-params: the offload gradient staging buffers "
-                             "(one largest parameter, GPU and host) are not counted")
+                notes.append(Note("no --largest-layer-params: the offload gradient staging buffers "
+                                  "(one largest parameter, GPU and host) are not counted",
+                                  "未给出 --largest-layer-params：卸载时的梯度中转缓冲区（一个最大参数的大小，"
+                                  "GPU 与主机各一份）未计入"))
             pinned = 10 * partition if settings.optimizer_pin else 0
             add(Term("pinned_host", pinned * model.gpus_per_node, "cpu", "stage12_pinned",
                      f"{'10' if settings.optimizer_pin else '0'} B × partition {partition} × {model.gpus_per_node} "
@@ -488,8 +508,10 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
         persistent = persistent_numel(model, settings.param_persistence_threshold,
                                       settings.model_persistence_threshold)
         if persistent is None:
-            notes.append("no --hidden-size/--layers: stage-3 persistent parameters (tensors of at most "
-                         "stage3_param_persistence_threshold elements, kept whole on every rank) are not counted")
+            notes.append(Note("no --hidden-size/--layers: stage-3 persistent parameters (tensors of at most "
+                              "stage3_param_persistence_threshold elements, kept whole on every rank) are not counted",
+                              "未给出 --hidden-size/--layers：ZeRO-3 常驻参数（元素数不超过 "
+                              "stage3_param_persistence_threshold 的张量，每卡保留完整副本）未计入"))
         else:
             add(Term("stage3_persistent", persistent * b, "gpu", "stage3_persistence",
                      f"{persistent} elements of tensors ≤ param_persistence_threshold "
@@ -538,7 +560,8 @@ def compute(settings: Settings, model: Model, assumptions: list[str] | None = No
     if model.shaped:
         activations(settings, model, est)
     else:
-        notes.append("no model shape (--hidden-size --layers --seq-len and a micro batch): activations not counted")
+        notes.append(Note("no model shape (--hidden-size --layers --seq-len and a micro batch): activations not "
+                          "counted", "未给出模型形状（--hidden-size --layers --seq-len 及微批大小）：激活值未计入"))
     return est
 
 
@@ -742,7 +765,7 @@ def report(est: Estimate, settings: Settings, model: Model, used: dict[str, dict
         "total": total,
         "oom": [s.as_dict(lang) for s in savings],
         "change_first": first.as_dict(lang) if first else None,
-        "assumptions": est.assumptions,
+        "assumptions": [note.text(lang) for note in est.assumptions],
     }
 
 
@@ -906,11 +929,13 @@ def run(args: argparse.Namespace) -> int:
         raise DsfieldsError(f"{config.name}: not a JSON object")
     largest = counts["largest_layer_params"]
     hidden = counts["hidden_size"]
-    assumptions: list[str] = []
+    assumptions: list[Note] = []
     if largest is None and hidden:
         largest = 4 * hidden ** 2
-        assumptions.append(f"largest layer taken as 4·H² = {largest} (an MLP projection); an embedding of "
-                           "vocab × H may be larger: pass --largest-layer-params")
+        assumptions.append(Note(f"largest layer taken as 4·H² = {largest} (an MLP projection); an embedding of "
+                                "vocab × H may be larger: pass --largest-layer-params",
+                                f"最大层按 4·H² = {largest}（一个 MLP 投影）计算；词表 × H 的嵌入层可能更大："
+                                "请给出 --largest-layer-params"))
     model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
                   counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init)
     settings, used, micro = settings_from_config(config.data, Resolver(snapshot), model, assumptions)
@@ -919,20 +944,31 @@ def run(args: argparse.Namespace) -> int:
     if model.micro_batch is None and micro is not None:
         model = replace(model, micro_batch=micro)
         if model.shaped:
-            assumptions.append(f"micro batch {micro}: the config's train_micro_batch_size_per_gpu")
+            assumptions.append(Note(f"micro batch {micro}: the config's train_micro_batch_size_per_gpu",
+                                    f"微批大小 {micro}：取自配置的 train_micro_batch_size_per_gpu"))
     assumptions += [
-        f"line numbers cite DeepSpeed {CITED_RELEASE}'s source; the formulas are applied to release "
-        f"{snapshot.version}'s keys and defaults",
-        "Adam-style optimizer (two fp32 states) and 16-bit mixed precision, as DeepSpeed's estimators assume"
-        + ("" if settings.half else "; this config enables neither fp16 nor bf16"),
-        f"host figures keep DeepSpeed's additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}",
-        "data parallel only: no tensor, pipeline or sequence parallelism, no MoE, no hpZ (zero_hpz_partition_size 1)",
-        "not modelled: the CUDA context (~0.3-1 GiB per GPU), NCCL's own buffers, the allocator's "
-        "fragmentation and cache, logits and loss (s·b·vocab), temporary tensors of kernels",
+        Note(f"line numbers cite DeepSpeed {CITED_RELEASE}'s source; the formulas are applied to release "
+             f"{snapshot.version}'s keys and defaults",
+             f"行号引用 DeepSpeed {CITED_RELEASE} 的源码；公式套用 {snapshot.version} 版本的键与默认值"),
+        Note("Adam-style optimizer (two fp32 states) and 16-bit mixed precision, as DeepSpeed's estimators assume"
+             + ("" if settings.half else "; this config enables neither fp16 nor bf16"),
+             "Adam 类优化器（两份 fp32 状态）与 16 位混合精度，与 DeepSpeed 估算函数的假设相同"
+             + ("" if settings.half else "；此配置未启用 fp16 或 bf16")),
+        Note(f"host figures keep DeepSpeed's additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}",
+             f"主机内存数字沿用 DeepSpeed 的 additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}"),
+        Note("data parallel only: no tensor, pipeline or sequence parallelism, no MoE, no hpZ "
+             "(zero_hpz_partition_size 1)",
+             "仅数据并行：无张量、流水线或序列并行，无 MoE，无 hpZ（zero_hpz_partition_size 为 1）"),
+        Note("not modelled: the CUDA context (~0.3-1 GiB per GPU), NCCL's own buffers, the allocator's "
+             "fragmentation and cache, logits and loss (s·b·vocab), temporary tensors of kernels",
+             "未建模：CUDA 上下文（每卡约 0.3-1 GiB）、NCCL 自身的缓冲区、分配器的碎片与缓存、"
+             "logits 与损失（s·b·vocab）、算子的临时张量"),
     ]
     if settings.stage == 3:
-        assumptions.append("ZeRO-3 model built under deepspeed.zero.Init" if model.zero_init else
-                           "ZeRO-3 model built whole on every rank (--no-zero-init)")
+        assumptions.append(Note("ZeRO-3 model built under deepspeed.zero.Init",
+                                "ZeRO-3 模型在 deepspeed.zero.Init 下构建") if model.zero_init else
+                           Note("ZeRO-3 model built whole on every rank (--no-zero-init)",
+                                "ZeRO-3 模型在每个进程上完整构建（--no-zero-init）"))
     est = compute(settings, model, assumptions)
     answer = report(est, settings, model, used, snapshot.version, lang)
     if args.format == "json":
