@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -323,20 +324,22 @@ def test_unreadable_file_is_one_line_and_exit_2(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
-README_EXAMPLE = re.compile(r"<!-- estimate-example: (?P<cmd>[^\n]+) -->\n```text\n(?P<out>.*?)```", re.DOTALL)
+README_EXAMPLE = re.compile(r"^## Memory estimate\n.*?^```bash\n(?P<cmd>dsfields estimate [^\n]+)\n```\n\n"
+                            r"```text\n(?P<out>.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 @data
 def test_readme_example_is_the_commands_real_output(capsys, monkeypatch):
     """The README's 7B ZeRO-3 offload example is what the command prints (the docs never go stale)."""
     match = README_EXAMPLE.search((REPO / "README.md").read_text(encoding="utf-8"))
-    assert match, "README.md: the estimate example block is missing"
+    assert match, "README.md: the estimate example (a bash block, then its text block) is missing"
     monkeypatch.chdir(REPO)
-    argv = match["cmd"].split()
-    assert argv[:2] == ["dsfields", "estimate"]
-    monkeypatch.setenv("COLUMNS", "120")
+    argv = shlex.split(match["cmd"])
+    assert "zero_optimization" in (REPO / argv[2]).read_text(encoding="utf-8")
     assert main(argv[1:]) == 0
-    assert capsys.readouterr().out == match["out"]
+    out = capsys.readouterr().out
+    assert out == match["out"]
+    assert "OOM list" in out and "What to change first" in out
 
 
 # ---------------------------------------------------------------- integration: DeepSpeed 0.19.8 itself

@@ -689,11 +689,12 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
                  replace(s, param_buffer_count=_half(s.param_buffer_count)))
     if model.shaped:
         if not s.checkpointing:
-            knob("activation_checkpointing", "off → on (in the model code)", 2,
-                 "about one extra forward pass per step (~33% more compute); the model must call "
-                 "deepspeed.checkpointing.checkpoint (or the HF Trainer's gradient_checkpointing)",
-                 "每步约多一次前向计算（计算量约增加 33%）；需模型代码调用 deepspeed.checkpointing.checkpoint"
-                 "（或 HF Trainer 的 gradient_checkpointing）", replace(s, checkpointing=True))
+            knob("activation_checkpointing", "off → on", 2,
+                 "about one extra forward pass per step (~33% more compute); turned on in the model's code "
+                 "(deepspeed.checkpointing.checkpoint, or the HF Trainer's gradient_checkpointing), "
+                 "not by this section",
+                 "每步约多一次前向计算（计算量约增加 33%）；需在模型代码中开启（deepspeed.checkpointing.checkpoint "
+                 "或 HF Trainer 的 gradient_checkpointing），而非仅靠此配置段", replace(s, checkpointing=True))
         elif not s.cpu_checkpointing:
             knob("activation_checkpointing.cpu_checkpointing", "false → true", 2,
                  "checkpoints are copied to host memory and back over PCIe",
@@ -790,7 +791,13 @@ LABELS = {
 
 
 def gib(value: int) -> str:
-    return f"{value / GIB:.2f} GiB"
+    """Bytes for people: GiB from 1 GiB, MiB below it (a bucket of a few MiB must not read 0.00 GiB)."""
+    size = abs(value)
+    if size >= GIB or size == 0:
+        return f"{value / GIB:.2f} GiB"
+    if size >= 1 << 20:
+        return f"{value / (1 << 20):.1f} MiB"
+    return f"{value / 1024:.1f} KiB"
 
 
 def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str) -> str:
