@@ -784,7 +784,7 @@ LABELS = {
            "model_states": "模型状态", "buffers": "缓冲区", "activations": "激活值",
            "ckpt": "开启激活检查点时", "total": "合计", "per_rank": "每卡显存",
            "per_node": "每节点主机内存", "nvme": "每节点 NVMe", "not_added": "（已含在其他数字中）",
-           "oom": "OOM 清单：按每卡节省的显存排序", "first": "首先修改",
+           "oom": "OOM 清单（按每卡节省的显存排序）", "first": "首先修改",
            "none": "此配置中没有可节省显存的选项", "assumptions": "假设",
            "saves": "节省", "host": "主机", "cost": "代价"},
 }
@@ -802,17 +802,18 @@ def gib(value: int) -> str:
 
 def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str) -> str:
     words = LABELS[lang]
+    colon = "：" if lang == "zh" else ": "  # a full-width colon takes no space after it
     inputs = answer["inputs"]
     lines = [words["title"].format(name=name, params=f"{inputs['params']:,}", nodes=inputs["nodes"],
                                    gpus=inputs["gpus_per_node"], version=answer["version"], stage=settings.stage,
                                    opt=settings.offload_optimizer, par=settings.offload_param), ""]
     ms = answer["model_states"]
-    lines.append(f"{words['model_states']}: {words['per_rank']} {gib(ms['gpu_bytes_per_rank'])}, "
+    lines.append(f"{words['model_states']}{colon}{words['per_rank']} {gib(ms['gpu_bytes_per_rank'])}, "
                  f"{words['per_node']} {gib(ms['cpu_bytes_per_node'])}"
                  + (f", {words['nvme']} {gib(ms['nvme_bytes_per_node'])}" if ms["nvme_bytes_per_node"] else "")
                  + f"  [{ms['source']}]")
     lines.append(f"  {ms['formula']}")
-    lines += ["", f"{words['buffers']}:"]
+    lines += ["", f"{words['buffers']}{colon.strip()}"]
 
     def term_line(term_name: str, term: dict[str, Any]) -> list[str]:
         where = {"gpu": "GPU", "cpu": words["host"], "nvme": "NVMe"}[term["device"]]
@@ -824,21 +825,21 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
     for term_name, term in answer["buffers"].items():
         lines += term_line(term_name, term)
     if answer["activations"]:
-        lines += ["", f"{words['activations']}:"]
+        lines += ["", f"{words['activations']}{colon.strip()}"]
         for term_name, term in answer["activations"]["without_checkpointing"].items():
             lines += term_line(term_name, term)
-        lines.append(f"  {words['ckpt']}:")
+        lines.append(f"  {words['ckpt']}{colon.strip()}")
         for term_name, term in answer["activations"]["with_checkpointing"].items():
             lines += term_line(term_name, term)
     total = answer["total"]
-    lines += ["", f"{words['total']}: {words['per_rank']} {gib(total['gpu_bytes_per_rank'])}, "
+    lines += ["", f"{words['total']}{colon}{words['per_rank']} {gib(total['gpu_bytes_per_rank'])}, "
                   f"{words['per_node']} {gib(total['cpu_bytes_per_node'])}"
                   + (f", {words['nvme']} {gib(total['nvme_bytes_per_node'])}" if total["nvme_bytes_per_node"] else "")]
     if "gpu_bytes_per_rank_with_activation_checkpointing" in total:
-        lines.append(f"  {words['ckpt']}: {words['per_rank']} "
+        lines.append(f"  {words['ckpt']}{colon}{words['per_rank']} "
                      f"{gib(total['gpu_bytes_per_rank_with_activation_checkpointing'])}, {words['per_node']} "
                      f"{gib(total['cpu_bytes_per_node_with_activation_checkpointing'])}")
-    lines += ["", f"{words['oom']}:"]
+    lines += ["", f"{words['oom']}{colon.strip()}"]
     if not answer["oom"]:
         lines.append(f"  {words['none']}")
     for i, item in enumerate(answer["oom"], 1):
@@ -846,13 +847,13 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
         host = f", {words['host']} {'+' if delta > 0 else ''}{gib(delta)}" if delta else ""
         saved = gib(item["gpu_bytes_saved_per_rank"])
         lines.append(f"  {i:>2}. {item['path']}: {item['change']} — {words['saves']} {saved}{host}")
-        lines.append(f"      {words['cost']}: {item['cost']}")
+        lines.append(f"      {words['cost']}{colon}{item['cost']}")
     if answer["change_first"]:
         item = answer["change_first"]
-        lines += ["", f"{words['first']}: {item['path']} ({item['change']}), {words['saves']} "
+        lines += ["", f"{words['first']}{colon}{item['path']} ({item['change']}), {words['saves']} "
                       f"{gib(item['gpu_bytes_saved_per_rank'])}; {item['cost']}"]
     if answer["assumptions"]:
-        lines += ["", f"{words['assumptions']}:"] + [f"  - {a}" for a in answer["assumptions"]]
+        lines += ["", f"{words['assumptions']}{colon.strip()}"] + [f"  - {a}" for a in answer["assumptions"]]
     return "\n".join(lines)
 
 
