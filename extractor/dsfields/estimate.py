@@ -80,6 +80,8 @@ CITATIONS: dict[str, Citation] = {
     "stage3_pinned_params": Citation("runtime/zero/stage3.py", 897, 907, "aggregate_params_count + params_in_group"),
     "stage3_pinned_grads": Citation("runtime/zero/stage3.py", 791, 795,
                                     "self.grad_partitions_flat_buffer = get_accelerator().pin_memory("),
+    "stage3_pinned_subgroup_grads": Citation("runtime/zero/stage3.py", 1337, 1340,
+                                             "subgroup_gradient_buffer = get_accelerator().pin_memory("),
     "stage3_optimizer_swapper": Citation("runtime/zero/stage3.py", 845, 851,
                                          "largest_numel=max(self.fp16_partitioned_groups_flat_numel)"),
     "swap_buffer_manager": Citation("runtime/swap_tensor/utils.py", 182, 193,
@@ -555,7 +557,8 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
                      "stage3_pinned_grads" if settings.offload_optimizer != "none" else "stage3_pinned_params",
                      f"({' + '.join(parts)}) B × partition {partition} × {model.gpus_per_node} ranks",
                      per="node", in_total=False, kind="estimated", settings=("optimizer_pin", "param_pin"),
-                     also=("stage3_pinned_params",) if settings.offload_param == "cpu" else (),
+                     also=(("stage3_pinned_subgroup_grads",) if settings.offload_optimizer != "none" else ())
+                     + (("stage3_pinned_params",) if settings.offload_param == "cpu" else ()),
                      note="page-locked part of the host model states"))
     if model.shaped:
         activations(settings, model, est)
