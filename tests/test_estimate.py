@@ -441,3 +441,21 @@ def test_estimate_brackets_what_torch_allocates_on_a_gpu(config_file, capsys, mo
     activations = layers * micro * seq * (hidden + 4 * hidden + 4 * hidden) * 2
     estimate = answer["total"]["gpu_bytes_per_rank"] + activations
     assert estimate == pytest.approx(peak, rel=0.35)
+
+
+@data
+def test_auto_buckets_are_filled_as_the_hf_trainer_fills_them(config_file, capsys):
+    """ "auto" is the HF Trainer's: with --hidden-size it is H² (reduce) and 0.9·H² (prefetch); without, the
+    release's default, and the assumptions say which."""
+    fields = load_snapshot(VERSION).fields
+    path = config_file({"zero_optimization": {"stage": 3, "reduce_bucket_size": "auto",
+                                              "stage3_prefetch_bucket_size": "auto"}, "bf16": {"enabled": "auto"}})
+    filled = _estimate(capsys, path, "--params", "1e9", "--hidden-size", "1000", "--largest-layer-params", "1e6")
+    bucket = filled["buffers"]["reduce_bucket"]
+    assert bucket["bytes"] == 1000 * 1000 * 2  # "auto" precision is 16-bit under the Trainer
+    assert bucket["config"]["zero_optimization.reduce_bucket_size"]["source"].startswith("auto → HF Trainer")
+    assert filled["buffers"]["stage3_prefetch"]["config"]["zero_optimization.stage3_prefetch_bucket_size"][
+        "value"] == 900_000
+    plain = _estimate(capsys, path, "--params", "1e9", "--largest-layer-params", "1e6")
+    assert plain["buffers"]["reduce_bucket"]["bytes"] == int(fields["zero_optimization.reduce_bucket_size"].default) * 2
+    assert any("reduce_bucket_size" in note and "auto" in note for note in plain["assumptions"])

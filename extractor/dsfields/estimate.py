@@ -229,12 +229,13 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
         item = resolved.get(path)
         if item is None:
             continue  # not a key of this release (or its section is absent): the neutral value stays
-        value = item.value
+        value, source = item.value, item.source
         if item.source in (AUTO_DEFAULT, AUTO_KEPT, AUTO_HF):
             # "auto" is the HF Trainer's idiom: it fills these three from the model's hidden size
             if name in HF_AUTO_FILL and model.hidden:
                 factor, power = HF_AUTO_FILL[name]
                 value = int(factor * model.hidden ** power)
+                source = f"{AUTO_HF} (from --hidden-size)"
                 assumptions.append(Note(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size '
                                         f"({value})", f"{path} 为 \"auto\"：按 HF Trainer 依 --hidden-size 填入的值"
                                         f"（{value}）计算"))
@@ -244,6 +245,11 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
                 assumptions.append(Note(f'{path} is "auto" and nothing here fills it: taken as the release\'s '
                                         f"default ({value!r})",
                                         f"{path} 为 \"auto\" 且此处无从填入：按该版本的默认值（{value!r}）计算"))
+            elif name in HF_AUTO_FILL:
+                assumptions.append(Note(f'{path} is "auto": DeepSpeed uses its default ({value!r}); under the HF '
+                                        "Trainer pass --hidden-size to count what the Trainer fills",
+                                        f"{path} 为 \"auto\"：DeepSpeed 使用默认值（{value!r}）；若经 HF Trainer "
+                                        "启动，请给出 --hidden-size 以按 Trainer 填入的值计算"))
         if value is None:
             continue
         default = getattr(base, name)
@@ -259,7 +265,8 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
         elif isinstance(default, str):
             value = str(value).lower()
         values[name] = value
-        used[name] = {"path": path, "value": item.value, "source": item.source}
+        used[name] = {"path": path, "value": value if not isinstance(getattr(base, name), str) else item.value,
+                      "source": source}
     offload = resolved.get("zero_optimization.offload_optimizer")
     if offload is not None and offload.value is None:
         values["offload_optimizer"] = "none"
@@ -751,7 +758,7 @@ def report(est: Estimate, settings: Settings, model: Model, used: dict[str, dict
     if est.activations:
         total["gpu_bytes_per_rank_with_activation_checkpointing"] = est.gpu_total(True)
         total["cpu_bytes_per_node_with_activation_checkpointing"] = est.cpu_total(g, True)
-    total["sources"] = "model_states + buffers with in_total + activations (without checkpointing unless named)"
+    total["note"] = "model_states + buffers with in_total + activations (without checkpointing unless the key says so)"
     return {
         "version": version,
         "cited_release": CITED_RELEASE,
@@ -909,11 +916,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--largest-layer-params", metavar="N",
                         help="parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² "
                              "from --hidden-size)")
-    parser.add_argument("--gpus-per-node", default="1", metavar="G")
-    parser.add_argument("--nodes", default="1", metavar="K")
-    parser.add_argument("--hidden-size", metavar="H")
-    parser.add_argument("--layers", metavar="L")
-    parser.add_argument("--seq-len", metavar="S")
+    parser.add_argument("--gpus-per-node", default="1", metavar="G", help="GPUs (ranks) per node (default 1)")
+    parser.add_argument("--nodes", default="1", metavar="K", help="nodes (default 1)")
+    parser.add_argument("--hidden-size", metavar="H", help="the model's hidden size (activations, persistent "
+                                                            "parameters, the HF Trainer's \"auto\" buckets)")
+    parser.add_argument("--layers", metavar="L", help="transformer layers")
+    parser.add_argument("--seq-len", metavar="S", help="sequence length in tokens")
     parser.add_argument("--micro-batch", metavar="B",
                         help="sequences per GPU (default: the config's train_micro_batch_size_per_gpu)")
     parser.add_argument("--heads", metavar="A",
