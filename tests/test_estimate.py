@@ -459,3 +459,14 @@ def test_auto_buckets_are_filled_as_the_hf_trainer_fills_them(config_file, capsy
     plain = _estimate(capsys, path, "--params", "1e9", "--largest-layer-params", "1e6")
     assert plain["buffers"]["reduce_bucket"]["bytes"] == int(fields["zero_optimization.reduce_bucket_size"].default) * 2
     assert any("reduce_bucket_size" in note and "auto" in note for note in plain["assumptions"])
+
+
+@unit
+def test_stages_0_and_1_partition_less_than_stage_2():
+    model = Model(params=1000, gpus_per_node=4)
+    by_stage = {stage: compute(Settings(stage=stage), model).gpu_model_states for stage in (0, 1, 2)}
+    assert by_stage[2] == 2000 + 4500  # DeepSpeed's zero2 formula
+    assert by_stage[1] == by_stage[2] + 2000 - 500  # 16-bit gradients whole again
+    assert by_stage[0] == 20 * 1000
+    # without ZeRO there is no offload: the setting changes nothing
+    assert compute(Settings(stage=0, offload_optimizer="cpu"), model).gpu_model_states == by_stage[0]

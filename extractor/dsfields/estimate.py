@@ -411,22 +411,20 @@ def model_states(settings: Settings, model: Model, assumptions: list[Note]) -> t
             nvme += int(2 * p / nodes)
             kind = "estimated"
         return gpu, max(cpu, 0), nvme, formula, "zero3_model_states", kind
-    offload = opt != "none"
-    if opt == "nvme":
+    offload = opt != "none" and settings.stage >= 1  # DeepSpeed offloads only under ZeRO
+    if opt == "nvme" and offload:
         assumptions.append(Note("offload_optimizer.device nvme needs ZeRO stage 3; counted as cpu at this stage",
                                 "offload_optimizer.device 为 nvme 需要 ZeRO 阶段 3；在此阶段按 cpu 计算"))
     cpu, gpu = zero2_model_states(p, g, nodes, offload)
     formula = (f"estimate_zero2_model_states_mem_needs(total_params={p}, num_gpus_per_node={g}, "
                f"num_nodes={nodes}, cpu_offload={offload})")
-    kind = "computed"
+    kind = "computed" if settings.stage == 2 else "estimated"
     if settings.stage == 1 and not offload:
         gpu += 2 * p - int(2 * p / n)  # stage 1 keeps whole 16-bit gradients; stage 2 partitions them
         formula += f" + {2 * p} - {int(2 * p / n)} (ZeRO-1: 16-bit gradients not partitioned)"
-        kind = "estimated"
     if settings.stage == 0:
         gpu = 20 * p  # nothing partitioned: the same 2 + 18 bytes per parameter on every rank
         formula = f"2·P + 18·P = 20 × {p} (stage 0: nothing partitioned; the byte split of the zero2 formula)"
-        kind = "estimated"
     return gpu, int(cpu), 0, formula, "zero2_model_states", kind
 
 
