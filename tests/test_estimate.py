@@ -160,7 +160,8 @@ def test_oom_list_is_ranked_and_leaves_out_what_saves_nothing():
     model = Model(params=10**9, gpus_per_node=2, hidden=1024, layers=8, seq_len=512, micro_batch=4)
     savings = oom_list(settings, model)
     saved = [s.gpu_saved for s in savings]
-    assert saved == sorted(saved, reverse=True) and all(s > 0 for s in saved)
+    assert saved == sorted(saved, reverse=True)
+    assert all(s.gpu_saved > 0 or s.cpu_delta < 0 for s in savings)
     paths = [s.knob.path for s in savings]
     assert "zero_optimization.offload_optimizer.device" in paths
     assert "zero_optimization.overlap_comm" in paths
@@ -470,3 +471,16 @@ def test_stages_0_and_1_partition_less_than_stage_2():
     assert by_stage[0] == 20 * 1000
     # without ZeRO there is no offload: the setting changes nothing
     assert compute(Settings(stage=0, offload_optimizer="cpu"), model).gpu_model_states == by_stage[0]
+
+
+@unit
+def test_host_only_savings_follow_the_gpu_ones():
+    """NVMe optimizer offload: sub_group_size sizes pinned swap buffers on the host, not on the GPU."""
+    settings = Settings(stage=3, offload_optimizer="nvme", offload_param="cpu", sub_group_size=10**6)
+    model = Model(params=10**8, largest_layer=10**5, gpus_per_node=2)
+    savings = oom_list(settings, model)
+    sub_group = next(s for s in savings if s.knob.path == "zero_optimization.sub_group_size")
+    assert sub_group.gpu_saved == 0
+    # half the sub-group: 4 buffers of fp32, aligned to 256 elements (1024 B), on each of the 2 ranks of the node
+    assert sub_group.cpu_delta == -(4 * (1_000_192 - 500_224) * 4 * 2)
+    assert savings.index(sub_group) > max(i for i, s in enumerate(savings) if s.gpu_saved > 0)

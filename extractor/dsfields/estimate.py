@@ -554,9 +554,12 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
         if settings.offload_param == "cpu" and settings.param_pin:
             pinned += 2 * partition
             parts.append("16-bit params 2")
-        if settings.offload_optimizer != "none" and settings.optimizer_pin:
+        if settings.offload_optimizer == "cpu" and settings.optimizer_pin:
             pinned += 8 * partition
             parts.append("fp32 gradients 4 + sub-group gradients 4")
+        elif settings.offload_optimizer == "nvme" and settings.optimizer_pin:
+            pinned += 4 * partition  # sub-groups swapped to NVMe get no gradient buffer of their own
+            parts.append("fp32 gradients 4")
         if parts:
             add(Term("pinned_host", pinned * model.gpus_per_node, "cpu",
                      "stage3_pinned_grads" if settings.offload_optimizer != "none" else "stage3_pinned_params",
@@ -716,7 +719,8 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
 
 
 def oom_list(settings: Settings, model: Model) -> list[Saving]:
-    """The knobs ranked by GPU bytes saved per rank (changes that save nothing are left out)."""
+    """The knobs ranked by GPU bytes saved per rank, then those that save host memory only, by the host bytes
+    they save (an offload config runs out of host memory too); changes that save nothing are left out."""
     now = compute(settings, model, [])
     checkpointed = settings.checkpointing
     before_gpu, before_cpu = now.gpu_total(checkpointed), now.cpu_total(model.gpus_per_node, checkpointed)
@@ -725,16 +729,17 @@ def oom_list(settings: Settings, model: Model) -> list[Saving]:
         after = compute(new_settings, new_model, [])
         ck = new_settings.checkpointing
         saved = before_gpu - after.gpu_total(ck)
-        if saved > 0:
-            out.append(Saving(knob, saved, after.cpu_total(model.gpus_per_node, ck) - before_cpu))
-    out.sort(key=lambda s: (-s.gpu_saved, s.knob.cost_class, s.knob.path))
+        host = after.cpu_total(model.gpus_per_node, ck) - before_cpu
+        if saved > 0 or (saved == 0 and host < 0):
+            out.append(Saving(knob, saved, host))
+    out.sort(key=lambda s: (-s.gpu_saved, s.cpu_delta, s.knob.cost_class, s.knob.path))
     return out
 
 
 def change_first(savings: list[Saving], gpu_total: int) -> Saving | None:
     """The cheapest change that saves at least 5% of the GPU total (the biggest saver among equals);
     when none does, the biggest saver."""
-    worth = [s for s in savings if s.gpu_saved * 20 >= gpu_total]
+    worth = [s for s in savings if s.gpu_saved > 0 and s.gpu_saved * 20 >= gpu_total]
     if not worth:
         return savings[0] if savings else None
     return min(worth, key=lambda s: (s.knob.cost_class, -s.gpu_saved))
@@ -784,7 +789,8 @@ LABELS = {
            "model_states": "model states", "buffers": "buffers", "activations": "activations",
            "ckpt": "with activation checkpointing", "total": "total", "per_rank": "GPU per rank",
            "per_node": "host per node", "nvme": "NVMe per node", "not_added": "(inside another figure)",
-           "oom": "OOM list: knobs ranked by GPU bytes saved per rank", "first": "What to change first",
+           "oom": "OOM list: knobs ranked by GPU bytes saved per rank (then host bytes per node)",
+           "first": "What to change first",
            "none": "nothing in this config saves GPU memory", "assumptions": "assumptions",
            "saves": "saves", "host": "host", "cost": "cost"},
     "zh": {"title": "{name}：{params} 个参数、{nodes} 个节点 × {gpus} 块 GPU 的内存估算，DeepSpeed {version}"
@@ -792,7 +798,7 @@ LABELS = {
            "model_states": "模型状态", "buffers": "缓冲区", "activations": "激活值",
            "ckpt": "开启激活检查点时", "total": "合计", "per_rank": "每卡显存",
            "per_node": "每节点主机内存", "nvme": "每节点 NVMe", "not_added": "（已含在其他数字中）",
-           "oom": "OOM 清单（按每卡节省的显存排序）", "first": "首先修改",
+           "oom": "OOM 清单（按每卡节省的显存排序，其次按每节点节省的主机内存）", "first": "首先修改",
            "none": "此配置中没有可节省显存的选项", "assumptions": "假设",
            "saves": "节省", "host": "主机", "cost": "代价"},
 }
@@ -851,10 +857,11 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
     if not answer["oom"]:
         lines.append(f"  {words['none']}")
     for i, item in enumerate(answer["oom"], 1):
-        delta = item["cpu_bytes_delta_per_node"]
-        host = f", {words['host']} {'+' if delta > 0 else ''}{gib(delta)}" if delta else ""
-        saved = gib(item["gpu_bytes_saved_per_rank"])
-        lines.append(f"  {i:>2}. {item['path']}: {item['change']} — {words['saves']} {saved}{host}")
+        delta, saved = item["cpu_bytes_delta_per_node"], item["gpu_bytes_saved_per_rank"]
+        effects = [f"GPU −{gib(saved)}"] if saved else []
+        if delta:
+            effects.append(f"{words['host']} {'+' if delta > 0 else '−'}{gib(abs(delta))}")
+        lines.append(f"  {i:>2}. {item['path']}: {item['change']} — {', '.join(effects)}")
         lines.append(f"      {words['cost']}{colon}{item['cost']}")
     if answer["change_first"]:
         item = answer["change_first"]
