@@ -791,7 +791,7 @@ LABELS = {
            "per_node": "host per node", "nvme": "NVMe per node", "not_added": "(inside another figure)",
            "oom": "OOM list: knobs ranked by GPU bytes saved per rank (then host bytes per node)",
            "first": "What to change first",
-           "none": "nothing in this config saves GPU memory", "assumptions": "assumptions",
+           "none": "no change to this config saves memory", "assumptions": "assumptions",
            "saves": "saves", "host": "host", "cost": "cost"},
     "zh": {"title": "{name}：{params} 个参数、{nodes} 个节点 × {gpus} 块 GPU 的内存估算，DeepSpeed {version}"
                     "（ZeRO 阶段 {stage}，优化器卸载 {opt}，参数卸载 {par}）",
@@ -799,7 +799,7 @@ LABELS = {
            "ckpt": "开启激活检查点时", "total": "合计", "per_rank": "每卡显存",
            "per_node": "每节点主机内存", "nvme": "每节点 NVMe", "not_added": "（已含在其他数字中）",
            "oom": "OOM 清单（按每卡节省的显存排序，其次按每节点节省的主机内存）", "first": "首先修改",
-           "none": "此配置中没有可节省显存的选项", "assumptions": "假设",
+           "none": "此配置中没有可节省内存的改动", "assumptions": "假设",
            "saves": "节省", "host": "主机", "cost": "代价"},
 }
 
