@@ -2,7 +2,7 @@
 
     model/      bottom: typed records, storage, wording, history, prose — stdlib only
     extract/    the only package that may import DeepSpeed, torch, pydantic, griffe, transformers
-    consumers   lookup, diff, check/, schema, resolve, migrate, configfile, links, termsafe, docs/
+    consumers   lookup, diff, check/, schema, resolve, migrate, estimate, configfile, links, termsafe, docs/
     cli         top: the only module that may import both extract/ and the consumers
 
 A consumer that needs DeepSpeed gets it passed in from the CLI (``check --runtime``, ``diff installed``).

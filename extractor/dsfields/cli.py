@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("dsfields.migrate", "rewrite a config for another DeepSpeed release: renames, conversions, removals"),
     "schema": ("dsfields.schema", "write the JSON Schema (Draft 2020-12) of ds_config for one DeepSpeed version"),
     "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
+    # issue 28: memory a config needs for a model of N parameters, and which knobs save the most
+    "estimate": ("dsfields.estimate", "GPU and host memory a config needs for N parameters, and its OOM list"),
 }
 
 

@@ -72,7 +72,8 @@ GUIDE_ASSETS = Path(__file__).resolve().parent / "assets"
 """Scripts of the guides (batch-calculator.js), copied into ``guides/`` (mkdocs.yml's extra_javascript)."""
 FIELD_LINK = re.compile(r"\[([^\]]*)\]\(field:([^)#\s]+)\)")
 """A guide's link to a field: ``[text](field:zero_optimization.stage)``."""
-HAND_WRITTEN_TITLES = {"resolve-migrate.md": "resolve and migrate", "snapshot-format.md": "Snapshot format"}
+HAND_WRITTEN_TITLES = {"resolve-migrate.md": "resolve and migrate", "estimate.md": "Memory estimate",
+                       "snapshot-format.md": "Snapshot format"}
 """Hand-written pages of docs/ in the nav (their ``<stem>.zh.md`` is the Chinese site's page, if any)."""
 
 

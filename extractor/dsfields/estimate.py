@@ -1,0 +1,1002 @@
+"""``dsfields estimate``: how much GPU and host memory one config needs for a model of N parameters.
+
+DeepSpeed's own estimators (``estimate_zero2_model_states_mem_needs``, ``estimate_zero3_...``) count the
+model states only and take the ZeRO stage and offload as arguments, not from the config. This reads
+the config as DeepSpeed will run it (:class:`dsfields.resolve.Resolver`: written values, defaults,
+effective defaults), reproduces those model-state formulas, and adds what the config itself
+allocates: communication buckets, stage-3 prefetch and reuse, persistent parameters, sub-group
+buffers, pinned host memory, NVMe swap buffers, and activations when the model's shape is given.
+Then it ranks the config's knobs by the bytes a change would save (the OOM list).
+
+No DeepSpeed import: every formula is ours, and each term carries, as data, the DeepSpeed 0.19.8
+source lines (or the paper) it follows (:data:`CITATIONS`); ``tests/test_estimate.py`` checks those
+lines against the real 0.19.8 and the model states against DeepSpeed's estimators.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, NoReturn
+
+from dsfields.configfile import ConfigFileError, load
+from dsfields.model import prose
+from dsfields.model.errors import DsfieldsError, UsageError
+from dsfields.model.store import load_requested
+from dsfields.resolve import AUTO_DEFAULT, AUTO_HF, AUTO_KEPT, Resolver
+
+CITED_RELEASE = "0.19.8"
+"""The DeepSpeed release whose source the line numbers below point into."""
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where a formula comes from: lines of DeepSpeed's source (``file`` under ``deepspeed/``), or a paper."""
+
+    file: str
+    first: int = 0
+    last: int = 0
+    snippet: str = ""
+    """Text that occurs in those lines of DeepSpeed :data:`CITED_RELEASE` (a test checks it)."""
+
+    @property
+    def where(self) -> str:
+        if not self.first:
+            return self.file
+        span = f"{self.first}" if self.last in (0, self.first) else f"{self.first}-{self.last}"
+        return f"deepspeed/{self.file}:{span}"
+
+
+PAPER_ACTIVATIONS = ("Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models "
+                     "(arXiv:2205.05198), section 4.1, equation 1, and section 5 (full recomputation)")
+
+CITATIONS: dict[str, Citation] = {
+    "zero2_model_states": Citation("runtime/zero/stage_1_and_2.py", 4017, 4034,
+                                   "def estimate_zero2_model_states_mem_needs"),
+    "zero3_model_states": Citation("runtime/zero/stage3.py", 4016, 4052, "def estimate_zero3_model_states_mem_needs"),
+    "stage12_reduce_bucket": Citation("runtime/zero/stage_1_and_2.py", 3262, 3278,
+                                      "buf_1 = torch.empty(int(self.reduce_bucket_size)"),
+    "stage12_allgather": Citation("runtime/utils.py", 1016, 1022, "return all_gather_into_tensor_dp_groups"),
+    "stage12_allgather_shards": Citation("runtime/utils.py", 1033, 1054, "// allgather_bucket_size"),
+    "stage12_offload_grad_buffers": Citation("runtime/zero/stage_1_and_2.py", 653, 661,
+                                             "self.temp_grad_buffer_for_gpu_offload = torch.zeros(largest_param_numel"),
+    "stage12_pinned": Citation("runtime/zero/stage_1_and_2.py", 563, 572,
+                               "weights_partition = get_accelerator().pin_memory(weights_partition)"),
+    "stage12_pinned_grad": Citation("runtime/zero/stage_1_and_2.py", 936, 941,
+                                    "self.single_partition_of_fp32_groups[i].grad = get_accelerator().pin_memory("),
+    "stage3_reduce_bucket": Citation("runtime/zero/stage3.py", 780, 784,
+                                     "bucket.buffer = torch.empty(self.reduce_bucket_size"),
+    "stage3_prefetch": Citation("runtime/zero/partitioned_param_coordinator.py", 452, 454,
+                                "max_params_to_prefetch = min(self.__max_n_available_params"),
+    "stage3_reuse": Citation("runtime/zero/partitioned_param_coordinator.py", 654, 662,
+                             "if params_traversed >= self.__max_reuse_dist_in_numel:"),
+    "stage3_persistence": Citation("runtime/zero/parameter_offload.py", 317, 329,
+                                   "if param.ds_numel <= param_threshold:"),
+    "stage3_sub_group_grad": Citation("runtime/zero/stage3.py", 1304, 1306,
+                                      "gradient_buffer = torch.zeros(int(largest_numel)"),
+    "stage3_sub_groups": Citation("runtime/zero/stage3.py", 1213, 1226, "if local_sub_group_size >= sub_group_size"),
+    "stage3_pinned_params": Citation("runtime/zero/stage3.py", 897, 907, "aggregate_params_count + params_in_group"),
+    "stage3_pinned_grads": Citation("runtime/zero/stage3.py", 791, 795,
+                                    "self.grad_partitions_flat_buffer = get_accelerator().pin_memory("),
+    "stage3_pinned_subgroup_grads": Citation("runtime/zero/stage3.py", 1337, 1340,
+                                             "subgroup_gradient_buffer = get_accelerator().pin_memory("),
+    "stage3_optimizer_swapper": Citation("runtime/zero/stage3.py", 845, 851,
+                                         "largest_numel=max(self.fp16_partitioned_groups_flat_numel)"),
+    "swap_buffer_manager": Citation("runtime/swap_tensor/utils.py", 182, 193,
+                                    "aio_handle.new_cpu_locked_tensor(num_elems, dtype_example)"),
+    "optimizer_swap_count": Citation("runtime/swap_tensor/optimizer_utils.py", 185, 189,
+                                     "count=swap_config.buffer_count"),
+    "param_swap_buffers": Citation("runtime/swap_tensor/partitioned_param_swapper.py", 104, 127,
+                                   "int(self.aligned_elements_per_buffer * self.param_buffer_count)"),
+    "aio_alignment": Citation("runtime/swap_tensor/partitioned_param_swapper.py", 100, 102,
+                              "AIO_ALIGNED_BYTES * self.aio_config[AIO_INTRA_OP_PARALLELISM]"),
+    "activation_cpu_checkpoint": Citation("runtime/activation_checkpointing/checkpointing.py", 611, 614,
+                                          "copy_to_device(args, device=torch.device('cpu')"),
+    "aio_aligned_bytes": Citation("runtime/swap_tensor/utils.py", 15, 15, "AIO_ALIGNED_BYTES = 1024"),
+    "activations": Citation("Korthikanti et al. 2022, arXiv:2205.05198, eq. 1 and section 5"),
+}
+
+AIO_ALIGNED_BYTES = 1024
+"""``deepspeed/runtime/swap_tensor/utils.py:15`` in 0.19.8: swap buffers are rounded up to it × intra_op_parallelism."""
+
+ADDITIONAL_BUFFER_FACTOR = 1.5
+"""DeepSpeed's estimators' default ``additional_buffer_factor`` on host memory (kept to agree with them)."""
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Note:
+    """One assumption, in both languages (ours)."""
+
+    en: str
+    zh: str
+
+    def text(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
+
+# ---------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class Model:
+    """What the command line says about the model and the machines."""
+
+    params: int
+    largest_layer: int | None = None
+    gpus_per_node: int = 1
+    nodes: int = 1
+    hidden: int | None = None
+    layers: int | None = None
+    seq_len: int | None = None
+    micro_batch: int | None = None
+    heads: int | None = None
+    zero_init: bool = True
+
+    @property
+    def world(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    @property
+    def shaped(self) -> bool:
+        return None not in (self.hidden, self.layers, self.seq_len, self.micro_batch)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config values the estimate reads, as DeepSpeed will use them."""
+
+    stage: int = 0
+    offload_optimizer: str = "none"
+    """``none``, ``cpu`` or ``nvme``."""
+    offload_param: str = "none"
+    optimizer_pin: bool = True
+    param_pin: bool = True
+    optimizer_buffer_count: int = 4
+    param_buffer_count: int = 5
+    param_buffer_size: int = 100_000_000
+    max_in_cpu: int = 1_000_000_000
+    reduce_bucket_size: int = 500_000_000
+    allgather_bucket_size: int = 500_000_000
+    overlap_comm: bool = False
+    contiguous_gradients: bool = True
+    prefetch_bucket_size: int = 50_000_000
+    max_live_parameters: int = 1_000_000_000
+    max_reuse_distance: int = 1_000_000_000
+    param_persistence_threshold: int = 100_000
+    model_persistence_threshold: int = 2**63 - 1
+    sub_group_size: int = 1_000_000_000
+    aio_intra_op_parallelism: int = 1
+    aio_use_gds: bool = False
+    half: bool = True
+    """fp16 or bf16 is enabled: 16-bit parameters, gradients and activations."""
+    checkpointing: bool = False
+    """Activation checkpointing assumed on (the model's code decides; the ``what if`` of the OOM list)."""
+    cpu_checkpointing: bool = False
+    partition_activations: bool = False
+
+    @property
+    def dtype_bytes(self) -> int:
+        return 2 if self.half else 4
+
+
+SETTING_PATHS: dict[str, str] = {
+    "stage": "zero_optimization.stage",
+    "offload_optimizer": "zero_optimization.offload_optimizer.device",
+    "offload_param": "zero_optimization.offload_param.device",
+    "optimizer_pin": "zero_optimization.offload_optimizer.pin_memory",
+    "param_pin": "zero_optimization.offload_param.pin_memory",
+    "optimizer_buffer_count": "zero_optimization.offload_optimizer.buffer_count",
+    "param_buffer_count": "zero_optimization.offload_param.buffer_count",
+    "param_buffer_size": "zero_optimization.offload_param.buffer_size",
+    "max_in_cpu": "zero_optimization.offload_param.max_in_cpu",
+    "reduce_bucket_size": "zero_optimization.reduce_bucket_size",
+    "allgather_bucket_size": "zero_optimization.allgather_bucket_size",
+    "overlap_comm": "zero_optimization.overlap_comm",
+    "contiguous_gradients": "zero_optimization.contiguous_gradients",
+    "prefetch_bucket_size": "zero_optimization.stage3_prefetch_bucket_size",
+    "max_live_parameters": "zero_optimization.stage3_max_live_parameters",
+    "max_reuse_distance": "zero_optimization.stage3_max_reuse_distance",
+    "param_persistence_threshold": "zero_optimization.stage3_param_persistence_threshold",
+    "model_persistence_threshold": "zero_optimization.stage3_model_persistence_threshold",
+    "sub_group_size": "zero_optimization.sub_group_size",
+    "aio_intra_op_parallelism": "aio.intra_op_parallelism",
+    "aio_use_gds": "aio.use_gds",
+    "cpu_checkpointing": "activation_checkpointing.cpu_checkpointing",
+    "partition_activations": "activation_checkpointing.partition_activations",
+}
+"""Setting → the JSON path it is read from (the field must exist in the release; a test checks it for 0.19.8)."""
+
+HF_AUTO_FILL: dict[str, tuple[float, int]] = {
+    "reduce_bucket_size": (1.0, 2),
+    "prefetch_bucket_size": (0.9, 2),
+    "param_persistence_threshold": (10.0, 1),
+}
+"""Setting → (factor, power of hidden_size) the HF Trainer puts for ``"auto"`` (transformers'
+``integrations/deepspeed.py``, ``trainer_config_finalize``; the same as :data:`dsfields.resolve.HF_ARGUMENTS`)."""
+
+
+def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
+                         assumptions: list[Note]) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
+    """The settings DeepSpeed will use for ``data``, what each was read from, and the micro batch the config gives."""
+    resolved = {r.path: r for r in resolver.resolve(data, world_size=model.world)}
+    base = Settings()
+    values: dict[str, Any] = {}
+    used: dict[str, dict[str, Any]] = {}
+    for name, path in SETTING_PATHS.items():
+        item = resolved.get(path)
+        if item is None:
+            continue  # not a key of this release (or its section is absent): the neutral value stays
+        value, source = item.value, item.source
+        if item.source in (AUTO_DEFAULT, AUTO_KEPT, AUTO_HF):
+            # "auto" is the HF Trainer's idiom: it fills these three from the model's hidden size
+            if name in HF_AUTO_FILL and model.hidden:
+                factor, power = HF_AUTO_FILL[name]
+                value = int(factor * model.hidden ** power)
+                source = f"{AUTO_HF} (from --hidden-size)"
+                assumptions.append(Note(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size '
+                                        f"({value})", f"{path} 为 \"auto\"：按 HF Trainer 依 --hidden-size 填入的值"
+                                        f"（{value}）计算"))
+            elif item.source != AUTO_DEFAULT:
+                record = resolver.fields.get(path)
+                value = record.default if record is not None else None
+                assumptions.append(Note(f'{path} is "auto" and nothing here fills it: taken as the release\'s '
+                                        f"default ({value!r})",
+                                        f"{path} 为 \"auto\" 且此处无从填入：按该版本的默认值（{value!r}）计算"))
+            elif name in HF_AUTO_FILL:
+                assumptions.append(Note(f'{path} is "auto": DeepSpeed uses its default ({value!r}); under the HF '
+                                        "Trainer pass --hidden-size to count what the Trainer fills",
+                                        f"{path} 为 \"auto\"：DeepSpeed 使用默认值（{value!r}）；若经 HF Trainer "
+                                        "启动，请给出 --hidden-size 以按 Trainer 填入的值计算"))
+        if value is None:
+            continue
+        default = getattr(base, name)
+        if isinstance(default, bool):
+            value = bool(value)
+        elif isinstance(default, int):
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise DsfieldsError(f"{path} is {value!r}: not a number DeepSpeed can use") from None
+            if value < 0:
+                raise DsfieldsError(f"{path} is {value}: a negative size")
+        elif isinstance(default, str):
+            value = str(value).lower()
+        values[name] = value
+        used[name] = {"path": path, "value": value if not isinstance(getattr(base, name), str) else item.value,
+                      "source": source}
+    offload = resolved.get("zero_optimization.offload_optimizer")
+    if offload is not None and offload.value is None:
+        values["offload_optimizer"] = "none"
+    section = resolved.get("zero_optimization.offload_param")
+    if section is not None and section.value is None:
+        values["offload_param"] = "none"
+    # "auto" precision is filled by the HF Trainer from --fp16/--bf16: counted as 16-bit
+    values["half"] = any(resolved[p].value is True or resolved[p].source in (AUTO_HF, AUTO_DEFAULT, AUTO_KEPT)
+                         for p in ("fp16.enabled", "bf16.enabled", "bfloat16.enabled") if p in resolved)
+    settings = replace(base, **values)
+    if settings.stage not in (0, 1, 2, 3):
+        raise DsfieldsError(f"zero_optimization.stage is {settings.stage}: DeepSpeed has stages 0 to 3")
+    micro = resolved.get("train_micro_batch_size_per_gpu")
+    micro_batch = micro.value if micro is not None and isinstance(micro.value, int) else None
+    return settings, used, micro_batch
+
+
+# ---------------------------------------------------------------- the estimate
+
+
+@dataclass
+class Term:
+    """One allocation the estimate counts."""
+
+    name: str
+    bytes: int
+    device: str
+    """``gpu`` (per rank), ``cpu`` (per rank unless ``per`` says node), ``nvme``."""
+    citation: str
+    """Key of :data:`CITATIONS`: the code (or paper) the formula follows."""
+    formula: str
+    per: str = "rank"
+    in_total: bool = True
+    """False when the bytes are already inside another figure (shown for the knob, not added twice)."""
+    kind: str = "computed"
+    """``computed`` (a size DeepSpeed allocates from these values) or ``estimated`` (an assumption about the model)."""
+    settings: tuple[str, ...] = ()
+    note: str = ""
+    also: tuple[str, ...] = ()
+    """Further :data:`CITATIONS` keys the term depends on."""
+
+    def as_dict(self, used: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"bytes": self.bytes, "device": self.device, "per": self.per,
+                               "in_total": self.in_total, "kind": self.kind, "formula": self.formula,
+                               "source": CITATIONS[self.citation].where}
+        if self.also:
+            out["see_also"] = [CITATIONS[key].where for key in self.also]
+        config = {used[s]["path"]: {"value": used[s]["value"], "source": used[s]["source"]}
+                  for s in self.settings if s in used}
+        if config:
+            out["config"] = config
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Estimate:
+    gpu_model_states: int
+    cpu_model_states: int
+    nvme_model_states: int
+    model_states_formula: str
+    model_states_citation: str
+    model_states_kind: str
+    buffers: list[Term] = field(default_factory=list)
+    activations: list[Term] = field(default_factory=list)
+    activation_ckpt: list[Term] = field(default_factory=list)
+    assumptions: list[Note] = field(default_factory=list)
+
+    def gpu_total(self, checkpointed: bool = False) -> int:
+        acts = self.activation_ckpt if checkpointed else self.activations
+        return self.gpu_model_states + sum(t.bytes for t in self.buffers + acts if t.in_total and t.device == "gpu")
+
+    def cpu_total(self, gpus_per_node: int, checkpointed: bool = False) -> int:
+        acts = self.activation_ckpt if checkpointed else []
+        terms = [t for t in self.buffers + acts if t.in_total and t.device == "cpu"]
+        return self.cpu_model_states + sum(t.bytes * (1 if t.per == "node" else gpus_per_node) for t in terms)
+
+    def nvme_total(self, gpus_per_node: int) -> int:
+        terms = [t for t in self.buffers if t.in_total and t.device == "nvme"]
+        return self.nvme_model_states + sum(t.bytes * (1 if t.per == "node" else gpus_per_node) for t in terms)
+
+
+def zero2_model_states(params: int, gpus_per_node: int, nodes: int, cpu_offload: bool) -> tuple[int, int]:
+    """(cpu bytes per node, gpu bytes per rank), as ``estimate_zero2_model_states_mem_needs`` counts them."""
+    total_gpus = nodes * gpus_per_node
+    if cpu_offload:
+        gpu = 2 * params
+        cpu = params * max(4 * total_gpus, 16) * ADDITIONAL_BUFFER_FACTOR
+    else:
+        gpu = 2 * params + int(18 * params / total_gpus)
+        cpu = params * 4 * gpus_per_node * ADDITIONAL_BUFFER_FACTOR
+    return int(cpu), int(gpu)
+
+
+def zero3_model_states(params: int, largest_layer: int, gpus_per_node: int, nodes: int, cpu_offload: bool,
+                       cpu_offload_params: bool, zero_init: bool) -> tuple[int, int]:
+    """(cpu bytes per node, gpu bytes per rank), as ``estimate_zero3_model_states_mem_needs`` counts them;
+    parameters offloaded without the optimizer (a case DeepSpeed's estimator skips) is ours: the 2 bytes of
+    16-bit parameters move from the GPU's partition to the host."""
+    total_gpus = nodes * gpus_per_node
+    gpus_factor = 1 / nodes
+    largest = 4 * largest_layer
+    if cpu_offload and cpu_offload_params:
+        gpu = largest
+        per = 18 * gpus_factor
+        cpu = params * (per if zero_init else max(4 * gpus_per_node, per)) * ADDITIONAL_BUFFER_FACTOR
+    elif cpu_offload:
+        gpu = largest + int(2 * params / total_gpus)
+        per = 16 * gpus_factor
+        cpu = params * (per if zero_init else max(4 * gpus_per_node, per)) * ADDITIONAL_BUFFER_FACTOR
+    elif cpu_offload_params:
+        gpu = largest + int(16 * params / total_gpus)
+        cpu = params * 2 * gpus_factor * ADDITIONAL_BUFFER_FACTOR
+    else:
+        gpu = largest + int(18 * params / total_gpus)
+        cpu = (largest_layer if zero_init else params) * 4 * gpus_per_node * ADDITIONAL_BUFFER_FACTOR
+    return int(cpu), int(gpu)
+
+
+def model_states(settings: Settings, model: Model, assumptions: list[Note]) -> tuple[int, int, int, str, str, str]:
+    """(gpu per rank, cpu per node, nvme per node, formula, citation key, kind)."""
+    p, n, g, nodes = model.params, model.world, model.gpus_per_node, model.nodes
+    opt, par = settings.offload_optimizer, settings.offload_param
+    if settings.stage == 3:
+        largest = model.largest_layer or 0
+        cpu, gpu = zero3_model_states(p, largest, g, nodes, opt != "none", par != "none", model.zero_init)
+        formula = (f"estimate_zero3_model_states_mem_needs(total_params={p}, largest_layer_params={largest}, "
+                   f"num_gpus_per_node={g}, num_nodes={nodes}, cpu_offload={opt != 'none'}, "
+                   f"cpu_offload_params={par != 'none'}, zero_init={model.zero_init})")
+        nvme = 0
+        kind = "computed" if opt != "none" or par == "none" else "estimated"
+        # NVMe: the same GPU side as cpu; what lives on NVMe leaves the host (ours: DeepSpeed's estimator has no nvme)
+        if opt == "nvme":
+            moved = 12 * p / nodes  # fp32 master weights, momentum and variance per node
+            cpu -= int(moved * ADDITIONAL_BUFFER_FACTOR)
+            nvme += int(moved)
+            kind = "estimated"
+        if par == "nvme":
+            kept = min(settings.max_in_cpu, p // n) * 2 * g  # 16-bit params that stay in host memory (max_in_cpu)
+            cpu -= int(2 * p / nodes * ADDITIONAL_BUFFER_FACTOR) - int(kept * ADDITIONAL_BUFFER_FACTOR)
+            nvme += int(2 * p / nodes)
+            kind = "estimated"
+        return gpu, max(cpu, 0), nvme, formula, "zero3_model_states", kind
+    offload = opt != "none" and settings.stage >= 1  # DeepSpeed offloads only under ZeRO
+    if opt == "nvme" and offload:
+        assumptions.append(Note("offload_optimizer.device nvme needs ZeRO stage 3; counted as cpu at this stage",
+                                "offload_optimizer.device 为 nvme 需要 ZeRO 阶段 3；在此阶段按 cpu 计算"))
+    cpu, gpu = zero2_model_states(p, g, nodes, offload)
+    formula = (f"estimate_zero2_model_states_mem_needs(total_params={p}, num_gpus_per_node={g}, "
+               f"num_nodes={nodes}, cpu_offload={offload})")
+    kind = "computed" if settings.stage == 2 else "estimated"
+    if settings.stage == 1 and not offload:
+        gpu += 2 * p - int(2 * p / n)  # stage 1 keeps whole 16-bit gradients; stage 2 partitions them
+        formula += f" + {2 * p} - {int(2 * p / n)} (ZeRO-1: 16-bit gradients not partitioned)"
+    if settings.stage == 0:
+        gpu = 20 * p  # nothing partitioned: the same 2 + 18 bytes per parameter on every rank
+        formula = f"2·P + 18·P = 20 × {p} (stage 0: nothing partitioned; the byte split of the zero2 formula)"
+    return gpu, int(cpu), 0, formula, "zero2_model_states", kind
+
+
+def _aligned(numel: int, settings: Settings, element: int) -> int:
+    alignment = max(1, AIO_ALIGNED_BYTES * settings.aio_intra_op_parallelism // element)
+    remainder = numel % alignment
+    return numel if remainder == 0 else numel + alignment - remainder
+
+
+def persistent_numel(model: Model, threshold: int, cap: int) -> int | None:
+    """16-bit elements kept whole on every rank at stage 3; ``None`` without the model's shape.
+
+    Estimated on a GPT-2-style layer (the widest case): two LayerNorms with weight and bias (4 × H),
+    biases of the QKV (3H), attention output (H), MLP up (4H) and down (H) projections, and the final
+    LayerNorm; every tensor of at most ``threshold`` elements persists, until ``cap`` is reached."""
+    if model.hidden is None or model.layers is None:
+        return None
+    h = model.hidden
+    per_layer = [h, h, h, h, 3 * h, h, 4 * h, h]
+    tensors = per_layer * model.layers + [h, h]
+    total = 0
+    for numel in tensors:
+        if numel <= threshold and total + numel <= cap:
+            total += numel
+    return total
+
+
+def compute(settings: Settings, model: Model, assumptions: list[Note] | None = None) -> Estimate:
+    """The whole estimate for one set of settings (pure arithmetic: the OOM list calls it per knob)."""
+    notes = assumptions if assumptions is not None else []
+    gpu, cpu, nvme, formula, citation, kind = model_states(settings, model, notes)
+    est = Estimate(gpu, cpu, nvme, formula, citation, kind, assumptions=notes)
+    b = settings.dtype_bytes
+    p, n = model.params, model.world
+    partition = -(-p // n)
+    stage = settings.stage
+    add = est.buffers.append
+    if stage in (1, 2):
+        if settings.contiguous_gradients:
+            count = 2 if settings.overlap_comm else 1
+            add(Term("reduce_bucket", count * settings.reduce_bucket_size * b, "gpu", "stage12_reduce_bucket",
+                     f"{count} × reduce_bucket_size {settings.reduce_bucket_size} × {b} B"
+                     + (" (a second buffer with overlap_comm)" if count == 2 else ""),
+                     settings=("reduce_bucket_size", "overlap_comm", "contiguous_gradients")))
+        add(Term("allgather_bucket", 0, "gpu", "stage12_allgather",
+                 "0: the updated partitions are all-gathered in place into the flat 16-bit buffer "
+                 f"(all_gather_into_tensor); allgather_bucket_size {settings.allgather_bucket_size} only "
+                 "splits the calls where that is missing, into views of the same buffer",
+                 settings=("allgather_bucket_size",), also=("stage12_allgather_shards",)))
+        if settings.offload_optimizer != "none":
+            if model.largest_layer:
+                numel = model.largest_layer
+                add(Term("offload_gradient_staging_gpu", numel * b, "gpu", "stage12_offload_grad_buffers",
+                         f"largest parameter ≤ largest layer {numel} × {b} B"))
+                add(Term("offload_gradient_staging_cpu", numel * b, "cpu", "stage12_offload_grad_buffers",
+                         f"largest parameter ≤ largest layer {numel} × {b} B", in_total=False,
+                         note="inside the host figure's 1.5 buffer factor"))
+            else:
+                notes.append(Note("no --largest-layer-params: the offload gradient staging buffers "
+                                  "(one largest parameter, GPU and host) are not counted",
+                                  "未给出 --largest-layer-params：卸载时的梯度中转缓冲区（一个最大参数的大小，"
+                                  "GPU 与主机各一份）未计入"))
+            pinned = 10 * partition if settings.optimizer_pin else 0
+            add(Term("pinned_host", pinned * model.gpus_per_node, "cpu", "stage12_pinned",
+                     f"{'10' if settings.optimizer_pin else '0'} B × partition {partition} × {model.gpus_per_node} "
+                     "ranks (fp32 weights 4 + 16-bit copy 2 + fp32 gradients 4)", per="node", in_total=False,
+                     settings=("optimizer_pin",), also=("stage12_pinned_grad",),
+                     note="page-locked part of the host model states"))
+    if stage == 3:
+        if settings.contiguous_gradients:
+            add(Term("reduce_bucket", settings.reduce_bucket_size * b, "gpu", "stage3_reduce_bucket",
+                     f"reduce_bucket_size {settings.reduce_bucket_size} × {b} B (one buffer at stage 3, "
+                     "overlap_comm or not)", settings=("reduce_bucket_size", "contiguous_gradients")))
+        largest = model.largest_layer or 0
+        retained = min(settings.max_reuse_distance // 2, max(p - largest, 0))
+        add(Term("stage3_reuse_retained", retained * b, "gpu", "stage3_reuse",
+                 f"min(max_reuse_distance {settings.max_reuse_distance} / 2, P - largest layer) × {b} B",
+                 kind="estimated", settings=("max_reuse_distance",),
+                 note="at the forward/backward turn the last modules' parameters stay gathered when their "
+                      "reuse is within max_reuse_distance elements of traversal (forward tail + backward head)"))
+        room = max(settings.max_live_parameters - largest - retained, 0)
+        prefetch = min(settings.prefetch_bucket_size, room, p)
+        add(Term("stage3_prefetch", prefetch * b, "gpu", "stage3_prefetch",
+                 f"min(prefetch_bucket_size {settings.prefetch_bucket_size}, max_live_parameters "
+                 f"{settings.max_live_parameters} - largest layer - retained) × {b} B",
+                 settings=("prefetch_bucket_size", "max_live_parameters"),
+                 note="prefetch stops where gathered parameters would pass stage3_max_live_parameters"))
+        persistent = persistent_numel(model, settings.param_persistence_threshold,
+                                      settings.model_persistence_threshold)
+        if persistent is None:
+            notes.append(Note("no --hidden-size/--layers: stage-3 persistent parameters (tensors of at most "
+                              "stage3_param_persistence_threshold elements, kept whole on every rank) are not counted",
+                              "未给出 --hidden-size/--layers：ZeRO-3 常驻参数（元素数不超过 "
+                              "stage3_param_persistence_threshold 的张量，每卡保留完整副本）未计入"))
+        else:
+            add(Term("stage3_persistent", persistent * b, "gpu", "stage3_persistence",
+                     f"{persistent} elements of tensors ≤ param_persistence_threshold "
+                     f"{settings.param_persistence_threshold} × {b} B", kind="estimated",
+                     settings=("param_persistence_threshold", "model_persistence_threshold"),
+                     note="GPT-2-style layer assumed: norms and biases (a Llama layer has only two norm weights)"))
+        sub_group = min(settings.sub_group_size, partition)
+        on_gpu = settings.offload_optimizer == "none"
+        add(Term("sub_group_fp32_gradients", sub_group * 4, "gpu" if on_gpu else "cpu", "stage3_sub_group_grad",
+                 f"min(sub_group_size {settings.sub_group_size}, partition {partition}) × 4 B", in_total=False,
+                 settings=("sub_group_size",), also=("stage3_sub_groups",),
+                 note="inside model_states: DeepSpeed's estimator counts 4 B/param of fp32 gradients for the whole "
+                      "partition, where stage 3 shares one buffer of the largest sub-group among them"))
+        if settings.offload_optimizer == "nvme":
+            numel = _aligned(sub_group, settings, 4)
+            count = settings.optimizer_buffer_count
+            add(Term("nvme_optimizer_swap_buffers", count * numel * 4, "cpu", "optimizer_swap_count",
+                     f"offload_optimizer.buffer_count {count} × aligned largest sub-group {numel} × 4 B (pinned)",
+                     settings=("optimizer_buffer_count", "sub_group_size", "aio_intra_op_parallelism"),
+                     also=("stage3_optimizer_swapper", "swap_buffer_manager", "stage3_sub_groups",
+                           "aio_aligned_bytes")))
+        if settings.offload_param == "nvme":
+            numel = _aligned(settings.param_buffer_size, settings, b)
+            count = settings.param_buffer_count
+            add(Term("nvme_param_swap_buffers", count * numel * b, "gpu" if settings.aio_use_gds else "cpu",
+                     "param_swap_buffers",
+                     f"offload_param.buffer_count {count} × aligned buffer_size {numel} × {b} B"
+                     + (" (on the GPU: aio.use_gds)" if settings.aio_use_gds else " (pinned)"),
+                     settings=("param_buffer_count", "param_buffer_size", "aio_intra_op_parallelism", "aio_use_gds"),
+                     also=("aio_alignment", "aio_aligned_bytes")))
+        pinned = 0
+        parts = []
+        if settings.offload_param == "cpu" and settings.param_pin:
+            pinned += 2 * partition
+            parts.append("16-bit params 2")
+        if settings.offload_optimizer == "cpu" and settings.optimizer_pin:
+            pinned += 8 * partition
+            parts.append("fp32 gradients 4 + sub-group gradients 4")
+        elif settings.offload_optimizer == "nvme" and settings.optimizer_pin:
+            pinned += 4 * partition  # sub-groups swapped to NVMe get no gradient buffer of their own
+            parts.append("fp32 gradients 4")
+        if parts:
+            add(Term("pinned_host", pinned * model.gpus_per_node, "cpu",
+                     "stage3_pinned_grads" if settings.offload_optimizer != "none" else "stage3_pinned_params",
+                     f"({' + '.join(parts)}) B × partition {partition} × {model.gpus_per_node} ranks",
+                     per="node", in_total=False, kind="estimated", settings=("optimizer_pin", "param_pin"),
+                     also=(("stage3_pinned_subgroup_grads",) if settings.offload_optimizer != "none" else ())
+                     + (("stage3_pinned_params",) if settings.offload_param == "cpu" else ()),
+                     note="page-locked part of the host model states"))
+    if model.shaped:
+        activations(settings, model, est)
+    else:
+        notes.append(Note("no model shape (--hidden-size --layers --seq-len and a micro batch): activations not "
+                          "counted", "未给出模型形状（--hidden-size --layers --seq-len 及微批大小）：激活值未计入"))
+    return est
+
+
+def activations(settings: Settings, model: Model, est: Estimate) -> None:
+    """Per-layer activations after Korthikanti et al. (16-bit, no tensor or sequence parallelism)."""
+    s, bsz, h, layers = model.seq_len or 0, model.micro_batch or 0, model.hidden or 0, model.layers or 0
+    scale = settings.dtype_bytes / 2
+    if model.heads:
+        per_layer = int(s * bsz * h * (34 + 5 * model.heads * s / h) * scale)
+        shape = f"s·b·h·(34 + 5·a·s/h) = {s}·{bsz}·{h}·(34 + 5·{model.heads}·{s}/{h})"
+    else:
+        per_layer = int(s * bsz * h * 34 * scale)
+        shape = f"s·b·h·34 = {s}·{bsz}·{h}·34 (no --heads: attention scores not stored, as with flash attention)"
+    if scale != 1:
+        shape += f" × {scale:g} (fp32)"
+    est.activations.append(Term("activations", per_layer * layers, "gpu", "activations",
+                                f"layers {layers} × {shape}", kind="estimated"))
+    checkpoints = int(2 * s * bsz * h * scale) * layers
+    where = "cpu" if settings.cpu_checkpointing else "gpu"
+    est.activation_ckpt.append(Term("checkpoints", checkpoints, where,
+                                    "activation_cpu_checkpoint" if settings.cpu_checkpointing else "activations",
+                                    f"layers {layers} × 2·s·b·h = {layers}·2·{s}·{bsz}·{h}"
+                                    + (" (host memory: cpu_checkpointing)" if settings.cpu_checkpointing else ""),
+                                    kind="estimated", settings=("cpu_checkpointing", "partition_activations")))
+    est.activation_ckpt.append(Term("recompute_one_layer", per_layer, "gpu", "activations",
+                                    f"one layer recomputed in backward: {shape}", kind="estimated"))
+
+
+# ---------------------------------------------------------------- the OOM list
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One change to try, with what it costs (ours, en and zh)."""
+
+    path: str
+    change: str
+    cost_class: int
+    """1: nearly free (buffer sizes), 2: some speed, 3: much speed or host memory."""
+    cost_en: str
+    cost_zh: str
+
+
+@dataclass
+class Saving:
+    knob: Knob
+    gpu_saved: int
+    cpu_delta: int
+
+    def as_dict(self, lang: str) -> dict[str, Any]:
+        return {"path": self.knob.path, "change": self.knob.change, "gpu_bytes_saved_per_rank": self.gpu_saved,
+                "cpu_bytes_delta_per_node": self.cpu_delta, "cost_class": self.knob.cost_class,
+                "cost": self.knob.cost_zh if lang == "zh" else self.knob.cost_en,
+                "cost_en": self.knob.cost_en, "cost_zh": self.knob.cost_zh}
+
+
+def _half(value: int) -> int:
+    return max(value // 2, 1)
+
+
+def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Settings, Model]]:
+    """The knobs of this config worth turning, each with the settings (and model) it leads to."""
+    z = "zero_optimization."
+    out: list[tuple[Knob, Settings, Model]] = []
+
+    def knob(path: str, change: str, cost: int, en: str, zh: str, new: Settings, new_model: Model = model) -> None:
+        out.append((Knob(path, change, cost, en, zh), new, new_model))
+
+    s = settings
+    if s.stage < 3 and (s.stage < 2 or model.largest_layer):
+        knob(z + "stage", f"{s.stage} → {s.stage + 1}", 2,
+             "more communication: each higher stage partitions one more state and re-gathers it "
+             "(stage 3 all-gathers every parameter in forward and backward, about 1.5× the traffic of stage 2)",
+             "通信更多：每升一级就多切分一种状态并需要重新收集（ZeRO-3 在前向和反向都要 all-gather 全部参数，"
+             "通信量约为 ZeRO-2 的 1.5 倍）", replace(s, stage=s.stage + 1))
+    if s.stage >= 1 and s.offload_optimizer == "none":
+        knob(z + "offload_optimizer.device", "none → cpu", 3,
+             "the optimizer step runs on the CPU (DeepSpeedCPUAdam) and gradients cross PCIe every step; "
+             "needs the host memory shown",
+             "优化器步骤改在 CPU 上执行（DeepSpeedCPUAdam），每步梯度都经 PCIe 传输；需要所示的主机内存",
+             replace(s, offload_optimizer="cpu"))
+    if s.stage == 3 and s.offload_param == "none":
+        knob(z + "offload_param.device", "none → cpu", 3,
+             "every parameter is copied from host memory before each use: the slowest offload, "
+             "bound by PCIe bandwidth",
+             "每个参数在使用前都要从主机内存拷贝：最慢的卸载方式，受 PCIe 带宽限制",
+             replace(s, offload_param="cpu"))
+    if s.stage >= 1 and s.contiguous_gradients:
+        knob(z + "reduce_bucket_size", f"{s.reduce_bucket_size} → {_half(s.reduce_bucket_size)}", 1,
+             "more, smaller gradient reductions: a little less bandwidth efficiency",
+             "梯度归约次数更多、每次更小：带宽利用率略降", replace(s, reduce_bucket_size=_half(s.reduce_bucket_size)))
+    if s.stage in (1, 2) and s.overlap_comm and s.contiguous_gradients:
+        knob(z + "overlap_comm", "true → false", 2,
+             "gradient reduction no longer overlaps the backward pass: a slower step",
+             "梯度归约不再与反向计算重叠：每步变慢", replace(s, overlap_comm=False))
+    if s.stage == 3:
+        knob(z + "stage3_prefetch_bucket_size", f"{s.prefetch_bucket_size} → {_half(s.prefetch_bucket_size)}", 1,
+             "less parameter prefetch: all-gathers are less hidden behind compute",
+             "参数预取变少：all-gather 更难被计算掩盖", replace(s, prefetch_bucket_size=_half(s.prefetch_bucket_size)))
+        knob(z + "stage3_max_live_parameters", f"{s.max_live_parameters} → {_half(s.max_live_parameters)}", 1,
+             "a lower ceiling on gathered parameters: prefetch stops earlier",
+             "已收集参数的上限更低：预取更早停止", replace(s, max_live_parameters=_half(s.max_live_parameters)))
+        knob(z + "stage3_max_reuse_distance", f"{s.max_reuse_distance} → {_half(s.max_reuse_distance)}", 1,
+             "parameters reused soon (the forward/backward turn) are released and gathered again",
+             "即将复用的参数（前向转反向处）会被释放后再次收集",
+             replace(s, max_reuse_distance=_half(s.max_reuse_distance)))
+        knob(z + "stage3_param_persistence_threshold", f"{s.param_persistence_threshold} → 0", 2,
+             "small tensors (norms, biases) are gathered at every use: many small, latency-bound all-gathers",
+             "小张量（归一化层、偏置）每次使用都要收集：大量受延迟限制的小 all-gather",
+             replace(s, param_persistence_threshold=0))
+        if s.offload_optimizer == "nvme":
+            knob(z + "sub_group_size", f"{s.sub_group_size} → {_half(s.sub_group_size)}", 1,
+                 "more, smaller optimizer steps and NVMe transfers",
+                 "优化器步骤和 NVMe 传输次数更多、每次更小", replace(s, sub_group_size=_half(s.sub_group_size)))
+            if s.optimizer_buffer_count > 1:
+                knob(z + "offload_optimizer.buffer_count",
+                     f"{s.optimizer_buffer_count} → {_half(s.optimizer_buffer_count)}", 2,
+                     "less overlap of NVMe reads and writes with the optimizer step",
+                     "NVMe 读写与优化器步骤的重叠减少",
+                     replace(s, optimizer_buffer_count=_half(s.optimizer_buffer_count)))
+        if s.offload_param == "nvme" and s.param_buffer_count > 1:
+            knob(z + "offload_param.buffer_count", f"{s.param_buffer_count} → {_half(s.param_buffer_count)}", 2,
+                 "fewer parameters in flight from NVMe: less prefetch; too few buffers fail at run time",
+                 "从 NVMe 同时读取的参数更少：预取减少；缓冲区过少会在运行时报错",
+                 replace(s, param_buffer_count=_half(s.param_buffer_count)))
+    if model.shaped:
+        if not s.checkpointing:
+            knob("activation_checkpointing", "off → on", 2,
+                 "about one extra forward pass per step (~33% more compute); turned on in the model's code "
+                 "(deepspeed.checkpointing.checkpoint, or the HF Trainer's gradient_checkpointing), "
+                 "not by this section",
+                 "每步约多一次前向计算（计算量约增加 33%）；需在模型代码中开启（deepspeed.checkpointing.checkpoint "
+                 "或 HF Trainer 的 gradient_checkpointing），而非仅靠此配置段", replace(s, checkpointing=True))
+        elif not s.cpu_checkpointing:
+            knob("activation_checkpointing.cpu_checkpointing", "false → true", 2,
+                 "checkpoints are copied to host memory and back over PCIe",
+                 "检查点经 PCIe 拷到主机内存再拷回", replace(s, cpu_checkpointing=True))
+        if (model.micro_batch or 0) > 1:
+            knob("train_micro_batch_size_per_gpu", f"{model.micro_batch} → {_half(model.micro_batch or 2)}", 2,
+                 "lower throughput per step; keep the global batch by raising gradient_accumulation_steps",
+                 "每步吞吐降低；可增大 gradient_accumulation_steps 以保持全局批量",
+                 s, replace(model, micro_batch=_half(model.micro_batch or 2)))
+    return out
+
+
+def oom_list(settings: Settings, model: Model) -> list[Saving]:
+    """The knobs ranked by GPU bytes saved per rank, then those that save host memory only, by the host bytes
+    they save (an offload config runs out of host memory too); changes that save nothing are left out."""
+    now = compute(settings, model, [])
+    checkpointed = settings.checkpointing
+    before_gpu, before_cpu = now.gpu_total(checkpointed), now.cpu_total(model.gpus_per_node, checkpointed)
+    out = []
+    for knob, new_settings, new_model in candidate_changes(settings, model):
+        after = compute(new_settings, new_model, [])
+        ck = new_settings.checkpointing
+        saved = before_gpu - after.gpu_total(ck)
+        host = after.cpu_total(model.gpus_per_node, ck) - before_cpu
+        if saved > 0 or (saved == 0 and host < 0):
+            out.append(Saving(knob, saved, host))
+    out.sort(key=lambda s: (-s.gpu_saved, s.cpu_delta, s.knob.cost_class, s.knob.path))
+    return out
+
+
+def change_first(savings: list[Saving], gpu_total: int) -> Saving | None:
+    """The cheapest change that saves at least 5% of the GPU total (the biggest saver among equals);
+    when none does, the biggest saver."""
+    worth = [s for s in savings if s.gpu_saved > 0 and s.gpu_saved * 20 >= gpu_total]
+    if not worth:
+        return savings[0] if savings else None
+    return min(worth, key=lambda s: (s.knob.cost_class, -s.gpu_saved))
+
+
+# ---------------------------------------------------------------- report
+
+
+def report(est: Estimate, settings: Settings, model: Model, used: dict[str, dict[str, Any]], version: str,
+           lang: str) -> dict[str, Any]:
+    """The JSON answer."""
+    g = model.gpus_per_node
+    savings = oom_list(settings, model)
+    first = change_first(savings, est.gpu_total(settings.checkpointing))
+    total: dict[str, Any] = {
+        "gpu_bytes_per_rank": est.gpu_total(), "cpu_bytes_per_node": est.cpu_total(g),
+        "nvme_bytes_per_node": est.nvme_total(g),
+    }
+    if est.activations:
+        total["gpu_bytes_per_rank_with_activation_checkpointing"] = est.gpu_total(True)
+        total["cpu_bytes_per_node_with_activation_checkpointing"] = est.cpu_total(g, True)
+    total["note"] = "model_states + buffers with in_total + activations (without checkpointing unless the key says so)"
+    return {
+        "version": version,
+        "cited_release": CITED_RELEASE,
+        "inputs": {k: v for k, v in asdict(model).items() if v is not None},
+        "model_states": {"gpu_bytes_per_rank": est.gpu_model_states, "cpu_bytes_per_node": est.cpu_model_states,
+                         "nvme_bytes_per_node": est.nvme_model_states, "kind": est.model_states_kind,
+                         "formula": est.model_states_formula,
+                         "source": CITATIONS[est.model_states_citation].where,
+                         "config": {used[s]["path"]: {"value": used[s]["value"], "source": used[s]["source"]}
+                                    for s in ("stage", "offload_optimizer", "offload_param") if s in used}},
+        "buffers": {t.name: t.as_dict(used) for t in est.buffers},
+        "activations": ({"without_checkpointing": {t.name: t.as_dict(used) for t in est.activations},
+                         "with_checkpointing": {t.name: t.as_dict(used) for t in est.activation_ckpt},
+                         "source": PAPER_ACTIVATIONS} if est.activations else {}),
+        "total": total,
+        "oom": [s.as_dict(lang) for s in savings],
+        "change_first": first.as_dict(lang) if first else None,
+        "assumptions": [note.text(lang) for note in est.assumptions],
+    }
+
+
+LABELS = {
+    "en": {"title": "{name}: memory for {params} parameters on {nodes} × {gpus} GPUs, DeepSpeed {version} "
+                    "(ZeRO stage {stage}, offload optimizer {opt}, params {par})",
+           "model_states": "model states", "buffers": "buffers", "activations": "activations",
+           "ckpt": "with activation checkpointing", "total": "total", "per_rank": "GPU per rank",
+           "per_node": "host per node", "nvme": "NVMe per node", "not_added": "(inside another figure)",
+           "oom": "OOM list: knobs ranked by GPU bytes saved per rank (then host bytes per node)",
+           "first": "What to change first",
+           "none": "no change to this config saves memory", "assumptions": "assumptions",
+           "saves": "saves", "host": "host", "cost": "cost"},
+    "zh": {"title": "{name}：{params} 个参数、{nodes} 个节点 × {gpus} 块 GPU 的内存估算，DeepSpeed {version}"
+                    "（ZeRO 阶段 {stage}，优化器卸载 {opt}，参数卸载 {par}）",
+           "model_states": "模型状态", "buffers": "缓冲区", "activations": "激活值",
+           "ckpt": "开启激活检查点时", "total": "合计", "per_rank": "每卡显存",
+           "per_node": "每节点主机内存", "nvme": "每节点 NVMe", "not_added": "（已含在其他数字中）",
+           "oom": "OOM 清单（按每卡节省的显存排序，其次按每节点节省的主机内存）", "first": "首先修改",
+           "none": "此配置中没有可节省内存的改动", "assumptions": "假设",
+           "saves": "节省", "host": "主机", "cost": "代价"},
+}
+
+
+def gib(value: int) -> str:
+    """Bytes for people: GiB from 1 GiB, MiB below it (a bucket of a few MiB must not read 0.00 GiB)."""
+    size = abs(value)
+    if size >= GIB or size == 0:
+        return f"{value / GIB:.2f} GiB"
+    if size >= 1 << 20:
+        return f"{value / (1 << 20):.1f} MiB"
+    return f"{value / 1024:.1f} KiB"
+
+
+def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str) -> str:
+    words = LABELS[lang]
+    colon = "：" if lang == "zh" else ": "  # a full-width colon takes no space after it
+    inputs = answer["inputs"]
+    lines = [words["title"].format(name=name, params=f"{inputs['params']:,}", nodes=inputs["nodes"],
+                                   gpus=inputs["gpus_per_node"], version=answer["version"], stage=settings.stage,
+                                   opt=settings.offload_optimizer, par=settings.offload_param), ""]
+    ms = answer["model_states"]
+    lines.append(f"{words['model_states']}{colon}{words['per_rank']} {gib(ms['gpu_bytes_per_rank'])}, "
+                 f"{words['per_node']} {gib(ms['cpu_bytes_per_node'])}"
+                 + (f", {words['nvme']} {gib(ms['nvme_bytes_per_node'])}" if ms["nvme_bytes_per_node"] else "")
+                 + f"  [{ms['source']}]")
+    lines.append(f"  {ms['formula']}")
+    lines += ["", f"{words['buffers']}{colon.strip()}"]
+
+    def term_line(term_name: str, term: dict[str, Any]) -> list[str]:
+        where = {"gpu": "GPU", "cpu": words["host"], "nvme": "NVMe"}[term["device"]]
+        per = "/node" if term["per"] == "node" else "/rank"
+        extra = "" if term["in_total"] else f" {words['not_added']}"
+        return [f"  {term_name:<30} {gib(term['bytes']):>11} {where}{per}{extra}  [{term['source']}]",
+                f"  {'':<30} {term['formula']}"]
+
+    for term_name, term in answer["buffers"].items():
+        lines += term_line(term_name, term)
+    if answer["activations"]:
+        lines += ["", f"{words['activations']}{colon.strip()}"]
+        for term_name, term in answer["activations"]["without_checkpointing"].items():
+            lines += term_line(term_name, term)
+        lines.append(f"  {words['ckpt']}{colon.strip()}")
+        for term_name, term in answer["activations"]["with_checkpointing"].items():
+            lines += term_line(term_name, term)
+    total = answer["total"]
+    lines += ["", f"{words['total']}{colon}{words['per_rank']} {gib(total['gpu_bytes_per_rank'])}, "
+                  f"{words['per_node']} {gib(total['cpu_bytes_per_node'])}"
+                  + (f", {words['nvme']} {gib(total['nvme_bytes_per_node'])}" if total["nvme_bytes_per_node"] else "")]
+    if "gpu_bytes_per_rank_with_activation_checkpointing" in total:
+        lines.append(f"  {words['ckpt']}{colon}{words['per_rank']} "
+                     f"{gib(total['gpu_bytes_per_rank_with_activation_checkpointing'])}, {words['per_node']} "
+                     f"{gib(total['cpu_bytes_per_node_with_activation_checkpointing'])}")
+    lines += ["", f"{words['oom']}{colon.strip()}"]
+    if not answer["oom"]:
+        lines.append(f"  {words['none']}")
+    for i, item in enumerate(answer["oom"], 1):
+        delta, saved = item["cpu_bytes_delta_per_node"], item["gpu_bytes_saved_per_rank"]
+        effects = [f"GPU −{gib(saved)}"] if saved else []
+        if delta:
+            effects.append(f"{words['host']} {'+' if delta > 0 else '−'}{gib(abs(delta))}")
+        lines.append(f"  {i:>2}. {item['path']}: {item['change']} — {', '.join(effects)}")
+        lines.append(f"      {words['cost']}{colon}{item['cost']}")
+    if answer["change_first"]:
+        item = answer["change_first"]
+        lines += ["", f"{words['first']}{colon}{item['path']} ({item['change']}), {words['saves']} "
+                      f"{gib(item['gpu_bytes_saved_per_rank'])}; {item['cost']}"]
+    if answer["assumptions"]:
+        lines += ["", f"{words['assumptions']}{colon.strip()}"] + [f"  - {a}" for a in answer["assumptions"]]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def count(option: str, text: str | None) -> int | None:
+    """A count given on the command line: 7e9, 7000000000, 7B, 1.3B, 350M, 64K (``None`` stays ``None``).
+
+    Checked here rather than by argparse, whose refusal is a usage block: bad input is one line, exit 2."""
+    if text is None:
+        return None
+    value = text.strip().replace("_", "").replace(",", "")
+    scale = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}.get(value[-1:].lower(), 1)
+    if scale != 1:
+        value = value[:-1]
+    try:
+        number = float(value) * scale
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: not a number (e.g. 7e9, 7B, 350M)") from None
+    if not number < float("inf"):
+        raise UsageError(f"{option} {text!r}: not a finite number")
+    if number <= 0:
+        raise UsageError(f"{option} {text!r}: must be more than 0")
+    if not number.is_integer():
+        raise UsageError(f"{option} {text!r}: not a whole number")
+    return int(number)
+
+
+COUNT_OPTIONS = ("params", "largest_layer_params", "gpus_per_node", "nodes", "hidden_size", "layers", "seq_len",
+                 "micro_batch", "heads")
+
+
+def _one_line_error(parser: argparse.ArgumentParser) -> None:
+    """argparse's own refusals (a missing value, ``--params -7e9`` read as an option) as one line, exit 2,
+    like every other refusal of this command, instead of a usage block."""
+    def error(message: str) -> NoReturn:
+        from dsfields.model import termsafe
+
+        termsafe.report(f"{parser.prog}: {message} (see --help)")
+        raise SystemExit(2)
+
+    parser.error = error  # type: ignore[method-assign]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _one_line_error(parser)
+    parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
+    parser.add_argument("--params", metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
+    parser.add_argument("--largest-layer-params", metavar="N",
+                        help="parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² "
+                             "from --hidden-size)")
+    parser.add_argument("--gpus-per-node", default="1", metavar="G", help="GPUs (ranks) per node (default 1)")
+    parser.add_argument("--nodes", default="1", metavar="K", help="nodes (default 1)")
+    parser.add_argument("--hidden-size", metavar="H", help="the model's hidden size (activations, persistent "
+                                                            "parameters, the HF Trainer's \"auto\" buckets)")
+    parser.add_argument("--layers", metavar="L", help="transformer layers")
+    parser.add_argument("--seq-len", metavar="S", help="sequence length in tokens")
+    parser.add_argument("--micro-batch", metavar="B",
+                        help="sequences per GPU (default: the config's train_micro_batch_size_per_gpu)")
+    parser.add_argument("--heads", metavar="A",
+                        help="attention heads: counts the attention scores (leave out with flash attention)")
+    parser.add_argument("--no-zero-init", dest="zero_init", action="store_false",
+                        help="ZeRO-3: the model is built whole on each rank, not under deepspeed.zero.Init")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--version", default=None,
+                        help="DeepSpeed version (default: the installed one if snapshotted, else the newest)")
+    parser.add_argument("--lang", default=None, help="en or zh (default: zh when LANG is a zh locale, else en)")
+
+
+def run(args: argparse.Namespace) -> int:
+    lang = prose.language(args.lang)
+    counts = {name: count(f"--{name.replace('_', '-')}", getattr(args, name)) for name in COUNT_OPTIONS}
+    if counts["params"] is None:
+        raise UsageError("--params N is required (the model's total parameter count, e.g. 7e9)")
+    snapshot = load_requested(args.version)
+    try:
+        config = load(args.file, "deepspeed")
+    except ConfigFileError as exc:
+        raise DsfieldsError(str(exc)) from None
+    if not isinstance(config.data, dict):
+        raise DsfieldsError(f"{config.name}: not a JSON object")
+    largest = counts["largest_layer_params"]
+    hidden = counts["hidden_size"]
+    assumptions: list[Note] = []
+    if largest is None and hidden:
+        largest = 4 * hidden ** 2
+        assumptions.append(Note(f"largest layer taken as 4·H² = {largest} (an MLP projection); an embedding of "
+                                "vocab × H may be larger: pass --largest-layer-params",
+                                f"最大层按 4·H² = {largest}（一个 MLP 投影）计算；词表 × H 的嵌入层可能更大："
+                                "请给出 --largest-layer-params"))
+    model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
+                  counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init)
+    settings, used, micro = settings_from_config(config.data, Resolver(snapshot), model, assumptions)
+    if settings.stage == 3 and largest is None:
+        raise UsageError("ZeRO stage 3 needs --largest-layer-params N (or --hidden-size H for 4·H²)")
+    if model.micro_batch is None and micro is not None:
+        model = replace(model, micro_batch=micro)
+        if model.shaped:
+            assumptions.append(Note(f"micro batch {micro}: the config's train_micro_batch_size_per_gpu",
+                                    f"微批大小 {micro}：取自配置的 train_micro_batch_size_per_gpu"))
+    assumptions += [
+        Note(f"line numbers cite DeepSpeed {CITED_RELEASE}'s source; the formulas are applied to release "
+             f"{snapshot.version}'s keys and defaults",
+             f"行号引用 DeepSpeed {CITED_RELEASE} 的源码；公式套用 {snapshot.version} 版本的键与默认值"),
+        Note("Adam-style optimizer (two fp32 states) and 16-bit mixed precision, as DeepSpeed's estimators assume"
+             + ("" if settings.half else "; this config enables neither fp16 nor bf16"),
+             "Adam 类优化器（两份 fp32 状态）与 16 位混合精度，与 DeepSpeed 估算函数的假设相同"
+             + ("" if settings.half else "；此配置未启用 fp16 或 bf16")),
+        Note(f"host figures keep DeepSpeed's additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}",
+             f"主机内存数字沿用 DeepSpeed 的 additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}"),
+        Note("data parallel only: no tensor, pipeline or sequence parallelism, no MoE, no hpZ "
+             "(zero_hpz_partition_size 1)",
+             "仅数据并行：无张量、流水线或序列并行，无 MoE，无 hpZ（zero_hpz_partition_size 为 1）"),
+        Note("not modelled: the CUDA context (~0.3-1 GiB per GPU), NCCL's own buffers, the allocator's "
+             "fragmentation and cache, logits and loss (s·b·vocab), temporary tensors of kernels",
+             "未建模：CUDA 上下文（每卡约 0.3-1 GiB）、NCCL 自身的缓冲区、分配器的碎片与缓存、"
+             "logits 与损失（s·b·vocab）、算子的临时张量"),
+    ]
+    if settings.stage == 3:
+        assumptions.append(Note("ZeRO-3 model built under deepspeed.zero.Init",
+                                "ZeRO-3 模型在 deepspeed.zero.Init 下构建") if model.zero_init else
+                           Note("ZeRO-3 model built whole on every rank (--no-zero-init)",
+                                "ZeRO-3 模型在每个进程上完整构建（--no-zero-init）"))
+    est = compute(settings, model, assumptions)
+    answer = report(est, settings, model, used, snapshot.version, lang)
+    if args.format == "json":
+        print(json.dumps(answer, indent=1, ensure_ascii=False))
+    else:
+        print(render_text(answer, config.name, settings, lang))
+    return 0
