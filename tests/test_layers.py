@@ -90,7 +90,9 @@ def allowed(importer: str, imported: str) -> bool:
         "extract": target in ("model", "extract"),
         "consumer": target in ("model", "consumer"),
         "cli": True,
-        "face": False,
+        # The public face (load_snapshot, lookup_key, check_file, diff_releases) serves committed snapshots
+        # through the consumers; never through extract/, so `import dsfields` stays free of DeepSpeed.
+        "face": target in ("model", "consumer"),
     }[kind]
 
 
@@ -108,7 +110,7 @@ def test_every_package_says_what_it_may_import():
     for init in PACKAGE.rglob("__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         if init.parent == PACKAGE:
-            continue  # the package face re-exports __version__ only
+            continue  # the package face: its docstring shows the public functions instead
         assert "import" in doc.lower(), f"{init.relative_to(PACKAGE.parent)}: say in the docstring what it may import"
 
 
