@@ -218,6 +218,10 @@ def test_a_removed_type_says_when_it_was_removed(capsys) -> None:
     item = json.loads(out)["matches"][0]
     assert (item["last_version"], item["removed_in"]) == (last, gone)
     assert lookup(capsys, f"{section}:{name}", "--version", last)[0] == 0
+    # Asked without the prefix, a class-like spelling (as configs write it) finds it too.
+    if load_indexed(last).catalogs[section].names[name].case_insensitive:
+        code, out, _ = lookup(capsys, name[:1].upper() + name[1:], "--version", NEWEST)
+        assert code == 1 and f"Last in DeepSpeed {last}; gone from {gone} on" in out
 
 
 def test_unknown_type_suggests_the_spelling_deepspeed_wants(capsys) -> None:

@@ -63,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "query",
         metavar="QUERY",
         help="a JSON key (stage3_max_live_parameters), python name (max_live_parameters), "
-        "dotted path (zero_optimization.offload_param.device) or section (zero_optimization)",
+        "dotted path (zero_optimization.offload_param.device), section (zero_optimization), "
+        "optimizer or scheduler type (optimizer:AdamW, WarmupDecayLR) or goal (memory, OOM, speed, 显存)",
     )
     for flag, dest, metavar, text in OPTIONS:
         if metavar:
@@ -773,7 +774,14 @@ def _catalog_or_goal(snapshot: Snapshot, args: Any, lang: str, plain: bool = Fal
     section, name = prefixed if prefixed is not None else (None, query)
     found = catalog_answer.find_types(snapshot, name, section)
     if not found and section is None:
-        return None
+        # A class-like name (OneBitAdam) that no field has may be a type another release builds; the walk
+        # over every release costs about a second, so plain key typos (lower case, "_") never pay it.
+        if not (name[:1].isupper() and name.isalnum()):
+            return None
+        section = next((s for s in catalog_answer.SECTIONS
+                        if catalog_answer.gone_from(catalog_answer.type_states(s, name), snapshot.version)), None)
+        if section is None:
+            return None
     states = {}
     if args.history or not found:
         for catalog_section in [c.section for c, _ in found] or [section]:
