@@ -92,6 +92,9 @@ class _Builder:
                 alias = self.field(field_record)
                 alias["description"] = f'Same as "{field_record.key}" (its Python attribute name). ' + alias.get(
                     "description", "")
+                if "markdownDescription" in alias:
+                    alias["markdownDescription"] = (f'Same as `"{field_record.key}"` (its Python attribute name).\n\n'
+                                                    + alias["markdownDescription"])
                 properties.setdefault(name, alias)
         for removed in self.snapshot.removed.values():
             if removed.section == path:
