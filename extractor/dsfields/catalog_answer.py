@@ -241,7 +241,7 @@ def history_lines(events: list[dict[str, Any]], versions: list[str], width: int,
     return lines
 
 
-def gone_from(states: list[tuple[str, CatalogEntry | None]], version: str) -> tuple[str, str | None] | None:
+def gone_from(states: list[tuple[str, CatalogEntry | None]], version: str) -> tuple[str, ...] | None:
     """For a type absent from ``version``: ``("removed", last release before it that had it, first
     release without it)`` or ``("later", first release that has it)``; None if no release has it."""
     order = [v for v, _ in states]
@@ -252,8 +252,8 @@ def gone_from(states: list[tuple[str, CatalogEntry | None]], version: str) -> tu
     earlier = [i for i in having if i < at]
     if earlier:
         last = earlier[-1]
-        return "removed", order[last], order[last + 1]  # type: ignore[return-value]
-    return "later", order[having[0]]  # type: ignore[return-value]
+        return "removed", order[last], order[last + 1]
+    return "later", order[having[0]]
 
 
 # --- text ---------------------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def format_miss(snapshot: Snapshot, section: str, name: str, lang: str) -> list[
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def type_json(catalog: Catalog, entry: CatalogEntry, lang: str, version: str) -> dict[str, Any]:
+def type_json(catalog: Catalog, entry: CatalogEntry, lang: str) -> dict[str, Any]:
     """The snapshot's entry untouched, the catalogue's own keys, our explanation and class choice."""
     ours = prose.explain_type(catalog.section, entry.name, lang)
     return {
