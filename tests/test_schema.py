@@ -24,7 +24,7 @@ from dsfields.model.store import load as load_snapshot
 from dsfields.schema import SCHEMA_FILE, build_schema
 
 VERSION = "0.19.8"
-CORPUS = REPO.parent / "shared" / "realworld-configs"
+CORPUS = Path(os.environ.get("DSFIELDS_CORPUS") or REPO.parent / "shared" / "realworld-configs")
 # Finding kinds a per-key schema can express; cross-field rules and "auto" semantics stay in check.
 EXPRESSIBLE = {"UNKNOWN_KEY", "REMOVED_KEY", "WRONG_TYPE", "CHOICE", "CONSTRAINT", "OPTIMIZER", "SCHEDULER"}
 
@@ -110,22 +110,24 @@ def assert_consistent(validator: jsonschema.Draft202012Validator, data: dict[str
     assert not check_only, f"{label}: check errors at {check_only}, the schema accepts them"
 
 
-def test_schema_agrees_with_check_on_the_corpus(schema, snapshot):
+@pytest.mark.parametrize("hf", [True, False], ids=["hf", "plain"])
+def test_schema_agrees_with_check_on_the_corpus(snapshot, hf):
+    """``schema --hf`` against ``check --hf``, and the plain schema against plain ``check``."""
     if not CORPUS.is_dir():
         if os.environ.get("CI"):
             raise AssertionError(f"corpus missing at {CORPUS}")
         pytest.skip("no corpus")
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(build_schema(snapshot, hf=hf))
     checker = Checker(snapshot)
     compared = disagreeing_rejections = 0
     for path in sorted(CORPUS.glob("*.json")):
         if path.name == "index.json":
             continue
         try:
-            config = load(path, "hf")
+            config = load(path, "hf" if hf else "deepspeed")
         except ConfigFileError:
             continue
-        found = checker.check(config, Options(hf=True))
+        found = checker.check(config, Options(hf=hf))
         assert_consistent(validator, config.data, found, path.name)
         compared += 1
         disagreeing_rejections += bool(_schema_paths(validator, config.data))
@@ -143,6 +145,9 @@ def test_schema_agrees_with_check_on_the_corpus(schema, snapshot):
 ])
 def test_schema_agrees_with_check_on_synthetic_configs(schema, snapshot, config):
     report = check_text(json.dumps(config), Checker(snapshot), Options(hf=True))
+    validator = jsonschema.Draft202012Validator(build_schema(snapshot, hf=True))
+    assert_consistent(validator, config, report.findings, json.dumps(config))
+    report = check_text(json.dumps(config), Checker(snapshot), Options())
     assert_consistent(jsonschema.Draft202012Validator(schema), config, report.findings, json.dumps(config))
 
 
@@ -154,3 +159,55 @@ def test_cli_writes_atomically(tmp_path: Path, capsys):
     assert json.loads(target.read_text())["title"] == f"DeepSpeed {VERSION} ds_config.json"
     assert main(["schema", "--version", "9.9.9"]) == 2
     assert "no snapshot" in capsys.readouterr().err
+
+
+# --- editor-ready (issue 28): markdownDescription, examples, "auto" per variant, $id per release --------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_markdown_description_is_our_prose_with_default(snapshot, lang):
+    from dsfields.model import prose
+
+    built = build_schema(snapshot, lang=lang)
+    prop = built["properties"]["zero_optimization"]["properties"]["reduce_bucket_size"]
+    ours = prose.explain("zero_optimization.reduce_bucket_size", lang)
+    assert prop["markdownDescription"].startswith(f"**{ours.summary}**")
+    assert ("默认值" if lang == "zh" else "Default") + ": `500000000`" in prop["markdownDescription"]
+    assert prop["examples"][0] == prop["default"]
+    stage = built["properties"]["zero_optimization"]["properties"]["stage"]
+    assert list(dict.fromkeys(m.value for m in load_snapshot(VERSION).enums[stage_enum(snapshot)].members)) == [
+        e for e in stage["examples"] if e != "auto"]
+
+
+def stage_enum(snapshot) -> str:
+    return snapshot.fields["zero_optimization.stage"].enum
+
+
+def test_auto_only_where_deepspeed_handles_it_and_the_hf_variant_adds_the_trainers(snapshot):
+    plain, hf = build_schema(snapshot), build_schema(snapshot, hf=True)
+    filled = set(snapshot.hf_trainer.paths)
+    probe = {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"}
+    assert set(probe) <= filled
+    assert list(jsonschema.Draft202012Validator(plain).iter_errors(probe))
+    assert not list(jsonschema.Draft202012Validator(hf).iter_errors(probe))
+    assert "--hf" in hf["$comment"] and "--hf" not in plain["$comment"]
+    jsonschema.Draft202012Validator.check_schema(hf)
+
+
+def test_id_per_release_and_language_is_the_file_the_site_serves(snapshot):
+    from dsfields.schema import schema_file
+
+    url = "https://docs.example.org"
+    assert build_schema(snapshot, site_url=url)["$id"] == f"{url}/{VERSION}/{SCHEMA_FILE}"
+    assert build_schema(snapshot, site_url=url, hf=True)["$id"] == f"{url}/{VERSION}/{schema_file(hf=True)}"
+    assert build_schema(snapshot, site_url=url, lang="zh")["$id"] == f"{url}/zh/{VERSION}/{SCHEMA_FILE}"
+
+
+def test_site_render_writes_each_releases_schemas(snapshot):
+    from dsfields.docs.render import schema_files
+
+    files = schema_files(VERSION, snapshot, "en")
+    assert set(files) == {f"{VERSION}/{SCHEMA_FILE}", f"{VERSION}/ds_config.hf.schema.json"}
+    assert json.loads(files[f"{VERSION}/{SCHEMA_FILE}"]) == json.loads(dumps(build_schema(snapshot)))
+    zh = schema_files(VERSION, snapshot, "zh")
+    assert json.loads(zh[f"{VERSION}/{SCHEMA_FILE}"]) == json.loads(dumps(build_schema(snapshot, lang="zh")))

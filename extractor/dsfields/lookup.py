@@ -63,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "query",
         metavar="QUERY",
         help="a JSON key (stage3_max_live_parameters), python name (max_live_parameters), "
-        "dotted path (zero_optimization.offload_param.device) or section (zero_optimization)",
+        "dotted path (zero_optimization.offload_param.device), section (zero_optimization), "
+        "optimizer or scheduler type (optimizer:AdamW, WarmupDecayLR) or goal (memory, OOM, speed, 显存)",
     )
     for flag, dest, metavar, text in OPTIONS:
         if metavar:
@@ -677,7 +678,19 @@ def run(args: argparse.Namespace) -> int:
     # The compact index lets a lookup decode only the records it shows; without it, the whole snapshot.
     snapshot = load_indexed(version)
     lang = prose.language(args.lang)
+    other = _catalog_or_goal(snapshot, args, lang)
+    if other is not None:
+        return other
     matches = find(snapshot, args.query)
+    if not matches:
+        other = _catalog_or_goal(snapshot, args, lang, plain=True)
+        if other is not None:
+            return other
+    goal = _also_goal(args.query, matches)
+    if goal is not None and not any(m.path.lower() == args.query.strip().lower() for m in matches):
+        # A goal word that is only a nested key somewhere (zenflow's "offload"): the goal is what a user
+        # asking "offload" means; the answer names the keys too.
+        return _answer_goal(snapshot, args, lang, goal, also_keys=[m.path for m in matches])
     histories: dict[str, list[HistoryEvent]] = {}
     generated = repo_generated_dir() if args.history else None
     if args.history:
@@ -695,6 +708,8 @@ def run(args: argparse.Namespace) -> int:
         if args.history:
             for item in payload["matches"]:
                 item["history"] = [e.as_dict() for e in histories[item["path"]]]
+        if goal is not None:
+            payload["also_goal"] = goal.name
         import json
 
         # \u escapes only if the terminal needs them: still valid JSON, so scripts lose nothing.
@@ -708,8 +723,133 @@ def run(args: argparse.Namespace) -> int:
         for m in matches:
             lines += [""] + ([m.path] if len(matches) > 1 else [])
             lines += history_lines(histories[m.path], versions, width)
+    if goal is not None:
+        from dsfields.goal_answer import hint
+
+        lines += hint(goal, snapshot, args.query.strip(), width, lang)
     _write("\n".join(line.rstrip() for line in lines) + "\n")
     return 0 if matches else 1
+
+
+# --- optimizer/scheduler types and goals (issue 28) ------------------------------------------------
+
+
+def _also_goal(query: str, matches: list[Match]) -> Any:
+    """The goal a one-word query also names (``checkpoint`` is a section and a goal), else None.
+
+    Only words without ``_`` or ``.`` can be goal words, so a key lookup never reads the goal tags."""
+    if not matches or "_" in query or "." in query:
+        return None
+    from dsfields.model.goals import goal_for
+
+    return goal_for(query)
+
+
+def _catalog_or_goal(snapshot: Snapshot, args: Any, lang: str, plain: bool = False) -> int | None:
+    """The answer to ``optimizer:NAME``, ``scheduler:NAME`` or ``goal:WORD`` (``plain``: to a query that
+    named no field: a goal word, or a type of either catalogue), or None when the query is none of them."""
+    query = args.query.strip()
+    if not plain and ":" not in query:
+        return None
+    if plain and "." in query:
+        return None
+    from dsfields import catalog_answer
+    from dsfields.model.goals import goal_for
+
+    wants_goal = query.lower().startswith("goal:")
+    if wants_goal or plain:
+        goal = goal_for(query)
+        if goal is not None:
+            if args.lang is None and any("\u2e80" <= char <= "\uffef" for char in query):
+                lang = "zh"  # asked in Chinese (显存): answered in Chinese unless --lang says otherwise
+            return _answer_goal(snapshot, args, lang, goal)
+        if wants_goal:
+            from dsfields.model.errors import UsageError
+            from dsfields.model.goals import goals
+
+            raise UsageError(f"no goal {query[5:].strip()!r}; goals: {', '.join(goals())}")
+    prefixed = catalog_answer.split_query(query)
+    if prefixed is None and not plain:
+        return None
+    section, name = prefixed if prefixed is not None else (None, query)
+    found = catalog_answer.find_types(snapshot, name, section)
+    if not found and section is None:
+        # A class-like name (OneBitAdam) that no field has may be a type another release builds; the walk
+        # over every release costs about a second, so plain key typos (lower case, "_") never pay it.
+        if not (name[:1].isupper() and name.isalnum()):
+            return None
+        section = next((s for s in catalog_answer.SECTIONS
+                        if catalog_answer.gone_from(catalog_answer.type_states(s, name), snapshot.version)), None)
+        if section is None:
+            return None
+    states = {}
+    if args.history or not found:
+        for catalog_section in [c.section for c, _ in found] or [section]:
+            states[catalog_section] = catalog_answer.type_states(catalog_section, name)
+    versions = available_versions(repo_generated_dir()) if args.history else []
+    width = terminal_width()
+    if found:
+        if args.json:
+            items = []
+            for catalog, entry in found:
+                item = catalog_answer.type_json(catalog, entry, lang)
+                if args.history:
+                    item["history"] = catalog_answer.type_history(states[catalog.section])
+                items.append(item)
+            return _json_answer(snapshot, args, lang, items)
+        lines: list[str] = []
+        for catalog, entry in found:
+            lines += ([""] if lines else []) + catalog_answer.format_type(
+                snapshot, catalog, entry, name, width, Style.for_stream(sys.stdout), lang)
+            if args.history:
+                events = catalog_answer.type_history(states[catalog.section])
+                lines += [""] + catalog_answer.history_lines(events, versions, width, lang)
+        _write("\n".join(line.rstrip() for line in lines) + "\n")
+        return 0
+    assert section is not None
+    where = catalog_answer.gone_from(states[section], snapshot.version)
+    if where is None:
+        if args.json:
+            return _json_answer(snapshot, args, lang, [], catalog_answer.spelling_suggestions(snapshot, name, section))
+        _write("\n".join(catalog_answer.format_miss(snapshot, section, name, lang)) + "\n")
+        return 1
+    if args.json:
+        item = catalog_answer.gone_json(section, name, where)
+        if args.history:
+            item["history"] = catalog_answer.type_history(states[section])
+        _json_answer(snapshot, args, lang, [item])
+        return 1  # this release builds no such type: a miss, with the releases that had it
+    lines = catalog_answer.format_gone(section, name, snapshot.version, where, lang, width)
+    if args.history:
+        lines += [""] + catalog_answer.history_lines(catalog_answer.type_history(states[section]), versions,
+                                                     width, lang)
+    _write("\n".join(line.rstrip() for line in lines) + "\n")
+    return 1
+
+
+def _answer_goal(snapshot: Snapshot, args: Any, lang: str, goal: Any, also_keys: list[str] | None = None) -> int:
+    from dsfields import goal_answer
+
+    if args.json:
+        item = goal_answer.goal_json(snapshot, goal, lang) | {"also_keys": also_keys or []}
+        return _json_answer(snapshot, args, lang, [item])
+    width = terminal_width()
+    lines = goal_answer.format_goal(snapshot, goal, width, Style.for_stream(sys.stdout), lang)
+    if also_keys:
+        lines += goal_answer.also_keys(args.query.strip(), also_keys, width, lang)
+    _write("\n".join(line.rstrip() for line in lines) + "\n")
+    return 0
+
+
+def _json_answer(snapshot: Snapshot, args: Any, lang: str, items: list[dict[str, Any]],
+                 suggestions: list[str] | None = None) -> int:
+    """The same envelope as a field answer's ``--json``: ``matches`` holds the type or goal records."""
+    import json
+
+    payload = {"deepspeed_version": snapshot.version, "query": args.query, "lang": lang, "matches": items,
+               "suggestions": suggestions or []}
+    _write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", lambda: json.dumps(payload, indent=1) + "\n")
+    return 0 if items else 1
 
 
 def _write(text: str, ascii_text: Callable[[], str] | None = None) -> None:

@@ -19,10 +19,11 @@ if TYPE_CHECKING:  # argparse, pathlib and typing cost check's start-up millisec
     from dsfields.check.runtime import Build
     from dsfields.model.records import HfTrainer
 
-FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN]
+FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN] + ["sarif"]
+"""``sarif`` is check's alone (SARIF 2.1.0 for code-scanning UIs), so it is not an OutputStyle shared with diff."""
 
 SWITCHES = {"--hf": "hf", "--strict": "strict", "--runtime": "runtime", "--optimizer-from-code": "optimizer_from_code",
-            "--launch": "launch"}
+            "--launch": "launch", "--sniff": "sniff"}
 """The flags without a value, as ``add_arguments`` declares them (option → attribute)."""
 
 
@@ -46,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "apply; --hf implies the Trainer's own choice)")
     parser.add_argument("--launch", action="store_true",
                         help="also run deepspeed.initialize on CPU in a subprocess (needs that DeepSpeed installed)")
+    parser.add_argument("--sniff", action="store_true",
+                        help="skip files that do not look like a DeepSpeed config (fewer than two of its top-level "
+                             "keys, or one of its sections); what the pre-commit hook passes for every .json/.hjson")
 
 
 def path_text(arg: str) -> str:
@@ -129,6 +133,8 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     reports = []
     client = None
     mismatch = None
+    if getattr(args, "sniff", False):
+        args.files = [path for path in args.files if looks_like_ds_config(path, snapshot)]
     if options.launch and launcher is not None:
         from dsfields.check.launch_check import version_mismatch
 
@@ -156,7 +162,29 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     finally:
         if client is not None:
             client.close()
-    output = render(reports, snapshot.version, OutputStyle(args.format), options)
+    if args.format == "sarif":
+        from dsfields.check.sarif import render_sarif
+
+        output = render_sarif(reports, snapshot.version, options)
+    else:
+        output = render(reports, snapshot.version, OutputStyle(args.format), options)
     if output:
         print(output)
     return exit_code(reports, args.strict)
+
+
+def looks_like_ds_config(path: Any, snapshot: Any) -> bool:
+    """Whether ``path`` reads like a ds_config: at least two of the release's top-level keys written as keys
+    (``"key":`` or hjson's bare ``key:``), or one that is a section (``zero_optimization``). Judged on the
+    text, so a DeepSpeed config with a syntax error is still checked (and reported), while package.json,
+    tsconfig.json or an nginx .conf is skipped. The keys come from the snapshot, never from a list here."""
+    import re
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1 << 20)
+    except OSError:
+        return True  # unreadable: let check say so
+    written = set(re.findall(r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*:""", text))
+    top = {key for key in written if key in snapshot.fields and "." not in key}
+    return len(top) >= 2 or any(key in snapshot.sections for key in top)

@@ -34,8 +34,14 @@ def render_text(reports: list[FileReport], version: str) -> str:
     return "\n".join(lines)
 
 
+JSON_FORMAT_VERSION = 1
+"""``format_version`` of ``check --format json`` (docs/check-output.md): raised when a key changes meaning or
+goes away; new keys may appear without a raise."""
+
+
 def render_json(reports: list[FileReport], version: str, options: Options) -> str:
     payload = {
+        "format_version": JSON_FORMAT_VERSION,
         "deepspeed_version": version,
         "options": {"hf": options.hf, "world_size": options.world_size, "strict": options.strict,
                     "runtime": options.runtime},

@@ -73,7 +73,8 @@ GUIDE_ASSETS = Path(__file__).resolve().parent / "assets"
 FIELD_LINK = re.compile(r"\[([^\]]*)\]\(field:([^)#\s]+)\)")
 """A guide's link to a field: ``[text](field:zero_optimization.stage)``."""
 HAND_WRITTEN_TITLES = {"resolve-migrate.md": "resolve and migrate", "estimate.md": "Memory estimate",
-                       "snapshot-format.md": "Snapshot format"}
+                       "snapshot-format.md": "Snapshot format", "check-output.md": "check in CI",
+                       "editor-schema.md": "Editor schema"}
 """Hand-written pages of docs/ in the nav (their ``<stem>.zh.md`` is the Chinese site's page, if any)."""
 
 
@@ -892,11 +893,23 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     for version in site.versions if only is None else [only]:
         keys = keys_of(site, version) + catalog_keys(site, version)
         files[f"{RELEASES}/{KEYS_FOLDER}/{version}.json"] = json.dumps(keys, ensure_ascii=False) + "\n"
+        files.update(schema_files(version, site.snapshots[version], site.lang))
     for stem, _title, text in guides(site.lang):
         files[f"{GUIDES}/{stem}.md"] = guide_markdown(site, stem, text)
     for script in sorted(GUIDE_ASSETS.glob("*.js")):
         files[f"{GUIDES}/{script.name}"] = script.read_text(encoding="utf-8")
     return files, pages
+
+
+def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str, str]:
+    """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
+    schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them."""
+    from dsfields.links import SITE_URL
+    from dsfields.model.store import dumps
+    from dsfields.schema import build_schema, schema_file
+
+    return {f"{version}/{schema_file(hf)}": dumps(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf))
+            for hf in (False, True)}
 
 
 def _fork_pool(workers: int) -> Any:
