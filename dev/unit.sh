@@ -14,8 +14,9 @@ VPY="$WORK/venv/bin/python"
 "$VPY" -m pip install -q build
 "$VPY" -m build -q --wheel --outdir "$WORK/dist" "$ROOT" >/dev/null
 WHEEL="$(ls "$WORK"/dist/dsfields-*.whl)"
-# The unit lane needs the fixture packages' pydantic and griffe (extraction of tests/fixtures/fakeds), never torch.
-"$VPY" -m pip install -q "$WHEEL[docs]" pytest pytest-timeout pytest-xdist hypothesis jsonschema pydantic griffe
+# The unit lane needs the fixture packages' pydantic and griffe (extraction of tests/fixtures/fakeds) and transformers
+# (only its source is read: `dsfields snapshot` refuses without it), never torch.
+"$VPY" -m pip install -q -c "$ROOT/dev/constraints-test.txt" "$WHEEL[docs]" pytest pytest-timeout pytest-xdist hypothesis jsonschema pydantic griffe transformers
 if "$VPY" -c "import torch" 2>/dev/null; then
     echo "dev/unit.sh: torch is installed in the light virtualenv" >&2
     exit 1
