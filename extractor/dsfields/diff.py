@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.model.errors import SnapshotError, UsageError
-from dsfields.model.records import Field, Removed, Snapshot
+from dsfields.model.records import Field, Removed, Snapshot, replacement_of
 from dsfields.model.store import available_versions, dumps, load, repo_generated_dir, version_listing
 from dsfields.model.style import OutputStyle, github_data, github_property
 from dsfields.model.wording import effective_at, short_json, stage_label, symbolic_default
@@ -191,17 +191,6 @@ def _compare_constraints(path: str, section: str, old: Field, new: Field) -> Ite
         yield Change(ChangeKind.CONSTRAINT_CHANGED, path, section, before, after, detail)
 
 
-def _replacement(fields: dict[str, Field], path: str, record: Field) -> str | None:
-    """The JSON path a deprecated field points to: ``new_param`` is a python name in the same section."""
-    new_param = record.deprecated.new_param if record.deprecated else None
-    if not new_param:
-        return None
-    section = record.section
-    for other_path, other in fields.items():
-        if other_path != path and other.python_name == new_param and other.section == section:
-            return other_path
-    candidate = f"{section}.{new_param}" if section else new_param
-    return candidate if candidate in fields and candidate != path else None
 
 
 def _deprecation_text(record: Field, replacement: str | None) -> str:
@@ -221,7 +210,7 @@ def _compare_fields(path: str, section: str, old: Field, new: Field, *, new_fiel
     yield from _compare_constraints(path, section, old, new)
     old_dep, new_dep = old.raw.get("deprecated"), new.raw.get("deprecated")
     if deprecation and new_dep and new_dep != old_dep:
-        text = _deprecation_text(new, _replacement(new_fields, path, new))
+        text = _deprecation_text(new, replacement_of(new_fields, path, new))
         yield Change(ChangeKind.DEPRECATED, path, section, old_dep, new_dep,
                      f"deprecation changed: {text}" if old_dep else text)
     elif deprecation and old_dep and not new_dep:
@@ -302,7 +291,7 @@ class _Differ:
         # A deprecated alias: X was a plain key; NEW still accepts X, deprecated, pointing at a new Y.
         for path in sorted(set(self.old_fields) & set(self.new_fields) - self.done_old):
             before, after = self.old_fields[path], self.new_fields[path]
-            target = _replacement(self.new_fields, path, after)
+            target = replacement_of(self.new_fields, path, after)
             if after.deprecated and not before.deprecated and target in came:
                 self.changes.append(Change(ChangeKind.RENAMED, path, after.section, path, target,
                                            f"{path} → {target}; the old key is still accepted, deprecated"))

@@ -56,7 +56,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dsfields.model.records import Field, Snapshot
+from dsfields.model.records import Field, Snapshot, replacement_of
 from dsfields.model.store import (
     INDEX_FILE,
     SNAPSHOT_FILE,
@@ -221,17 +221,6 @@ def _transition(version: str, before: _State | None, after: _State | None, seen:
     return [HistoryEvent(version, EventKind.NO_LONGER_REJECTED, before.value, None)]
 
 
-def _replacement(fields: dict[str, Field], path: str, record: Field) -> str | None:
-    """The JSON path a deprecated key points to: ``new_param`` is a python name of the same section."""
-    new_param = record.deprecated.new_param if record.deprecated is not None else None
-    if not new_param:
-        return None
-    section = record.section
-    for other_path, other in fields.items():
-        if other_path != path and other.python_name == new_param and other.section == section:
-            return other_path
-    candidate = f"{section}.{new_param}" if section else new_param
-    return candidate if candidate in fields and candidate != path else None
 
 
 def _renames(version: str, fields: dict[str, Field], previous: dict[str, _State],
@@ -243,7 +232,7 @@ def _renames(version: str, fields: dict[str, Field], previous: dict[str, _State]
     for path, events in sorted(step.items()):
         kinds = {e.kind for e in events}
         if EventKind.DEPRECATED in kinds and not kinds & set(_ARRIVALS):
-            target = _replacement(fields, path, fields[path])
+            target = replacement_of(fields, path, fields[path])
             if target in arrived and target not in taken:
                 pairs.append((path, target))
                 taken.add(target)
