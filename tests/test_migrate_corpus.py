@@ -214,6 +214,27 @@ def test_corpus_migrates_keeping_the_meaning():
     assert not problems, "\n".join(problems)
 
 
+def test_every_rewrite_kind_builds_deepspeed_config_0_19_8():
+    """The fixtures of tests/test_migrate_upgrade.py, migrated, are accepted by the real DeepSpeedConfig 0.19.8
+    unless migrate left something that needs attention (and said so)."""
+    from test_check_differential import for_deepspeed
+    from test_migrate_upgrade import REWRITES
+
+    from dsfields.check import Checker
+    from dsfields.extract.oracle import build_deepspeed_config
+    from dsfields.migrate import migrate
+
+    os.environ.setdefault("WORLD_SIZE", "1")
+    checker = Checker(load_snapshot(VERSION))
+    for name, source, text, _, _ in REWRITES:
+        original = parse(text, name, "deepspeed")
+        new_text, result = migrate(text, original, load_snapshot(VERSION), load_snapshot(source))
+        error = build_deepspeed_config(for_deepspeed(parse(new_text, name, "deepspeed").data, checker))
+        assert error is None or result.notes, f"{name}: DeepSpeedConfig {VERSION} raises {error!r}"
+        assert build_deepspeed_config(for_deepspeed(original.data, checker)) is not None or error is None or \
+            result.notes, name
+
+
 if __name__ == "__main__":
     import argparse
 

@@ -34,7 +34,7 @@ from dsfields.model.records import Snapshot, join
 from dsfields.model.store import load_requested, write_atomic
 from dsfields.model.wording import json_text
 from dsfields.resolve import CONVERSIONS
-from dsfields.upgrade import ValueChange, choices_for, choose_source, compare, pinnable
+from dsfields.upgrade import ValueChange, choices_for, choose_source, compare, pinnable, written_paths
 
 
 @dataclass
@@ -289,8 +289,8 @@ def _optimizers(data: dict[str, Any], source: Snapshot, target: Snapshot, result
         old_name = name if name in catalog.names else name.lower()
         if old_name in catalog.names and name not in new.names and name.lower() not in new.names:
             names = ", ".join(sorted(n for n in new.names if n.islower()))
-            result.losses.append(f"{section}.{catalog.type_key}: {name} is a {section} of DeepSpeed {source.version} "
-                                 f"but not of DeepSpeed {target.version}; it cannot be carried: choose one "
+            result.losses.append(f"{section}.{catalog.type_key}: {name}: DeepSpeed {source.version} has this "
+                                 f"{section}, DeepSpeed {target.version} does not; it cannot be carried: choose one "
                                  f"DeepSpeed {target.version} has ({names}) or pass your own from code")
 
 
@@ -523,9 +523,13 @@ def migrate(text: str, config: ConfigFile, target: Snapshot, source: Snapshot | 
         return new_text, result
     changes = compare(config.data, source, _reparse(new_text, config.name).data, target)
     pinned: list[ValueChange] = []
+    original = set(written_paths(config.data))
     for change in changes:
         if change.written:
             change.note = "written in the file"
+            continue
+        if change.path in original:
+            change.note = "the file's own key, rewritten or deleted above"
             continue
         parent = tuple(change.path.split(".")[:-1])
         current = _reparse(new_text, config.name)
