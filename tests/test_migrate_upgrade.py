@@ -221,6 +221,7 @@ def _insert(text: str, parent: tuple[str, ...], key: str, value: Any) -> str:
     ('{\n  "a": 1\n}\n', (), '{\n  "a": 1,\n  "k": 0.0\n}\n'),
     ('{"a": 1, "z": {"b": 2}}', ("z",), '{"a": 1, "z": {"b": 2, "k": 0.0}}'),
     ('{"a": 1, "z": {}}', ("z",), '{"a": 1, "z": {"k": 0.0}}'),
+    ('{"a": 1, "z": {\n  "b": 2\n}}', (), '{"a": 1, "z": {\n  "b": 2\n}, "k": 0.0}'),
     ("{\n  # hjson, no commas\n  a: 1\n  z: {\n    b: 2  // why\n  }\n}\n", ("z",),
      "{\n  # hjson, no commas\n  a: 1\n  z: {\n    b: 2  // why\n    k: 0.0\n  }\n}\n"),
     ('{\n  "a": 1,\n  "b": 2 // last\n}\n', (), '{\n  "a": 1,\n  "b": 2, // last\n  "k": 0.0\n}\n'),

@@ -33,7 +33,7 @@ from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.records import Snapshot, join
 from dsfields.model.store import load_requested, write_atomic
 from dsfields.model.wording import json_text
-from dsfields.resolve import CONVERSIONS
+from dsfields.resolve import CONVERSIONS, DERIVED
 from dsfields.upgrade import ValueChange, choices_for, choose_source, compare, pinnable, written_paths
 
 
@@ -71,6 +71,9 @@ class Plan:
     and a non-zero exit under ``--strict``."""
     changes: list[ValueChange] = field(default_factory=list)
     """Every value DeepSpeed U (on the file) and V (on the migration) differ on, pinned ones included."""
+    unkept: list[str] = field(default_factory=list)
+    """``--keep-behaviour``: keys whose old value could not be pinned (V rejects it there, or derives it);
+    a non-zero exit under ``--strict``."""
     source: Snapshot | None = None
 
 
@@ -345,11 +348,24 @@ def apply(text: str, config: ConfigFile, edits: list[Edit]) -> str:
             text = _delete_member(text, key_start, value_end)
             continue
         if edit.new_value is not None:
-            text = text[:value_start] + json.dumps(edit.new_value, ensure_ascii=False) + text[value_end:]
+            text = text[:value_start] + _render(edit.new_value, text, value_start, value_end) + text[value_end:]
         if edit.new_key is not None:
             quote = text[key_start] if text[key_start] in "\"'" else ""
             text = text[:key_start] + f"{quote}{edit.new_key}{quote}" + text[key_end:]
     return text
+
+
+def _render(value: Any, text: str, value_start: int, value_end: int) -> str:
+    """A new value as JSON: inline where the old one was inline and the new one is short, else laid out over
+    lines with the file's own indentation step, under the member's indentation."""
+    inline = json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, (dict, list)) or "\n" not in text[value_start:value_end] and len(inline) <= 80:
+        return inline
+    line_start = text.rfind("\n", 0, value_start) + 1
+    indent = re.match(r"[ \t]*", text[line_start:]).group(0)  # type: ignore[union-attr]  # always matches
+    first = re.search(r"\n([ \t]+)\S", text)
+    step: int | str = 2 if first is None else ("\t" if first.group(1).startswith("\t") else len(first.group(1)))
+    return json.dumps(value, ensure_ascii=False, indent=step).replace("\n", "\n" + indent)
 
 
 def _lookup(data: Any, path: Path_) -> Any:
@@ -384,11 +400,11 @@ def insert_member(text: str, config: ConfigFile, parent: Path_, key: str, value:
     after = _skip_space(text, value_end)
     has_comma = text[after:after + 1] == ","
     comma = "" if has_comma or not _uses_commas(text, config) else ","
-    if "\n" not in text[start:close]:
-        at = after + 1 if has_comma else value_end
-        return text[:at] + (", " if comma else " ") + member + text[at:]
     line_start = text.rfind("\n", 0, key_start) + 1
     indent = text[line_start:key_start]
+    if "\n" not in text[start:close] or indent.strip():  # members on one line (or the last one not first on its)
+        at = after + 1 if has_comma else value_end
+        return text[:at] + (" " if has_comma else ", ") + member + text[at:]
     close_line = text.rfind("\n", 0, close) + 1
     if not text[close_line:close].strip() and close_line > value_end:
         text = text[:close_line] + f"{indent}{member}\n" + text[close_line:]
@@ -505,8 +521,9 @@ def _delete_member(text: str, start: int, end: int) -> str:
 # ---------------------------------------------------------------- keeping the behaviour
 
 
-SKIP_PIN = {"derived", "effective default"}
-"""Resolve sources not pinned: a value DeepSpeed computes from other keys is kept by keeping those keys."""
+SKIP_PIN = {DERIVED}
+"""Resolve sources not pinned: a value DeepSpeed computes from other keys (the batch arithmetic, a key another
+one forces) is kept by keeping those keys."""
 
 
 def migrate(text: str, config: ConfigFile, target: Snapshot, source: Snapshot | None = None, *,
@@ -541,9 +558,11 @@ def migrate(text: str, config: ConfigFile, target: Snapshot, source: Snapshot | 
             continue
         if change.old_source in SKIP_PIN or change.new_source in SKIP_PIN:
             change.note = f"not pinned: DeepSpeed derives it ({change.old_source} → {change.new_source})"
+            result.unkept.append(change.path)
             continue
         if not pinnable(target, change.path, change.old):
             change.note = f"not pinned: DeepSpeed {target.version} does not accept {json_text(change.old)} there"
+            result.unkept.append(change.path)
             continue
         new_text = insert_member(new_text, current, parent, change.path.rpartition(".")[2], change.old)
         change.pinned = True
@@ -653,8 +672,6 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(writes, new_text)
     elif text_to_stdout:
         sys.stdout.write(new_text)
-    unkept = [c for c in result.changes if args.keep_behaviour and not c.pinned and not c.written
-              and not c.note.startswith("not pinned: ") or c.note.startswith("not pinned: DeepSpeed ")]
-    if notes or (args.strict and (result.losses or unkept)):
+    if notes or (args.strict and (result.losses or result.unkept)):
         return 1
     return 0
