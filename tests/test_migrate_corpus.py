@@ -112,19 +112,25 @@ class Outcome:
     said_why: bool
     unreported: list[str] = field(default_factory=list)
     error: str = ""
+    pinned: int = 0
+    listed: int = 0
 
 
-def migrate_here(path: Path, source: str) -> tuple[int, str, list[str]]:
+def migrate_here(path: Path, source: str, mode: str = "--keep-behaviour") -> tuple[int, str, list[str]]:
     """This checkout's migrate, in-process: (exit code, migrated text, report lines)."""
     from dsfields.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     target = Path(os.environ.get("TMPDIR", "/tmp")) / f"dsfields-migrate-{os.getpid()}.json"
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["migrate", str(path), "--to", VERSION, "--from", source, "-o", str(target)])
+        code = main(["migrate", str(path), "--to", VERSION, "--from", source, "-o", str(target), mode])
     text = target.read_text(encoding="utf-8") if target.exists() else path.read_text(encoding="utf-8")
     target.unlink(missing_ok=True)
     return code, text, (out.getvalue() + err.getvalue()).splitlines()
+
+
+def adopting(path: Path, source: str) -> tuple[int, str, list[str]]:
+    return migrate_here(path, source, "--adopt-defaults")
 
 
 def migrate_baseline(code_dir: str) -> Any:
@@ -163,7 +169,8 @@ def evaluate(path: Path, source: str, migrate_fn: Any, checker: Any) -> Outcome 
         if not same(item.value, new.value) and not covered(key, reported):
             unreported.append(f"{key}: {item.value!r} → {new.value!r}")
     return Outcome(path.name, source, code, error is None, said_why, unreported, "" if error is None else
-                   f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}")
+                   f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}",
+                   sum("written to keep it" in line for line in lines), sum("value changes:" in line for line in lines))
 
 
 def run_corpus(migrate_fn: Any) -> list[Outcome]:
@@ -197,11 +204,15 @@ def figures(outcomes: list[Outcome]) -> str:
     values = sum(len(o.unreported) for o in outcomes)
     return (f"{len(outcomes)} files: {builds} build DeepSpeedConfig {VERSION} after migration; "
             f"{len(silent_fail)} fail to build with exit 0 or without saying why; "
-            f"{values} unreported value changes in {sum(bool(o.unreported) for o in outcomes)} files")
+            f"{values} unreported value changes in {sum(bool(o.unreported) for o in outcomes)} files; "
+            f"{sum(o.listed for o in outcomes)} value changes listed, {sum(o.pinned for o in outcomes)} pinned")
 
 
-def test_corpus_migrates_keeping_the_meaning():
-    outcomes = run_corpus(migrate_here)
+@pytest.mark.parametrize("mode", ["--keep-behaviour", "--adopt-defaults"])
+def test_corpus_migrates_keeping_the_meaning(mode: str):
+    outcomes = run_corpus(migrate_here if mode == "--keep-behaviour" else adopting)
+    pinned = sum(o.pinned for o in outcomes)
+    assert (pinned > 20) if mode == "--keep-behaviour" else (pinned == 0), pinned
     assert len(outcomes) >= 40, len(outcomes)
     print("\n" + figures(outcomes))
     problems = []
@@ -241,8 +252,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", metavar="CODE_DIR", help="measure another checkout's migrate (its extractor/)")
     parser.add_argument("-v", action="store_true", help="list every file's problems")
+    parser.add_argument("--adopt-defaults", action="store_true", help="measure migrate --adopt-defaults")
     args = parser.parse_args()
-    result = run_corpus(migrate_baseline(args.baseline) if args.baseline else migrate_here)
+    result = run_corpus(migrate_baseline(args.baseline) if args.baseline else
+                        adopting if args.adopt_defaults else migrate_here)
     if args.v:
         for o in result:
             if not o.builds or o.unreported:

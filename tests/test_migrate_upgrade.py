@@ -200,6 +200,16 @@ def test_upgrade_report_for_a_zero2_offload_config(tmp_path, capsys):
     assert "## 文件未设置、但默认值改变的键" in out and "在 DeepSpeed 0.19.8 中已弃用" in out
 
 
+@pytest.mark.data
+def test_upgrade_names_launch_rules_confirmed_in_one_release_only():
+    """ZeRO without an optimizer: deepspeed.initialize 0.19.8 refuses it (its launch.json confirms the rule),
+    0.8.0's launch did not."""
+    data = {"train_batch_size": 8, "zero_optimization": {"stage": 1}}
+    items = report(data, load_snapshot("0.8.0"), load_snapshot(NEW))
+    assert any(i.kind == "rejected" and "zero-requires-optimizer" in i.text and "confirmed by a launch of "
+               "DeepSpeed 0.19.8" in i.text for i in items), [i.text for i in items]
+
+
 @pytest.mark.unit
 def test_report_words_exist_in_both_languages():
     assert set(WORDS["en"]) == set(WORDS["zh"])

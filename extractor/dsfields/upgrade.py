@@ -260,7 +260,7 @@ WORDS = {
            "launch_new": "launch rule {rule}: confirmed by a launch of DeepSpeed {v}, not of DeepSpeed {u}",
            "new_key": "new in DeepSpeed {v} (default {default}; {where})",
            "written_change": "written in the file; DeepSpeed {v} reads the value differently",
-           "already": " (already deprecated in DeepSpeed {u})"},
+           "already": " (already deprecated in DeepSpeed {u})", "colon": ": "},
     "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
            "default": "默认值", "removed_msg": "DeepSpeed {v}：{message}",
            "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不再读取：该值被忽略",
@@ -273,7 +273,7 @@ WORDS = {
            "launch_new": "启动规则 {rule}：在 DeepSpeed {v} 的实际启动中得到确认，在 DeepSpeed {u} 中没有",
            "new_key": "DeepSpeed {v} 新增（默认值 {default}；{where}）",
            "written_change": "文件中已写明；DeepSpeed {v} 对该值的解读不同",
-           "already": "（在 DeepSpeed {u} 中已弃用）"},
+           "already": "（在 DeepSpeed {u} 中已弃用）", "colon": "："},
 }
 
 
@@ -413,15 +413,18 @@ def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[
     from dsfields.check import Checker, Kind, Options
     from dsfields.configfile import ConfigFile
 
-    fired: dict[str, set[str]] = {}
+    fired: dict[str, dict[str, str]] = {}
     for snapshot in (old, new):
         findings = Checker(snapshot).check(ConfigFile("<upgrade>", data, "json"), Options())
-        fired[snapshot.version] = {f.rule or f.message for f in findings if f.kind is Kind.LAUNCH}
+        fired[snapshot.version] = {f.rule or f.message: f.message for f in findings if f.kind is Kind.LAUNCH}
     out = []
-    for rule in sorted(fired[old.version] - fired[new.version]):
-        out.append(Item("lost", "", w["launch"].format(rule=rule, u=old.version, v=new.version)))
-    for rule in sorted(fired[new.version] - fired[old.version]):
-        out.append(Item("lost", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)))
+    for rule in sorted(set(fired[old.version]) - set(fired[new.version])):
+        out.append(Item("lost", "", w["launch"].format(rule=rule, u=old.version, v=new.version),
+                        {"rule": rule, "message": fired[old.version][rule]}))
+    for rule in sorted(set(fired[new.version]) - set(fired[old.version])):
+        message = fired[new.version][rule]
+        out.append(Item("rejected", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)
+                        + w["colon"] + message, {"rule": rule, "message": message}))
     return out
 
 
@@ -466,7 +469,7 @@ def render(items: list[Item], name: str, old: str, new: str, fmt: str, lang: str
     for kind in KINDS:
         group = [i for i in items if i.kind == kind]
         lines.append("")
-        lines.append(f"## {headings[kind]}" if fmt == "markdown" else f"{headings[kind]}:")
+        lines.append(f"## {headings[kind]}" if fmt == "markdown" else headings[kind] + w["colon"].rstrip())
         if not group:
             lines.append(f"- {w['none']}" if fmt == "markdown" else f"  {w['none']}")
         for item in group:
