@@ -398,11 +398,11 @@ def _lost(data: dict[str, Any], old: Snapshot, new: Snapshot, before: dict[str, 
             out.append(Item("lost", f"{section}.{old_catalog.type_key}",
                             w["optimizer"].format(name=name, u=old.version, v=new.version, names=names),
                             {"name": name}))
-    for path in data:
+    for path, value in data.items():
         if path in new.removed and path not in old.removed and path in old.fields:
             enabled = before.get(f"{path}.enabled")
-            if enabled is not None and enabled.value is False:
-                continue
+            if value is False or enabled is not None and enabled.value is False:
+                continue  # switched off in the file: nothing is lost
             out.append(Item("lost", path, w["removed_msg"].format(v=new.version, message=new.removed[path].message)))
     out += _launch_changes(data, old, new, w)
     return out
