@@ -22,6 +22,13 @@ REPOS = ["microsoft/DeepSpeedExamples", "microsoft/Megatron-DeepSpeed", "axolotl
 DS_KEYS = {"train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "fp16", "bf16", "optimizer"}
 BEFORE = "2024-01-01"
 PER_REPO = 12
+_MAY_2020 = "c61e23b4b108df2af0dda7939ee59d4ae9090415"  # microsoft/DeepSpeed, the last commit with boolean ZeRO tests
+EXTRA = [  # legacy forms the sweep above does not reach: the boolean ZeRO section of 2020 (found with git log -S)
+    ("microsoft/DeepSpeed", _MAY_2020, "tests/model/BingBertSquad/deepspeed_bsz24_fp16_config.json"),
+    ("microsoft/DeepSpeed", _MAY_2020, "tests/model/Megatron_GPT2/ds_config_func_bs4.json"),
+    ("microsoft/DeepSpeed", _MAY_2020, "tests/model/Megatron_GPT2/ds_config_func_scheduler.json"),
+    ("microsoft/DeepSpeedExamples", "c4319a2d05f06cfdb7bd2f3a414a785cfb02e164", "Megatron-LM/scripts/ds_config.json"),
+]
 
 
 def git(repo: str, *args: str) -> str:
@@ -79,6 +86,16 @@ def collect() -> None:
             name = f"{number:03d}_{repo.replace('/', '_')}_{Path(path).name}"
             (OUT / name).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
             provenance.append({"file": name, "repo": repo, "path": path, "commit": commit, "date": date})
+    for repo, commit, path in EXTRA:
+        text = git(repo, "show", f"{commit}:{path}")
+        if _digest(text) in known:
+            continue
+        known.add(_digest(text))
+        number += 1
+        date = git(repo, "log", "-1", "--format=%cI", commit).strip()
+        name = f"{number:03d}_{repo.replace('/', '_')}_{Path(path).name}"
+        (OUT / name).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        provenance.append({"file": name, "repo": repo, "path": path, "commit": commit, "date": date})
     (OUT / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n", encoding="utf-8")
     print(f"{number} files into {OUT}")
 

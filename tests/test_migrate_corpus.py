@@ -157,7 +157,11 @@ def evaluate(path: Path, source: str, migrate_fn: Any, checker: Any) -> Outcome 
     except ConfigFileError as exc:
         return Outcome(path.name, source, code, False, False, [], f"does not parse: {exc}")
     error = build_deepspeed_config(for_deepspeed(after.data, checker))
-    said_why = code != 0 and any("needs attention" in line or "cannot be carried" in line for line in lines)
+    attention = [line for line in lines if "needs attention: " in line]
+    said_why = code != 0 and bool(attention)
+    if said_why and error is not None and hasattr(error, "errors"):  # pydantic: each rejected key must be named
+        named = " ".join(attention)
+        said_why = all(str(e["loc"][-1]) in named for e in error.errors() if e.get("loc"))
     reported = reported_paths(lines, str(path))
     before = {r.path: r for r in Resolver(load_snapshot(source)).resolve(original.data)}
     now = {r.path: r for r in Resolver(load_snapshot(VERSION)).resolve(after.data)}

@@ -20,7 +20,7 @@ class Legacy:
     path: str
     """The legacy JSON path."""
     kind: str
-    """``"bool-section"``, ``"alias"``, ``"carry"`` or ``"section-map"`` (see :data:`LEGACY`)."""
+    """``"bool-section"``, ``"alias"``, ``"carry"``, ``"moved"`` or ``"section-map"`` (see :data:`LEGACY`)."""
     source: str
     """The DeepSpeed code this conversion follows (``file:function`` or ``file:line``, in the release named)."""
     targets: tuple[str, ...] = ()
@@ -55,6 +55,12 @@ LEGACY: dict[str, Legacy] = {
         "new_param 'offload_param or offload_optimizer' and set_new_param=False (the value is not carried)",
         targets=("zero_optimization.offload_optimizer.pin_memory", "zero_optimization.offload_param.pin_memory"),
     ),
+    "optimizer.params.max_grad_norm": Legacy(
+        "optimizer.params.max_grad_norm", "moved",
+        "deepspeed/runtime/config.py DeepSpeedConfig optimizer params check (the snapshot's optimizers "
+        "rejected_params): DeepSpeed raises on it and names gradient_clipping, which clips by the same global norm",
+        targets=("gradient_clipping",),
+    ),
     "curriculum_learning": Legacy(
         "curriculum_learning", "section-map",
         "0.10.3 deepspeed/runtime/engine.py:1624 CurriculumScheduler(curriculum_params_legacy) and "
@@ -88,6 +94,7 @@ LEGACY: dict[str, Legacy] = {
 * ``carry``: a deprecated key DeepSpeed ignores although its replacement is named; its value is written to
   the replacements that exist in the file (the user's intent), and the change from what the old release did
   is reported.
+* ``moved``: a key DeepSpeed rejects with a message naming its replacement; the value moves there.
 * ``section-map``: a removed section whose replacement DeepSpeed names; values are mapped key by key where
   one DeepSpeed class reads both (:attr:`Legacy.keys`), and what is lost is reported.
 """

@@ -86,6 +86,7 @@ def plan(config: ConfigFile, snapshot: Snapshot, drop_ignored: bool = False, *,
     result = Plan([], [], source=source)
     version = snapshot.version
     _legacy_top(config.data, snapshot, source, result)
+    _moved(config.data, snapshot, result)
     _walk_section(config.data, "", (), snapshot, result, drop_ignored, version)
     if source is not None:
         _optimizers(config.data, source, snapshot, result)
@@ -204,6 +205,34 @@ def _legacy_top(data: dict[str, Any], snapshot: Snapshot, source: Snapshot | Non
         else:
             result.edits.append(Edit(("bfloat16",), "rename", f"bfloat16 → bf16 (the legacy spelling; {alias.source})",
                                      new_key="bf16"))
+
+
+def _moved(data: dict[str, Any], snapshot: Snapshot, result: Plan) -> None:
+    """Optimizer params DeepSpeed rejects naming their replacement (``max_grad_norm`` → ``gradient_clipping``)."""
+    for rule in LEGACY.values():
+        if rule.kind != "moved":
+            continue
+        section, params_key, param = rule.path.split(".")
+        catalog = snapshot.catalogs.get(section)
+        params = _lookup(data, (section, params_key))
+        if catalog is None or param not in catalog.rejected_params or not isinstance(params, dict) \
+                or param not in params:
+            continue
+        target = rule.targets[0]
+        value = params[param]
+        here = (section, params_key, param)
+        if target in data and not _same(data[target], value):
+            result.notes.append(f"{rule.path}: DeepSpeed {snapshot.version} rejects it and names {target}, which the "
+                                f"file sets to {json_text(data[target])}, not {json_text(value)}: keep one; left alone")
+            continue
+        result.edits.append(Edit(here, "delete", f"{rule.path}: {json.dumps(value)} → {target} (DeepSpeed "
+                                                 f"{snapshot.version}: {catalog.rejected_params[param]})"))
+        if target not in data:
+            result.inserts.append(Insert((), target, value, f"{target}: {json.dumps(value)} (from {rule.path})"))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
 def _default(snapshot: Snapshot, path: str) -> Any:
