@@ -116,10 +116,30 @@ def infer_release(data: dict[str, Any], generated: Path | None = None) -> Guess:
         reasons.append(f"{low_key[0]} is read from {low_key[1]} on")
     if high_key:
         reasons.append(f"{high_key[0]} is read up to {high_key[1]}")
+    span = f"{'; '.join(reasons)}: written for a release in {low} … {high}"
+    # Any release in the span is as good as another only if none changed a default this file relies on.
+    changed = _defaults_changed(data, newest, low, high, generated)
+    if changed:
+        shown = ", ".join(f"{path} in {version}" for path, version in changed[:4])
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        return Guess(None, f"{span}, and DeepSpeed changed defaults this file relies on in between ({shown}{more})",
+                     low, high)
     guess = high if high_key else low
-    which = "the last release that reads every key the file has" if high_key else \
-        "the first release that reads every key the file has"
-    return Guess(guess, f"guessed {guess}: {which} ({'; '.join(reasons)}; candidates {low} … {high})", low, high)
+    return Guess(guess, f"guessed {guess} ({span}; no default this file relies on changed in between)", low, high)
+
+
+def _defaults_changed(data: dict[str, Any], newest: Snapshot, low: str, high: str,
+                      generated: Path | None) -> list[tuple[str, str]]:
+    """(path, release) for every key the file relies on the default of (resolve's keys it does not write) whose
+    default changed in a release after ``low``, up to ``high``."""
+    paths = {item.path for item in Resolver(newest).resolve(data) if not item.written}
+    lo, hi = version_key(low), version_key(high)
+    out = []
+    for path, events in field_histories(sorted(paths), generated).items():
+        for event in events:
+            if event.kind is EventKind.DEFAULT_CHANGED and lo < version_key(event.version) <= hi:
+                out.append((path, event.version))
+    return sorted(out, key=lambda item: (version_key(item[1]), item[0]))
 
 
 def choose_source(data: dict[str, Any], requested: str | None, generated: Path | None = None) -> tuple[Snapshot, str]:
