@@ -1,8 +1,8 @@
 """migrate --from / upgrade: one fixture per rewrite kind, the curated legacy table checked against the snapshots.
 
-The text-editing tests are pure code (unit lane); the rewrite kinds run on the committed snapshots of real
-releases (data lane: no DeepSpeed import). ``tests/test_migrate_corpus.py`` builds every migrated fixture with
-the real DeepSpeedConfig 0.19.8 (``REWRITES`` below is shared with it).
+The rewrite kinds run on the committed snapshots of real releases (data lane: no DeepSpeed import); the text
+edits they rely on are tested as pure code in ``tests/test_migrate_text.py``. ``tests/test_migrate_corpus.py``
+builds every migrated fixture with the real DeepSpeedConfig 0.19.8 (``REWRITES`` below is shared with it).
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import pytest
 from dsfields.cli import main
 from dsfields.configfile import parse
 from dsfields.legacy import LEGACY
-from dsfields.migrate import insert_member, migrate
+from dsfields.migrate import migrate
 from dsfields.model.store import available_versions
 from dsfields.model.store import load as load_snapshot
-from dsfields.upgrade import HEADINGS, KINDS, WORDS, infer_release, render, report
+from dsfields.upgrade import infer_release, report
+
+pytestmark = pytest.mark.data
 
 NEW = "0.19.8"
 
@@ -86,7 +88,6 @@ def _at(data: Any, dotted: str) -> Any:
     return data
 
 
-@pytest.mark.data
 @pytest.mark.parametrize(("name", "source", "text", "holds", "says"), REWRITES, ids=[r[0] for r in REWRITES])
 def test_rewrite_kind(name: str, source: str, text: str, holds: dict[str, Any], says: list[str]):
     data, lines, _ = run(text, source)
@@ -96,7 +97,6 @@ def test_rewrite_kind(name: str, source: str, text: str, holds: dict[str, Any], 
         assert any(words in line for line in lines), (words, lines)
 
 
-@pytest.mark.data
 def test_adopt_defaults_lists_every_change_and_pins_none():
     text = '{"train_batch_size": 8, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}'
     data, _, result = run(text, "0.10.3", keep=False)
@@ -109,7 +109,6 @@ def test_adopt_defaults_lists_every_change_and_pins_none():
     assert all(c.pinned for c in kept.changes if c.path in ("gradient_clipping", "steps_per_print"))
 
 
-@pytest.mark.data
 def test_fractional_min_loss_scale_says_what_to_choose(tmp_path, capsys):
     source = tmp_path / "ds.json"
     source.write_text('{"train_batch_size": 8, "fp16": {"enabled": true, "min_loss_scale": 0.1}}')
@@ -120,7 +119,6 @@ def test_fractional_min_loss_scale_says_what_to_choose(tmp_path, capsys):
     assert json.loads(source.read_text())["fp16"]["min_loss_scale"] == 0.1  # no lossless rewrite: left alone
 
 
-@pytest.mark.data
 def test_strict_fails_on_what_cannot_be_carried(tmp_path, capsys):
     source = tmp_path / "ds.json"  # DeepSpeedConfig 0.19.8 builds the migration; the feature is gone
     source.write_text('{"train_batch_size": 8, "compression_training": {"weight_quantization": '
@@ -140,7 +138,6 @@ def test_strict_fails_on_what_cannot_be_carried(tmp_path, capsys):
     assert "compression_training" not in json.loads(off.read_text())
 
 
-@pytest.mark.data
 def test_from_is_guessed_only_where_the_keys_decide_it(tmp_path, capsys):
     # keys read only by 0.19.3 … 0.19.6, and no default the file relies on changed in that span: any is as good
     guess = infer_release({"train_batch_size": 8, "quantize_training": {"enabled": False}})
@@ -156,7 +153,6 @@ def test_from_is_guessed_only_where_the_keys_decide_it(tmp_path, capsys):
     assert infer_release({"train_batch_size": 8}).version is None
 
 
-@pytest.mark.data
 def test_legacy_table_matches_the_snapshots():
     """Every path the curated table names exists in the releases it is applied to, read as it says."""
     versions = available_versions()
@@ -188,7 +184,6 @@ def test_legacy_table_matches_the_snapshots():
     assert f"curriculum_learning.{curriculum.name_key}" in legacy.fields
 
 
-@pytest.mark.data
 def test_upgrade_report_for_a_zero2_offload_config(tmp_path, capsys):
     source = tmp_path / "ds.json"
     source.write_text('{"train_batch_size": 8, "gradient_clipping": 1.0, "fp16": {"enabled": true, '
@@ -211,7 +206,6 @@ def test_upgrade_report_for_a_zero2_offload_config(tmp_path, capsys):
     assert "## 文件未设置、但默认值改变的键" in out and "在 DeepSpeed 0.19.8 中已弃用" in out
 
 
-@pytest.mark.data
 def test_upgrade_names_launch_rules_confirmed_in_one_release_only():
     """ZeRO without an optimizer: deepspeed.initialize 0.19.8 refuses it (its launch.json confirms the rule),
     0.8.0's launch did not."""
@@ -219,35 +213,3 @@ def test_upgrade_names_launch_rules_confirmed_in_one_release_only():
     items = report(data, load_snapshot("0.8.0"), load_snapshot(NEW))
     assert any(i.kind == "rejected" and "zero-requires-optimizer" in i.text and "confirmed by a launch of "
                "DeepSpeed 0.19.8" in i.text for i in items), [i.text for i in items]
-
-
-@pytest.mark.unit
-def test_report_words_exist_in_both_languages():
-    assert set(WORDS["en"]) == set(WORDS["zh"])
-    assert set(HEADINGS["en"]) == set(HEADINGS["zh"]) == set(KINDS)
-    assert render([], "f", "1", "2", "text", "zh").count("无") == len(KINDS)
-
-
-# ---------------------------------------------------------------- text insertion (pure code)
-
-
-def _insert(text: str, parent: tuple[str, ...], key: str, value: Any) -> str:
-    return insert_member(text, parse(text, "<t>", "deepspeed"), parent, key, value)
-
-
-@pytest.mark.unit
-@pytest.mark.parametrize(("text", "parent", "expected"), [
-    ('{\n  "a": 1,\n  "z": {\n    "b": 2\n  }\n}\n', ("z",),
-     '{\n  "a": 1,\n  "z": {\n    "b": 2,\n    "k": 0.0\n  }\n}\n'),
-    ('{\n  "a": 1\n}\n', (), '{\n  "a": 1,\n  "k": 0.0\n}\n'),
-    ('{"a": 1, "z": {"b": 2}}', ("z",), '{"a": 1, "z": {"b": 2, "k": 0.0}}'),
-    ('{"a": 1, "z": {}}', ("z",), '{"a": 1, "z": {"k": 0.0}}'),
-    ('{"a": 1, "z": {\n  "b": 2\n}}', (), '{"a": 1, "z": {\n  "b": 2\n}, "k": 0.0}'),
-    ("{\n  # hjson, no commas\n  a: 1\n  z: {\n    b: 2  // why\n  }\n}\n", ("z",),
-     "{\n  # hjson, no commas\n  a: 1\n  z: {\n    b: 2  // why\n    k: 0.0\n  }\n}\n"),
-    ('{\n  "a": 1,\n  "b": 2 // last\n}\n', (), '{\n  "a": 1,\n  "b": 2, // last\n  "k": 0.0\n}\n'),
-])
-def test_insert_member_keeps_formatting(text: str, parent: tuple[str, ...], expected: str):
-    new = _insert(text, parent, "k", 0.0)
-    assert new == expected
-    assert _at(parse(new, "<t>", "deepspeed").data, ".".join((*parent, "k"))) == 0.0
