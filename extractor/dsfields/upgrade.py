@@ -280,7 +280,8 @@ WORDS = {
            "launch_new": "launch rule {rule}: confirmed by a launch of DeepSpeed {v}, not of DeepSpeed {u}",
            "new_key": "new in DeepSpeed {v} (default {default}; {where})",
            "written_change": "written in the file; DeepSpeed {v} reads the value differently",
-           "already": " (already deprecated in DeepSpeed {u})", "colon": ": "},
+           "already": " (already deprecated in DeepSpeed {u})", "colon": ": ",
+           "choose": "; no value keeps it: choose {options}"},
     "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
            "default": "默认值", "removed_msg": "DeepSpeed {v}：{message}",
            "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不再读取：该值被忽略",
@@ -293,7 +294,8 @@ WORDS = {
            "launch_new": "启动规则 {rule}：在 DeepSpeed {v} 的实际启动中得到确认，在 DeepSpeed {u} 中没有",
            "new_key": "DeepSpeed {v} 新增（默认值 {default}；{where}）",
            "written_change": "文件中已写明；DeepSpeed {v} 对该值的解读不同",
-           "already": "（在 DeepSpeed {u} 中已弃用）", "colon": "："},
+           "already": "（在 DeepSpeed {u} 中已弃用）", "colon": "：",
+           "choose": "；没有能保持原意的值：请在 {options} 中选择"},
 }
 
 
@@ -346,8 +348,8 @@ def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en")
     items += _rejected_values(data, old, new, w)
     for change in compare(data, old, data, new):
         if change.written:
-            if not any(i.path == change.path for i in items):
-                items.append(Item("rejected" if change.new is None else "defaults", change.path,
+            if not any(i.path == change.path for i in items):  # the file's own value, read differently
+                items.append(Item("lost", change.path,
                                   f"{json_text(change.old)} → {json_text(change.new)}: "
                                   + w["written_change"].format(v=v), change.as_dict()))
             continue
@@ -367,8 +369,8 @@ def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict
     out = []
     for path in written_paths(data):
         record, was = new.fields.get(path), old.fields.get(path)
-        if record is None or was is None or record.is_section:
-            continue
+        if record is None or was is None or record.is_section or record.reader != "pydantic":
+            continue  # only a validated key rejects a value when the config is built
         value: Any = data
         for part in path.split("."):
             value = value.get(part) if isinstance(value, dict) else None
@@ -380,9 +382,11 @@ def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict
             ok_old = True  # read with dict.get: taken as written
         if ok_old and not ok_new:
             error = f"it takes {'/'.join(record.json_types)}"
-            out.append(Item("rejected", path, w["value_rejected"].format(u=old.version, v=new.version,
-                                                                         value=json_text(value), error=error),
-                            {"value": value, "types": record.json_types, "choose": choices_for(new, path, value)}))
+            choose = choices_for(new, path, value)
+            text = w["value_rejected"].format(u=old.version, v=new.version, value=json_text(value), error=error)
+            if choose:
+                text += w["choose"].format(options=" / ".join(json_text(c) for c in choose))
+            out.append(Item("rejected", path, text, {"value": value, "types": record.json_types, "choose": choose}))
     return out
 
 
