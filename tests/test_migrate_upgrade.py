@@ -14,7 +14,7 @@ import pytest
 
 from dsfields.cli import main
 from dsfields.configfile import parse
-from dsfields.legacy import LEGACY
+from dsfields.legacy import LEGACY, located
 from dsfields.migrate import migrate
 from dsfields.model.store import available_versions
 from dsfields.model.store import load as load_snapshot
@@ -166,6 +166,10 @@ def test_legacy_table_matches_the_snapshots():
         assert pin.new_param and all(t.split(".")[1] in pin.new_param
                                      for t in LEGACY["zero_optimization.cpu_offload_use_pin_memory"].targets)
     for rule in LEGACY.values():
+        for snapshot in (old, load_snapshot("0.10.3"), new):  # the cited code exists in every release it is used for
+            assert located(rule, snapshot), (rule.path, snapshot.version)
+            if rule.functions:
+                assert snapshot.fields[rule.witness].source.function in rule.functions, (rule.path, snapshot.version)
         for target in rule.targets:
             assert target in new.fields, (rule.path, target)
         if rule.kind == "moved":  # DeepSpeed's own message names the replacement

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dsfields.model.records import Snapshot, Source
+
 
 @dataclass(frozen=True)
 class Legacy:
@@ -22,7 +24,12 @@ class Legacy:
     kind: str
     """``"bool-section"``, ``"alias"``, ``"carry"``, ``"moved"`` or ``"section-map"`` (see :data:`LEGACY`)."""
     source: str
-    """The DeepSpeed code this conversion follows (``file:function`` or ``file:line``, in the release named)."""
+    """What the DeepSpeed code this conversion follows does (our words); its file and line are the witness's."""
+    witness: str = ""
+    """A JSON path whose record in a snapshot points at that code (its reader, its rejection, or the class its
+    section is passed to): :func:`located` prints the release's own file and line."""
+    functions: tuple[str, ...] = ()
+    """The function the witness's reader must be (any release: names changed), checked by the tests."""
     targets: tuple[str, ...] = ()
     """JSON paths the conversion writes."""
     keys: tuple[tuple[str, str], ...] = ()
@@ -39,35 +46,34 @@ class Legacy:
 LEGACY: dict[str, Legacy] = {
     "zero_optimization": Legacy(
         "zero_optimization", "bool-section",
-        "deepspeed/runtime/zero/config.py:read_zero_config_deprecated (0.8.0 … 0.19.8): "
         "stage = 1 if the value else 0; at stage 1 allgather_bucket_size = allgather_size (default 5e8)",
+        witness="allgather_size", functions=("read_zero_config_deprecated",),
         targets=("zero_optimization.stage", "zero_optimization.allgather_bucket_size", "allgather_size"),
     ),
     "bfloat16": Legacy(
-        "bfloat16", "alias",
-        "deepspeed/runtime/precision_config.py:get_bfloat16_config (0.19.8; runtime/config.py:get_bfloat16_enabled "
-        "before): bf16 is read, and bfloat16 only when bf16 is absent",
+        "bfloat16", "alias", "bf16 is read, and bfloat16 only when bf16 is absent",
+        witness="bfloat16", functions=("get_bfloat16_config", "get_bfloat16_enabled"),
         targets=("bf16",),
     ),
     "zero_optimization.cpu_offload_use_pin_memory": Legacy(
         "zero_optimization.cpu_offload_use_pin_memory", "carry",
-        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.cpu_offload_use_pin_memory: deprecated with "
-        "new_param 'offload_param or offload_optimizer' and set_new_param=False (the value is not carried)",
+        "DeepSpeedZeroConfig.cpu_offload_use_pin_memory is deprecated with new_param 'offload_param or "
+        "offload_optimizer' and set_new_param=False: the value is not carried",
+        witness="zero_optimization.cpu_offload_use_pin_memory",
         targets=("zero_optimization.offload_optimizer.pin_memory", "zero_optimization.offload_param.pin_memory"),
     ),
     "optimizer.params.max_grad_norm": Legacy(
         "optimizer.params.max_grad_norm", "moved",
-        "deepspeed/runtime/config.py DeepSpeedConfig optimizer params check (the snapshot's optimizers "
-        "rejected_params): DeepSpeed raises on it and names gradient_clipping, which clips by the same global norm",
+        "deepspeed.initialize raises on it among the optimizer's params (the engine's basic-optimizer setup) and "
+        "names gradient_clipping, which clips by the same global norm", witness="optimizer",
         targets=("gradient_clipping",),
     ),
     "curriculum_learning": Legacy(
         "curriculum_learning", "section-map",
-        "0.10.3 deepspeed/runtime/engine.py:1624 CurriculumScheduler(curriculum_params_legacy) and "
-        "runtime/data_pipeline/data_sampling/data_sampler.py:87 CurriculumScheduler(curriculum_metrics[metric]): "
-        "one scheduler class reads min_difficulty, max_difficulty, schedule_type and schedule_config in both; "
-        "0.19.8 runtime/config.py _REMOVED_TOP_LEVEL_CONFIG_KEYS names "
-        "data_efficiency.data_sampling.curriculum_learning",
+        "the legacy section went whole to CurriculumScheduler, the class the data sampler builds for each of "
+        "curriculum_metrics (0.10.3 runtime/data_pipeline/data_sampling/data_sampler.py:87): one class reads "
+        "min_difficulty, max_difficulty, schedule_type and schedule_config in both",
+        witness="curriculum_learning",
         targets=("data_efficiency.enabled", "data_efficiency.data_sampling.enabled",
                  "data_efficiency.data_sampling.curriculum_learning.enabled",
                  "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics"),
@@ -98,3 +104,38 @@ LEGACY: dict[str, Legacy] = {
 * ``section-map``: a removed section whose replacement DeepSpeed names; values are mapped key by key where
   one DeepSpeed class reads both (:attr:`Legacy.keys`), and what is lost is reported.
 """
+
+
+def located(rule: Legacy, snapshot: Snapshot) -> str:
+    """``file:line (function)`` of the code ``rule`` follows, as ``snapshot``'s release has it; ``""`` if unknown."""
+    path = rule.witness
+    # most specific first: the catalog's own check, the rejection, the class a section goes to, the reader
+    sources: list[Source | None] = []
+    if path in snapshot.catalogs:
+        sources.append(snapshot.catalogs[path].source)
+    if path in snapshot.removed:
+        sources.append(snapshot.removed[path].source)
+    for source in sources:
+        if source is not None:
+            return _place(source)
+    section = snapshot.sections.get(path)
+    for receiver in section.passed_to if section is not None else []:
+        if receiver.get("kind") == "class":
+            return f"{receiver.get('file')}:{receiver.get('line')} ({receiver.get('to')})"
+    record = snapshot.fields.get(path)
+    return _place(record.source) if record is not None and record.source is not None else ""
+
+
+def _place(source: Source) -> str:
+    where = f"{source.file}:{source.line}" if source.line else source.file
+    named = source.function or source.table
+    return f"{where} ({named})" if named else where
+
+def cite(rule: Legacy, snapshot: Snapshot, *others: Snapshot) -> str:
+    """What the code does and where, in each release given (``snapshot`` first)."""
+    places = []
+    for release in (snapshot, *others):
+        where = located(rule, release)
+        if where and all(where not in p for p in places):
+            places.append(f"{release.version} {where}")
+    return rule.source + (f"; {'; '.join(places)}" if places else "")

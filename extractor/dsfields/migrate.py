@@ -28,7 +28,7 @@ from typing import Any
 
 from dsfields.check import Checker, Kind, Options, Severity
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
-from dsfields.legacy import LEGACY
+from dsfields.legacy import LEGACY, cite
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.records import Snapshot, join
 from dsfields.model.store import load_requested, write_atomic
@@ -192,7 +192,7 @@ def _legacy_top(data: dict[str, Any], snapshot: Snapshot, source: Snapshot | Non
             new["allgather_bucket_size"] = int(size) if isinstance(size, float) and size.is_integer() else size
         result.edits.append(Edit(("zero_optimization",), "replace",
                                  f"zero_optimization: {json.dumps(zero)} → {json.dumps(new)} (the dict DeepSpeed "
-                                 f"builds from the boolean form: {rule.source})", new_value=new))
+                                 f"builds from the boolean form: {cite(rule, snapshot)})", new_value=new))
         if "allgather_size" in data:
             result.edits.append(Edit(("allgather_size",), "delete",
                                      "allgather_size: read only for the boolean zero_optimization, now "
@@ -201,10 +201,11 @@ def _legacy_top(data: dict[str, Any], snapshot: Snapshot, source: Snapshot | Non
     if "bfloat16" in data and "bf16" in snapshot.fields:
         if "bf16" in data:
             result.edits.append(Edit(("bfloat16",), "delete", f"bfloat16: bf16 is also given and DeepSpeed {version} "
-                                                              f"reads only bf16 then ({alias.source}); deleted"))
+                                                              f"reads only bf16 then ({cite(alias, snapshot)}); "
+                                                              "deleted"))
         else:
-            result.edits.append(Edit(("bfloat16",), "rename", f"bfloat16 → bf16 (the legacy spelling; {alias.source})",
-                                     new_key="bf16"))
+            result.edits.append(Edit(("bfloat16",), "rename", f"bfloat16 → bf16 (the legacy spelling; "
+                                                              f"{cite(alias, snapshot)})", new_key="bf16"))
 
 
 def _moved(data: dict[str, Any], snapshot: Snapshot, result: Plan) -> None:
@@ -226,7 +227,8 @@ def _moved(data: dict[str, Any], snapshot: Snapshot, result: Plan) -> None:
                                 f"file sets to {json_text(data[target])}, not {json_text(value)}: keep one; left alone")
             continue
         result.edits.append(Edit(here, "delete", f"{rule.path}: {json.dumps(value)} → {target} (DeepSpeed "
-                                                 f"{snapshot.version}: {catalog.rejected_params[param]})"))
+                                                 f"{snapshot.version}: {catalog.rejected_params[param]}; "
+                                                 f"{cite(rule, snapshot)})"))
         if target not in data:
             result.inserts.append(Insert((), target, value, f"{target}: {json.dumps(value)} (from {rule.path})"))
 
@@ -259,10 +261,11 @@ def _carry(obj: dict[str, Any], key: str, value: Any, here: Path_, snapshot: Sna
     old = result.source.version if result.source else "the old release"
     if targets:
         result.edits.append(Edit(here, "delete", f"{rule.path}: {json.dumps(value)} carried to {', '.join(targets)} "
-                                                 f"(DeepSpeed {old} ignored this key: {rule.source}); deleted"))
+                                                 f"(DeepSpeed {old} ignored this key: {cite(rule, snapshot)}); "
+                                                 "deleted"))
     else:
-        result.edits.append(Edit(here, "delete", f"{rule.path}: deprecated and ignored ({rule.source}); the file "
-                                                 "offloads nothing it could be carried to; deleted"))
+        result.edits.append(Edit(here, "delete", f"{rule.path}: deprecated and ignored ({cite(rule, snapshot)}); "
+                                                 "the file offloads nothing it could be carried to; deleted"))
 
 
 def _section_map(obj: dict[str, Any], key: str, value: Any, here: Path_, snapshot: Snapshot,
@@ -300,7 +303,8 @@ def _section_map(obj: dict[str, Any], key: str, value: Any, here: Path_, snapsho
     inner["enabled"] = enabled
     new = {"enabled": enabled, "data_sampling": {"enabled": enabled, "curriculum_learning": inner}}
     result.edits.append(Edit(here, "rename", f"{key} → {target_top} (DeepSpeed {snapshot.version}: {message}); "
-                                             f"{'; '.join(mapped)}; {rule.source}",
+                                             f"{'; '.join(mapped)}; "
+                                             f"{cite(rule, snapshot, *([source] if source else []))}",
                              new_key=target_top, new_value=new))
     unmapped = [k for k in value if k not in {o for o, _ in rule.keys} and k != rule.name_key]
     if unmapped:
