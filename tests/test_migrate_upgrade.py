@@ -217,3 +217,12 @@ def test_upgrade_names_launch_rules_confirmed_in_one_release_only():
     items = report(data, load_snapshot("0.8.0"), load_snapshot(NEW))
     assert any(i.kind == "rejected" and "zero-requires-optimizer" in i.text and "confirmed by a launch of "
                "DeepSpeed 0.19.8" in i.text for i in items), [i.text for i in items]
+
+
+def test_hf_auto_is_the_trainers_value_in_both_releases():
+    text = '{"train_batch_size": 8, "gradient_clipping": 1.0, "steps_per_print": 10, "fp16": {"enabled": "auto"}}'
+    _, _, plain = run(text, "0.10.3")
+    assert [c.path for c in plain.changes] == ["fp16.enabled"]  # "auto": a string 0.10.3 kept, 0.19.8 drops
+    config = parse(text, "<t>", "deepspeed")
+    _, hf = migrate(text, config, load_snapshot(NEW), load_snapshot("0.10.3"), hf=True)
+    assert not hf.changes

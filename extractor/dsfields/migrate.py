@@ -560,7 +560,7 @@ one forces) is kept by keeping those keys."""
 
 
 def migrate(text: str, config: ConfigFile, target: Snapshot, source: Snapshot | None = None, *,
-            keep_behaviour: bool = True, drop_ignored: bool = False) -> tuple[str, Plan]:
+            keep_behaviour: bool = True, drop_ignored: bool = False, hf: bool = False) -> tuple[str, Plan]:
     """The migrated text and its plan. With ``source`` (the release the file was written for), every value
     DeepSpeed ``source`` and ``target`` differ on is listed in ``plan.changes``; with ``keep_behaviour``, the
     ones the file does not set are pinned to ``source``'s value wherever the target accepts it and the key's
@@ -571,7 +571,7 @@ def migrate(text: str, config: ConfigFile, target: Snapshot, source: Snapshot | 
         new_text = insert_member(new_text, _reparse(new_text, config.name), item.parent, item.key, item.value)
     if source is None:
         return new_text, result
-    changes = compare(config.data, source, _reparse(new_text, config.name).data, target)
+    changes = compare(config.data, source, _reparse(new_text, config.name).data, target, hf)
     pinned: list[ValueChange] = []
     original = set(written_paths(config.data))
     for change in changes:
@@ -601,7 +601,7 @@ def migrate(text: str, config: ConfigFile, target: Snapshot, source: Snapshot | 
         change.pinned = True
         change.note = "pinned (--keep-behaviour)"
         pinned.append(change)
-    rest = compare(config.data, source, _reparse(new_text, config.name).data, target)
+    rest = compare(config.data, source, _reparse(new_text, config.name).data, target, hf)
     notes = {c.path: c.note for c in changes}
     for change in rest:
         change.note = notes.get(change.path, change.note)
@@ -641,6 +641,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="write U's value for every key the file does not set whose default changed (default)")
     keep.add_argument("--adopt-defaults", dest="keep_behaviour", action="store_false",
                       help="take V's defaults; every value that changes is still listed")
+    parser.add_argument("--hf", action="store_true", help='the file is for the HF Trainer: an "auto" it fills is '
+                                                          "not a value change")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when something cannot be carried (a removed feature, an optimizer V lacks, "
                              "a behaviour that could not be pinned)")
@@ -678,7 +680,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give -o OUT or --in-place, not both")
     source, how = choose_source(config.data, args.source)
     new_text, result = migrate(text, config, snapshot, source, keep_behaviour=args.keep_behaviour,
-                               drop_ignored=args.drop_ignored)
+                               drop_ignored=args.drop_ignored, hf=args.hf)
     notes = result.notes + [n for n in remaining(new_text, snapshot, str(args.file))
                             if not any(n.startswith(o.split(":")[0] + ":") for o in result.notes)]
     writes = args.output or (args.file if args.in_place else None)

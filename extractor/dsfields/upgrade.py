@@ -24,10 +24,11 @@ from dsfields.model.history import EventKind, field_histories
 from dsfields.model.records import Field, Snapshot
 from dsfields.model.store import available_versions, load_requested, version_key
 from dsfields.model.wording import json_text
-from dsfields.resolve import IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver
+from dsfields.resolve import AUTO_HF, IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver
 
-UNCOMPARED = {IGNORED, REMOVED, NOT_GIVEN}
-"""Resolve sources with no value DeepSpeed uses: an ignored or rejected key, or a private "not given" marker."""
+UNCOMPARED = {IGNORED, REMOVED, NOT_GIVEN, AUTO_HF}
+"""Resolve sources with no value DeepSpeed uses: an ignored or rejected key, a private "not given" marker, or an
+``"auto"`` the HF Trainer fills (the Trainer's value, whichever the release)."""
 
 
 # ---------------------------------------------------------------- which release a file was written for
@@ -203,15 +204,17 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def resolved(snapshot: Snapshot, data: dict[str, Any]) -> dict[str, Resolved]:
-    return {item.path: item for item in Resolver(snapshot).resolve(data)}
+def resolved(snapshot: Snapshot, data: dict[str, Any], hf: bool = False) -> dict[str, Resolved]:
+    return {item.path: item for item in Resolver(snapshot).resolve(data, hf=hf)}
 
 
-def compare(old_data: dict[str, Any], old: Snapshot, new_data: dict[str, Any], new: Snapshot) -> list[ValueChange]:
+def compare(old_data: dict[str, Any], old: Snapshot, new_data: dict[str, Any], new: Snapshot,
+            hf: bool = False) -> list[ValueChange]:
     """Every key both releases read whose value differs between ``old`` on ``old_data`` and ``new`` on
-    ``new_data``. A key only one of them reads is not a value change (a removal or an addition)."""
-    before = resolved(old, old_data)
-    after = resolved(new, new_data)
+    ``new_data``. A key only one of them reads is not a value change (a removal or an addition). ``hf``: an
+    ``"auto"`` the HF Trainer fills is the Trainer's value in both releases, not a change."""
+    before = resolved(old, old_data, hf)
+    after = resolved(new, new_data, hf)
     changes = []
     for path, item in before.items():
         if item.source in UNCOMPARED or item.source == PASSED_ON:
@@ -311,12 +314,12 @@ def _sections_used(data: dict[str, Any]) -> set[str]:
     return out
 
 
-def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en") -> list[Item]:
+def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en", hf: bool = False) -> list[Item]:
     """What upgrading from ``old`` to ``new`` changes for this file, grouped by :data:`KINDS`."""
     w = WORDS[lang]
     u, v = old.version, new.version
     items: list[Item] = []
-    before = resolved(old, data)
+    before = resolved(old, data, hf)
     paths = written_paths(data)
     for path in paths:
         record = new.fields.get(path)
@@ -346,7 +349,7 @@ def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en")
                     and old_section.unknown_keys in ("ignored", "kept"):
                 items.append(Item("rejected", path, w["ignored_rejected"].format(u=u, v=v, section=section or "top")))
     items += _rejected_values(data, old, new, w)
-    for change in compare(data, old, data, new):
+    for change in compare(data, old, data, new, hf):
         if change.written:
             if not any(i.path == change.path for i in items):  # the file's own value, read differently
                 items.append(Item("lost", change.path,
@@ -508,6 +511,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the DeepSpeed release the file was written for (default: guessed from its keys)")
     parser.add_argument("--to", required=True, metavar="V", help="the DeepSpeed release to upgrade to")
     parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    parser.add_argument("--hf", action="store_true", help='the file is for the HF Trainer: its "auto" values are '
+                                                          "the Trainer's in both releases")
     parser.add_argument("--lang", choices=sorted(WORDS), default=None,
                         help="report language (default: zh under a zh_* LANG, else en)")
 
@@ -528,7 +533,7 @@ def run(args: argparse.Namespace) -> int:
     new = load_requested(args.to)
     old, how = choose_source(config.data, args.source)
     lang = _language(args.lang)
-    items = report(config.data, old, new, lang)
+    items = report(config.data, old, new, lang, args.hf)
     text = render(items, str(args.file), old.version, new.version, args.format, lang)
     if args.format != "json" and not args.source:
         text += f"\n\n({'--from' if lang == 'en' else '--from 推断'}: {how})"
