@@ -114,6 +114,7 @@ class Outcome:
     error: str = ""
     pinned: int = 0
     listed: int = 0
+    compared: int = 0
 
 
 def migrate_here(path: Path, source: str, mode: str = "--keep-behaviour") -> tuple[int, str, list[str]]:
@@ -166,15 +167,18 @@ def evaluate(path: Path, source: str, migrate_fn: Any, checker: Any) -> Outcome 
     before = {r.path: r for r in Resolver(load_snapshot(source)).resolve(original.data)}
     now = {r.path: r for r in Resolver(load_snapshot(VERSION)).resolve(after.data)}
     unreported = []
+    compared = 0
     for key, item in before.items():
         new = now.get(key)
         if item.source in UNCOMPARED or new is None or new.source in UNCOMPARED:
             continue
+        compared += 1
         if not same(item.value, new.value) and not covered(key, reported):
             unreported.append(f"{key}: {item.value!r} → {new.value!r}")
     return Outcome(path.name, source, code, error is None, said_why, unreported, "" if error is None else
                    f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}",
-                   sum("written to keep it" in line for line in lines), sum("value changes:" in line for line in lines))
+                   sum("written to keep it" in line for line in lines), sum("value changes:" in line for line in lines),
+                   compared)
 
 
 def run_corpus(migrate_fn: Any) -> list[Outcome]:
@@ -208,7 +212,8 @@ def figures(outcomes: list[Outcome]) -> str:
     values = sum(len(o.unreported) for o in outcomes)
     return (f"{len(outcomes)} files: {builds} build DeepSpeedConfig {VERSION} after migration; "
             f"{len(silent_fail)} fail to build with exit 0 or without saying why; "
-            f"{values} unreported value changes in {sum(bool(o.unreported) for o in outcomes)} files; "
+            f"{values} of {sum(o.compared for o in outcomes)} values change unreported (in "
+            f"{sum(bool(o.unreported) for o in outcomes)} files); "
             f"{sum(o.listed for o in outcomes)} value changes listed, {sum(o.pinned for o in outcomes)} pinned")
 
 
