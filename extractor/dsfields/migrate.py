@@ -194,9 +194,9 @@ def _legacy_top(data: dict[str, Any], snapshot: Snapshot, source: Snapshot | Non
                                  f"zero_optimization: {json.dumps(zero)} → {json.dumps(new)} (the dict DeepSpeed "
                                  f"builds from the boolean form: {cite(rule, snapshot)})", new_value=new))
         if "allgather_size" in data:
+            now = "now zero_optimization.allgather_bucket_size" if zero else "unread when it is false"
             result.edits.append(Edit(("allgather_size",), "delete",
-                                     "allgather_size: read only for the boolean zero_optimization, now "
-                                     "zero_optimization.allgather_bucket_size; deleted"))
+                                     f"allgather_size: read only for the boolean zero_optimization, {now}; deleted"))
     alias = LEGACY["bfloat16"]
     if "bfloat16" in data and "bf16" in snapshot.fields:
         if "bf16" in data:
