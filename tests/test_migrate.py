@@ -81,22 +81,25 @@ def test_cli_writes_atomically_and_diffs(tmp_path, capsys):
     source = tmp_path / "ds.json"
     source.write_text('{\n  "train_batch_size": 8,\n  "zero_optimization": {"stage": 2, "cpu_offload": true}\n}\n')
     out = tmp_path / "new.json"
-    assert main(["migrate", str(source), "--to", VERSION, "-o", str(out), "--diff"]) == 0
+    # nothing in the file tells its release: migrate asks for it (issue 26) rather than guess the defaults
+    assert main(["migrate", str(source), "--to", VERSION, "-o", str(out)]) == 2
+    assert "give it with --from U" in capsys.readouterr().err
+    assert main(["migrate", str(source), "--to", VERSION, "--from", VERSION, "-o", str(out), "--diff"]) == 0
     printed = capsys.readouterr().out
     assert "zero_optimization.cpu_offload: true → zero_optimization.offload_optimizer" in printed
     assert '+  "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}' in printed
     assert json.loads(out.read_text())["zero_optimization"]["offload_optimizer"] == {"device": "cpu"}
-    assert main(["migrate", str(out), "--to", VERSION, "--in-place"]) == 0
+    assert main(["migrate", str(out), "--to", VERSION, "--from", VERSION, "--in-place"]) == 0
     assert "nothing to migrate" in capsys.readouterr().out
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    assert main(["migrate", str(bad), "--to", VERSION]) == 2
+    assert main(["migrate", str(bad), "--to", VERSION, "--from", VERSION]) == 2
 
 
 def test_rejected_values_left_alone_exit_1(tmp_path, capsys):
     source = tmp_path / "ds.json"
     source.write_text('{"train_batch_size": 8, "zero_optimization": {"stage": "two"}}')
-    assert main(["migrate", str(source), "--to", VERSION, "--in-place"]) == 1
+    assert main(["migrate", str(source), "--to", VERSION, "--from", VERSION, "--in-place"]) == 1
     assert "needs attention: zero_optimization.stage" in capsys.readouterr().out
     assert json.loads(source.read_text())["zero_optimization"]["stage"] == "two"
 

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dsfields.check", "find what DeepSpeed would reject, ignore or misread in ds_config files"),
     "resolve": ("dsfields.resolve", "every key DeepSpeed will read for a config: its value and where it comes from"),
     "migrate": ("dsfields.migrate", "rewrite a config for another DeepSpeed release: renames, conversions, removals"),
+    "upgrade": ("dsfields.upgrade", "what upgrading DeepSpeed from U to V changes for one config file"),
     "schema": ("dsfields.schema", "write the JSON Schema (Draft 2020-12) of ds_config for one DeepSpeed version"),
     "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
     # issue 28: memory a config needs for a model of N parameters, and which knobs save the most

@@ -1,0 +1,541 @@
+"""``dsfields upgrade``: what going from DeepSpeed U to V changes for one config file; the engine migrate shares.
+
+Everything comes from the committed snapshots: which keys a release reads, its defaults and their source
+lines (through :mod:`dsfields.resolve`, which answers "the value DeepSpeed will use" per release), which
+keys it removed and why, which optimizers it has, which sections reject unknown keys, and (for behaviour
+``check`` can confirm against a launch) the launch rules' ``launch.json``. Nothing here lists a key by hand.
+
+The comparison is ``resolve --version U`` on the file against ``resolve --version V`` on the file (or on
+its migration): every key both releases read whose value differs is a change; a default that changed for a
+key the file does not set is the usual one (``gradient_clipping`` 0.0 → 1.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsfields.configfile import ConfigFileError, load
+from dsfields.model.errors import DsfieldsError, UsageError
+from dsfields.model.history import EventKind, field_histories
+from dsfields.model.records import Field, Snapshot
+from dsfields.model.store import available_versions, load_requested, version_key
+from dsfields.model.wording import json_text
+from dsfields.resolve import AUTO_HF, IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver
+
+UNCOMPARED = {IGNORED, REMOVED, NOT_GIVEN, AUTO_HF}
+"""Resolve sources with no value DeepSpeed uses: an ignored or rejected key, a private "not given" marker, or an
+``"auto"`` the HF Trainer fills (the Trainer's value, whichever the release)."""
+
+
+# ---------------------------------------------------------------- which release a file was written for
+
+
+@dataclass
+class Guess:
+    """The release a file was written for, as far as its keys tell."""
+
+    version: str | None
+    how: str
+    low: str | None = None
+    high: str | None = None
+
+
+def _present(events: list[Any], versions: list[str]) -> set[str]:
+    """The releases in which a key is read (present and not rejected), from its history events."""
+    present: set[str] = set()
+    state = False
+    by_version: dict[str, list[Any]] = {}
+    for event in events:
+        by_version.setdefault(event.version, []).append(event)
+    for version in versions:
+        for event in by_version.get(version, []):
+            if event.kind in (EventKind.INTRODUCED, EventKind.REINTRODUCED):
+                state = True
+            elif event.kind in (EventKind.REMOVED, EventKind.BECAME_REMOVED, EventKind.NO_LONGER_REJECTED):
+                state = False
+        if state:
+            present.add(version)
+    return present
+
+
+def written_paths(data: Any, prefix: str = "") -> list[str]:
+    """Every JSON path the file writes, nested ones included."""
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            out.append(path)
+            out += written_paths(value, path)
+    return out
+
+
+def infer_release(data: dict[str, Any], generated: Path | None = None) -> Guess:
+    """The release a file was most likely written for, from keys that only some releases read.
+
+    The file's keys bound the releases that read all of them: a key removed after release B means the file
+    is for B or older, a key introduced in A means A or newer. The guess is B where there is such an upper
+    bound (the last release that still read every key), else A; with neither, there is no guess.
+    """
+    versions = available_versions(generated)
+    if not versions:
+        return Guess(None, "no snapshots")
+    newest = load_requested(versions[-1], generated)
+    params = tuple(f"{c.section}.{c.params_key}." for c in newest.catalogs.values() if c.section)
+    # optimizer/scheduler params are the class's keyword arguments, not config keys a release reads
+    paths = [p for p in written_paths(data) if not p.startswith(params)]
+    histories = field_histories(paths, generated)
+    candidates = set(versions)
+    low_key = high_key = None
+    for path in paths:
+        events = histories.get(path) or []
+        if not events:
+            continue  # a key no release reads tells nothing about the release
+        present = _present(events, versions)
+        if not present or present == set(versions):
+            continue
+        narrowed = candidates & present
+        if not narrowed:
+            continue  # keys of releases that never overlap: ignore the odd one out rather than guess nothing
+        if min(present, key=version_key) != versions[0] and (
+                low_key is None or version_key(min(present, key=version_key)) > version_key(low_key[1])):
+            low_key = (path, min(present, key=version_key))
+        if max(present, key=version_key) != versions[-1] and (
+                high_key is None or version_key(max(present, key=version_key)) < version_key(high_key[1])):
+            high_key = (path, max(present, key=version_key))
+        candidates = narrowed
+    if candidates == set(versions):
+        return Guess(None, "every key the file has is read by every snapshotted release "
+                           f"({versions[0]} … {versions[-1]}), so its keys do not tell the release")
+    ordered = sorted(candidates, key=version_key)
+    low, high = ordered[0], ordered[-1]
+    reasons = []
+    if low_key:
+        reasons.append(f"{low_key[0]} is read from {low_key[1]} on")
+    if high_key:
+        reasons.append(f"{high_key[0]} is read up to {high_key[1]}")
+    span = f"{'; '.join(reasons)}: written for a release in {low} … {high}"
+    # Any release in the span is as good as another only if none changed a default this file relies on.
+    changed = _defaults_changed(data, newest, low, high, generated)
+    if changed:
+        shown = ", ".join(f"{path} in {version}" for path, version in changed[:4])
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        return Guess(None, f"{span}, and DeepSpeed changed defaults this file relies on in between ({shown}{more})",
+                     low, high)
+    guess = high if high_key else low
+    return Guess(guess, f"guessed {guess} ({span}; no default this file relies on changed in between)", low, high)
+
+
+def _defaults_changed(data: dict[str, Any], newest: Snapshot, low: str, high: str,
+                      generated: Path | None) -> list[tuple[str, str]]:
+    """(path, release) for every key the file relies on the default of (resolve's keys it does not write) whose
+    default changed in a release after ``low``, up to ``high``."""
+    paths = {item.path for item in Resolver(newest).resolve(data) if not item.written}
+    lo, hi = version_key(low), version_key(high)
+    out = []
+    for path, events in field_histories(sorted(paths), generated).items():
+        for event in events:
+            if event.kind is EventKind.DEFAULT_CHANGED and lo < version_key(event.version) <= hi:
+                out.append((path, event.version))
+    return sorted(out, key=lambda item: (version_key(item[1]), item[0]))
+
+
+def choose_source(data: dict[str, Any], requested: str | None, generated: Path | None = None) -> tuple[Snapshot, str]:
+    """The snapshot of the release the file was written for, and how it was chosen (exit 2 if it cannot be)."""
+    if requested:
+        return load_requested(requested, generated), f"--from {requested}"
+    guess = infer_release(data, generated)
+    if guess.version is None:
+        raise UsageError(f"cannot tell which DeepSpeed release the file was written for ({guess.how}); "
+                         "give it with --from U")
+    return load_requested(guess.version, generated), guess.how
+
+
+# ---------------------------------------------------------------- values that change
+
+
+@dataclass
+class ValueChange:
+    """One key whose value DeepSpeed U (on the file) and DeepSpeed V (on the file or its migration) differ on."""
+
+    path: str
+    old: Any
+    new: Any
+    written: bool
+    """The file sets this key (after migration)."""
+    old_source: str
+    new_source: str
+    old_where: str = ""
+    new_where: str = ""
+    pinned: bool = False
+    """``migrate --keep-behaviour`` wrote the old value into the file."""
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"path": self.path, "old": self.old, "new": self.new, "written": self.written,
+               "old_source": self.old_source, "new_source": self.new_source, "pinned": self.pinned}
+        for key in ("old_where", "new_where", "note"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+
+def where(snapshot: Snapshot, path: str) -> str:
+    """``deepspeed/<file>:<line>`` of a key's reader in one release, as the snapshot records it."""
+    record = snapshot.fields.get(path)
+    source = record.source if record is not None else None
+    if source is None:
+        return ""
+    return f"{source.file}:{source.line}" if source.line else source.file
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality (``true`` is not ``1``; ``1`` is ``1.0``), dicts compared on the old one's keys only:
+    a dict default that gained keys keeps the values it had."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(k in b and same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return bool(a == b)
+
+
+def resolved(snapshot: Snapshot, data: dict[str, Any], hf: bool = False) -> dict[str, Resolved]:
+    return {item.path: item for item in Resolver(snapshot).resolve(data, hf=hf)}
+
+
+def compare(old_data: dict[str, Any], old: Snapshot, new_data: dict[str, Any], new: Snapshot,
+            hf: bool = False) -> list[ValueChange]:
+    """Every key both releases read whose value differs between ``old`` on ``old_data`` and ``new`` on
+    ``new_data``. A key only one of them reads is not a value change (a removal or an addition). ``hf``: an
+    ``"auto"`` the HF Trainer fills is the Trainer's value in both releases, not a change."""
+    before = resolved(old, old_data, hf)
+    after = resolved(new, new_data, hf)
+    changes = []
+    for path, item in before.items():
+        if item.source in UNCOMPARED or item.source == PASSED_ON:
+            continue
+        now = after.get(path)
+        if now is None or now.source in UNCOMPARED or now.source == PASSED_ON:
+            continue
+        if same(item.value, now.value):
+            continue
+        changes.append(ValueChange(path, item.value, now.value, now.written, item.source, now.source,
+                                   where(old, path), where(new, path)))
+    return changes
+
+
+def pinnable(snapshot: Snapshot, path: str, value: Any) -> bool:
+    """Whether writing ``value`` at ``path`` is accepted by the release (its types, choices and probes)."""
+    from dsfields.check.values import accepts
+
+    record: Field | None = snapshot.fields.get(path)
+    if record is None or record.is_section or record.deprecated is not None:
+        return False
+    if isinstance(value, dict):
+        return False
+    ok, _, _ = accepts(record.json_types, value)
+    if value is None and record.json_types and "null" not in record.json_types:
+        ok = False
+    if ok and record.choices is not None and value not in record.choices:
+        ok = False
+    probe = record.probe_for(value)
+    if probe is not None and not probe[1].get("ok", True):
+        ok = False
+    return ok
+
+
+# ---------------------------------------------------------------- the upgrade report
+
+
+@dataclass
+class Item:
+    kind: str
+    path: str
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+KINDS = ("removed", "renamed", "rejected", "defaults", "lost", "new")
+HEADINGS = {
+    "en": {"removed": "Keys removed", "renamed": "Keys renamed or deprecated", "rejected": "Values now rejected",
+           "defaults": "Defaults that change for keys the file does not set", "lost": "Behaviour the file loses",
+           "new": "New keys in the sections the file uses"},
+    "zh": {"removed": "已移除的键", "renamed": "已改名或弃用的键", "rejected": "现在会被拒绝的值",
+           "defaults": "文件未设置、但默认值改变的键", "lost": "文件失去的行为",
+           "new": "文件所用配置段中的新键"},
+}
+WORDS = {
+    "en": {"title": "Upgrading {file} from DeepSpeed {u} to {v}", "none": "nothing", "from": "from",
+           "default": "default", "removed_msg": "DeepSpeed {v}: {message}",
+           "gone": "read by DeepSpeed {u} ({where}); DeepSpeed {v} no longer reads it: the value is ignored",
+           "renamed": "deprecated in DeepSpeed {v}; use {new}",
+           "renamed_carried": "deprecated in DeepSpeed {v}; its value is carried to {new}",
+           "ignored_rejected": "DeepSpeed {u} ignored it (its {section} section was read key by key); "
+                               "DeepSpeed {v} rejects unknown keys there",
+           "value_rejected": "DeepSpeed {u} accepted {value}; DeepSpeed {v} rejects it: {error}",
+           "optimizer": "optimizer {name}: DeepSpeed {u} has it, DeepSpeed {v} does not (it has {names})",
+           "launch": "launch rule {rule}: confirmed by a launch of DeepSpeed {u} but not of DeepSpeed {v}",
+           "launch_new": "launch rule {rule}: confirmed by a launch of DeepSpeed {v}, not of DeepSpeed {u}",
+           "new_key": "new in DeepSpeed {v} (default {default}; {where})",
+           "written_change": "written in the file; DeepSpeed {v} reads the value differently",
+           "already": " (already deprecated in DeepSpeed {u})", "colon": ": ",
+           "choose": "; no value keeps it: choose {options}"},
+    "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
+           "default": "默认值", "removed_msg": "DeepSpeed {v}：{message}",
+           "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不再读取：该值被忽略",
+           "renamed": "在 DeepSpeed {v} 中已弃用；请改用 {new}",
+           "renamed_carried": "在 DeepSpeed {v} 中已弃用；其值会转给 {new}",
+           "ignored_rejected": "DeepSpeed {u} 忽略它（{section} 段按键逐个读取）；DeepSpeed {v} 在该段拒绝未知键",
+           "value_rejected": "DeepSpeed {u} 接受 {value}；DeepSpeed {v} 拒绝它：{error}",
+           "optimizer": "优化器 {name}：DeepSpeed {u} 提供，DeepSpeed {v} 已没有（现有：{names}）",
+           "launch": "启动规则 {rule}：在 DeepSpeed {u} 的实际启动中得到确认，在 DeepSpeed {v} 中没有",
+           "launch_new": "启动规则 {rule}：在 DeepSpeed {v} 的实际启动中得到确认，在 DeepSpeed {u} 中没有",
+           "new_key": "DeepSpeed {v} 新增（默认值 {default}；{where}）",
+           "written_change": "文件中已写明；DeepSpeed {v} 对该值的解读不同",
+           "already": "（在 DeepSpeed {u} 中已弃用）", "colon": "：",
+           "choose": "；没有能保持原意的值：请在 {options} 中选择"},
+}
+
+
+def _sections_used(data: dict[str, Any]) -> set[str]:
+    """The sections (dict-valued paths) the file writes."""
+    out = {""}
+    for path in written_paths(data):
+        value: Any = data
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, dict):
+            out.add(path)
+    return out
+
+
+def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en", hf: bool = False) -> list[Item]:
+    """What upgrading from ``old`` to ``new`` changes for this file, grouped by :data:`KINDS`."""
+    w = WORDS[lang]
+    u, v = old.version, new.version
+    items: list[Item] = []
+    before = resolved(old, data, hf)
+    paths = written_paths(data)
+    for path in paths:
+        record = new.fields.get(path)
+        if path in new.removed and path not in old.removed:
+            items.append(Item("removed", path, w["removed_msg"].format(v=v, message=new.removed[path].message),
+                              {"message": new.removed[path].message}))
+            continue
+        was = old.fields.get(path)
+        if was is not None and record is None and not any(path.startswith(r + ".") for r in new.removed) \
+                and path not in new.removed:
+            parent = new.sections.get(path.rpartition(".")[0])
+            old_parent = old.sections.get(path.rpartition(".")[0])
+            if parent is not None and not parent.passthrough and (old_parent is None or not old_parent.passthrough):
+                items.append(Item("removed", path, w["gone"].format(u=u, v=v, where=where(old, path))))
+            continue
+        if record is not None and record.deprecated is not None:
+            info = record.deprecated
+            key = "renamed_carried" if info.set_new_param and info.new_param else "renamed"
+            text = w[key].format(v=v, new=info.new_param or "-")
+            if was is not None and was.deprecated is not None:
+                text += w["already"].format(u=u)
+            items.append(Item("renamed", path, text, {"new_param": info.new_param}))
+        if record is None and was is None:
+            section = path.rpartition(".")[0]
+            new_section, old_section = new.sections.get(section), old.sections.get(section)
+            if new_section is not None and old_section is not None and new_section.unknown_keys == "error" \
+                    and old_section.unknown_keys in ("ignored", "kept"):
+                items.append(Item("rejected", path, w["ignored_rejected"].format(u=u, v=v, section=section or "top")))
+    items += _rejected_values(data, old, new, w)
+    for change in compare(data, old, data, new, hf):
+        if change.written:
+            if not any(i.path == change.path for i in items):  # the file's own value, read differently
+                items.append(Item("lost", change.path,
+                                  f"{json_text(change.old)} → {json_text(change.new)}: "
+                                  + w["written_change"].format(v=v), change.as_dict()))
+            continue
+        items.append(Item("defaults", change.path,
+                          f"{json_text(change.old)} → {json_text(change.new)} "
+                          f"({u}: {change.old_where or '-'}; {v}: {change.new_where or '-'})", change.as_dict()))
+    items += _lost(data, old, new, before, w)
+    items += _new_keys(data, old, new, w)
+    order = {kind: i for i, kind in enumerate(KINDS)}
+    return sorted(items, key=lambda i: order[i.kind])
+
+
+def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[str, str]) -> list[Item]:
+    """Written values the old release took and the new one rejects, from the new release's value probes."""
+    from dsfields.check.values import accepts
+
+    out = []
+    for path in written_paths(data):
+        record, was = new.fields.get(path), old.fields.get(path)
+        if record is None or was is None or record.is_section or record.reader != "pydantic":
+            continue  # only a validated key rejects a value when the config is built
+        value: Any = data
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, (dict, list)) or value == "auto":
+            continue
+        ok_new, _, _ = accepts(record.json_types, value)
+        ok_old, _, _ = accepts(was.json_types, value)
+        if was.reader == "dict":
+            ok_old = True  # read with dict.get: taken as written
+        if ok_old and not ok_new:
+            error = f"it takes {'/'.join(record.json_types)}"
+            choose = choices_for(new, path, value)
+            text = w["value_rejected"].format(u=old.version, v=new.version, value=json_text(value), error=error)
+            if choose:
+                text += w["choose"].format(options=" / ".join(json_text(c) for c in choose))
+            out.append(Item("rejected", path, text, {"value": value, "types": record.json_types, "choose": choose}))
+    return out
+
+
+def choices_for(snapshot: Snapshot, path: str, value: Any) -> list[Any]:
+    """The nearest values the release accepts for a fractional number at an integer key: floor and ceiling,
+    each kept only where the release's probes (or types) accept it."""
+    import math
+
+    record = snapshot.fields.get(path)
+    if record is None or not isinstance(value, float) or value.is_integer():
+        return []
+    out = []
+    for candidate in sorted({math.floor(value), math.ceil(value)}):
+        if pinnable(snapshot, path, candidate):
+            out.append(candidate)
+    return out
+
+
+def _lost(data: dict[str, Any], old: Snapshot, new: Snapshot, before: dict[str, Resolved],
+          w: dict[str, str]) -> list[Item]:
+    out = []
+    for section in sorted({n for n in (old.catalogs or {})}):
+        old_catalog, new_catalog = old.catalogs.get(section), new.catalogs.get(section)
+        value = data.get(section)
+        if old_catalog is None or new_catalog is None or not isinstance(value, dict):
+            continue
+        name = value.get(old_catalog.type_key)
+        if not isinstance(name, str):
+            continue
+        key = name.lower() if name.lower() in old_catalog.names else name
+        if key in old_catalog.names and key not in new_catalog.names and name not in new_catalog.names:
+            names = ", ".join(sorted(n for n in new_catalog.names if n.islower()))
+            out.append(Item("lost", f"{section}.{old_catalog.type_key}",
+                            w["optimizer"].format(name=name, u=old.version, v=new.version, names=names),
+                            {"name": name}))
+    for path, value in data.items():
+        if path in new.removed and path not in old.removed and path in old.fields:
+            enabled = before.get(f"{path}.enabled")
+            if value is False or enabled is not None and enabled.value is False:
+                continue  # switched off in the file: nothing is lost
+            out.append(Item("lost", path, w["removed_msg"].format(v=new.version, message=new.removed[path].message)))
+    out += _launch_changes(data, old, new, w)
+    return out
+
+
+def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[str, str]) -> list[Item]:
+    """Launch rules that fire on this file in one release and not the other, where ``launch.json`` confirms them."""
+    from dsfields.check import Checker, Kind, Options
+    from dsfields.configfile import ConfigFile
+
+    fired: dict[str, dict[str, str]] = {}
+    for snapshot in (old, new):
+        findings = Checker(snapshot).check(ConfigFile("<upgrade>", data, "json"), Options())
+        fired[snapshot.version] = {f.rule or f.message: f.message for f in findings if f.kind is Kind.LAUNCH}
+    out = []
+    for rule in sorted(set(fired[old.version]) - set(fired[new.version])):
+        out.append(Item("lost", "", w["launch"].format(rule=rule, u=old.version, v=new.version),
+                        {"rule": rule, "message": fired[old.version][rule]}))
+    for rule in sorted(set(fired[new.version]) - set(fired[old.version])):
+        message = fired[new.version][rule]
+        out.append(Item("rejected", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)
+                        + w["colon"] + message, {"rule": rule, "message": message}))
+    return out
+
+
+def _new_keys(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[str, str]) -> list[Item]:
+    """Keys the new release reads in the sections the file writes and the old release did not read."""
+    used = _sections_used(data)
+    params = tuple(f"{c.section}.{c.params_key}" for c in new.catalogs.values() if c.section)
+    resolver = Resolver(new)
+    stage = resolver.resolve(data) and _stage(data)
+    out = []
+    for path, record in sorted(new.fields.items()):
+        if record.section not in used or path in old.fields or record.deprecated is not None or record.pattern:
+            continue
+        if record.section.startswith(params) or not resolver.relevant(path, stage):
+            continue  # a class's keyword arguments; a ZeRO knob of another stage
+        if record.section == "":
+            continue  # a new top-level key is a new feature, not a knob of a section the file uses
+        default = json_text(record.default)
+        default = default if len(default) <= 60 else default[:57] + "..."
+        out.append(Item("new", path, w["new_key"].format(v=new.version, default=default,
+                                                          where=where(new, path) or "-"),
+                        {"default": record.default}))
+    return out
+
+
+def _stage(data: dict[str, Any]) -> int | None:
+    zero = data.get("zero_optimization")
+    if isinstance(zero, bool):
+        return int(zero)
+    stage = zero.get("stage", 0) if isinstance(zero, dict) else 0
+    return stage if isinstance(stage, int) and not isinstance(stage, bool) else None
+
+
+def render(items: list[Item], name: str, old: str, new: str, fmt: str, lang: str) -> str:
+    w, headings = WORDS[lang], HEADINGS[lang]
+    title = w["title"].format(file=name, u=old, v=new)
+    if fmt == "json":
+        return json.dumps({"file": name, "from": old, "to": new, "lang": lang,
+                           "items": [{"kind": i.kind, "path": i.path, "text": i.text, **i.data} for i in items]},
+                          indent=1, ensure_ascii=False)
+    lines = [f"# {title}" if fmt == "markdown" else title]
+    for kind in KINDS:
+        group = [i for i in items if i.kind == kind]
+        lines.append("")
+        lines.append(f"## {headings[kind]}" if fmt == "markdown" else headings[kind] + w["colon"].rstrip())
+        if not group:
+            lines.append(f"- {w['none']}" if fmt == "markdown" else f"  {w['none']}")
+        for item in group:
+            path = (f"`{item.path}`: " if fmt == "markdown" else f"{item.path}: ") if item.path else ""
+            lines.append(f"- {path}{item.text}" if fmt == "markdown" else f"  {path}{item.text}")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
+    parser.add_argument("--from", dest="source", metavar="U", default=None,
+                        help="the DeepSpeed release the file was written for (default: guessed from its keys)")
+    parser.add_argument("--to", required=True, metavar="V", help="the DeepSpeed release to upgrade to")
+    parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    parser.add_argument("--hf", action="store_true", help='the file is for the HF Trainer: its "auto" values are '
+                                                          "the Trainer's in both releases")
+    parser.add_argument("--lang", choices=sorted(WORDS), default=None,
+                        help="report language (default: zh under a zh_* LANG, else en)")
+
+
+def _language(requested: str | None) -> str:
+    import os
+
+    if requested:
+        return requested
+    return "zh" if os.environ.get("LANG", "").startswith("zh") else "en"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load(args.file, "deepspeed")
+    except ConfigFileError as exc:
+        raise DsfieldsError(str(exc)) from None
+    new = load_requested(args.to)
+    old, how = choose_source(config.data, args.source)
+    lang = _language(args.lang)
+    items = report(config.data, old, new, lang, args.hf)
+    text = render(items, str(args.file), old.version, new.version, args.format, lang)
+    if args.format != "json" and not args.source:
+        text += f"\n\n({'--from' if lang == 'en' else '--from 推断'}: {how})"
+    print(text)
+    return 0
