@@ -72,9 +72,10 @@ def test_400_digit_integers_never_traceback(tmp_path, capsys):
 
 @needs_snapshots
 def test_integers_beyond_pythons_digit_limit_are_refused_as_deepspeed_refuses_them(tmp_path, capsys):
-    code, out, _ = run_cli(capsys, "check", "--version", VERSION,
-                           write(tmp_path, '{"train_batch_size": 1' + "0" * 5000 + "}"))
-    assert code == 2 and "integer of 5001 digits" in out and "4300" in out
+    code, out, err = run_cli(capsys, "check", "--version", VERSION,
+                             write(tmp_path, '{"train_batch_size": 1' + "0" * 5000 + "}"))
+    # An unusable file is said on stderr only, with no summary of nothing checked on stdout (issue 23).
+    assert code == 2 and "integer of 5001 digits" in err and "4300" in err and out == ""
 
 
 def test_size_limit_refuses_50_mb_and_millions_of_keys_quickly(tmp_path):
@@ -198,7 +199,8 @@ def test_a_fifo_never_blocks(tmp_path):
     os.mkfifo(fifo)
     started = time.perf_counter()
     done = dsfields("check", str(fifo), timeout=20)
-    assert done.returncode == 2 and "is a FIFO" in done.stdout and time.perf_counter() - started < 20
+    assert done.returncode == 2 and "is a FIFO" in done.stderr and done.stdout == ""
+    assert time.perf_counter() - started < 20
 
 
 # ---------------------------------------------------------------- environment errors

@@ -22,7 +22,9 @@ from dsfields.check import Checker, Kind, Options, Severity
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.records import Snapshot, join
-from dsfields.model.store import load_requested, write_atomic
+from dsfields.model.safewrite import check_target, write_text
+from dsfields.model.store import load_requested
+from dsfields.model.termsafe import shown
 from dsfields.resolve import CONVERSIONS
 
 
@@ -260,7 +262,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--to", required=True, metavar="V", help="the DeepSpeed release to migrate to")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the migrated config here")
-    out.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    out.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically, keeping its line endings, "
+                                                             "mode and owner; a symlink's target is rewritten)")
+    parser.add_argument("--force", action="store_true",
+                        help="also write a read-only or hard-linked target (a hard-linked one in place)")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the changes")
     parser.add_argument("--drop-ignored", action="store_true",
                         help="also delete keys the release ignores (default: report them)")
@@ -281,33 +286,64 @@ def remaining(text: str, snapshot: Snapshot, name: str) -> list[str]:
     return out
 
 
+def line_endings(raw: str) -> str | None:
+    """How to write the edited text back so that its line endings stay the file's: ``None`` when the raw
+    text itself can be edited (LF, CRLF or a mix of them: the key lines count ``\\n``), else the ending
+    that replaces each ``\\n`` of the universal-newline text (CR-only files; a mix with lone CRs takes its
+    most common ending)."""
+    crlf = raw.count("\r\n")
+    lone_cr = raw.count("\r") - crlf
+    if not lone_cr:
+        return None
+    lone_lf = raw.count("\n") - crlf
+    return max((lone_cr, "\r"), (crlf, "\r\n"), (lone_lf, "\n"))[1]
+
+
+def universal(text: str) -> str:
+    """``text`` with universal newlines, as Python's text mode (and so DeepSpeed's loader) reads it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def run(args: argparse.Namespace) -> int:
     snapshot = load_requested(args.to)
     try:
         config = load(args.file, "deepspeed")
-        text = args.file.read_text(encoding="utf-8")
+        with open(args.file, encoding="utf-8", newline="") as handle:  # the file's own line endings
+            raw = handle.read()
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
+    except (OSError, UnicodeError) as exc:  # changed since load read it
+        raise DsfieldsError(f"{args.file}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
     result = plan(config, snapshot, args.drop_ignored)
-    new_text = apply(text, config, result.edits)
+    ending = line_endings(raw)
+    text = universal(raw)
+    if ending is None:
+        new_raw = apply(raw, config, result.edits)
+        new_text = universal(new_raw)
+    else:
+        new_text = apply(text, config, result.edits)
+        new_raw = new_text.replace("\n", ending)
     notes = result.notes + remaining(new_text, snapshot, str(args.file))
     writes = args.output or (args.file if args.in_place else None)
+    if writes is not None:
+        check_target(writes, force=args.force)  # refused before the report says what would be written
     text_to_stdout = writes is None and not args.diff
     report = sys.stderr if text_to_stdout else sys.stdout
+    name = shown(str(args.file))
     for edit in result.edits:
-        print(f"{args.file}: {edit.message}", file=report)
+        print(f"{name}: {shown(edit.message)}", file=report)
     for note in notes:
-        print(f"{args.file}: needs attention: {note}", file=report)
+        print(f"{name}: needs attention: {shown(note)}", file=report)
     if not result.edits and not notes:
-        print(f"{args.file}: nothing to migrate for DeepSpeed {snapshot.version}", file=report)
+        print(f"{name}: nothing to migrate for DeepSpeed {snapshot.version}", file=report)
     if args.diff:
         sys.stdout.writelines(difflib.unified_diff(
             text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-            fromfile=str(args.file), tofile=str(writes or args.file)))
-    if writes is not None and (new_text != text or writes != args.file):
-        write_atomic(writes, new_text)
+            fromfile=shown(str(args.file)), tofile=shown(str(writes or args.file))))
+    if writes is not None and (new_raw != raw or writes != args.file):
+        write_text(writes, new_raw, force=args.force)
     elif text_to_stdout:
         sys.stdout.write(new_text)
     return 1 if notes else 0
