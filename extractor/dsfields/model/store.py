@@ -14,7 +14,7 @@ import sys
 from functools import cache
 
 from dsfields.model import jsonlite
-from dsfields.model.errors import SnapshotError
+from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.records import Snapshot
 
 TYPE_CHECKING = False
@@ -209,6 +209,10 @@ def installed_deepspeed_version() -> str | None:
 
 def resolve_version(requested: str | None, generated: Path | str | None = None) -> str:
     """``--version`` semantics shared by all consumers: explicit, else installed if snapshotted, else newest."""
+    if requested is not None and not requested.strip():
+        # `--version ""` (an unset shell variable) must not quietly mean the default release.
+        raise UsageError(f"the version given is empty; name a DeepSpeed release "
+                         f"(available: {version_listing(available_versions(generated))})")
     if not requested:
         # The common case without listing every release: the installed one, snapshotted.
         installed = installed_deepspeed_version()
