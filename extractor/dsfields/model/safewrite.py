@@ -89,11 +89,12 @@ def _descriptor(path: str) -> int | None:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO")):
+    for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO")):
         if test(mode):
             return name
-    return "not a regular file"
+    return "of an unknown kind"
 
 
 def _write_fd(fd: int, data: bytes) -> None:
@@ -171,7 +172,8 @@ def sweep_leftovers(directory: str, name: str) -> None:
 
 @contextlib.contextmanager
 def removed_on_signal(path: str) -> Iterator[None]:
-    """Within: a caught fatal signal removes ``path`` and then kills the process with that same signal."""
+    """Within: a caught fatal signal removes ``path`` (a file or a folder) and then kills the process with
+    that same signal."""
     import signal
     import threading
 
@@ -180,6 +182,10 @@ def removed_on_signal(path: str) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if os.path.isdir(path) and not os.path.islink(path):
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)
         with contextlib.suppress(OSError):
             os.unlink(path)
         signal.signal(signum, signal.SIG_DFL)
@@ -202,6 +208,23 @@ def removed_on_signal(path: str) -> Iterator[None]:
         for number, old in previous.items():
             with contextlib.suppress(OSError, ValueError, TypeError):
                 signal.signal(number, old if old is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Within: SIGINT and the fatal signals wait (blocked), so a clean-up runs to its end."""
+    import signal
+
+    wanted = {getattr(signal, name) for name in ("SIGINT", *_SIGNALS) if hasattr(signal, name)}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, force: bool = False, durable: bool = True,
