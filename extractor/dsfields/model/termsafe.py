@@ -210,9 +210,9 @@ def silence_stdout() -> None:
 
 
 def report(message: str) -> None:
-    """One line on stderr, whatever state stderr is in."""
+    """One line on stderr, whatever state stderr is in (a newline from data inside it is shown as ``\\n``)."""
     try:
-        sys.stderr.write(escape(message) + "\n")
+        sys.stderr.write(shown(message) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError, OutputError):
         pass
