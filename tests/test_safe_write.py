@@ -467,3 +467,50 @@ def test_safewrite_is_the_only_writer_in_the_consumers():
         if "os.replace(" in text or ".replace(target)" in text or "mkstemp(" in text:
             offenders.append(path.name)
     assert offenders == [], safewrite.__doc__
+
+
+_MKDOCS_STAND_IN = """
+import subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print(f"grandchild {grandchild.pid}", file=sys.stderr, flush=True)
+time.sleep(60)
+"""
+_INTERRUPTED_BUILD = """
+import sys
+from pathlib import Path
+from dsfields.docs.command import run_mkdocs
+try:
+    run_mkdocs([sys.executable, "-c", sys.argv[1]], Path("."), {}, [])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@unit
+def test_an_interrupted_mkdocs_is_killed_with_its_children(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    parent = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_BUILD, _MKDOCS_STAND_IN], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert parent.stderr is not None and parent.stdout is not None
+    line = parent.stderr.readline()  # relayed from the stand-in's stderr
+    assert line.startswith("grandchild "), line
+    grandchild = int(line.split()[1])
+    parent.send_signal(signal.SIGINT)  # Ctrl-C reaches dsfields; mkdocs runs in its own process group
+    assert parent.stdout.readline() == "interrupted\n"
+    parent.wait(20)
+    parent.stdout.close()
+    parent.stderr.close()
+    for _ in range(100):  # the group was SIGKILLed; its last member is reaped by init
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        try:
+            with open(f"/proc/{grandchild}/stat") as handle:
+                if handle.read().split(") ")[1].startswith("Z"):
+                    break  # a zombie: dead, waiting for its reaper
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"mkdocs' child {grandchild} survived the interrupt")
