@@ -235,6 +235,8 @@ def write_text(path: str | os.PathLike[str], text: str, *, force: bool = False, 
     ``durable``: fsync the temp file before the rename (a crash leaves the old file or the new, never half).
     Failures are one-line :class:`OSError`\\ s naming the path; refusals :class:`UnsafeTarget`.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"write_text() writes str, not {type(text).__name__}")
     given = os.fspath(path)
     try:
         data = text.encode(encoding)
