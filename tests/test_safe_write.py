@@ -189,7 +189,10 @@ def test_device_nodes_are_written_into_or_refused_never_replaced(tmp_path):
 
 @unit
 def test_dev_stdout_writes_to_the_open_descriptor():
-    code = ("import sys; from dsfields.model.safewrite import write_text; print('before', flush=True); "
+    # The plan is asserted before anything is written: a regression must fail here, not replace the
+    # machine's /dev/stdout (as the old writer did).
+    code = ("import sys; from dsfields.model.safewrite import _plan, write_text; print('before', flush=True); "
+            "assert _plan('/dev/stdout', False)[0] == 'descriptor'; "
             "write_text('/dev/stdout', 'the text\\n'); write_text('/proc/self/fd/1', 'again\\n'); print('after')")
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "extractor")},
                           capture_output=True, text=True, timeout=20)
@@ -343,6 +346,7 @@ def test_migrate_into_device_nodes_never_replaces_them(tmp_path, capsys):
 @data
 @needs_snapshots
 def test_schema_to_dev_null_and_a_fifo_never_replaces_them(tmp_path, capsys):
+    assert safewrite._plan(os.devnull, False)[0] == "special"  # else stop before touching the real one
     assert run_cli(capsys, "schema", "--version", str(VERSION), "-o", os.devnull)[0] == 0
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
     fifo = tmp_path / "schema.fifo"
