@@ -139,19 +139,27 @@ def _write_special(path: str, text: str, encoding: str) -> None:
         os.close(fd)
 
 
-def sweep_leftovers(directory: str, name: str) -> None:
-    """Remove ``.NAME.XXXXXXXX.tmp`` files a killed writer left: live ones are locked by their writer."""
+_SWEPT: set[str] = set()
+"""Folders swept by this process: once is enough (a render writes thousands of pages into a few folders)."""
+
+
+def sweep_leftovers(directory: str) -> None:
+    """Remove the ``.NAME.XXXXXXXX.tmp`` files killed writers left in ``directory`` (once per process);
+    live ones are locked by their writer and stay."""
     import fcntl
 
-    prefix = f".{name}."
+    key = os.path.realpath(directory)
+    if key in _SWEPT:
+        return
+    _SWEPT.add(key)
     try:
         entries = os.listdir(directory)
     except OSError:
         return
     for entry in entries:
-        middle = entry[len(prefix):-len(TEMP_SUFFIX)]
-        if not (entry.startswith(prefix) and entry.endswith(TEMP_SUFFIX) and len(middle) == 8
-                and set(middle) <= _MKSTEMP_LETTERS):
+        middle = entry[-len(TEMP_SUFFIX) - 8:-len(TEMP_SUFFIX)]
+        if not (entry.startswith(".") and entry.endswith(TEMP_SUFFIX) and len(entry) > len(TEMP_SUFFIX) + 10
+                and entry[-len(TEMP_SUFFIX) - 9] == "." and set(middle) <= _MKSTEMP_LETTERS):
             continue
         candidate = os.path.join(directory, entry)
         try:
@@ -170,44 +178,60 @@ def sweep_leftovers(directory: str, name: str) -> None:
             os.close(fd)
 
 
-@contextlib.contextmanager
-def removed_on_signal(path: str) -> Iterator[None]:
-    """Within: a caught fatal signal removes ``path`` (a file or a folder) and then kills the process with
-    that same signal."""
+_LIVE: set[str] = set()
+"""Temp files and staging folders that exist right now: a fatal signal removes them before the process dies."""
+_PREVIOUS: dict[int, object] = {}
+"""The handlers there were before ours (installed once per process, on the first write)."""
+
+
+def _on_fatal_signal(signum: int, frame: FrameType | None) -> None:
+    import shutil
+    import signal
+
+    for path in list(_LIVE):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    _LIVE.clear()
+    previous = _PREVIOUS.get(signum)
+    if callable(previous):  # someone else's handler (a test harness, an embedding program) still runs
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)  # die of the signal, as without us
+
+
+def _install_handlers() -> bool:
+    """Our handler for every fatal signal not ignored (nohup), once; False off the main thread (then only
+    the lock lets the next run clean up)."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        yield  # handlers can be set from the main thread only; the lock still lets the next run clean up
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if os.path.isdir(path) and not os.path.islink(path):
-            import shutil
-
-            shutil.rmtree(path, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    previous = {}
+        return False
     for name in _SIGNALS:
         number = getattr(signal, name, None)
-        if number is None:
+        if number is None or number in _PREVIOUS:
             continue
         with contextlib.suppress(OSError, ValueError):
             current = signal.getsignal(number)
-            if current is signal.SIG_IGN:
-                continue  # the caller chose to ignore it (nohup): it kills nothing
-            previous[number] = current
-            signal.signal(number, handler)
+            _PREVIOUS[number] = current
+            if current is not signal.SIG_IGN and current is not _on_fatal_signal:
+                signal.signal(number, _on_fatal_signal)
+    return True
+
+
+@contextlib.contextmanager
+def removed_on_signal(path: str) -> Iterator[None]:
+    """Within: a caught fatal signal removes ``path`` (a file or a folder) and then kills the process with
+    that same signal (or runs the handler that was there before)."""
+    _install_handlers()
+    _LIVE.add(path)
     try:
         yield
     finally:
-        for number, old in previous.items():
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                signal.signal(number, old if old is not None else signal.SIG_DFL)
+        _LIVE.discard(path)
 
 
 @contextlib.contextmanager
@@ -319,7 +343,7 @@ def _replace(target: str, data: bytes, st: os.stat_result | None, durable: bool)
 
     directory, name = os.path.split(target)
     os.makedirs(directory or ".", exist_ok=True)
-    sweep_leftovers(directory or ".", name)
+    sweep_leftovers(directory or ".")
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory or ".")
     done = False
     try:
