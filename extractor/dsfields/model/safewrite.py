@@ -13,8 +13,8 @@ file over "the path" is only right when the path names an ordinary, singly linke
   rewritten in place so that every link sees the new text;
 * a replaced file keeps its mode and owner; a new one gets ``0666 & ~umask``;
 * the temp file (``.NAME.XXXXXXXX.tmp`` beside the target) is locked while it lives and removed on any
-  error and on every signal that can be caught; one left by a SIGKILL is unlocked, so the next write of
-  the same target removes it.
+  error and on every signal that can be caught; one left by a SIGKILL is unlocked, so the next run that
+  writes into that folder removes it (each folder is swept once per process).
 
 Refusals are :class:`UnsafeTarget` (a :class:`DsfieldsError` and an :class:`OSError`): one line, exit 2.
 """
