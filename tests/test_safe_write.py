@@ -518,3 +518,31 @@ def test_an_interrupted_mkdocs_is_killed_with_its_children(tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail(f"mkdocs' child {grandchild} survived the interrupt")
+
+
+@unit
+@root_only
+def test_another_users_file_is_refused_unless_forced_then_rewritten_in_place_keeping_its_owner():
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's tmp_path is root-only (0700) for the other user
+    try:
+        folder.chmod(0o777)
+        target = folder / "c.json"
+        target.write_text("old")
+        target.chmod(0o666)
+        # Everything imported before the privileges go: the interpreter's own files are root's here.
+        code = ("import os, sys, fcntl, tempfile, signal, threading, shutil, pathlib\n"
+                "from dsfields.model.safewrite import UnsafeTarget, write_text\n"
+                "os.setgid(65534); os.setuid(65534)\n"
+                "try:\n write_text(sys.argv[1], 'new')\nexcept UnsafeTarget as exc:\n print(exc.reason)\n"
+                "write_text(sys.argv[1], 'forced', force=True)\n")
+        done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=20,
+                              env={**os.environ, "PYTHONPATH": str(REPO / "extractor")})
+        assert done.returncode == 0, done.stderr
+        assert "belongs to another user" in done.stdout and target.read_text() == "forced"
+        assert target.stat().st_uid == 0 and stat.S_IMODE(target.stat().st_mode) == 0o666
+        assert [p.name for p in folder.iterdir()] == ["c.json"]
+    finally:
+        shutil.rmtree(folder)

@@ -317,6 +317,11 @@ def _plan(given: str, force: bool) -> tuple[str, str, os.stat_result | None]:
         return "in place", target, st
     if not force and not _writable(target, st):
         raise UnsafeTarget(target, f"is read-only (mode {stat.filemode(st.st_mode)}); --force replaces it anyway")
+    if st.st_uid != os.geteuid() and os.geteuid() != 0:  # a new file would be ours: only root can give it back
+        if not force:
+            raise UnsafeTarget(target, "belongs to another user, and a replacement would belong to you "
+                                       "(--force rewrites it in place)")
+        return "in place", target, st
     return "replace", target, st
 
 

@@ -65,6 +65,8 @@ def shown(text: str) -> str:
     if text.isprintable():
         return text
     return escape(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 ERRORS = "dsfields-escape"
 """The codec error handler for what a stream's encoding lacks: ``\\uXXXX`` (valid in JSON strings too)."""
 
