@@ -392,16 +392,20 @@ def test_docs_build_refuses_a_site_dir_file_before_rendering(tmp_path, capsys):
 
 
 @unit
-def test_a_symlinked_site_dir_gets_the_site_in_its_target_and_keeps_its_mode(tmp_path):
+def test_a_symlinked_site_dir_gets_the_site_in_its_target_and_keeps_its_mode_and_owner(tmp_path):
     real = tmp_path / "real-site"
     real.mkdir()
     real.chmod(0o750)
     (real / "index.html").write_text("old")
     link = tmp_path / "site"
     link.symlink_to("real-site")
+    if os.geteuid() == 0:
+        os.chown(real, 4321, 4322)
     assert build_into(link, _site_writer("new")) == 0
     assert link.is_symlink() and (real / "index.html").read_text() == "new"
     assert stat.S_IMODE(real.stat().st_mode) == 0o750
+    if os.geteuid() == 0:
+        assert (real.stat().st_uid, real.stat().st_gid) == (4321, 4322)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["real-site", "site"]
 
 

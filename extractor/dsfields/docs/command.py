@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from dsfields.model.safewrite import exclusive_lock, folder_mode, folder_target, removed_on_signal, signals_held
+from dsfields.model.safewrite import exclusive_lock, folder_target, removed_on_signal, signals_held, take_over
 from dsfields.model.store import SnapshotError, available_versions, repo_generated_dir
 
 
@@ -126,14 +126,13 @@ def build_into(site_dir: Path, build: Callable[[Path], int]) -> int:
     site_dir = folder_target(site_dir)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     recover_site(site_dir)
-    mode = folder_mode(site_dir)
     staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.build-", dir=site_dir.parent))
     try:
         with removed_on_signal(str(staging)):
             code = build(staging)
             if code:
                 return code
-            os.chmod(staging, mode)  # mkdtemp makes 0700; a site is served to others
+            take_over(staging, site_dir)  # mkdtemp makes 0700; the site keeps its mode (and owner)
             swap_in(staging, site_dir)
             staging = None
         return 0

@@ -420,6 +420,17 @@ def folder_mode(existing: Path) -> int:
         return 0o777 & ~umask()
 
 
+def take_over(new: Path, existing: Path) -> None:
+    """Give the folder ``new`` the mode (and, as root, the owner) of the folder it replaces."""
+    os.chmod(new, folder_mode(existing))
+    try:
+        st = os.stat(existing)
+    except OSError:
+        return
+    if os.geteuid() == 0 and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+        os.chown(new, st.st_uid, st.st_gid)
+
+
 @contextlib.contextmanager
 def exclusive_lock(path: Path, waiting: str | None = None) -> Iterator[None]:
     """Hold an exclusive lock on the existing file ``path``; ``waiting`` is said on stderr if it is held."""
