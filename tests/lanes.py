@@ -73,6 +73,12 @@ MODULE_LANES: dict[str, tuple[str, dict[str, str]]] = {
     }),
     "test_hostile.py": ("unit", {
         "test_400_digit_integers_never_traceback": "data",
+        "test_400_digit_numeric_strings_are_parsed_exactly": "data",
+        "test_check_formats_off_a_terminal_never_pass_raw_controls_or_newlines": "data",
+        "test_empty_versions_and_only_paths_are_refused": "data",
+        "test_lookup_star_lists_the_candidates": "data",
+        "test_resolve_refuses_what_deepspeed_or_the_hf_trainer_cannot_load": "data",
+        "test_the_sgr_token_of_dsfields_own_colour_cannot_be_spelt_by_data": "data",
         "test_a_1_mb_config_checks_in_bounded_time": "data",
         "test_dumps_round_trip_of_a_valid_snapshot_still_validates": "data",
         "test_escape_sequences_in_keys_never_reach_the_terminal": "data",

@@ -315,10 +315,12 @@ def test_exit_codes_and_text_output(tmp_path, capsys):
     assert run_cli(capsys, str(clean))[0] == 0
     code, out, _ = run_cli(capsys, str(bad))
     assert code == 1 and "     3  error    fp16.loss_scal" in out and 'did you mean "loss_scale"' in out
-    code, out, _ = run_cli(capsys, str(broken), str(clean))
-    assert code == 2 and "malformed JSON" in out and "Traceback" not in out
-    code, out, _ = run_cli(capsys, str(tmp_path / "missing.json"))
-    assert code == 2 and "no such file" in out
+    code, out, err = run_cli(capsys, str(broken), str(clean))
+    # Unusable files on stderr only (issue 23); the summary counts the files checked and says one was not.
+    assert code == 2 and "malformed JSON" in err and "malformed JSON" not in out and "Traceback" not in out + err
+    assert "1 file checked" in out and "1 not checked" in out
+    code, out, err = run_cli(capsys, str(tmp_path / "missing.json"))
+    assert code == 2 and "no such file" in err and out == ""
     assert main(["check", "--version", "0.0.0", str(clean)]) == 2
     assert "no snapshot for DeepSpeed 0.0.0" in capsys.readouterr().err
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -72,9 +73,10 @@ def test_400_digit_integers_never_traceback(tmp_path, capsys):
 
 @needs_snapshots
 def test_integers_beyond_pythons_digit_limit_are_refused_as_deepspeed_refuses_them(tmp_path, capsys):
-    code, out, _ = run_cli(capsys, "check", "--version", VERSION,
-                           write(tmp_path, '{"train_batch_size": 1' + "0" * 5000 + "}"))
-    assert code == 2 and "integer of 5001 digits" in out and "4300" in out
+    code, out, err = run_cli(capsys, "check", "--version", VERSION,
+                             write(tmp_path, '{"train_batch_size": 1' + "0" * 5000 + "}"))
+    # An unusable file is said on stderr only, with no summary of nothing checked on stdout (issue 23).
+    assert code == 2 and "integer of 5001 digits" in err and "4300" in err and out == ""
 
 
 def test_size_limit_refuses_50_mb_and_millions_of_keys_quickly(tmp_path):
@@ -198,7 +200,8 @@ def test_a_fifo_never_blocks(tmp_path):
     os.mkfifo(fifo)
     started = time.perf_counter()
     done = dsfields("check", str(fifo), timeout=20)
-    assert done.returncode == 2 and "is a FIFO" in done.stdout and time.perf_counter() - started < 20
+    assert done.returncode == 2 and "is a FIFO" in done.stderr and done.stdout == ""
+    assert time.perf_counter() - started < 20
 
 
 # ---------------------------------------------------------------- environment errors
@@ -375,3 +378,194 @@ def test_dumps_round_trip_of_a_valid_snapshot_still_validates():
         pytest.skip("no snapshots")
     data = json.loads((REPO / "generated" / VERSION / "fields.json").read_text())
     assert validate(json.loads(dumps(data))) is not None
+
+
+# ---------------------------------------------------------------- issue 23: terminal safety by origin (R1, R3)
+
+
+def on_pty(*args: str, env: dict[str, str] | None = None, cwd: str | None = None) -> tuple[int, str]:
+    """``dsfields ARGS`` with stdout and stderr on a real pseudo-terminal: the exit code and every byte shown."""
+    import pty
+
+    master, slave = pty.openpty()
+    full_env = {**os.environ, "PYTHONPATH": str(REPO / "extractor"), "TERM": "xterm-256color", **(env or {})}
+    full_env.pop("NO_COLOR", None)
+    child = subprocess.Popen([sys.executable, "-m", "dsfields", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                             stderr=slave, env=full_env, cwd=cwd)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal's last descriptor
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    code = child.wait(60)
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+FORGING_KEY = "\x1b[8mhidden\x1b[30;40m\nfake.json: ok\u202e"
+"""Conceal (ESC[8m), black on black, a newline that forges an "ok" line, a bidi override."""
+
+
+def _forgery_files(tmp_path: Path) -> tuple[str, str]:
+    hostile = write(tmp_path, json.dumps({FORGING_KEY: 1, "train_batch_size": 8,
+                                          "optimizer": {"type": "Adam\x1b[8m\nfake.json: ok",
+                                                        "params": {"lr\x1b[8m\nfake.json: ok": 1}}}),
+                    name="\x1b[8mpr\n.json")
+    broken = write(tmp_path, '{"train_batch_size": 8, "fp16": {"enabled": "maybe"}}', name="other.json")
+    return hostile, broken
+
+
+def _no_forgery(shown: str) -> None:
+    lines = shown.split("\n")
+    assert "\x1b" not in shown and "\u202e" not in shown and "\r" not in shown, repr(shown)
+    assert "fake.json: ok" not in lines and not any(line.startswith(".json") for line in lines), lines
+
+
+@needs_snapshots
+def test_a_key_cannot_conceal_or_forge_lines_of_check_on_a_terminal(tmp_path):
+    hostile, broken = _forgery_files(tmp_path)
+    code, shown = on_pty("check", "--version", VERSION, hostile, broken)
+    assert code == 1
+    _no_forgery(shown)
+    # The other file's error and the summary are there, in plain sight, after the hostile keys.
+    assert "fp16.enabled" in shown and "2 files checked against DeepSpeed" in shown
+    assert "\\x1b[8mhidden\\x1b[30;40m\\nfake.json: ok\\u202e" in shown and "\\x1b[8mpr\\n.json" in shown
+
+
+@needs_snapshots
+@pytest.mark.parametrize("fmt", ["text", "github", "json"])
+def test_check_formats_off_a_terminal_never_pass_raw_controls_or_newlines(tmp_path, capsys, fmt):
+    hostile, broken = _forgery_files(tmp_path)
+    code, out, err = run_cli(capsys, "check", "--version", VERSION, "--format", fmt, hostile, broken)
+    assert code == 1
+    _no_forgery(out + err)
+    if fmt == "json":  # still the same JSON values to a parser
+        files = json.loads(out)["files"]
+        assert FORGING_KEY in {f["path"] for f in files[0]["findings"]}
+
+
+@needs_snapshots
+def test_resolve_migrate_and_lookup_escape_data_on_a_terminal(tmp_path):
+    hostile, _ = _forgery_files(tmp_path)
+    for args in (["resolve", "--version", VERSION, hostile], ["migrate", "--from", VERSION, "--to", VERSION, hostile],
+                 ["migrate", "--from", VERSION, "--to", VERSION, "--diff", hostile], ["lookup", "--version", VERSION, FORGING_KEY],
+                 ["lookup", "--version", VERSION, f"different_groups.{FORGING_KEY}.params"]):
+        code, shown = on_pty(*args)
+        assert code in (0, 1), (args, shown)
+        _no_forgery(shown)
+        assert "\\x1b[8m" in shown, (args, shown)
+
+
+@needs_snapshots
+def test_lookup_keeps_its_own_colour_on_a_terminal_and_only_that(tmp_path):
+    code, shown = on_pty("lookup", "--version", VERSION, "stage3_max_live_parameters")
+    assert code == 0 and "\x1b[1m" in shown and "\x1b[0m" in shown  # dsfields' own bold and reset
+    assert set(re.findall(r"\x1b\[[0-9;]*m", shown)) <= {"\x1b[1m", "\x1b[0m", "\x1b[36m", "\x1b[33m", "\x1b[31m"}
+    code, piped, _ = (lambda d: (d.returncode, d.stdout, d.stderr))(
+        dsfields("lookup", "--version", VERSION, "stage3_max_live_parameters"))
+    assert code == 0 and "\x1b" not in piped and "\x00" not in piped  # off a terminal: no colour, no token
+
+
+@needs_snapshots
+def test_migrate_diff_goes_through_the_guarded_stream(tmp_path):
+    path = write(tmp_path, '{\n  "zero_optimization": {"stage": 2, "cpu_offload": true},\n'
+                           '  "_comment": "caf\u00e9 \u202e\u2066"\n}\n')
+    done = dsfields("migrate", "--from", VERSION, "--to", VERSION, "--diff", path, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert "+  \"zero_optimization\"" in done.stdout and "caf\\u00e9 \\u202e\\u2066" in done.stdout
+    code, shown = on_pty("migrate", "--from", VERSION, "--to", VERSION, "--diff", path)
+    assert code == 0 and "\u202e" not in shown and "\u2066" not in shown and "\\u202e" in shown
+
+
+@needs_snapshots
+def test_the_sgr_token_of_dsfields_own_colour_cannot_be_spelt_by_data(tmp_path, capsys):
+    # A key holding NUL and the token's letters is escaped like any other data: no sequence comes of it.
+    path = write(tmp_path, json.dumps({"\x00sgr0123456789abcdef:8m": 1, "train_batch_size": 8}))
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION, path)
+    assert code == 0 and "\\x00sgr0123456789abcdef:8m" in out and "\x00" not in out
+
+
+# ---------------------------------------------------------------- issue 23: R2, R5, R6, R10
+
+
+@needs_snapshots
+def test_400_digit_numeric_strings_are_parsed_exactly(tmp_path, capsys):
+    big = "1" + "0" * 400
+    path = write(tmp_path, json.dumps({"train_batch_size": big, "zero_optimization": {"stage": big},
+                                       "gradient_clipping": big, "steps_per_print": big + ".0"}))
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION, path)
+    assert code == 1 and "zero_optimization.stage" in out and f"coerces it to {big}" in out
+    code, out, _ = run_cli(capsys, "resolve", "--version", VERSION, path)
+    assert code == 0 and "train_batch_size" in out
+    code, out, _ = run_cli(capsys, "resolve", "--version", VERSION, "--format", "json", path)
+    assert code == 0 and json.loads(out)["train_batch_size"]["value"] in (big, int(big))
+
+
+_WITHOUT = """
+import sys
+for name in sys.argv[1].split(","):
+    sys.modules[name] = None  # importing it raises ImportError, as when it is not installed
+from dsfields.cli import main
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("missing", "args"), [
+    ("griffe", ["extract", "--out", "{tmp}"]),
+    ("griffe", ["diff", "installed", "0.19.8"]),
+    ("deepspeed", ["extract", "--out", "{tmp}"]),
+    ("deepspeed", ["check", "--runtime", "{config}"]),
+])
+def test_every_extraction_path_names_the_missing_package_in_one_line(tmp_path, missing, args):
+    config = write(tmp_path, '{"train_batch_size": 8}')
+    argv = [a.format(tmp=tmp_path / "out", config=config) for a in args]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    done = subprocess.run([sys.executable, "-c", _WITHOUT, missing, *argv], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert missing in done.stderr.lower() and "dsfields[extract]" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@needs_snapshots
+def test_resolve_refuses_what_deepspeed_or_the_hf_trainer_cannot_load(tmp_path, capsys):
+    duplicated = write(tmp_path, '{"train_batch_size": 8,\n "train_batch_size": 16}', name="dup.json")
+    code, out, err = run_cli(capsys, "resolve", "--version", VERSION, duplicated)
+    assert code == 2 and out == "" and "line 2" in err and "Duplicate keys" in err and err.count("\n") == 1
+    assert run_cli(capsys, "resolve", "--version", VERSION, "--hf", duplicated)[0] == 0  # json.load keeps the last
+    hjson_file = write(tmp_path, "{\n  # a comment\n  train_batch_size: 8\n}\n", name="h.json")
+    assert run_cli(capsys, "resolve", "--version", VERSION, hjson_file)[0] == 0  # DeepSpeed reads hjson
+    code, out, err = run_cli(capsys, "resolve", "--version", VERSION, "--hf", hjson_file)
+    assert code == 2 and out == "" and "HF Trainer cannot load it" in err and err.count("\n") == 1
+
+
+@needs_snapshots
+@pytest.mark.parametrize("args", [["check", "--version", "", "{c}"], ["check", "--version", " ", "{c}"],
+                                  ["resolve", "--version", "", "{c}"], ["migrate", "--from", VERSION, "--to", "", "{c}"],
+                                  ["lookup", "--version", "", "stage"], ["schema", "--version", ""],
+                                  ["resolve", "--only", "", "{c}"], ["resolve", "--only", ",,,", "{c}"],
+                                  ["resolve", "--only", "no_such_section", "{c}"]])
+def test_empty_versions_and_only_paths_are_refused(tmp_path, capsys, args):
+    config = write(tmp_path, '{"train_batch_size": 8}')
+    code, out, err = run_cli(capsys, *[a.format(c=config) for a in args])
+    assert code == 2 and out == "" and err.count("\n") == 1
+
+
+@needs_snapshots
+def test_lookup_star_lists_the_candidates(capsys):
+    code, out, _ = run_cli(capsys, "lookup", "--version", VERSION, "*")
+    assert code == 0 and "stands for a key you name" in out and "ask for one by its path" in out
+    assert "section of" not in out  # no one section's full answer picked for it
+
+
+def test_hjson_errors_in_a_brace_file_name_hjsons_line(tmp_path):
+    text = "{\n  # a comment hjson reads\n  a: 1\n  b: {\n  c: [1,\n}\n"
+    with pytest.raises(ConfigFileError, match="malformed hjson: .*line 6"):
+        load(Path(write(tmp_path, text)))
+    with pytest.raises(ConfigFileError, match="malformed JSON: Expecting ',' delimiter: line 1"):
+        load(Path(write(tmp_path, '{"a": 1 "b": 2}')))

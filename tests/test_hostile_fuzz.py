@@ -14,7 +14,10 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import re
+import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,7 +26,7 @@ from typing import Any
 
 import hjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dsfields.cli import main
@@ -286,3 +289,148 @@ def test_random_command_lines(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         argv = [str(Path(folder) / "out.json") if a == "-o" else a for a in argv]
         assert_well_behaved(argv)
+
+
+# ---------------------------------------------------------------- issue 23: resolve, migrate's writes, the pty
+
+
+@needs_snapshots
+@fuzz(120)
+@given(text=config_text() | SOUP, options=st.lists(st.sampled_from(
+    ["--hf", "--stage-only", "--format=json", "--format=text", "--world-size=3", "--world-size=0",
+     "--only=zero_optimization", "--only=", "--only=,,,", "--only=\x1b[8m", f"--version={VERSION}", "--version="]),
+    max_size=3), name=st.sampled_from(["c.json", "\x1b[8mc.json", "c\u202e.json", "c\n.json"]))
+def test_resolve_is_bounded_and_terminal_safe(text: str, options: list[str], name: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        code, out, err = assert_well_behaved(["resolve", *options, str(path)])
+        formats = [o for o in options if o.startswith("--format=")]
+        if code == 0 and formats and formats[-1] == "--format=json":
+            json.loads(out)
+        if code == 2:
+            assert out == "" and err.count("\n") == 1, (options, out, err)
+
+
+TARGETS = ["new", "plain", "mode600", "mode444", "symlink", "hardlink", "fifo", "null", "full", "crlf", "cr"]
+"""What ``migrate -o``/``--in-place`` writes to: a new name, regular files of several modes and line endings,
+a symlink, a hard link, a FIFO nobody reads, device nodes (``mknod``, as root)."""
+
+
+def _make_target(folder: Path, kind: str, text: str) -> Path:
+    target = folder / "target.json"
+    if kind == "new":
+        return target
+    if kind in ("fifo", "null", "full"):
+        if kind == "fifo":
+            os.mkfifo(target)
+        else:
+            os.mknod(target, 0o666 | stat.S_IFCHR, os.makedev(1, 3 if kind == "null" else 7))
+        return target
+    body = {"crlf": text.replace("\n", "\r\n"), "cr": text.replace("\n", "\r")}.get(kind, text)
+    real = folder / "real.json" if kind == "symlink" else target
+    real.write_bytes(body.encode("utf-8", "surrogatepass"))
+    real.chmod({"mode600": 0o600, "mode444": 0o444}.get(kind, 0o644))
+    if kind == "symlink":
+        target.symlink_to("real.json")
+    if kind == "hardlink":
+        os.link(target, folder / "other-link.json")
+    return target
+
+
+def _identity(path: Path) -> tuple[Any, ...]:
+    st_ = path.lstat()
+    return stat.S_IFMT(st_.st_mode), stat.S_IMODE(st_.st_mode), st_.st_ino, st_.st_nlink, st_.st_rdev
+
+
+@needs_snapshots
+@fuzz(150)
+@given(text=config_text() | st.sampled_from([
+           '{\n  "train_batch_size": 8,\n  "zero_optimization": {"stage": 2, "cpu_offload": true}\n}\n',
+           '{\n  "zero_optimization": {"cpu_offload": false, "stage": 1},\n  "x\\u001b[8m": 1\n}\n']),
+       kind=st.sampled_from(TARGETS), how=st.sampled_from(["-o", "--in-place", "stdout", "--diff"]),
+       force=st.booleans(), drop=st.booleans())
+def test_migrate_never_destroys_its_target_and_is_terminal_safe(text: str, kind: str, how: str, force: bool,
+                                                                drop: bool) -> None:
+    if kind in ("null", "full") and os.geteuid() != 0:
+        kind = "plain"  # mknod needs root
+    if how == "--in-place" and kind in ("new", "fifo", "null", "full"):
+        how = "-o"  # the input must be a readable regular file
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        source = folder / "source.json"
+        source.write_bytes(text.encode("utf-8", "surrogatepass"))
+        target = _make_target(folder, kind, text)
+        config = target if how == "--in-place" else source
+        before = _identity(target) if kind != "new" else None
+        content = (folder / "real.json" if kind == "symlink" else target).read_bytes() \
+            if kind not in ("new", "fifo", "null", "full") else None
+        args = ["migrate", "--from", VERSION or "x", "--to", VERSION or "x", str(config)]
+        args += {"-o": ["-o", str(target)], "--in-place": ["--in-place"], "--diff": ["--diff"], "stdout": []}[how]
+        args += (["--force"] if force else []) + (["--drop-ignored"] if drop else [])
+        code, out, err = assert_well_behaved(args)
+        event(f"exit {code}")
+        if before is not None and kind != "hardlink":
+            assert _identity(target)[0] == before[0], "the target kept its kind (link, FIFO, device, file)"
+            if kind in ("fifo", "null", "full", "symlink"):
+                assert _identity(target) == before, "never replaced"
+        if kind == "hardlink":
+            assert (folder / "other-link.json").stat().st_ino == target.stat().st_ino, "the link holds"
+            if not force:
+                assert target.read_bytes() == content
+        if kind == "mode444" and not force:
+            assert target.read_bytes() == content
+        if kind in ("mode600", "mode444", "plain") and how in ("-o", "--in-place"):
+            assert stat.S_IMODE(target.stat().st_mode) == before[1], "mode kept"  # type: ignore[index]
+        if kind in ("crlf", "cr") and how == "--in-place" and code in (0, 1):
+            written = target.read_bytes().decode("utf-8", "surrogatepass")
+            ending = "\r\n" if kind == "crlf" else "\r"
+            assert written.replace("\r\n", "\n").replace("\r", "\n").replace("\n", ending) == written
+        leftover = [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+        assert leftover == [], leftover
+        if code == 2:
+            assert err.count("\n") == 1, err
+
+
+def _on_pty(args: list[str]) -> tuple[int, str]:
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "extractor"), "TERM": "xterm"}
+    child = subprocess.Popen([sys.executable, "-m", "dsfields", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                             stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return child.wait(60), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+@needs_snapshots
+@fuzz(30)
+@given(before=st.binary(max_size=12), after=st.binary(max_size=12), where=st.sampled_from(["", "optimizer"]),
+       command=st.sampled_from(["check", "resolve", "migrate"]))
+def test_random_bytes_in_keys_never_reach_a_terminal_raw(before: bytes, after: bytes, where: str,
+                                                        command: str) -> None:
+    # Every byte as the character of that code (latin-1): ESC, C1 controls, CR, NUL; then a newline that
+    # would start a forged line if it reached the terminal.
+    key = before.decode("latin-1") + "\nZQX forged" + after.decode("latin-1") + "\x1b[8m"
+    data: dict[str, Any] = {key: 1, "train_batch_size": 8}
+    if where:
+        data = {"train_batch_size": 8, "optimizer": {"type": key, "params": {key: 1}}}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / (before.decode("latin-1").replace("/", "_").replace("\x00", "") + "c.json")
+        path.write_text(json.dumps(data))
+        args = [command, str(path)] + (["--from", VERSION or "x", "--to", VERSION or "x"] if command == "migrate" else
+                                       ["--version", VERSION or "x"])
+        code, shown = _on_pty(args)
+    assert code in (0, 1, 2) and "Traceback" not in shown, shown
+    assert "\x1b" not in shown and "\r" not in shown and RAW_CONTROL.search(shown) is None, repr(shown)
+    assert not any(line.startswith("ZQX") for line in shown.split("\n")), shown

@@ -441,6 +441,12 @@ def _hjson_failure(text: str, exc: BaseException) -> str:
     try:
         json.loads(text)
     except (ValueError, RecursionError) as json_error:
+        # Unless json stopped at hjson's own syntax (a comment, a quoteless key, a '' string) that hjson read
+        # past: the file is hjson, and hjson's message names the line where it really fails.
+        at = getattr(json_error, "pos", None)
+        if isinstance(at, int) and at < len(text) and (text[at] in "#/'" or re.match(r"[A-Za-z_$][\w$-]*\s*:",
+                                                                                      text[at:at + 200])):
+            return f"malformed hjson: {_one_line(exc)}"
         return f"malformed JSON: {_one_line(json_error)}"
     # Valid JSON that hjson rejects: NaN or Infinity (json's extensions), hjson reads them as
     # the start of a quoteless string that runs to the end of the line.

@@ -245,7 +245,8 @@ class Style:
         return cls(tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb")
 
     def _wrap(self, code: str, text: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if self.enabled and text else text
+        # Tokens, not ESC: the guarded stdout makes only dsfields' own colour a sequence (termsafe.sgr).
+        return f"{termsafe.sgr(code)}{text}{termsafe.sgr('0')}" if self.enabled and text else text
 
     def bold(self, text: str) -> str:
         return self._wrap("1", text)
@@ -476,7 +477,8 @@ def _pattern_note(match: Match, width: int) -> list[str]:
     if not match.concrete:
         return []
     group = next((c for c, p in zip(match.concrete.split("."), match.path.split("."), strict=False) if p == "*"), "")
-    return _wrap(f'{match.concrete} resolves to the pattern path {match.path}: "{group}" is a user-named group '
+    return _wrap(f'{termsafe.shown(match.concrete)} resolves to the pattern path {match.path}: '
+                 f'"{termsafe.shown(group)}" is a user-named group '
                  "(any name works there)", width, "  ", "    ")
 
 
@@ -571,8 +573,12 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
 
 
 def format_choices(snapshot: Snapshot, query: str, matches: list[Match], width: int) -> list[str]:
-    lines = [f'"{query}" names {len(matches)} fields in DeepSpeed {snapshot.version}; '
-             "ask for one by its path:"]
+    if query.strip() == "*":
+        lines = [f'"{termsafe.shown(query)}" stands for a key you name; DeepSpeed {snapshot.version} has '
+                 f'{len(matches)} such path{"s" if len(matches) != 1 else ""}; ask for one by its path:']
+    else:
+        lines = [f'"{termsafe.shown(query)}" names {len(matches)} fields in DeepSpeed {snapshot.version}; '
+                 "ask for one by its path:"]
     name_width = min(max(len(m.path) for m in matches), width - 36)
     for m in matches:
         lines.append(one_line(snapshot, m.path, width, m.path, name_width))
@@ -659,7 +665,7 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
                   lang: str = "en") -> list[str]:
     """The text answer: one match in full, one line per match when ambiguous, suggestions for a miss."""
     if not matches:
-        lines = [f'no field "{query}" in DeepSpeed {snapshot.version}']
+        lines = [f'no field "{termsafe.shown(query)}" in DeepSpeed {snapshot.version}']
         suggestions = suggest(snapshot, query)
         if suggestions:
             lines[0] += "; did you mean:"
@@ -667,7 +673,8 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
         else:
             lines.append("  (a section name, e.g. zero_optimization, lists the fields inside it)")
         return lines
-    if len(matches) > 1:
+    # A bare wildcard names no one key: the paths it stands in are listed, never one of them picked.
+    if len(matches) > 1 or query.strip() == "*":
         return format_choices(snapshot, query, matches, width)
     formatter = {"field": format_field, "section": format_section, "removed": format_removed}
     return formatter[matches[0].kind](snapshot, matches[0], width, style, lang)

@@ -31,7 +31,9 @@ from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load
 from dsfields.legacy import LEGACY, cite
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.records import Snapshot, join
-from dsfields.model.store import load_requested, write_atomic
+from dsfields.model.safewrite import check_target, write_text
+from dsfields.model.store import load_requested
+from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
 from dsfields.resolve import CONVERSIONS, DERIVED
 from dsfields.upgrade import ValueChange, choices_for, choose_source, compare, pinnable, written_paths
@@ -648,7 +650,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a behaviour that could not be pinned)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the migrated config here")
-    out.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    out.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically, keeping its line endings, "
+                                                             "mode and owner; a symlink's target is rewritten)")
+    parser.add_argument("--force", action="store_true",
+                        help="also write a read-only or hard-linked target (a hard-linked one in place)")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the changes")
     parser.add_argument("--drop-ignored", action="store_true",
                         help="also delete keys the release ignores (default: report them)")
@@ -669,42 +674,74 @@ def remaining(text: str, snapshot: Snapshot, name: str) -> list[str]:
     return out
 
 
+def line_endings(raw: str) -> str | None:
+    """How to write the edited text back so that its line endings stay the file's: ``None`` when the raw
+    text itself can be edited (LF, CRLF or a mix of them: the key lines count ``\\n``), else the ending
+    that replaces each ``\\n`` of the universal-newline text (CR-only files; a mix with lone CRs takes its
+    most common ending)."""
+    crlf = raw.count("\r\n")
+    lone_cr = raw.count("\r") - crlf
+    if not lone_cr:
+        return None
+    lone_lf = raw.count("\n") - crlf
+    return max((lone_cr, "\r"), (crlf, "\r\n"), (lone_lf, "\n"))[1]
+
+
+def universal(text: str) -> str:
+    """``text`` with universal newlines, as Python's text mode (and so DeepSpeed's loader) reads it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def run(args: argparse.Namespace) -> int:
     snapshot = load_requested(args.to)
     try:
         config = load(args.file, "deepspeed")
-        text = args.file.read_text(encoding="utf-8")
+        with open(args.file, encoding="utf-8", newline="") as handle:  # the file's own line endings
+            raw = handle.read()
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
+    except (OSError, UnicodeError) as exc:  # changed since load read it
+        raise DsfieldsError(f"{args.file}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
     source, how = choose_source(config.data, args.source)
-    new_text, result = migrate(text, config, snapshot, source, keep_behaviour=args.keep_behaviour,
-                               drop_ignored=args.drop_ignored, hf=args.hf)
+    ending = line_endings(raw)
+    if ending is None and "\r\n" in raw and raw.count("\n") == raw.count("\r\n"):
+        ending = "\r\n"  # all CRLF: edit the universal text, so inserted lines get CRLF too
+    text = universal(raw)
+    new_text, result = migrate(raw if ending is None else text, config, snapshot, source,
+                               keep_behaviour=args.keep_behaviour, drop_ignored=args.drop_ignored, hf=args.hf)
+    if ending is None:  # LF, or a mix of LF and CRLF: the raw text was edited, the mix stays as it was
+        new_raw, new_text = new_text, universal(new_text)
+    else:
+        new_raw = new_text.replace("\n", ending)
     notes = result.notes + [n for n in remaining(new_text, snapshot, str(args.file))
                             if not any(n.startswith(o.split(":")[0] + ":") for o in result.notes)]
     writes = args.output or (args.file if args.in_place else None)
+    if writes is not None:
+        check_target(writes, force=args.force)  # refused before the report says what would be written
     text_to_stdout = writes is None and not args.diff
     report = sys.stderr if text_to_stdout else sys.stdout
-    print(f"{args.file}: from DeepSpeed {source.version} ({how}) to {snapshot.version}", file=report)
+    name = shown(str(args.file))
+    print(f"{name}: from DeepSpeed {source.version} ({shown(how)}) to {snapshot.version}", file=report)
     for edit in result.edits:
-        print(f"{args.file}: {edit.message}", file=report)
+        print(f"{name}: {shown(edit.message)}", file=report)
     for item in result.inserts:
-        print(f"{args.file}: {item.message}", file=report)
+        print(f"{name}: {shown(item.message)}", file=report)
     for change in result.changes:
-        print(f"{args.file}: value changes: {change_line(change, source.version, snapshot.version)}", file=report)
+        print(f"{name}: value changes: {shown(change_line(change, source.version, snapshot.version))}", file=report)
     for loss in result.losses:
-        print(f"{args.file}: cannot be carried: {loss}", file=report)
+        print(f"{name}: cannot be carried: {shown(loss)}", file=report)
     for note in notes:
-        print(f"{args.file}: needs attention: {note}", file=report)
+        print(f"{name}: needs attention: {shown(note)}", file=report)
     if not result.edits and not notes and not result.changes and not result.losses:
-        print(f"{args.file}: nothing to migrate for DeepSpeed {snapshot.version}", file=report)
+        print(f"{name}: nothing to migrate for DeepSpeed {snapshot.version}", file=report)
     if args.diff:
         sys.stdout.writelines(difflib.unified_diff(
             text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-            fromfile=str(args.file), tofile=str(writes or args.file)))
-    if writes is not None and (new_text != text or writes != args.file):
-        write_atomic(writes, new_text)
+            fromfile=shown(str(args.file)), tofile=shown(str(writes or args.file))))
+    if writes is not None and (new_raw != raw or writes != args.file):
+        write_text(writes, new_raw, force=args.force)
     elif text_to_stdout:
         sys.stdout.write(new_text)
     if notes or (args.strict and (result.losses or result.unkept)):

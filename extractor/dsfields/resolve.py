@@ -21,10 +21,11 @@ from typing import Any
 
 from dsfields.check.rules import BATCH_KEYS
 from dsfields.check.values import accepts
-from dsfields.configfile import ConfigFile, ConfigFileError, load
+from dsfields.configfile import ConfigFile, ConfigFileError, dotted, load
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.records import Field, Snapshot, join
 from dsfields.model.store import load_requested
+from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
 
 WRITTEN = "written"
@@ -154,7 +155,10 @@ class _Run:
             return int(self.r.fields["zero_optimization.stage"].default or 0) \
                 if "zero_optimization.stage" in self.r.fields else 0
         ok, coerced, _ = accepts(["integer"], stage)
-        return int(coerced) if ok and not isinstance(coerced, bool) and float(coerced).is_integer() else None
+        if not ok or isinstance(coerced, bool):
+            return None
+        # An int of any size as it is (float() of a 400-digit int overflows); a float only if integral.
+        return coerced if isinstance(coerced, int) else (int(coerced) if coerced.is_integer() else None)
 
     def add(self, path: str, value: Any, source: str, written: bool, note: str = "") -> None:
         self.out.append(Resolved(path, value, source, written, note, path.rpartition(".")[0]))
@@ -479,20 +483,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
+    only = [p.strip() for p in args.only]
+    if any(not p.strip(".,* \t") for p in only):
+        raise UsageError("--only needs a key or section path, e.g. --only zero_optimization")
     snapshot = load_requested(args.version)
     try:
         config = load(args.file, "hf" if args.hf else "deepspeed")
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
+    refuse_unloadable(config, args.hf)
     resolved = Resolver(snapshot).resolve(config.data, hf=args.hf, world_size=args.world_size,
                                           stage_only=args.stage_only)
-    if args.only:
-        resolved = [r for r in resolved if any(r.path == p or r.path.startswith(p + ".") for p in args.only)]
+    if only:
+        unknown = [p for p in only if p not in snapshot.fields and p not in snapshot.sections
+                   and not any(r.path == p or r.path.startswith(p + ".") for r in resolved)]
+        if unknown:
+            raise UsageError(f"--only {shown(unknown[0])}: no key or section of DeepSpeed {snapshot.version} "
+                             "(lookup finds paths)")
+        resolved = [r for r in resolved if any(r.path == p or r.path.startswith(p + ".") for p in only)]
     if args.format == "json":
         print(json.dumps({r.path: r.as_dict() for r in resolved}, indent=1, ensure_ascii=False))
     else:
         print(render_text(resolved, config, snapshot.version))
     return 0
+
+
+def refuse_unloadable(config: ConfigFile, hf: bool) -> None:
+    """What ``check`` reports as a file its loader cannot load has no values to show: one line, exit 2."""
+    if hf and config.parse_note:
+        raise DsfieldsError(f"{shown(config.name)}: the HF Trainer cannot load it ({shown(config.parse_note)}); "
+                            "dsfields check --hf says more")
+    if not hf and config.duplicates:
+        path, line = config.duplicates[0]
+        raise DsfieldsError(f"{shown(config.name)}: line {line}: {shown(dotted(path))} is repeated in one object, "
+                            'and DeepSpeed refuses the file ("Duplicate keys in DeepSpeed config")')
 
 
 def render_text(resolved: list[Resolved], config: ConfigFile, version: str) -> str:
@@ -501,18 +525,18 @@ def render_text(resolved: list[Resolved], config: ConfigFile, version: str) -> s
     for item in resolved:
         top = item.path.split(".")[0] if "." in item.path else ""
         groups.setdefault(top, []).append(item)
-    lines = [f"{config.name}: as DeepSpeed {version} reads it (* = written in the file)"]
+    lines = [f"{shown(config.name)}: as DeepSpeed {version} reads it (* = written in the file)"]
     order = sorted(groups, key=lambda g: (g != "", g))
     for group in order:
         lines.append("")
         lines.append(f"[{group or 'top level'}]")
         items = groups[group]
-        width = min(max(len(i.path) for i in items), 56)
+        width = min(max(len(shown(i.path)) for i in items), 56)
         for item in sorted(items, key=lambda i: i.path):
             mark = "*" if item.written else " "
-            value = "(set later)" if item.source == AUTO_HF else json_text(item.value)
+            value = "(set later)" if item.source == AUTO_HF else shown(json_text(item.value))
             if len(value) > 60:
                 value = value[:57] + "..."
-            note = f" ({item.note})" if item.note else ""
-            lines.append(f"{mark} {item.path:<{width}}  {value}  [{item.source}]{note}")
+            note = f" ({shown(item.note)})" if item.note else ""
+            lines.append(f"{mark} {shown(item.path):<{width}}  {value}  [{item.source}]{note}")
     return "\n".join(lines)

@@ -327,6 +327,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                         "else newest)")
     parser.add_argument("-o", "--output", type=Path, default=None,
                         help=f"write here (atomically) instead of stdout, e.g. generated/<version>/{SCHEMA_FILE}")
+    parser.add_argument("--force", action="store_true",
+                        help="with -o: also write a read-only or hard-linked target (a hard-linked one in place)")
     parser.add_argument("--strict-unknown", action="store_true",
                         help="also reject unknown keys where DeepSpeed silently ignores them")
     parser.add_argument("--lang", default=None, metavar="LANG",
@@ -345,5 +347,5 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None or str(args.output) == "-":
         sys.stdout.write(text)
     else:
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, force=args.force)
     return 0

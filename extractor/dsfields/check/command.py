@@ -6,7 +6,7 @@ import sys
 
 from dsfields.check.engine import Checker, check_file
 from dsfields.check.findings import RANK, Options, exit_code
-from dsfields.check.report import render
+from dsfields.check.report import render, unusable_lines
 from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.store import available_versions, load, load_indexed, resolve_version
 from dsfields.model.style import OutputStyle
@@ -162,12 +162,16 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     finally:
         if client is not None:
             client.close()
-    if args.format == "sarif":
+    style = OutputStyle(args.format) if args.format != "sarif" else None
+    if style is OutputStyle.TEXT:
+        for line in unusable_lines(reports):
+            print(line, file=sys.stderr)
+    if style is None:
         from dsfields.check.sarif import render_sarif
 
         output = render_sarif(reports, snapshot.version, options)
     else:
-        output = render(reports, snapshot.version, OutputStyle(args.format), options)
+        output = render(reports, snapshot.version, style, options)
     if output:
         print(output)
     return exit_code(reports, args.strict)

@@ -7,6 +7,7 @@ from collections import namedtuple
 from enum import StrEnum
 
 from dsfields.model.style import OutputStyle, github_data, github_property
+from dsfields.model.termsafe import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -83,13 +84,15 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
             text = f"{self.path or '(file)'}: {self.message}" + (f" Fix: {self.fix}" if self.fix else "")
             return (f"::{self.severity.github_level} file={github_property(file)},line={self.line or 1},"
                     f"title={github_property(title)}::{github_data(text)}")
+        # Path, message and fix carry data (keys, values, DeepSpeed's words): never a line break of their own.
+        path, message, fix = shown(self.path or "(file)"), shown(self.message), shown(self.fix or "")
         if style is OutputStyle.MARKDOWN:
-            fix = f" — fix: {self.fix}" if self.fix else ""
-            return f"- **{self.severity.value}** line {self.line or 1}, `{self.path or '(file)'}`: {self.message}{fix}"
+            fix = f" — fix: {fix}" if fix else ""
+            return f"- **{self.severity.value}** line {self.line or 1}, `{path}`: {message}{fix}"
         rule = f" [{self.rule}]" if self.rule else ""
-        lines = [f"  {self.line or 1:>4}  {self.severity.value:<7}  {self.path or '(file)'}: {self.message}{rule}"]
-        if self.fix:
-            lines.append(f"  {'':>4}  {'':<7}  fix: {self.fix}")
+        lines = [f"  {self.line or 1:>4}  {self.severity.value:<7}  {path}: {message}{rule}"]
+        if fix:
+            lines.append(f"  {'':>4}  {'':<7}  fix: {fix}")
         return "\n".join(lines)
 
 

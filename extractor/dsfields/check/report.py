@@ -6,6 +6,7 @@ import json
 
 from dsfields.check.findings import FileReport, Options, counts
 from dsfields.model.style import OutputStyle, github_data, github_property
+from dsfields.model.termsafe import shown
 
 
 def render(reports: list[FileReport], version: str, style: OutputStyle, options: Options) -> str:
@@ -16,21 +17,29 @@ def render(reports: list[FileReport], version: str, style: OutputStyle, options:
     return render_text(reports, version)
 
 
+def unusable_lines(reports: list[FileReport]) -> list[str]:
+    """One line per file that could not be checked (text output puts them on stderr, not among the results)."""
+    return [shown(r.error if r.error.startswith(r.name) else f"{r.name}: {r.error}") for r in reports if r.error]
+
+
 def render_text(reports: list[FileReport], version: str) -> str:
+    """The checked files' findings and a summary of those files; unusable ones are :func:`unusable_lines`."""
     lines: list[str] = []
-    for report in reports:
-        if report.error:
-            lines.append(f"{report.name}: {report.error}" if not report.error.startswith(report.name)
-                         else report.error)
-            continue
+    checked = [report for report in reports if not report.error]
+    for report in checked:
+        name = shown(report.name)
         if not report.findings:
-            lines.append(f"{report.name}: ok")
+            lines.append(f"{name}: ok")
             continue
-        lines.append(report.name)
+        lines.append(name)
         lines += [f.explain(OutputStyle.TEXT) for f in report.findings]
-    totals = counts(reports)
-    lines.append(f"{len(reports)} file{'s' if len(reports) != 1 else ''} checked against DeepSpeed {version}: "
-                 f"{totals['error']} errors, {totals['warning']} warnings, {totals['info']} notes")
+    if reports and not checked:
+        return ""  # every file was unusable: no summary to contradict the exit code (2)
+    totals = counts(checked)
+    unusable = len(reports) - len(checked)
+    lines.append(f"{len(checked)} file{'s' if len(checked) != 1 else ''} checked against DeepSpeed {version}: "
+                 f"{totals['error']} errors, {totals['warning']} warnings, {totals['info']} notes"
+                 + (f"; {unusable} not checked (unusable: see stderr)" if unusable else ""))
     return "\n".join(lines)
 
 

@@ -43,7 +43,12 @@ def coerce(kind: str, value: Any) -> tuple[bool, Any, bool]:
             # JSON has one number type: 5e8 written by hand is a float pydantic accepts for an int.
             return (math.isfinite(value) and value.is_integer()), value, True
         if isinstance(value, str) and _INT_STRING.match(value):
-            return True, int(float(value)), False
+            # Exactly, whatever its length: int(float("1" + 400 * "0")) overflows. Past Python's digit
+            # limit (4300) int() refuses the string, and so does pydantic's own int parsing.
+            try:
+                return True, int(value.strip().partition(".")[0]), False
+            except ValueError:
+                return False, value, False
         return False, value, False
     if kind == "number":
         if isinstance(value, bool):

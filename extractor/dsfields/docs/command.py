@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import io
 import os
 import shutil
 import subprocess
@@ -30,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dsfields.model.safewrite import exclusive_lock, folder_target, removed_on_signal, signals_held, take_over
 from dsfields.model.store import SnapshotError, available_versions, repo_generated_dir
 
 
@@ -70,21 +72,8 @@ def find_config(explicit: Path | None) -> Path | None:
 @contextlib.contextmanager
 def tree_lock(config: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``config`` (mkdocs.yml): one render/build per tree at a time."""
-    try:
-        import fcntl
-    except ImportError:  # no flock (Windows): builds are not serialised
+    with exclusive_lock(config, waiting="dsfields docs: another build of this tree is running; waiting for it"):
         yield
-        return
-    with open(config, "rb") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print("dsfields docs: another build of this tree is running; waiting for it", file=sys.stderr)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -130,21 +119,29 @@ def swap_in(new: Path, site_dir: Path) -> None:
 
 
 def build_into(site_dir: Path, build: Callable[[Path], int]) -> int:
-    """Run ``build(folder)`` on a fresh folder beside ``site_dir``; on success it replaces ``site_dir``."""
+    """Run ``build(folder)`` on a fresh folder beside ``site_dir``; on success it replaces ``site_dir``.
+
+    ``site_dir`` may be a symlink (its target is replaced) and must be a folder or nothing: a regular file
+    there is the user's, never turned into the site. The new site keeps the old one's mode (a new one
+    gets ``0777 & ~umask``). The staging folder goes on failure, Ctrl-C and every catchable signal.
+    """
+    site_dir = folder_target(site_dir)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     recover_site(site_dir)
     staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.build-", dir=site_dir.parent))
     try:
-        code = build(staging)
-        if code:
-            return code
-        os.chmod(staging, 0o755)  # mkdtemp makes 0700; a site is served to others
-        swap_in(staging, site_dir)
-        staging = None
+        with removed_on_signal(str(staging)):
+            code = build(staging)
+            if code:
+                return code
+            take_over(staging, site_dir)  # mkdtemp makes 0700; the site keeps its mode (and owner)
+            swap_in(staging, site_dir)
+            staging = None
         return 0
     finally:
         if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            with signals_held():  # a second Ctrl-C must not leave half a staging folder behind
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 def packaged_sources() -> Path | None:
@@ -209,6 +206,13 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
     release = getattr(args, "release", None)
     generated = args.generated or repo_generated_dir()
     site_dir = (getattr(args, "site_dir", None) or root / "site").resolve()
+    if args.docs_action == "build" and release is None:
+        site_dir = folder_target(site_dir)  # a regular file there is refused now, not after the render
+    if not getattr(args, "no_mkdocs", False) and importlib.util.find_spec("mkdocs") is not None:
+        problem = config_problem(config)  # before the render: an invalid mkdocs.yml costs no 26 s of pages
+        if problem:
+            print(f"dsfields docs: {config}: {problem}", file=sys.stderr)
+            return 2
     digest = inputs_digest(generated, root / "docs") if release is None and generated.is_dir() else None
     page_count = render_is_current(root / "docs", digest) if digest else None
     if page_count is not None:
@@ -266,12 +270,101 @@ def _build(args: argparse.Namespace, config: Path, root: Path, site_dir: Path, p
     command = [sys.executable, "-m", "mkdocs"]
     # No --quiet: it hides warnings from mkdocs' strict-mode counter, and a broken link would pass.
     command += ["build", "--strict", "--config-file", str(config), "--site-dir"]
-    code = build_into(site_dir, lambda folder: subprocess.call([*command, str(folder)], cwd=root, env=env))
+    crashes: list[str] = []
+    code = build_into(site_dir, lambda folder: run_mkdocs([*command, str(folder)], root, env, crashes))
     if code:
-        print("dsfields docs: mkdocs build --strict failed (see its messages above)", file=sys.stderr)
+        if crashes:  # mkdocs raised: its traceback as one line
+            print(f"dsfields docs: mkdocs build failed: {crashes[-1]}", file=sys.stderr)
+        else:
+            print("dsfields docs: mkdocs build --strict failed (see its messages above)", file=sys.stderr)
         return 1
     print(f"dsfields docs: built {page_count} pages into {site_dir} in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+_VALIDATE = """
+import logging, sys
+errors = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        if record.levelno >= logging.ERROR:
+            errors.append(record.getMessage())
+logging.getLogger("mkdocs").addHandler(Keep())
+logging.getLogger("mkdocs").propagate = False
+from mkdocs.config import load_config
+try:
+    load_config(sys.argv[1])
+except BaseException as exc:
+    message = errors[0] if errors else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    print(" ".join(message.split()))
+    sys.exit(1)
+"""
+"""mkdocs' own loader on the config alone (its schema, hooks, plugins and theme), in a child like the build."""
+
+
+def config_problem(config: Path) -> str | None:
+    """Why mkdocs would refuse ``config`` (one line), found in about a second instead of after the render."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    try:
+        done = subprocess.run([sys.executable, "-c", _VALIDATE, str(config)], cwd=config.parent, env=env,
+                              capture_output=True, text=True, errors="replace", timeout=120)
+    except subprocess.TimeoutExpired:
+        return "mkdocs did not finish reading it in 120 s"
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    return f"not a usable mkdocs config: {lines[-1] if lines else _last_line(done.stderr)}"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "mkdocs failed without a message"
+
+
+def run_mkdocs(command: list[str], cwd: Path, env: dict[str, str], crashes: list[str]) -> int:
+    """mkdocs in its own process group: its messages relayed to stderr, each traceback as its last line
+    (appended to ``crashes``); on Ctrl-C or any error here the whole group is killed before we go on."""
+    import signal
+
+    child = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, text=True, errors="replace",
+                             start_new_session=True)
+    try:
+        assert child.stderr is not None
+        relay_messages(child.stderr, crashes)
+        return child.wait()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise
+    finally:
+        if child.stderr is not None:
+            child.stderr.close()
+
+
+def relay_messages(lines: Iterator[str] | io.TextIOBase, crashes: list[str]) -> None:
+    """Copy mkdocs' messages to stderr, a Python traceback replaced by its exception's line (the last one
+    of a chain): mkdocs' KeyboardInterrupt or PermissionError is one line, not forty."""
+    inside = False
+    pending: str | None = None
+    for line in lines:
+        text = line.rstrip("\n")
+        if text.startswith("Traceback (most recent call last):"):
+            inside, pending = True, None
+            continue
+        if inside:
+            if text.startswith((" ", "\t")) or not text.strip():
+                continue
+            inside, pending = False, text.strip()
+            continue
+        if pending is not None:
+            if not text.strip() or text.startswith(("During handling of the above", "The above exception")):
+                continue  # a chained exception follows: its own traceback gives the last line
+            crashes.append(pending)
+            pending = None
+        print(text, file=sys.stderr)
+    if pending is not None:
+        crashes.append(pending)
 
 
 DATA_FILES = ("nav.json", "stubs.json", "site-data.json", "changes.json")

@@ -29,6 +29,8 @@ import os
 import sys
 from pathlib import Path
 
+from dsfields.model.safewrite import write_text
+
 CHILD_ENV = "DSFIELDS_DOCS_CHILD"
 """hooks.py: set, the English build does not start the Chinese one."""
 
@@ -133,8 +135,7 @@ def _write_stubs(docs_dir: Path, site_dir: Path, release: str) -> None:
     for path, html in stubs.items():
         if path.startswith(f"{release}/"):
             target = site_dir / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(html, encoding="utf-8")
+            write_text(target, html, durable=False)
 
 
 def _merge_search_index(config: object, site_dir: Path, pages: list) -> None:
@@ -163,9 +164,7 @@ def _merge_search_index(config: object, site_dir: Path, pages: list) -> None:
     plugin.search_index.entries = merged
     data = plugin.search_index.generate_search_index(None)
     if data != index_path.read_text(encoding="utf-8"):
-        tmp = index_path.with_name(f".{index_path.name}.tmp")
-        tmp.write_text(data, encoding="utf-8")
-        tmp.replace(index_path)
+        write_text(index_path, data, durable=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
 from dsfields.docs.i18n import LANGUAGES, translator
 from dsfields.model import prose
+from dsfields.model.safewrite import write_text
 from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
 log = logging.getLogger(__name__)
@@ -1018,10 +1019,9 @@ def render(site: Site, docs_dir: Path, only: str | None = None) -> list[Page]:
         target = docs_dir / path
         if target.is_file() and target.read_text(encoding="utf-8") == text:
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)  # a running `mkdocs serve` never reads half a page
+        # Whole or not at all (a running `mkdocs serve` never reads half a page); pages are derived, so
+        # no fsync: a crash costs a render, not the user's data.
+        write_text(target, text, durable=False)
     return all_pages
 
 
@@ -1076,5 +1076,5 @@ def remember_render(docs_dir: Path, digest: str | None, page_count: int) -> None
         for path in folder.rglob("*"):
             if path.is_file() and path != record:
                 files[path.relative_to(docs_dir).as_posix()] = path.stat().st_size
-    record.write_text(json.dumps({"inputs": digest, "pages": page_count, "files": files}, sort_keys=True) + "\n",
-                      encoding="utf-8")
+    write_text(record, json.dumps({"inputs": digest, "pages": page_count, "files": files}, sort_keys=True) + "\n",
+               durable=False)

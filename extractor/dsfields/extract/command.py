@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from dsfields.model import paths_index
+from dsfields.model.errors import missing_extra
 from dsfields.model.store import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
 
 VERIFICATION_FILE = "verification.json"
@@ -81,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"dsfields extract: {problem}", file=sys.stderr)
         return 2
-    from dsfields.extract.build import start_launch, start_static
+    try:  # the extraction's own imports (griffe, pydantic...) fail like DeepSpeed's: one line naming the package
+        from dsfields.extract.build import extract_installed, start_launch, start_static
+    except ImportError as exc:
+        raise missing_extra(exc) from None
 
     static = start_static()  # the static witness scans on the other core while DeepSpeed imports
     launch_rules = getattr(args, "launch_rules", False)
@@ -93,8 +97,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"dsfields extract: cannot import DeepSpeed ({cause}); install it with `pip install dsfields[extract]`",
               file=sys.stderr)
         return 2
-    from dsfields.extract.build import extract_installed
-
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             snapshot = extract_installed(static, launch)
@@ -113,10 +115,12 @@ def run(args: argparse.Namespace) -> int:
     target = root / version / SNAPSHOT_FILE
     report = None
     if args.verify:  # before writing anything: a failing verification leaves no snapshot without its report
-        from deepspeed.runtime.config import DeepSpeedConfig
+        try:
+            from deepspeed.runtime.config import DeepSpeedConfig
 
-        from dsfields.extract.verify import verify
-
+            from dsfields.extract.verify import verify
+        except ImportError as exc:
+            raise missing_extra(exc) from None
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 report = verify(snapshot, DeepSpeedConfig)

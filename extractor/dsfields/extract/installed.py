@@ -9,18 +9,20 @@ from __future__ import annotations
 import contextlib
 import io
 
-from dsfields.model.errors import SnapshotError
+from dsfields.model.errors import SnapshotError, missing_extra
 from dsfields.model.records import Snapshot
 
 
 def installed_snapshot() -> Snapshot:
     """Extract the DeepSpeed importable here, in memory; :class:`SnapshotError` in one line if it fails."""
-    from dsfields.extract.command import import_failure
-
+    try:  # every import of the extraction path inside the handler: a missing griffe is one line too
+        from dsfields.extract.build import extract_installed
+        from dsfields.extract.command import import_failure
+    except ImportError as exc:
+        raise missing_extra(exc) from None
     cause = import_failure()
     if cause is not None:
         raise SnapshotError(f"cannot import DeepSpeed ({cause}); install it: pip install dsfields[extract]")
-    from dsfields.extract.build import extract_installed
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):

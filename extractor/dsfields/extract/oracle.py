@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from dsfields.model.errors import DsfieldsError, missing_extra
+
 
 def build_deepspeed_config(data: dict[str, Any]) -> BaseException | None:
     """Construct the installed ``DeepSpeedConfig`` on ``data``; the exception it raises, or None."""
@@ -19,7 +21,13 @@ def build_deepspeed_config(data: dict[str, Any]) -> BaseException | None:
 
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        from deepspeed.runtime.config import DeepSpeedConfig
+        try:  # a DeepSpeed that cannot be imported is no verdict on the config: one line, exit 2
+            from deepspeed.runtime.config import DeepSpeedConfig
+        except ImportError as exc:
+            raise missing_extra(exc) from None
+        except (Exception, SystemExit) as exc:
+            first = (str(exc).strip().splitlines() or [""])[0]
+            raise DsfieldsError(f"cannot import DeepSpeed ({type(exc).__name__}: {first})") from None
 
         logging.getLogger("DeepSpeed").setLevel(logging.CRITICAL)
         try:

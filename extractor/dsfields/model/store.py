@@ -14,7 +14,7 @@ import sys
 from functools import cache
 
 from dsfields.model import jsonlite
-from dsfields.model.errors import SnapshotError
+from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.records import Snapshot
 
 TYPE_CHECKING = False
@@ -99,49 +99,17 @@ def dumps(data: Any) -> str:
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, *, force: bool = False) -> None:
     """Write via a temp file in the same directory and rename: readers never see half a file.
 
-    The temp file is flushed to disk before the rename, so a crash or a full disk leaves the old
-    file (or none), never a truncated one. Any failure (a parent that is a file, no permission, no
-    space, a name the file system cannot encode) is an :class:`OSError` naming ``path`` in one line;
-    the temp file is removed.
+    :func:`dsfields.model.safewrite.write_text` does it: symlinks followed, devices and FIFOs written into,
+    hard-linked and read-only targets refused unless ``force``, mode and owner kept, the temp file flushed
+    to disk before the rename and removed on any failure or caught signal. A failure is an
+    :class:`OSError` naming ``path`` in one line.
     """
-    import contextlib
-    import tempfile  # only writers need it; lookup's start-up stays lighter without it
+    from dsfields.model.safewrite import write_text
 
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; snapshots are ordinary, world-readable files
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, ValueError) as exc:  # ValueError: NUL or unencodable characters in the name
-        raise _write_failure(path, exc) from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def _write_failure(path: Path, exc: BaseException) -> OSError:
-    import errno
-
-    if isinstance(exc, (FileExistsError, NotADirectoryError)):
-        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
-        reason = f"{blocker} is not a directory" if blocker else (exc.strerror or str(exc))
-    elif isinstance(exc, IsADirectoryError):
-        reason = "it is a directory"
-    elif isinstance(exc, OSError):
-        reason = exc.strerror or str(exc)
-    else:
-        reason = f"not a usable file name ({exc})"
-    return OSError(getattr(exc, "errno", None) or errno.EINVAL, f"cannot write ({reason})", str(path))
+    write_text(path, text, force=force)
 
 
 REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -281,6 +249,10 @@ def installed_deepspeed_version() -> str | None:
 
 def resolve_version(requested: str | None, generated: Path | str | None = None) -> str:
     """``--version`` semantics shared by all consumers: explicit, else installed if snapshotted, else newest."""
+    if requested is not None and not requested.strip():
+        # `--version ""` (an unset shell variable) must not quietly mean the default release.
+        raise UsageError(f"the version given is empty; name a DeepSpeed release "
+                         f"(available: {version_listing(available_versions(generated))})")
     if not requested:
         # The common case without listing every release: the installed one, snapshotted.
         installed = installed_deepspeed_version()

@@ -11,8 +11,12 @@ full disk) becomes one :class:`OutputError` instead of a traceback.
 Escapes are chosen so that JSON output stays valid JSON with the same values: C0 controls (which
 ``json.dumps`` never leaves raw) become ``\\x1b``; DEL, C1 controls, bidi overrides, line/paragraph
 separators and lone surrogates (which ``json.dumps(ensure_ascii=False)`` does leave raw, inside
-strings only) become ``\\u007f``, ``\\u202e``, ``\\ud800``. ``\\n`` and ``\\t`` pass unchanged.
-On a terminal, the colour (SGR) sequences ``lookup`` emits pass too: nothing else does.
+strings only) become ``\\u007f``, ``\\u202e``, ``\\ud800``. ``\\n`` and ``\\t`` pass the stream
+unchanged: they are how dsfields lays out its own output, so text from data (keys, values, file names,
+queries, DeepSpeed's messages) goes through :func:`shown` where it is put into a line, which escapes
+them too. Escaping is by origin, not by pattern: every ESC that reaches a stream is escaped, and only
+the colour dsfields itself adds (:func:`sgr`, a per-process token no data can contain) becomes an SGR
+sequence, on a terminal; off a terminal it is dropped.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import codecs
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 
 TYPE_CHECKING = False
@@ -42,11 +46,27 @@ def _unsafe() -> re.Pattern[str]:
     return re.compile(UNSAFE_CLASS)
 
 
-@cache
-def _sgr() -> re.Pattern[str]:
-    import re
+_TOKEN = f"\x00sgr{os.urandom(8).hex()}:"
+"""Marks dsfields' own colour in a text: NUL (which data can never bring to a stream unescaped) and 64
+random bits, so no key, value or file name can spell it."""
 
-    return re.compile(r"(\x1b\[[0-9;]{0,16}m)")
+
+def sgr(code: str) -> str:
+    """dsfields' own colour ``ESC[<code>m``, as a token the guarded stream turns into the sequence on a
+    terminal (and drops elsewhere); ``code`` is digits and ``;`` only."""
+    if not code or code.strip("0123456789;"):
+        raise ValueError(f"not an SGR parameter string: {code!r}")
+    return f"{_TOKEN}{code}m"
+
+
+def shown(text: str) -> str:
+    """``text`` from data, for a line of text output: :func:`escape`, and newlines, carriage returns and
+    tabs too (``\\n``): a key cannot start a line of its own (``"\\nfake.json: ok"``)."""
+    if text.isprintable():
+        return text
+    return escape(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 ERRORS = "dsfields-escape"
 """The codec error handler for what a stream's encoding lacks: ``\\uXXXX`` (valid in JSON strings too)."""
 
@@ -70,11 +90,16 @@ def escape(text: str) -> str:
     return unsafe.sub(_visible, text) if unsafe.search(text) else text
 
 
-def escape_keeping_colour(text: str) -> str:
-    """:func:`escape`, except for SGR (colour/bold) sequences: for a terminal dsfields itself colours."""
-    if "\x1b" not in text:
+def with_own_colour(text: str, colour: bool) -> str:
+    """:func:`escape`, with dsfields' own :func:`sgr` tokens made SGR sequences (``colour``) or dropped."""
+    if _TOKEN not in text:
         return escape(text)
-    return "".join(part if i % 2 else escape(part) for i, part in enumerate(_sgr().split(text)))
+    parts = text.split(_TOKEN)
+    out = [escape(parts[0])]
+    for part in parts[1:]:
+        code, _, rest = part.partition("m")
+        out.append((f"\x1b[{code}m" if colour else "") + escape(rest))
+    return "".join(out)
 
 
 def github_data(text: str) -> str:
@@ -139,7 +164,7 @@ class SafeStream:
         if self._stream is None:
             self._fail(None)
             return 0
-        safe = escape_keeping_colour(text) if self._colour else escape(text)
+        safe = with_own_colour(text, self._colour) if "\x00" in text else escape(text)
         try:
             try:
                 self._stream.write(safe)
@@ -153,6 +178,11 @@ class SafeStream:
         except (OSError, ValueError) as exc:
             self._fail(exc)
         return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        """Each line through :meth:`write` (the wrapped stream's own writelines would bypass the escaping)."""
+        for line in lines:
+            self.write(line)
 
     def flush(self) -> None:
         if self._stream is None:
@@ -182,9 +212,9 @@ def silence_stdout() -> None:
 
 
 def report(message: str) -> None:
-    """One line on stderr, whatever state stderr is in."""
+    """One line on stderr, whatever state stderr is in (a newline from data inside it is shown as ``\\n``)."""
     try:
-        sys.stderr.write(escape(message) + "\n")
+        sys.stderr.write(shown(message) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError, OutputError):
         pass
