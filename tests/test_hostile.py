@@ -452,8 +452,10 @@ def test_check_formats_off_a_terminal_never_pass_raw_controls_or_newlines(tmp_pa
 @needs_snapshots
 def test_resolve_migrate_and_lookup_escape_data_on_a_terminal(tmp_path):
     hostile, _ = _forgery_files(tmp_path)
-    for args in (["resolve", "--version", VERSION, hostile], ["migrate", "--from", VERSION, "--to", VERSION, hostile],
-                 ["migrate", "--from", VERSION, "--to", VERSION, "--diff", hostile], ["lookup", "--version", VERSION, FORGING_KEY],
+    for args in (["resolve", "--version", VERSION, hostile],
+                 ["migrate", "--from", VERSION, "--to", VERSION, hostile],
+                 ["migrate", "--from", VERSION, "--to", VERSION, "--diff", hostile],
+                 ["lookup", "--version", VERSION, FORGING_KEY],
                  ["lookup", "--version", VERSION, f"different_groups.{FORGING_KEY}.params"]):
         code, shown = on_pty(*args)
         assert code in (0, 1), (args, shown)
@@ -546,7 +548,8 @@ def test_resolve_refuses_what_deepspeed_or_the_hf_trainer_cannot_load(tmp_path, 
 
 @needs_snapshots
 @pytest.mark.parametrize("args", [["check", "--version", "", "{c}"], ["check", "--version", " ", "{c}"],
-                                  ["resolve", "--version", "", "{c}"], ["migrate", "--from", VERSION, "--to", "", "{c}"],
+                                  ["resolve", "--version", "", "{c}"],
+                                  ["migrate", "--from", VERSION, "--to", "", "{c}"],
                                   ["lookup", "--version", "", "stage"], ["schema", "--version", ""],
                                   ["resolve", "--only", "", "{c}"], ["resolve", "--only", ",,,", "{c}"],
                                   ["resolve", "--only", "no_such_section", "{c}"]])
