@@ -1,0 +1,279 @@
+"""The HF Trainer's arguments as the user gives them: ``--trainer-args "--bf16 --learning_rate 2e-4"``.
+
+Parsed the way ``HfArgumentParser`` parses ``TrainingArguments`` — without importing transformers —
+from the flag list that :mod:`dsfields.extract.hf_args` read out of transformers' own
+``training_args.py`` into ``generated/hf/transformers-<version>.json`` (the HF snapshot). What the
+parser does, after ``HfArgumentParser`` / argparse: ``--name`` and ``--name-with-dashes``, ``--name=value``,
+an unambiguous prefix, ``bool`` flags with an optional value (``yes/true/t/y/1``, ``no/false/f/n/0``) and
+their ``--no_name`` twin, choices, ``nargs="+"`` lists. Flags TrainingArguments has not are reported
+(scripts often add their own dataclasses, so they are a warning, not a refusal).
+
+:class:`TrainerArgs` is what the mirror (:mod:`dsfields.model.hf_trainer`) reads: every field's value
+and whether the user gave it (provenance: "from --learning_rate" or "the default of --learning_rate"),
+plus what no flag says: the world size, the model's hidden size and the dataset size.
+
+Imports: stdlib only (bottom layer).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+
+from dsfields.model.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HF_DIR = "hf"
+TRUE = ("yes", "true", "t", "y", "1")
+FALSE = ("no", "false", "f", "n", "0")
+
+
+def hf_snapshot_path(version: str | None, generated: str | None = None) -> Any:
+    from pathlib import Path
+
+    from dsfields.model.store import generated_root
+
+    return Path(generated or generated_root()) / HF_DIR / f"transformers-{version}.json"
+
+
+def hf_versions(generated: str | None = None) -> list[str]:
+    from dsfields.model.store import generated_root, version_key
+
+    root = os.path.join(generated or generated_root(), HF_DIR)
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    found = [n[len("transformers-"):-len(".json")] for n in names if n.startswith("transformers-") and
+             n.endswith(".json")]
+    return sorted(found, key=version_key)
+
+
+def installed_transformers_version() -> str | None:
+    """From its ``*.dist-info`` on ``sys.path`` (no import, no importlib.metadata)."""
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.lower().startswith("transformers-") and name.endswith(".dist-info"):
+                return name[len("transformers-"):-len(".dist-info")]
+    return None
+
+
+def load_hf_snapshot(version: str | None = None, generated: str | None = None) -> dict[str, Any]:
+    """The HF snapshot for ``version`` (default: the installed transformers if snapshotted, else the newest).
+
+    Raises :class:`UsageError` when there is none.
+    """
+    known = hf_versions(generated)
+    if not known:
+        raise UsageError("no HF snapshot (generated/hf/transformers-*.json): run python -m dsfields.extract.hf_args")
+    if version is None:
+        installed = installed_transformers_version()
+        version = installed if installed in known else known[-1]
+    if version not in known:
+        raise UsageError(f"no HF snapshot for transformers {version} (have: {', '.join(known)})")
+    with open(hf_snapshot_path(version, generated), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+class TrainerArgs:
+    """TrainingArguments as parsed from the user's flags, with what the Trainer learns elsewhere."""
+
+    def __init__(self, fields: dict[str, dict[str, Any]], values: dict[str, Any], given: dict[str, str],
+                 unknown: list[str], transformers_version: str | None, world_size: int = 1,
+                 hidden_size: int | None = None, hidden_size_from: str = "", dataset_size: int | None = None) -> None:
+        self.fields = fields
+        self.values = values
+        self.given = given
+        """field → the flag spelling the user wrote (``--learning_rate``)."""
+        self.unknown = unknown
+        self.transformers_version = transformers_version
+        self.world_size = world_size
+        self.hidden_size = hidden_size
+        self.hidden_size_from = hidden_size_from
+        self.dataset_size = dataset_size
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def origin(self, name: str) -> str:
+        """How the value of ``name`` came about, in the words ``resolve`` prints."""
+        if name in self.given:
+            return f"--{name}" if self.given[name].startswith("--") else self.given[name]
+        return f"--{name} default"
+
+    # -- what the Trainer computes from them
+
+    def num_training_steps(self) -> int | None:
+        """``Trainer.set_initial_training_values``: ``--max_steps`` if positive, else epochs x updates per epoch
+        from the dataset size (one rank's share of a non-dropping dataloader); None without either."""
+        if self.values.get("max_steps", -1) > 0:
+            return int(self.values["max_steps"])
+        if self.dataset_size is None:
+            return None
+        batches = math.ceil(self.dataset_size / (self.world_size * self.values["per_device_train_batch_size"]))
+        if self.values.get("dataloader_drop_last"):
+            batches = self.dataset_size // (self.world_size * self.values["per_device_train_batch_size"])
+        gas = self.values["gradient_accumulation_steps"]
+        per_epoch = max(batches // gas + int(batches % gas > 0), 1)
+        return math.ceil(self.values["num_train_epochs"] * per_epoch)
+
+    def steps_origin(self) -> str:
+        if self.values.get("max_steps", -1) > 0:
+            return self.origin("max_steps")
+        return f"--num_train_epochs x {self.dataset_size} examples"
+
+    def warmup_steps(self, num_training_steps: int) -> int:
+        """``TrainingArguments.get_warmup_steps``: an integer count, or a ratio of the steps when below 1."""
+        warmup = self.values.get("warmup_steps", 0)
+        return int(warmup) if warmup >= 1 else math.ceil(num_training_steps * warmup)
+
+
+def _bool(text: str, flag: str) -> bool:
+    lowered = text.lower()
+    if lowered in TRUE:
+        return True
+    if lowered in FALSE:
+        return False
+    raise UsageError(f"--trainer-args: {flag} takes a boolean (yes/no, true/false, 1/0), not {text!r}")
+
+
+def _convert(record: dict[str, Any], text: str, flag: str) -> Any:
+    kind = record["type"]
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+    except ValueError:
+        raise UsageError(f"--trainer-args: {flag} takes {'an integer' if kind == 'int' else 'a number'}, "
+                         f"not {text!r}") from None
+    if kind == "bool":
+        return _bool(text, flag)
+    if kind == "choice":
+        if text not in record["choices"]:
+            raise UsageError(f"--trainer-args: {flag} must be one of {', '.join(map(str, record['choices']))}; "
+                             f"not {text!r}")
+    return text
+
+
+def _flags(fields: dict[str, dict[str, Any]]) -> dict[str, tuple[str, bool]]:
+    """Every option string → (field, is the ``--no_`` twin)."""
+    out: dict[str, tuple[str, bool]] = {}
+    for name, record in fields.items():
+        for spelling in {name, name.replace("_", "-")}:
+            out[f"--{spelling}"] = (name, False)
+            if record.get("no_flag"):
+                out[f"--no_{spelling}" if spelling == name else f"--no-{spelling}"] = (name, True)
+    return out
+
+
+def _looks_like_value(text: str) -> bool:
+    """argparse reads ``-1`` or ``-2e-4`` as a value (no option of TrainingArguments looks like a number)."""
+    if not text.startswith("-"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_trainer_args(text: str | list[str] | None, snapshot: dict[str, Any], *, world_size: int = 1,
+                       hidden_size: int | None = None, hidden_size_from: str = "",
+                       dataset_size: int | None = None) -> TrainerArgs:
+    """``--trainer-args`` (one shell-quoted string, or its words) → :class:`TrainerArgs`.
+
+    Raises :class:`UsageError` for a value a flag cannot take (HfArgumentParser exits 2 on it too).
+    """
+    fields = snapshot["training_arguments"]["fields"]
+    words = shlex.split(text) if isinstance(text, str) else list(text or [])
+    flags = _flags(fields)
+    values: dict[str, Any] = {name: r.get("default") for name, r in fields.items()}
+    given: dict[str, str] = {}
+    unknown: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if not word.startswith("--"):
+            unknown.append(word)
+            continue
+        option, eq, inline = word.partition("=")
+        match = flags.get(option)
+        if match is None:
+            prefixed = {flags[f] for f in flags if f.startswith(option)}  # argparse's allow_abbrev
+            if len(prefixed) == 1:
+                match = next(iter(prefixed))
+            elif len(prefixed) > 1:
+                raise UsageError(f"--trainer-args: {option} is ambiguous ("
+                                 f"{', '.join(sorted('--' + m[0] for m in prefixed)[:6])})")
+        if match is None:
+            unknown.append(option)
+            while index < len(words) and _looks_like_value(words[index]):  # its values go with it
+                unknown.append(words[index])
+                index += 1
+            continue
+        name, negated = match
+        record = fields[name]
+        if negated:
+            values[name] = False
+            given[name] = option
+            continue
+        nargs_list = record.get("nargs") == "+"
+        raw: list[str] = []
+        if eq:
+            raw = [inline]
+        else:
+            while index < len(words) and _looks_like_value(words[index]):
+                raw.append(words[index])
+                index += 1
+                if not nargs_list:
+                    break
+        if record["type"] == "bool" and not raw and record.get("value_optional", True):
+            values[name] = True  # const=True
+        elif not raw:
+            raise UsageError(f"--trainer-args: {option} expects a value")
+        elif nargs_list:
+            values[name] = [_convert(record, r, option) for r in raw]
+        else:
+            values[name] = _convert(record, raw[0], option)
+        given[name] = option
+    return TrainerArgs(fields, values, given, unknown, snapshot.get("transformers_version"), world_size,
+                       hidden_size, hidden_size_from, dataset_size)
+
+
+def hidden_size_of(model_config: dict[str, Any]) -> int | None:
+    """``trainer_config_finalize``'s search of ``model.config``: hidden_size, the largest of hidden_sizes,
+    then the same under text_config."""
+    for node in (model_config, model_config.get("text_config")):
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("hidden_size"), int):
+            return int(node["hidden_size"])
+        sizes = node.get("hidden_sizes")
+        if isinstance(sizes, list) and sizes and all(isinstance(s, int) for s in sizes):
+            return max(sizes)
+    return None
+
+
+def suggest(flag: str, fields: dict[str, Any]) -> str | None:
+    """The TrainingArguments flag closest to an unknown one (``--warmup_ratio`` → ``--warmup_steps``)."""
+    import difflib
+
+    name = flag.lstrip("-").replace("-", "_")
+    close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
+    return f"--{close[0]}" if close else None
