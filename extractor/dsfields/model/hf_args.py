@@ -277,3 +277,124 @@ def suggest(flag: str, fields: dict[str, Any]) -> str | None:
     name = flag.lstrip("-").replace("-", "_")
     close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
     return f"--{close[0]}" if close else None
+
+
+# ---------------------------------------------------------------- the options check, resolve and migrate share
+
+
+def add_cli_arguments(parser: Any, *, world_size: bool = False) -> None:
+    """``--trainer-args``, ``--model-config`` / ``--hidden-size``, ``--dataset-size``, ``--accelerate-config``
+    (and ``--world-size`` where the command has none)."""
+    parser.add_argument("--trainer-args", default=None, metavar='"ARGS"',
+                        help='the HF Trainer\'s own flags, as HfArgumentParser takes them, one quoted string '
+                             '(write --trainer-args="--bf16 ..." when it starts with a single flag); implies --hf')
+    parser.add_argument("--model-config", default=None, metavar="config.json",
+                        help="the model's config.json (its hidden_size fills the ZeRO bucket sizes)")
+    parser.add_argument("--hidden-size", type=int, default=None, metavar="N", help="the model's hidden size")
+    parser.add_argument("--dataset-size", type=int, default=None, metavar="N",
+                        help="training examples, for num_training_steps when --max_steps is not given")
+    parser.add_argument("--accelerate-config", default=None, metavar="FILE",
+                        help="accelerate's YAML config (accelerate launch --config_file): mixed_precision and "
+                             "its deepspeed_config settings")
+    parser.add_argument("--hf-version", default=None, metavar="T",
+                        help="the transformers release whose TrainingArguments to parse (default: the installed "
+                             "one if snapshotted, else the newest)")
+    if world_size:
+        parser.add_argument("--world-size", type=int, default=None, metavar="N", help="data-parallel ranks")
+
+
+def wants_trainer(ns: Any) -> bool:
+    return any(getattr(ns, name, None) is not None for name in ("trainer_args", "accelerate_config"))
+
+
+def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
+    """The :class:`TrainerArgs` and accelerate settings the command-line options describe."""
+    hidden, hidden_from = getattr(ns, "hidden_size", None), "--hidden-size" if getattr(ns, "hidden_size", None) else ""
+    model_config = getattr(ns, "model_config", None)
+    if model_config is not None:
+        try:
+            with open(model_config, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--model-config {model_config}: {exc}") from None
+        found = hidden_size_of(data) if isinstance(data, dict) else None
+        if found is None:
+            raise UsageError(f"--model-config {model_config}: no hidden_size or hidden_sizes (the Trainer refuses "
+                             "to fill the ZeRO bucket sizes without them)")
+        hidden, hidden_from = (hidden or found), hidden_from or f"hidden_size of {model_config}"
+    accelerate = load_accelerate_config(ns.accelerate_config) if getattr(ns, "accelerate_config", None) else {}
+    world = getattr(ns, "world_size", None) or accelerate.get("num_processes") or 1
+    if world < 1:
+        raise UsageError("--world-size must be at least 1")
+    snapshot = load_hf_snapshot(getattr(ns, "hf_version", None))
+    args = parse_trainer_args(getattr(ns, "trainer_args", None) or "", snapshot, world_size=int(world),
+                              hidden_size=hidden, hidden_size_from=hidden_from,
+                              dataset_size=getattr(ns, "dataset_size", None))
+    return args, accelerate
+
+
+ACCELERATE_DS_KEYS = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+                      "offload_param_device", "offload_optimizer_nvme_path", "offload_param_nvme_path",
+                      "zero3_save_16bit_model", "zero3_init_flag", "deepspeed_config_file")
+IGNORED_WITH_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+                     "offload_param_device", "offload_param_nvme_path", "offload_optimizer_nvme_path",
+                     "zero3_save_16bit_model", "mixed_precision")
+"""accelerate utils/dataclasses.py:1507 ``_deepspeed_config_checks``: the settings it refuses beside a
+``deepspeed_config_file`` (its env names, lower-cased without ACCELERATE_/DEEPSPEED_)."""
+
+
+def load_accelerate_config(path: str) -> dict[str, Any]:
+    """accelerate's YAML config as the settings ``accelerate launch`` exports (a flat dict).
+
+    Only the plain ``key: value`` mappings accelerate's own ``accelerate config`` writes are read (no
+    PyYAML: consumers stay stdlib + hjson); anything else is refused with one line.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise UsageError(f"--accelerate-config {path}: {exc.strerror or exc}") from None
+    data: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, data)]
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or line.strip() == "---":
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        key, colon, value = line.strip().partition(":")
+        if not colon or key.startswith("-"):
+            raise UsageError(f"--accelerate-config {path}:{number}: not a 'key: value' line accelerate writes")
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1]
+        if not value.strip():
+            child: dict[str, Any] = {}
+            parent[key.strip()] = child
+            stack.append((indent, child))
+        else:
+            parent[key.strip()] = _yaml_scalar(value.strip())
+    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+    if "mixed_precision" in data:
+        out["mixed_precision"] = str(data["mixed_precision"]).lower()
+    if "num_processes" in data and isinstance(data["num_processes"], int):
+        out["num_processes"] = data["num_processes"]
+    out["distributed_type"] = data.get("distributed_type")
+    out["ds_fields"] = sorted(ds)
+    return out
+
+
+def _yaml_scalar(text: str) -> Any:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("null", "~"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
