@@ -150,6 +150,11 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = check_file(path, checker, options)
             extra = []
+            if not options.hf and report.error is None and report.config is not None:
+                from dsfields.check.trainer_check import hf_hint
+
+                hf = checker.hf_fills if checker.hf_fills is not None else getattr(newest_hf_list(), "paths", None)
+                report.findings = hf_hint(report.config, hf, checker.hf_version or "", report.findings)
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 

@@ -80,3 +80,34 @@ def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:
                     "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size "
                     f'{tbs} != {micro} * {gas} * {trainer.world_size}"', 'write "auto" for the batch keys',
                     _line(config, "train_batch_size"), rule="hf-batch")]
+
+
+def _auto_paths(data: Any, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{prefix}{key}"
+            if isinstance(value, str) and value == "auto":
+                out.append(path)
+            else:
+                out += _auto_paths(value, path + ".")
+    return out
+
+
+def hf_hint(config: Any, fills: Any, version: str | None, findings: list[Finding]) -> list[Finding]:
+    """Without ``--hf``: one note when the file looks written for the HF Trainer (``"auto"`` where it fills),
+    saying what ``--hf`` would change."""
+    autos = _auto_paths(config.data)
+    filled = [p for p in autos if p in (fills or {})]
+    if not filled:
+        return findings
+    judged = [f for f in findings if f.kind is Kind.AUTO and f.path in filled]
+    errors = sum(1 for f in judged if f.severity is Severity.ERROR)
+    change = (f"{len(judged)} of the \"auto\" findings below ({errors} errors) would go" if judged else
+              "nothing below would change")
+    shown = ", ".join(filled[:4]) + (f", … ({len(filled)} in all)" if len(filled) > 4 else "")
+    return [*findings, Finding("", Severity.INFO, Kind.AUTO,
+                               f'looks like an HF Trainer config: {len(autos)} "auto" values, {len(filled)} of them '
+                               f"filled by the Trainer (transformers {version}): {shown}. With --hf they are "
+                               f"judged as filled: {change}; --trainer-args=\"...\" also checks them against your "
+                               "Trainer flags", "add --hf if the Trainer runs this file", 1, rule="hf-config")]
