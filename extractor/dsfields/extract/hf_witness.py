@@ -35,6 +35,9 @@ BASE_WORDS = ["--report_to", "none", "--save_strategy", "no", "--logging_strateg
 """Words every run adds: no reporting, saving or logging (they touch neither the config nor the step)."""
 
 
+PRELOAD = ("ShareMemCommBuilder", "FusedAdamBuilder", "CPUAdamBuilder")
+
+
 class TrainerWitness:
     """One warm process; :meth:`run` forks a child per (config, arguments)."""
 
@@ -56,14 +59,41 @@ class TrainerWitness:
         from deepspeed.accelerator import get_accelerator
 
         transformers.logging.set_verbosity_error()
+        # transformers and DeepSpeed import lazily: what every run reaches is imported once, here.
+        import deepspeed.runtime.engine  # noqa: F401
+        import deepspeed.runtime.zero.muon.muon_optimizer  # noqa: F401  (torch.compile at import: inductor, ~5 s)
+        import deepspeed.runtime.zero.stage3  # noqa: F401
+        import deepspeed.runtime.zero.stage_1_and_2  # noqa: F401
+        import transformers.integrations.deepspeed  # noqa: F401
+        from accelerate import Accelerator  # noqa: F401
+        from transformers import HfArgumentParser, LlamaForCausalLM, Trainer, TrainingArguments  # noqa: F401
         logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
         self.fp16_supported = bool(get_accelerator().is_fp16_supported())
+        # The JIT ops every run would load again (shm comm at the process group, FusedAdam, CPUAdam under
+        # offload): loaded once here, the children inherit them (OpBuilder._loaded_ops).
+        import contextlib
+        import io
+
+        for name in PRELOAD:
+            with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
+                builder = get_accelerator().create_op_builder(name)
+                if builder is not None:
+                    builder.load(verbose=False)
         self.versions = {"transformers": transformers.__version__, "accelerate": accelerate.__version__,
                          "deepspeed": deepspeed.__version__, "torch": torch.__version__}
         self.workdir = Path(tempfile.mkdtemp(prefix="dsfields-hf-witness-"))
+        # accelerate's free_memory runs gc.collect() in every run: a full pass over torch's and transformers'
+        # millions of objects (~1 s). What exists now lives as long as the process: out of the collector's sight.
+        import gc
+
+        gc.collect()
+        gc.freeze()
 
     def run(self, config: dict[str, Any], words: list[str], timeout: float = 120.0) -> dict[str, Any]:
         """The real Trainer's verdict: ``{"trained": bool, "error"?, "engine"?}``."""
+        import time
+
+        started = time.perf_counter()
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: one run, its answer on the pipe, then gone without cleanup handlers
@@ -90,7 +120,7 @@ class TrainerWitness:
         text = "".join(chunks)
         if not text:
             return {"trained": False, "machine": True, "error": {"type": "Timeout", "message": "no answer"}}
-        return json.loads(text)
+        return {**json.loads(text), "seconds": round(time.perf_counter() - started, 2)}
 
 
 def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[str, Any]:
@@ -117,7 +147,11 @@ def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[st
                                          max_position_embeddings=SEQ_LEN))
     data = [{"input_ids": ids, "labels": ids} for ids in torch.randint(0, 64, (DATASET_SIZE, SEQ_LEN))]
     trainer = Trainer(model=model, args=args, train_dataset=data)
-    trainer.train()
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):  # the Trainer prints its metrics
+        trainer.train()
     engine = trainer.model_wrapped
     basic = getattr(engine, "basic_optimizer", None)
     optimizer = basic if basic is not None else getattr(engine, "optimizer", None)
