@@ -60,13 +60,14 @@ class TrainerWitness:
 
         transformers.logging.set_verbosity_error()
         # transformers and DeepSpeed import lazily: what every run reaches is imported once, here.
-        import deepspeed.runtime.engine  # noqa: F401
-        import deepspeed.runtime.zero.muon.muon_optimizer  # noqa: F401  (torch.compile at import: inductor, ~5 s)
-        import deepspeed.runtime.zero.stage3  # noqa: F401
-        import deepspeed.runtime.zero.stage_1_and_2  # noqa: F401
-        import transformers.integrations.deepspeed  # noqa: F401
+        import deepspeed.runtime.engine
+        import deepspeed.runtime.zero.muon.muon_optimizer  # its torch.compile at import pulls inductor (~5 s)
+        import deepspeed.runtime.zero.stage3
+        import deepspeed.runtime.zero.stage_1_and_2
+        import transformers.integrations.deepspeed
         from accelerate import Accelerator  # noqa: F401
         from transformers import HfArgumentParser, LlamaForCausalLM, Trainer, TrainingArguments  # noqa: F401
+
         logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
         self.fp16_supported = bool(get_accelerator().is_fp16_supported())
         # The JIT ops every run would load again (shm comm at the process group, FusedAdam, CPUAdam under
