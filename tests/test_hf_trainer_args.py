@@ -155,3 +155,15 @@ def test_committed_hf_snapshot_is_what_the_extractor_reads():
     if fresh["transformers_version"] != "5.24.0":
         pytest.skip("another transformers is installed")
     assert fresh == SNAP
+
+
+def test_migrate_sets_the_refused_literals_to_auto(tmp_path, capsys):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({**ZERO, "gradient_clipping": 0, "optimizer": {
+        "type": "AdamW", "params": {"lr": 3e-5, "eps": 1e-8}}}, indent=1))
+    out = tmp_path / "out.json"
+    main(["migrate", str(path), "--to", "0.19.8", "--trainer-args=--max_steps 1", "-o", str(out)])
+    migrated = json.loads(out.read_text())
+    assert migrated["gradient_clipping"] == "auto" and migrated["optimizer"]["params"] == {"lr": "auto", "eps": 1e-8}
+    assert "- ds gradient_clipping=0 vs hf max_grad_norm=1.0" in capsys.readouterr().out
+    assert trainer_run(migrated, args("--max_steps 1")).error is None

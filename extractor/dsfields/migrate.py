@@ -264,18 +264,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the changes")
     parser.add_argument("--drop-ignored", action="store_true",
                         help="also delete keys the release ignores (default: report them)")
+    parser.add_argument("--hf", action="store_true",
+                        help="the file is for the HF Trainer: with --trainer-args, every literal the Trainer refuses "
+                             '(its mismatch list) is set to "auto", as transformers advises')
+    from dsfields.model.hf_args import add_cli_arguments
+
+    add_cli_arguments(parser, world_size=True)  # --trainer-args & co. (issue 27)
 
 
-def remaining(text: str, snapshot: Snapshot, name: str) -> list[str]:
+def trainer_edits(text: str, name: str, trainer: Any, accelerate: dict[str, Any]) -> tuple[str, list[str], list[str]]:
+    """``migrate --hf --trainer-args``: the mismatched literals set to ``"auto"`` (what transformers' own message
+    advises), then the Trainer run again on the result: (new text, edit messages, what it still refuses)."""
+    from dsfields.model.hf_trainer import trainer_run
+
+    config = parse(text, name, "hf")
+    run = trainer_run(config.data, trainer, accelerate) if isinstance(config.data, dict) else None
+    if run is None:
+        return text, [], []
+    edits = []
+    for line in run.mismatches:
+        key = line[len("- ds "):].split("=", 1)[0]
+        edits.append(Edit(tuple(key.split(".")), "replace", f'{key}: → "auto" (the HF Trainer refuses it: {line})',
+                          new_value="auto"))
+    new_text = apply(text, config, edits) if edits else text
+    after = trainer_run(parse(new_text, name, "hf").data, trainer, accelerate)
+    left = [] if after.error is None else [f"under the HF Trainer, {after.error.raised_by} raises "
+                                           f"{after.error.exc_type}: {after.error}; left alone"]
+    return new_text, [e.message for e in edits], left
+
+
+def remaining(text: str, snapshot: Snapshot, name: str, hf: bool = False) -> list[str]:
     """What the release still rejects in the migrated text (wrong values etc.): reported, never edited."""
     try:
-        config = parse(text, name, "deepspeed")
+        config = parse(text, name, "hf" if hf else "deepspeed")
     except ConfigFileError as exc:
         return [f"the migrated text does not parse ({exc}); please report this"]
     # Launch rules depend on how the config is launched (optimizer from code or not), not on the release's keys.
     handled = {Kind.UNKNOWN_KEY, Kind.DEPRECATED_KEY, Kind.REMOVED_KEY, Kind.LAUNCH}
     out = []
-    for finding in Checker(snapshot).check(config, Options()):
+    for finding in Checker(snapshot).check(config, Options(hf=hf)):
         if finding.severity is Severity.ERROR and finding.kind not in handled:
             out.append(f"{finding.path or '(file)'}: {finding.message}; left alone")
     return out
@@ -292,7 +319,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give -o OUT or --in-place, not both")
     result = plan(config, snapshot, args.drop_ignored)
     new_text = apply(text, config, result.edits)
-    notes = result.notes + remaining(new_text, snapshot, str(args.file))
+    from dsfields.model.hf_args import from_cli, wants_trainer
+
+    left: list[str] = []
+    if wants_trainer(args):
+        args.hf = True
+        trainer, accelerate = from_cli(args)
+        new_text, messages, left = trainer_edits(new_text, str(args.file), trainer, accelerate)
+        result.edits += [Edit((), "replace", m) for m in messages]
+    notes = result.notes + remaining(new_text, snapshot, str(args.file), args.hf) + left
     writes = args.output or (args.file if args.in_place else None)
     text_to_stdout = writes is None and not args.diff
     report = sys.stderr if text_to_stdout else sys.stdout
