@@ -548,6 +548,10 @@ def run(args: argparse.Namespace) -> int:
     if wants_trainer(args):
         args.hf = True
         trainer, accelerate = from_cli(args)
+        from dsfields.model.hf_args import mirror_note
+
+        if mirror_note(trainer):
+            print(f"dsfields: note: {mirror_note(trainer)}", file=sys.stderr)
     snapshot = load_requested(args.version)
     try:
         config = load(args.file, "hf" if args.hf else "deepspeed")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Severity
 from dsfields.model import launch_rules as catalogue
-from dsfields.model.hf_args import suggest
+from dsfields.model.hf_args import MIRRORED, mirror_note, suggest
 from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
 
 TYPE_CHECKING = False
@@ -36,6 +36,9 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     run = trainer_run(data, trainer, accelerate)
     version = trainer.transformers_version
     out = [f for f in findings if f.rule not in HF_RULES]
+    note = mirror_note(trainer)
+    if note:
+        out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
     for flag in trainer.unknown:
         if not flag.startswith("--"):
             continue
@@ -56,7 +59,7 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
         for line in run.mismatches:
             path = line[len("- ds "):].split("=", 1)[0]
             out.append(Finding(path, Severity.ERROR, Kind.LAUNCH,
-                               f"the HF Trainer refuses it (transformers {version} trainer_config_finalize raises "
+                               f"the HF Trainer refuses it (transformers {MIRRORED} trainer_config_finalize raises "
                                f'ValueError "{MISMATCH_HEAD} …"): {line}',
                                'write "auto", or the value of the argument', _line(config, path),
                                rule="hf-mismatch"))

@@ -12,7 +12,8 @@ How a field's annotation becomes a flag follows ``HfArgumentParser._parse_datacl
 and gets a ``--no_X`` twin when its default is true, ``list[X]`` takes one or more values; every flag
 with an underscore also has its dashed spelling.
 
-``python -m dsfields.extract.hf_args`` writes the installed release's HF snapshot.
+``python -m dsfields.extract.hf_args`` writes the installed release's HF snapshot; ``--wheel W`` another
+release's, read from its wheel (``pip download --no-deps transformers==V``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dsfields.extract.hf import fill_calls
 ARGS_FILE = "training_args.py"
 ENUM_FILES = ("training_args.py", "trainer_utils.py", "debug_utils.py", "utils/generic.py")
 """Where the Enum classes TrainingArguments' annotations name are defined."""
-SCALARS = {"bool": "bool", "int": "int", "float": "float", "str": "str", "dict": "str"}
+SCALARS = {"bool": "bool", "int": "int", "float": "float", "str": "str", "dict": "str", "Dict": "str"}
 """Annotation name → how HfArgumentParser's ``type=`` reads the text (``dict`` fields take JSON text)."""
 FORMAT = 1
 
@@ -63,8 +64,16 @@ def enum_choices(sources: list[str]) -> dict[str, list[str]]:
 
 
 def _members(annotation: ast.expr) -> list[ast.expr]:
+    """The members of a union, spelt ``X | Y`` (5.x) or ``Optional[X]`` / ``Union[X, Y]`` (4.x)."""
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         return _members(annotation.left) + _members(annotation.right)
+    if isinstance(annotation, ast.Subscript) and _name(annotation.value) == "Optional":
+        return [*_members(annotation.slice), ast.Constant(None)]
+    if isinstance(annotation, ast.Subscript) and _name(annotation.value) == "Union":
+        items = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        return [m for item in items for m in _members(item)]
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # a string annotation
+        return _members(ast.parse(annotation.value, mode="eval").body)
     return [annotation]
 
 
@@ -103,6 +112,8 @@ def flag_kind(annotation: ast.expr, enums: dict[str, list[str]]) -> dict[str, An
     if name == "list" and isinstance(node, ast.Subscript):
         inner = flag_kind(node.slice, enums)
         return {**inner, "nargs": "+"}
+    if name == "List" and isinstance(node, ast.Subscript):  # typing.List[X] (4.x)
+        return {**flag_kind(node.slice, enums), "nargs": "+"}
     return {"type": SCALARS.get(name, "str"), **({"python_type": name} if name not in SCALARS else {})}
 
 
@@ -166,7 +177,7 @@ def training_arguments(code: str, enums: dict[str, list[str]]) -> dict[str, dict
         if record["type"] == "bool":
             # nargs="?" / const=True only for a plain ``bool`` or a non-None default: ``bool | None = None``
             # (gradient_checkpointing) needs its value written out.
-            plain = isinstance(stmt.annotation, ast.Name)
+            plain = len(_members(stmt.annotation)) == 1
             record["value_optional"] = plain or record.get("default") is not None
             if record.get("default") is True:
                 record["no_flag"] = True
@@ -176,15 +187,16 @@ def training_arguments(code: str, enums: dict[str, list[str]]) -> dict[str, dict
     return out
 
 
-def hf_snapshot(root: Path | None = None) -> dict[str, Any] | None:
+def hf_snapshot(root: Path | None = None, version: str | None = None) -> dict[str, Any] | None:
     """The HF snapshot of the transformers at ``root`` (default: the installed one), or None."""
     root = root or transformers_dir()
     if root is None or not (root / ARGS_FILE).is_file():
         return None
-    try:
-        version = metadata.version("transformers")
-    except metadata.PackageNotFoundError:
-        version = None
+    if version is None:
+        try:
+            version = metadata.version("transformers")
+        except metadata.PackageNotFoundError:
+            version = None
     enums = enum_choices([(root / f).read_text(encoding="utf-8") for f in ENUM_FILES if (root / f).is_file()])
     integration = root / "integrations" / "deepspeed.py"
     return {
@@ -200,12 +212,29 @@ def hf_snapshot(root: Path | None = None) -> dict[str, Any] | None:
     }
 
 
+def from_wheel(wheel: Path) -> dict[str, Any] | None:
+    """The HF snapshot of a transformers wheel (``pip download --no-deps transformers==V``), read from the zip:
+    any release, without installing it."""
+    import tempfile
+    import zipfile
+
+    version = wheel.name.split("-")[1]
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(wheel) as archive:
+        wanted = [f"transformers/{f}" for f in (*ENUM_FILES, "integrations/deepspeed.py")]
+        for name in archive.namelist():
+            if name in wanted:
+                archive.extract(name, tmp)
+        return hf_snapshot(Path(tmp) / "transformers", version)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf_args", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=None,
                         help="where to write (default generated/hf/transformers-<version>.json)")
+    parser.add_argument("--wheel", type=Path, default=None,
+                        help="a transformers wheel to read instead of the installed release")
     args = parser.parse_args(argv)
-    snap = hf_snapshot()
+    snap = from_wheel(args.wheel) if args.wheel else hf_snapshot()
     if snap is None:
         print("dsfields: transformers is not installed here: no HF snapshot to write", flush=True)
         return 2

@@ -398,3 +398,61 @@ def _yaml_scalar(text: str) -> Any:
         except ValueError:
             continue
     return text
+
+
+MIRRORED = "5.24.0"
+"""The transformers release whose Trainer :func:`dsfields.model.hf_trainer.trainer_run` mirrors (with accelerate
+1.15.0); other releases' flags are read from their HF snapshot, their fills and checks are not yet."""
+
+
+def mirror_note(args: TrainerArgs) -> str | None:
+    if args.transformers_version == MIRRORED:
+        return None
+    return (f"flags parsed as transformers {args.transformers_version} declares them; what the Trainer does with "
+            f"them is mirrored from transformers {MIRRORED} / accelerate 1.15.0 (other releases not yet extracted)")
+
+
+def hf_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What changed for a user between two HF snapshots: flags added, removed, re-defaulted, re-typed, choices;
+    paths the Trainer fills added or removed."""
+    a, b = old["training_arguments"]["fields"], new["training_arguments"]["fields"]
+    out = [f"flag added: --{n} (default {json.dumps(b[n].get('default'))})" for n in sorted(b.keys() - a.keys())]
+    out += [f"flag removed: --{n}" for n in sorted(a.keys() - b.keys())]
+    for name in sorted(a.keys() & b.keys()):
+        x, y = a[name], b[name]
+        if x.get("default") != y.get("default"):
+            out.append(f"default changed: --{name} {json.dumps(x.get('default'))} → {json.dumps(y.get('default'))}")
+        if (x["type"], x.get("nargs")) != (y["type"], y.get("nargs")):
+            out.append(f"type changed: --{name} {x['type']}{'+' if x.get('nargs') else ''} → "
+                       f"{y['type']}{'+' if y.get('nargs') else ''}")
+        if x.get("choices") != y.get("choices") and x.get("choices") and y.get("choices"):
+            added = [c for c in y["choices"] if c not in x["choices"]]
+            gone = [c for c in x["choices"] if c not in y["choices"]]
+            out.append(f"choices changed: --{name}" + (f" +{', +'.join(map(str, added))}" if added else "") +
+                       (f" -{', -'.join(map(str, gone))}" if gone else ""))
+    fa, fb = old["fills"]["paths"], new["fills"]["paths"]
+    out += [f"the Trainer now fills: {p}" for p in sorted(fb.keys() - fa.keys())]
+    out += [f"the Trainer no longer fills: {p}" for p in sorted(fa.keys() - fb.keys())]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dsfields.model.hf_args diff T1 T2``: what changed in TrainingArguments between two releases."""
+    import sys
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) != 3 or words[0] != "diff":
+        print("usage: python -m dsfields.model.hf_args diff T1 T2 (transformers releases with an HF snapshot: "
+              f"{', '.join(hf_versions())})", file=sys.stderr)
+        return 2
+    try:
+        lines = hf_diff(load_hf_snapshot(words[1]), load_hf_snapshot(words[2]))
+    except UsageError as exc:
+        print(f"dsfields: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines) if lines else f"no change between transformers {words[1]} and {words[2]}")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
