@@ -167,3 +167,9 @@ def test_migrate_sets_the_refused_literals_to_auto(tmp_path, capsys):
     assert migrated["gradient_clipping"] == "auto" and migrated["optimizer"]["params"] == {"lr": "auto", "eps": 1e-8}
     assert "- ds gradient_clipping=0 vs hf max_grad_norm=1.0" in capsys.readouterr().out
     assert trainer_run(migrated, args("--max_steps 1")).error is None
+
+
+def test_autotp_larger_than_the_world_is_refused_by_the_device_mesh():
+    r = run({**ZERO, "tensor_parallel": {"autotp_size": 2}}, "")
+    assert str(r.error) == "Mesh should not be bigger than default world size 1, but found 2 ranks!"
+    assert run({**ZERO, "tensor_parallel": {"autotp_size": 2}}, "", world_size=2).error is None

@@ -5,7 +5,7 @@ child forked from one warm process (bench/hf_trainer_differential.py, which also
 `check` exits 1 exactly where the Trainer refused, and `resolve --format json` gives the values the
 DeepSpeed engine used where it trained. A machine failure (fp16 where this CPU has none) is no agreement:
 it is left out, and at least one run per set must be judged.
-Configs whose refusal no HF rule explains are named in KNOWN_BLIND with the reason.
+Configs whose refusal dsfields cannot explain would be named in KNOWN_BLIND with the reason (none now).
 """
 
 from __future__ import annotations
@@ -19,11 +19,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = 20
-KNOWN_BLIND = {
-    # tensor_parallel.autotp_size 2 at world size 1: DeepSpeed's device mesh refuses it ("Mesh should not be
-    # bigger than default world size 1"); check has no world-size rule for autotp_size yet.
-    "005_hiyouga_LLaMA-Factory_ds_z2_autotp_config.json",
-}
+KNOWN_BLIND: set[str] = set()
 
 
 def _bench():

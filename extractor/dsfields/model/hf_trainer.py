@@ -554,6 +554,11 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     else:
         run.scheduler = "none"
     # -- Accelerator._prepare_deepspeed (accelerator.py:2141-2400)
+    tensor = cfg.get("tensor_parallel", {})
+    tp_size = tensor.get("autotp_size", 0) if isinstance(tensor, dict) else 0
+    if isinstance(tp_size, int) and tp_size > args.world_size:  # :2154-2171 init_device_mesh(device, (tp_size,))
+        raise PlanError("torch", "RuntimeError", f"Mesh should not be bigger than default world size "
+                        f"{args.world_size}, but found {tp_size} ranks!", "tensor_parallel.autotp_size")
     micro_now = cfg.get("train_micro_batch_size_per_gpu")
     kwargs: dict[str, Any] = {"gradient_clipping": 1.0,
                               "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
