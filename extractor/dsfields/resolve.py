@@ -486,8 +486,9 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
         item.note = origin
         if item.path in run.unknown:
             item.value = None
+    out = [item for item in out if item.path != "steps_per_print"]
     out.append(Resolved("steps_per_print", None, SET_HF, _has(data, "steps_per_print"),
-                        run.origins["steps_per_print"]))
+                        "set by accelerate to float(\"inf\") (not JSON): DeepSpeed never logs"))
     out.append(Resolved("optimizer.class", run.optimizer_class, BUILT, False, {
         "config": "DeepSpeed builds it from the optimizer section", "code": f"the Trainer's --optim {trainer.optim}",
         "ds_cpu_adam": f"the Trainer's --optim {trainer.optim}, swapped by accelerate for ZeRO-Offload"}[
@@ -596,7 +597,7 @@ def render_text(resolved: list[Resolved], config: ConfigFile, version: str) -> s
         width = min(max(len(i.path) for i in items), 56)
         for item in sorted(items, key=lambda i: i.path):
             mark = "*" if item.written else " "
-            value = "(set later)" if item.source == AUTO_HF else json_text(item.value)
+            value = "(set later)" if item.source == AUTO_HF and item.value is None else json_text(item.value)
             if len(value) > 60:
                 value = value[:57] + "..."
             note = f" ({item.note})" if item.note else ""
