@@ -173,3 +173,21 @@ def test_autotp_larger_than_the_world_is_refused_by_the_device_mesh():
     r = run({**ZERO, "tensor_parallel": {"autotp_size": 2}}, "")
     assert str(r.error) == "Mesh should not be bigger than default world size 1, but found 2 ranks!"
     assert run({**ZERO, "tensor_parallel": {"autotp_size": 2}}, "", world_size=2).error is None
+
+
+def test_the_mirror_names_every_argument_as_the_extracted_source_does():
+    """Each mismatch line of trainer_run names the argument (``vs hf KEY=``) that transformers' own
+    fill_match call names, read from its source into the HF snapshot (``fills.paths[*].hf_key``)."""
+    fills = SNAP["fills"]["paths"]
+    config = {"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": 7,
+              "gradient_accumulation_steps": 7, "train_batch_size": 7, "gradient_clipping": 7.0,
+              "optimizer": {"type": "AdamW", "params": {"lr": 7.0, "betas": [0.7, 0.7], "eps": 7.0,
+                                                        "weight_decay": 7.0}},
+              "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_max_lr": 7.0, "warmup_num_steps": 7,
+                                                                "total_num_steps": 7}},
+              "fp16": {"enabled": "yes"}, "bf16": {"enabled": "yes"}}
+    r = run(config, "")
+    named = {line[len("- ds "):].split("=", 1)[0]: line.split(" vs hf ")[1].rsplit("=", 1)[0]
+             for line in r.mismatches}
+    expected = {path: f["hf_key"] for path, f in fills.items() if f["must_match"] and "hf_key" in f}
+    assert named == expected

@@ -187,6 +187,30 @@ def training_arguments(code: str, enums: dict[str, list[str]]) -> dict[str, dict
     return out
 
 
+def fill_sources(code: str) -> dict[str, dict[str, Any]]:
+    """Every ``fill_match`` / ``fill_only`` call of ``HfTrainerDeepSpeedConfig``: beside what
+    :func:`dsfields.extract.hf.fill_calls` records, the value expression it fills with (``args.learning_rate``)
+    and the argument name the mismatch message shows (``hf_key``: ``- ds KEY=… vs hf HF_KEY=…``)."""
+    found = fill_calls(code)
+    for node in ast.walk(ast.parse(code)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                and node.func.attr in ("fill_match", "fill_only")):
+            continue
+        first = node.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) or first.value not in found:
+            continue
+        record = found[first.value]
+        if record["line"] != node.lineno:
+            continue
+        if len(node.args) > 1:
+            record["value"] = ast.unparse(node.args[1])
+        hf_key = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "hf_key"),
+                                                              None)
+        if isinstance(hf_key, ast.Constant):
+            record["hf_key"] = hf_key.value
+    return found
+
+
 def hf_snapshot(root: Path | None = None, version: str | None = None) -> dict[str, Any] | None:
     """The HF snapshot of the transformers at ``root`` (default: the installed one), or None."""
     root = root or transformers_dir()
@@ -208,7 +232,7 @@ def hf_snapshot(root: Path | None = None, version: str | None = None) -> dict[st
             "fields": training_arguments((root / ARGS_FILE).read_text(encoding="utf-8"), enums),
         },
         "fills": {"source": {"file": "transformers/integrations/deepspeed.py"},
-                  "paths": fill_calls(integration.read_text(encoding="utf-8")) if integration.is_file() else {}},
+                  "paths": fill_sources(integration.read_text(encoding="utf-8")) if integration.is_file() else {}},
     }
 
 

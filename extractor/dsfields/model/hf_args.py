@@ -433,6 +433,11 @@ def hf_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     fa, fb = old["fills"]["paths"], new["fills"]["paths"]
     out += [f"the Trainer now fills: {p}" for p in sorted(fb.keys() - fa.keys())]
     out += [f"the Trainer no longer fills: {p}" for p in sorted(fa.keys() - fb.keys())]
+    for path in sorted(fa.keys() & fb.keys()):
+        x, y = fa[path], fb[path]
+        for what in ("value", "hf_key", "must_match"):
+            if what in x and what in y and x[what] != y[what]:
+                out.append(f"fill changed: {path} {what} {json.dumps(x[what])} → {json.dumps(y[what])}")
     return out
 
 
