@@ -7,6 +7,10 @@ when the config has none, swapped for DeepSpeedCPUAdam under ZeRO-Offload). :fun
 that, every step citing the transformers 5.24.0 / accelerate 1.15.0 line it follows; :func:`plain_plan`
 is plain code calling ``deepspeed.initialize`` itself.
 
+:func:`trainer_run` is the same mirror with the user's own Trainer arguments
+(:class:`dsfields.model.hf_args.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
+predicts the mismatch errors transformers raises, the precision that runs and the classes built.
+
 Both the launch witness (:mod:`dsfields.extract.launch`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
 rules, and ``check --runtime``'s HF fills) use this one copy.
