@@ -191,3 +191,16 @@ def test_the_mirror_names_every_argument_as_the_extracted_source_does():
              for line in r.mismatches}
     expected = {path: f["hf_key"] for path, f in fills.items() if f["must_match"] and "hf_key" in f}
     assert named == expected
+
+
+def test_other_releases_flags_and_the_diff_between_two():
+    from dsfields.model.hf_args import hf_diff, hf_versions
+
+    assert {"4.36.2", "5.24.0"} <= set(hf_versions())
+    old = load_hf_snapshot("4.36.2")
+    a = parse_trainer_args("--warmup_ratio 0.1 --report_to none wandb", old)
+    assert a.unknown == [] and a.warmup_ratio == 0.1 and a.report_to == ["none", "wandb"]
+    lines = hf_diff(old, SNAP)
+    assert "flag removed: --warmup_ratio" in lines
+    assert 'default changed: --optim "adamw_torch" → "adamw_torch_fused"' in lines
+    assert "the Trainer no longer fills: amp.enabled" in lines
