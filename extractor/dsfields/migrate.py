@@ -643,8 +643,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="write U's value for every key the file does not set whose default changed (default)")
     keep.add_argument("--adopt-defaults", dest="keep_behaviour", action="store_false",
                       help="take V's defaults; every value that changes is still listed")
-    parser.add_argument("--hf", action="store_true", help='the file is for the HF Trainer: an "auto" it fills is '
-                                                          "not a value change")
+    parser.add_argument("--hf", action="store_true",
+                        help='the file is for the HF Trainer: an "auto" it fills is not a value change; with '
+                             "--trainer-args, every literal the Trainer refuses (its mismatch list) is set to "
+                             '"auto", as transformers advises')
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when something cannot be carried (a removed feature, an optimizer V lacks, "
                              "a behaviour that could not be pinned)")
@@ -657,18 +659,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the changes")
     parser.add_argument("--drop-ignored", action="store_true",
                         help="also delete keys the release ignores (default: report them)")
+    from dsfields.model.hf_args import add_cli_arguments
+
+    add_cli_arguments(parser, world_size=True)  # --trainer-args & co. (issue 27)
 
 
-def remaining(text: str, snapshot: Snapshot, name: str) -> list[str]:
+def trainer_edits(text: str, name: str, trainer: Any, accelerate: dict[str, Any]) -> tuple[str, list[str], list[str]]:
+    """``migrate --hf --trainer-args``: the mismatched literals set to ``"auto"`` (what transformers' own message
+    advises), then the Trainer run again on the result: (new text, edit messages, what it still refuses)."""
+    from dsfields.model.hf_trainer import trainer_run
+
+    config = parse(text, name, "hf")
+    run = trainer_run(config.data, trainer, accelerate) if isinstance(config.data, dict) else None
+    if run is None:
+        return text, [], []
+    edits = []
+    for line in run.mismatches:
+        key = line[len("- ds "):].split("=", 1)[0]
+        edits.append(Edit(tuple(key.split(".")), "replace", f'{key}: → "auto" (the HF Trainer refuses it: {line})',
+                          new_value="auto"))
+    new_text = apply(text, config, edits) if edits else text
+    after = trainer_run(parse(new_text, name, "hf").data, trainer, accelerate)
+    left = [] if after.error is None else [f"under the HF Trainer, {after.error.raised_by} raises "
+                                           f"{after.error.exc_type}: {after.error}; left alone"]
+    return new_text, [e.message for e in edits], left
+
+
+def remaining(text: str, snapshot: Snapshot, name: str, hf: bool = False) -> list[str]:
     """What the release still rejects in the migrated text (wrong values etc.): reported, never edited."""
     try:
-        config = parse(text, name, "deepspeed")
+        config = parse(text, name, "hf" if hf else "deepspeed")
     except ConfigFileError as exc:
         return [f"the migrated text does not parse ({exc}); please report this"]
     # Launch rules depend on how the config is launched (optimizer from code or not), not on the release's keys.
     handled = {Kind.UNKNOWN_KEY, Kind.DEPRECATED_KEY, Kind.REMOVED_KEY, Kind.LAUNCH}
     out = []
-    for finding in Checker(snapshot).check(config, Options()):
+    for finding in Checker(snapshot).check(config, Options(hf=hf)):
         if finding.severity is Severity.ERROR and finding.kind not in handled:
             out.append(f"{finding.path or '(file)'}: {finding.message}; left alone")
     return out
@@ -704,6 +730,12 @@ def run(args: argparse.Namespace) -> int:
         raise DsfieldsError(f"{args.file}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
+    from dsfields.model.hf_args import from_cli, wants_trainer
+
+    trainer = accelerate = None
+    if wants_trainer(args):
+        args.hf = True
+        trainer, accelerate = from_cli(args)
     source, how = choose_source(config.data, args.source)
     ending = line_endings(raw)
     if ending is None and "\r\n" in raw and raw.count("\n") == raw.count("\r\n"):
@@ -711,12 +743,16 @@ def run(args: argparse.Namespace) -> int:
     text = universal(raw)
     new_text, result = migrate(raw if ending is None else text, config, snapshot, source,
                                keep_behaviour=args.keep_behaviour, drop_ignored=args.drop_ignored, hf=args.hf)
+    left: list[str] = []
+    if trainer is not None:
+        new_text, messages, left = trainer_edits(new_text, str(args.file), trainer, accelerate)
+        result.edits += [Edit((), "replace", m) for m in messages]
     if ending is None:  # LF, or a mix of LF and CRLF: the raw text was edited, the mix stays as it was
         new_raw, new_text = new_text, universal(new_text)
     else:
         new_raw = new_text.replace("\n", ending)
-    notes = result.notes + [n for n in remaining(new_text, snapshot, str(args.file))
-                            if not any(n.startswith(o.split(":")[0] + ":") for o in result.notes)]
+    notes = result.notes + [n for n in remaining(new_text, snapshot, str(args.file), args.hf)
+                            if not any(n.startswith(o.split(":")[0] + ":") for o in result.notes)] + left
     writes = args.output or (args.file if args.in_place else None)
     if writes is not None:
         check_target(writes, force=args.force)  # refused before the report says what would be written

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,10 @@ PASSED_ON = "passed on whole"
 IGNORED = "ignored"
 REMOVED = "removed"
 NOT_GIVEN = "not given"
+SET_HF = "set by the HF Trainer"
+BUILT = "built"
 SOURCES = (WRITTEN, DEFAULT, EFFECTIVE_DEFAULT, DERIVED, AUTO_DEFAULT, AUTO_KEPT, AUTO_HF, DEPRECATED, PASSED_ON,
-           IGNORED, REMOVED, NOT_GIVEN)
+           IGNORED, REMOVED, NOT_GIVEN, SET_HF, BUILT)
 """Every ``source`` a resolved key can have (``--format json`` prints these strings)."""
 
 HF_ARGUMENTS: dict[str, str] = {
@@ -462,6 +465,64 @@ build an offload config with ``device=OffloadDeviceEnum.cpu`` when true, else ``
 snapshot deprecation says ``converts_value``; ``tests/test_migrate.py`` checks that."""
 
 
+# ---------------------------------------------------------------- the HF Trainer with the user's arguments
+
+
+def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, accelerate: dict[str, Any], *,
+                    stage_only: bool = False) -> tuple[list[Resolved], Any]:
+    """``resolve --trainer-args``: the config DeepSpeed receives from the Trainer (every "auto" concrete, the
+    sections accelerate adds), resolved as DeepSpeed reads it, each value the Trainer or accelerate set
+    saying so; then the classes built (``optimizer.class``, ``scheduler.class``) and the precision that runs.
+    Returns the run too: with ``run.error`` set, the Trainer refuses the config and the list is empty."""
+    from dsfields.model.hf_trainer import trainer_run
+
+    run = trainer_run(data, trainer, accelerate)
+    if run.error is not None or run.config is None:
+        return [], run
+    final = {k: v for k, v in run.config.items() if k != "steps_per_print"}  # inf: DeepSpeed never logs
+    out = resolver.resolve(final, world_size=trainer.world_size, stage_only=stage_only)
+    for item in out:
+        origin = run.origins.get(item.path)
+        item.written = _has(data, item.path)
+        if origin is None:
+            continue
+        item.source = AUTO_HF if _get(data, item.path) == "auto" else SET_HF
+        item.note = origin
+        if item.path in run.unknown:
+            item.value = None
+    out = [item for item in out if item.path != "steps_per_print"]
+    out.append(Resolved("steps_per_print", None, SET_HF, _has(data, "steps_per_print"),
+                        "set by accelerate to float(\"inf\") (not JSON): DeepSpeed never logs"))
+    out.append(Resolved("optimizer.class", run.optimizer_class, BUILT, False, {
+        "config": "DeepSpeed builds it from the optimizer section", "code": f"the Trainer's --optim {trainer.optim}",
+        "ds_cpu_adam": f"the Trainer's --optim {trainer.optim}, swapped by accelerate for ZeRO-Offload"}[
+        run.optimizer], "optimizer"))
+    out.append(Resolved("scheduler.class", run.scheduler_class, BUILT, False, {
+        "config": "DeepSpeed builds it from the scheduler section",
+        "callable": f"the Trainer's --lr_scheduler_type {trainer.lr_scheduler_type}, built inside deepspeed.initialize",
+        "none": f"the Trainer's --lr_scheduler_type {trainer.lr_scheduler_type}, built after deepspeed.initialize"}[
+        run.scheduler], "scheduler"))
+    lr = _get(run.config, "optimizer.params.lr") if run.optimizer == "config" else trainer.learning_rate
+    out.append(Resolved("optimizer.lr", None if lr is _MISSING else lr, BUILT, False,
+                        "from the optimizer section" if run.optimizer == "config" else trainer.origin("learning_rate"),
+                        "optimizer"))
+    out.append(Resolved("precision", run.precision, BUILT, False, "what trains: fp16.enabled / bf16.enabled as "
+                        "DeepSpeed receives them"))
+    return out, run
+
+
+def _get(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return _MISSING
+        data = data[part]
+    return data
+
+
+def _has(data: Any, path: str) -> bool:
+    return _get(data, path) is not _MISSING
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -478,6 +539,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="PATH",
                         help="only this key or section (repeatable), e.g. --only zero_optimization")
     parser.add_argument("--format", choices=["text", "json"], default="text")
+    from dsfields.model.hf_args import add_cli_arguments
+
+    add_cli_arguments(parser)  # --trainer-args & co. (issue 27)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -486,14 +550,37 @@ def run(args: argparse.Namespace) -> int:
     only = [p.strip() for p in args.only]
     if any(not p.strip(".,* \t") for p in only):
         raise UsageError("--only needs a key or section path, e.g. --only zero_optimization")
+    from dsfields.model.hf_args import from_cli, wants_trainer
+
+    trainer = None
+    if wants_trainer(args):
+        args.hf = True
+        trainer, accelerate = from_cli(args)
+        from dsfields.model.hf_args import mirror_note
+
+        if mirror_note(trainer):
+            print(f"dsfields: note: {mirror_note(trainer)}", file=sys.stderr)
     snapshot = load_requested(args.version)
     try:
         config = load(args.file, "hf" if args.hf else "deepspeed")
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     refuse_unloadable(config, args.hf)
-    resolved = Resolver(snapshot).resolve(config.data, hf=args.hf, world_size=args.world_size,
-                                          stage_only=args.stage_only)
+    if trainer is not None:
+        if not isinstance(config.data, dict):
+            raise DsfieldsError(f"{shown(config.name)}: not a JSON object")
+        resolved, trained = resolve_trainer(Resolver(snapshot), config.data, trainer, accelerate,
+                                            stage_only=args.stage_only)
+        if trained.error is not None:
+            error = trained.error
+            print(f"{shown(config.name)}: the HF Trainer (transformers {trainer.transformers_version}) refuses it: "
+                  f"{error.raised_by} raises {error.exc_type}: {shown(str(error))}", file=sys.stderr)
+            if args.format == "json":
+                print(json.dumps({"error": trained.as_dict()["error"]}, indent=1, ensure_ascii=False))
+            return 1
+    else:
+        resolved = Resolver(snapshot).resolve(config.data, hf=args.hf, world_size=args.world_size,
+                                              stage_only=args.stage_only)
     if only:
         unknown = [p for p in only if p not in snapshot.fields and p not in snapshot.sections
                    and not any(r.path == p or r.path.startswith(p + ".") for r in resolved)]
@@ -534,7 +621,7 @@ def render_text(resolved: list[Resolved], config: ConfigFile, version: str) -> s
         width = min(max(len(shown(i.path)) for i in items), 56)
         for item in sorted(items, key=lambda i: i.path):
             mark = "*" if item.written else " "
-            value = "(set later)" if item.source == AUTO_HF else shown(json_text(item.value))
+            value = "(set later)" if item.source == AUTO_HF and item.value is None else shown(json_text(item.value))
             if len(value) > 60:
                 value = value[:57] + "..."
             note = f" ({shown(item.note)})" if item.note else ""

@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sniff", action="store_true",
                         help="skip files that do not look like a DeepSpeed config (fewer than two of its top-level "
                              "keys, or one of its sections); what the pre-commit hook passes for every .json/.hjson")
+    from dsfields.model.hf_args import add_cli_arguments
+
+    add_cli_arguments(parser)  # --trainer-args & co. (issue 27): the HF Trainer with the user's own flags
 
 
 def path_text(arg: str) -> str:
@@ -124,6 +127,12 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     ``launcher`` (a LaunchClient factory) with ``--launch``."""
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
+    trainer = None
+    from dsfields.model.hf_args import from_cli, wants_trainer
+
+    if wants_trainer(args):  # the Trainer with the user's flags: --hf implied
+        args.hf = True
+        trainer, accelerate = from_cli(args)
     snapshot = load_indexed(resolve_version(args.version))
     borrowed = newest_hf_list() if args.hf and snapshot.hf_trainer is None else None
     checker = Checker(snapshot, hf_trainer=borrowed)
@@ -147,6 +156,16 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = check_file(path, checker, options)
             extra = []
+            if not options.hf and report.error is None and report.config is not None:
+                from dsfields.check.trainer_check import hf_hint
+
+                hf = checker.hf_fills if checker.hf_fills is not None else getattr(newest_hf_list(), "paths", None)
+                report.findings = hf_hint(report.config, hf, checker.hf_version or "", report.findings)
+            if trainer is not None and report.error is None and report.config is not None:
+                from dsfields.check.trainer_check import trainer_findings
+
+                report.findings = sorted(trainer_findings(report.config, trainer, accelerate, report.findings),
+                                         key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
             if options.runtime and build is not None and report.error is None and report.config is not None:
                 from dsfields.check.runtime import runtime_findings
 

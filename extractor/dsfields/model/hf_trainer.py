@@ -7,6 +7,10 @@ when the config has none, swapped for DeepSpeedCPUAdam under ZeRO-Offload). :fun
 that, every step citing the transformers 5.24.0 / accelerate 1.15.0 line it follows; :func:`plain_plan`
 is plain code calling ``deepspeed.initialize`` itself.
 
+:func:`trainer_run` is the same mirror with the user's own Trainer arguments
+(:class:`dsfields.model.hf_args.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
+predicts the mismatch errors transformers raises, the precision that runs and the classes built.
+
 Both the launch witness (:mod:`dsfields.extract.launch`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
 rules, and ``check --runtime``'s HF fills) use this one copy.
@@ -307,3 +311,351 @@ def _process(cfg: dict[str, Any], kwargs: dict[str, Any], prefix: str = "") -> s
                 return f"{prefix}{key}"
             cfg[key] = kwargs[f"{prefix}{key}"]
     return None
+
+
+# ---------------------------------------------------------------- the Trainer with the user's own arguments
+
+MISMATCH_HEAD = "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:"
+MISMATCH_TAIL = "The easiest method is to set these DeepSpeed config values to 'auto'."
+HIDDEN_KEYS = ("zero_optimization.reduce_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+               "zero_optimization.stage3_param_persistence_threshold")
+UNKNOWN = object()
+"""A value the Trainer computes from what the user did not say (the dataset size, the model's hidden size)."""
+
+# Trainer.get_optimizer_cls_and_kwargs (transformers 5.24.0 trainer.py): --optim → the class it builds.
+TRAINER_OPTIMIZERS = {"adamw_torch": "torch.optim.AdamW", "adamw_torch_fused": "torch.optim.AdamW",
+                      "adafactor": "transformers.optimization.Adafactor", "sgd": "torch.optim.SGD",
+                      "adagrad": "torch.optim.Adagrad", "rmsprop": "torch.optim.RMSprop"}
+# accelerate utils/deepspeed.py:29 map_pytorch_optim_to_deepspeed: Adagrad → DeepSpeedCPUAdagrad, else CPUAdam.
+CPU_SWAP = {"torch.optim.Adagrad": "deepspeed.ops.adagrad.DeepSpeedCPUAdagrad"}
+# transformers optimization.py get_scheduler: every --lr_scheduler_type is a LambdaLR but these two.
+TRAINER_SCHEDULERS = {"reduce_lr_on_plateau": "torch.optim.lr_scheduler.ReduceLROnPlateau"}
+
+
+class TrainerRun:
+    """What the HF Trainer with the user's arguments does to a config, predicted.
+
+    ``config``: what DeepSpeed receives (None when refused); ``origins``: JSON path → who set the value
+    there and from what; ``mismatches``: transformers' lines (``- ds KEY=VAL vs hf ARG=VAL``); ``error``:
+    the first refusal, as raised; ``optimizer_class`` / ``scheduler_class``: the classes really built;
+    ``precision``: ``bf16``, ``fp16`` or ``fp32``; ``unknown``: paths whose value needs what was not given.
+    """
+
+    def __init__(self) -> None:
+        self.config: dict[str, Any] | None = None
+        self.origins: dict[str, str] = {}
+        self.mismatches: list[str] = []
+        self.error: PlanError | None = None
+        self.optimizer: OptimizerSource = "config"
+        self.scheduler = "config"
+        self.optimizer_class: str | None = None
+        self.scheduler_class: str | None = None
+        self.precision = "fp32"
+        self.unknown: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def as_dict(self) -> dict[str, Any]:
+        error = self.error
+        return {"error": None if error is None else {"raised_by": error.raised_by, "type": error.exc_type,
+                                                      "message": str(error), "key": error.key},
+                "mismatches": self.mismatches, "optimizer.class": self.optimizer_class,
+                "scheduler.class": self.scheduler_class, "precision": self.precision}
+
+
+def _py(value: Any) -> str:
+    """``str()`` of the value as transformers formats it (the config is Python objects from json.load)."""
+    return str(value)
+
+
+def _match(run: TrainerRun, cfg: dict[str, Any], path: str, value: Any, hf_key: str | None, origin: str,
+           must_match: bool = True) -> None:
+    """transformers integrations/deepspeed.py:108 ``fill_match`` with the user's value, mismatches collected."""
+    node, key = _node(cfg, path)
+    if node is None:
+        return
+    if node.get(key) == "auto":
+        if value is UNKNOWN:
+            run.unknown[path] = origin
+            node[key] = None
+        else:
+            node[key] = value
+        run.origins[path] = f"filled by the Trainer from {origin}"
+        return
+    if not must_match or value is UNKNOWN:
+        if value is UNKNOWN and must_match and node.get(key) is not None:
+            run.unknown[path] = f"compared with {origin}, which needs what was not given"
+        return
+    ds_val = node.get(key)
+    if ds_val is not None and ds_val != value:
+        run.mismatches.append(f"- ds {path}={_py(ds_val)} vs hf {hf_key}={_py(value)}")
+
+
+def _zero_stage3(cfg: dict[str, Any]) -> bool:
+    zero = cfg.get("zero_optimization")
+    return isinstance(zero, dict) and zero.get("stage") == 3
+
+
+def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None) -> TrainerRun:
+    """The Trainer (transformers 5.24.0) and accelerate 1.15.0 on ``config`` with ``args``
+    (:class:`dsfields.model.hf_args.TrainerArgs`) and accelerate's launch settings (``accelerate``:
+    ``mixed_precision``, ``gradient_accumulation_steps``, ``gradient_clipping``, ``zero_stage``,
+    ``offload_optimizer_device``, ``offload_param_device``, ``zero3_save_16bit_model``, ``zero3_init_flag``).
+
+    Follows the order the real run takes, so the first refusal is the one the user sees: TrainingArguments
+    (its checks, then ``trainer_config_process`` collecting mismatches, then ``DeepSpeedPlugin``), the
+    Accelerator's mixed precision (its clash hides the mismatch list), ``trainer_config_finalize`` (raises
+    the mismatches), the optimizer/scheduler choice, ``Accelerator._prepare_deepspeed``.
+    """
+    run = TrainerRun()
+    acc = accelerate or {}
+    cfg = clone_json(config)
+    try:
+        _trainer_run(run, cfg, args, acc)
+    except PlanError as exc:
+        run.error = exc
+        return run
+    except AttributeError as exc:  # find_config_node's .get on a non-dict (``"zero_optimization": true``)
+        run.error = PlanError("transformers", "AttributeError", str(exc))
+        return run
+    run.config = cfg  # the values at the user's world size: DeepSpeed's batch assertion judges them as they are
+    return run
+
+
+def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any]) -> None:
+    v = args.values
+    # -- TrainingArguments.__post_init__ / _validate_args (training_args.py:1515-1700)
+    if v["fp16"] and v["bf16"]:
+        raise PlanError("transformers", "ValueError", "At most one of fp16 and bf16 can be True, but not both")
+    mixed = str(acc.get("mixed_precision") or "no").lower()  # ACCELERATE_MIXED_PRECISION (accelerate launch)
+    mixed = "fp16" if v["fp16"] else "bf16" if v["bf16"] else mixed
+    # -- trainer_config_process (integrations/deepspeed.py:136-192): fills and mismatches, raised later.
+    micro = v["per_device_train_batch_size"]
+    gas = v["gradient_accumulation_steps"]
+    exact = not v.get("auto_find_batch_size")
+    _match(run, cfg, "train_micro_batch_size_per_gpu", micro, "per_device_train_batch_size",
+           args.origin("per_device_train_batch_size"), exact)
+    _match(run, cfg, "gradient_accumulation_steps", gas, "gradient_accumulation_steps",
+           args.origin("gradient_accumulation_steps"))
+    _match(run, cfg, "train_batch_size", args.world_size * micro * gas, "train_batch_size (calculated)",
+           f"--world-size {args.world_size} x per_device_train_batch_size x gradient_accumulation_steps", exact)
+    _match(run, cfg, "gradient_clipping", v["max_grad_norm"], "max_grad_norm", args.origin("max_grad_norm"))
+    _match(run, cfg, "optimizer.params.lr", v["learning_rate"], "learning_rate", args.origin("learning_rate"))
+    _match(run, cfg, "optimizer.params.betas", [v["adam_beta1"], v["adam_beta2"]], "adam_beta1+adam_beta2",
+           f"[{args.origin('adam_beta1')}, {args.origin('adam_beta2')}]")
+    _match(run, cfg, "optimizer.params.eps", v["adam_epsilon"], "adam_epsilon", args.origin("adam_epsilon"))
+    _match(run, cfg, "optimizer.params.weight_decay", v["weight_decay"], "weight_decay", args.origin("weight_decay"))
+    _match(run, cfg, "scheduler.params.warmup_min_lr", 0, None, "0 (fill_only, not an argument)", False)
+    _match(run, cfg, "scheduler.params.warmup_max_lr", v["learning_rate"], "learning_rate",
+           args.origin("learning_rate"))
+    if v.get("save_on_each_node"):
+        cfg.setdefault("checkpoint", {})["use_node_local_storage"] = True
+        run.origins["checkpoint.use_node_local_storage"] = "set by the Trainer from --save_on_each_node"
+    _match(run, cfg, "fp16.enabled", bool(v["fp16"] or v.get("fp16_full_eval")), "fp16|fp16_full_eval",
+           args.origin("fp16"))
+    _match(run, cfg, "bf16.enabled", bool(v["bf16"] or v.get("bf16_full_eval")), "bf16|bf16_full_eval",
+           args.origin("bf16"))
+    # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
+    if "gradient_accumulation_steps" not in cfg:
+        cfg["gradient_accumulation_steps"] = 1
+        run.origins["gradient_accumulation_steps"] = "added by accelerate (DeepSpeedPlugin: 1 when absent)"
+    if "zero_optimization" not in cfg:
+        raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
+                        "config.", "zero_optimization")
+    # _deepspeed_config_checks (dataclasses.py:1507): accelerate launch exports the YAML's deepspeed_config keys
+    # (and mixed_precision when it came from the YAML) as ACCELERATE_CONFIG_DS_FIELDS; the Trainer always hands
+    # a DeepSpeed config, so any of these settings is refused.
+    from dsfields.model.hf_args import IGNORED_WITH_FILE
+
+    fields = list(acc.get("ds_fields", [])) + (["mixed_precision"] if "mixed_precision" in acc else [])
+    if any(name in IGNORED_WITH_FILE for name in fields):
+        raise PlanError("accelerate", "ValueError", "When using `deepspeed_config_file`, the following accelerate "
+                        f"config variables will be ignored: {list(IGNORED_WITH_FILE)}.\nPlease specify them "
+                        "appropriately in the DeepSpeed config file.\nIf you are using an accelerate config file, "
+                        "remove others config variables mentioned in the above specified list.\nThe easiest method "
+                        "is to create a new config following the questionnaire via `accelerate config`.\nIt will "
+                        "only ask for the necessary config variables when using `deepspeed_config_file`.",
+                        next(name for name in fields if name in IGNORED_WITH_FILE))
+    plugin = {"gradient_accumulation_steps": acc.get("gradient_accumulation_steps", "auto"),
+              "gradient_clipping": acc.get("gradient_clipping", "auto"),
+              "zero_optimization.stage": acc.get("zero_stage", 2),
+              "zero_optimization.offload_optimizer.device": acc.get("offload_optimizer_device", "none"),
+              "zero_optimization.offload_param.device": acc.get("offload_param_device", "none"),
+              "zero_optimization.offload_param.nvme_path": acc.get("offload_param_nvme_path", "none"),
+              "zero_optimization.offload_optimizer.nvme_path": acc.get("offload_optimizer_nvme_path", "none"),
+              "zero_optimization.stage3_gather_16bit_weights_on_model_save": bool(acc.get("zero3_save_16bit_model",
+                                                                                       False))}
+    for path, value in plugin.items():
+        node, key = _node(cfg, path)
+        if node is not None and node.get(key) == "auto" and value != "auto":
+            node[key] = value
+            run.origins[path] = "filled by accelerate's DeepSpeedPlugin" + (
+                " from --accelerate-config" if path.rpartition(".")[2] in acc or path in acc else " (its default)")
+    cfg["steps_per_print"] = float("inf")
+    run.origins["steps_per_print"] = "set by accelerate (inf: DeepSpeed never logs)"
+    # -- AcceleratorState → DeepSpeedPlugin.set_mixed_precision (dataclasses.py:1415-1446)
+    if mixed == "fp16" and "fp16" not in cfg:
+        cfg["fp16"] = {"enabled": True, "auto_cast": True}
+        run.origins["fp16.enabled"] = run.origins["fp16.auto_cast"] = f"added by accelerate (mixed precision fp16, " \
+                                                                       f"{args.origin('fp16')})"
+    elif mixed in ("bf16", "fp8") and "bf16" not in cfg:
+        cfg["bf16"] = {"enabled": True}
+        run.origins["bf16.enabled"] = f"added by accelerate (mixed precision {mixed})"
+    if mixed != "no":
+        other = "bf16" if mixed == "fp16" else "fp16"
+        section = cfg.get(other, {})
+        enabled = section.get("enabled", "False") if isinstance(section, dict) else section.get("enabled")
+        if str(enabled).lower() == "true":
+            raise PlanError("accelerate", "ValueError", f"`--mixed_precision` arg cannot be set to `{mixed}` when "
+                            f"`{other}` is set in the DeepSpeed config file.", f"{other}.enabled")
+    for dtype in ("fp16", "bf16"):
+        if dtype not in cfg:
+            cfg[dtype] = {"enabled": False}
+            run.origins[f"{dtype}.enabled"] = "added by accelerate (false)"
+    for dtype, on in (("fp16", mixed == "fp16"), ("bf16", mixed in ("bf16", "fp8"))):
+        node, key = _node(cfg, f"{dtype}.enabled")
+        if node is not None and node.get(key) == "auto":
+            node[key] = on
+            run.origins[f"{dtype}.enabled"] = f"filled by accelerate (mixed precision {mixed})"
+    # -- trainer_config_finalize (integrations/deepspeed.py:194-260), from deepspeed_init at train()
+    autos = [k for k in HIDDEN_KEYS if _is_auto(cfg, k)]
+    hidden = args.hidden_size
+    if autos:
+        where = args.hidden_size_from or "model.config.hidden_size"
+        size = UNKNOWN if hidden is None else hidden
+        _match(run, cfg, HIDDEN_KEYS[0], UNKNOWN if hidden is None else hidden * hidden, None,
+               f"{where} ({hidden} x {hidden})" if hidden else "the model's hidden_size x hidden_size (give "
+               "--model-config or --hidden-size)", False)
+        if _zero_stage3(cfg):
+            _match(run, cfg, HIDDEN_KEYS[1], UNKNOWN if size is UNKNOWN else int(0.9 * hidden * hidden), None,
+                   f"{where} (0.9 x {hidden} x {hidden})" if hidden else "0.9 x the model's hidden_size squared",
+                   False)
+            _match(run, cfg, HIDDEN_KEYS[2], UNKNOWN if size is UNKNOWN else 10 * hidden, None,
+                   f"{where} (10 x {hidden})" if hidden else "10 x the model's hidden_size", False)
+    steps = args.num_training_steps()
+    _match(run, cfg, "scheduler.params.total_num_steps", UNKNOWN if steps is None else steps,
+           "num_training_steps (calculated)", "num_training_steps (" + (
+               args.steps_origin() if steps is not None else "give --max_steps, or --dataset-size") + ")")
+    warmup: Any = UNKNOWN
+    if steps is not None or v.get("warmup_steps", 0) >= 1:
+        warmup = max(1, args.warmup_steps(steps or 0))
+    _match(run, cfg, "scheduler.params.warmup_num_steps", warmup, "warmup_steps",
+           f"max(1, {args.origin('warmup_steps')})")
+    if run.mismatches:
+        raise PlanError("transformers", "ValueError", MISMATCH_HEAD + "\n" + "\n".join(run.mismatches) + "\n" +
+                        MISMATCH_TAIL, run.mismatches[0][len("- ds "):].split("=", 1)[0])
+    # -- deepspeed_optim_sched (integrations/deepspeed.py:559-610)
+    offload = _offload_device(cfg)
+    if "optimizer" in cfg:
+        run.optimizer = "config"
+    else:
+        run.optimizer = "code"
+        cfg["zero_allow_untested_optimizer"] = True
+        run.origins["zero_allow_untested_optimizer"] = "set by the Trainer (its own optimizer)"
+    if "scheduler" in cfg:
+        run.scheduler = "config"
+    elif run.optimizer == "config":
+        run.scheduler = "callable"
+    else:
+        run.scheduler = "none"
+    # -- Accelerator._prepare_deepspeed (accelerator.py:2141-2400)
+    tensor = cfg.get("tensor_parallel", {})
+    tp_size = tensor.get("autotp_size", 0) if isinstance(tensor, dict) else 0
+    if isinstance(tp_size, int) and tp_size > args.world_size:  # :2154-2171 init_device_mesh(device, (tp_size,))
+        raise PlanError("torch", "RuntimeError", f"Mesh should not be bigger than default world size "
+                        f"{args.world_size}, but found {tp_size} ranks!", "tensor_parallel.autotp_size")
+    micro_now = cfg.get("train_micro_batch_size_per_gpu")
+    kwargs: dict[str, Any] = {"gradient_clipping": 1.0,
+                              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
+    if micro_now == "auto":
+        raise PlanError("accelerate", "ValueError", "When using DeepSpeed, `accelerate.prepare()` requires you to "
+                        "pass at least one of training or evaluation dataloaders with `batch_size` attribute "
+                        "returning an integer value or alternatively set an integer value in "
+                        "`train_micro_batch_size_per_gpu` in the deepspeed config file or assign integer value to "
+                        "`AcceleratorState().deepspeed_plugin.deepspeed_config['train_micro_batch_size_per_gpu']`.",
+                        "train_micro_batch_size_per_gpu")
+    if micro_now is not None:
+        kwargs["train_micro_batch_size_per_gpu"] = micro_now
+        with contextlib.suppress(TypeError):
+            kwargs["train_batch_size"] = micro_now * cfg.get("gradient_accumulation_steps") * args.world_size
+    if hidden is not None:
+        kwargs.update({HIDDEN_KEYS[0]: hidden * hidden, HIDDEN_KEYS[1]: int(0.9 * hidden * hidden),
+                       HIDDEN_KEYS[2]: 10 * hidden})
+    if run.optimizer == "config":  # DummyOptim's lr / weight_decay (its defaults 0.001, 0)
+        kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
+    before = _leaves(cfg)
+    leftover = _process(cfg, kwargs)
+    for path, value in _leaves(cfg).items():
+        if before.get(path) == "auto" and value != "auto":
+            run.origins[path] = "filled by accelerate (prepare)"
+    if leftover:
+        raise PlanError("accelerate", "ValueError", f"`{leftover}` not found in kwargs. Please specify "
+                        f"`{leftover}` without `auto` (set to correct value) in the DeepSpeed config file or pass "
+                        "it in kwargs.", leftover)
+    if run.optimizer == "code":
+        zero = cfg["zero_optimization"]
+        if not isinstance(zero, dict):
+            raise PlanError("accelerate", "AttributeError", f"'{type(zero).__name__}' object has no attribute 'get'",
+                            "zero_optimization")
+        offload = _offload_device(cfg)
+        built = TRAINER_OPTIMIZERS.get(str(v["optim"]), f"(--optim {v['optim']}: built by the Trainer)")
+        if offload != "none" and cfg.get("zero_force_ds_cpu_optimizer", True):
+            run.optimizer = "ds_cpu_adam"
+            built = CPU_SWAP.get(built, "deepspeed.ops.adam.DeepSpeedCPUAdam")
+            run.notes.append("accelerate swapped in " + built.rpartition(".")[2])
+        run.optimizer_class = built
+    else:
+        run.optimizer_class = deepspeed_optimizer_class(cfg, offload)
+    if run.scheduler == "config":
+        sched = cfg.get("scheduler")
+        kind = sched.get("type") if isinstance(sched, dict) else None
+        run.scheduler_class = f"deepspeed.runtime.lr_schedules.{kind}" if isinstance(kind, str) else None
+    else:
+        run.scheduler_class = TRAINER_SCHEDULERS.get(str(v["lr_scheduler_type"]), "torch.optim.lr_scheduler.LambdaLR")
+    fp16 = _is_true(cfg, "fp16.enabled")
+    run.precision = "fp16" if fp16 else "bf16" if _is_true(cfg, "bf16.enabled") else "fp32"
+
+
+def _is_auto(cfg: dict[str, Any], path: str) -> bool:
+    node, key = _node(cfg, path)
+    return node is not None and node.get(key) == "auto"
+
+
+def _offload_device(cfg: dict[str, Any]) -> str:
+    zero = cfg.get("zero_optimization")
+    offload = zero.get("offload_optimizer") if isinstance(zero, dict) else None
+    device = offload.get("device", "none") if isinstance(offload, dict) else "none"
+    return str(device) if device is not None else "none"
+
+
+def deepspeed_optimizer_class(cfg: dict[str, Any], offload: str) -> str | None:
+    """engine.py ``_configure_basic_optimizer`` / ``get_optimizer_configuration`` (DeepSpeed 0.19.8):
+    the class DeepSpeed builds for the config's optimizer ``type``."""
+    section = cfg.get("optimizer")
+    kind = section.get("type") if isinstance(section, dict) else None
+    if not isinstance(kind, str):
+        return None
+    name = kind.lower()
+    params = section.get("params") if isinstance(section.get("params"), dict) else {}
+    cpu = offload in ("cpu", "nvme")
+    if name in ("adam", "adamw"):
+        if params.get("torch_adam"):
+            adam_w = name == "adamw" or params.get("adam_w_mode", True)
+            return "torch.optim.AdamW" if adam_w else "torch.optim.Adam"
+        return "deepspeed.ops.adam.DeepSpeedCPUAdam" if cpu else "deepspeed.ops.adam.FusedAdam"
+    if name == "adagrad":
+        return "deepspeed.ops.adagrad.DeepSpeedCPUAdagrad" if cpu else "torch.optim.Adagrad"
+    if name == "lamb":
+        return "deepspeed.ops.lamb.FusedLamb"
+    if name == "lion":
+        return "deepspeed.ops.lion.DeepSpeedCPULion" if cpu else "deepspeed.ops.lion.FusedLion"
+    return f"torch.optim.{kind}"
+
+
+def _leaves(cfg: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in cfg.items():
+        if isinstance(value, dict):
+            out.update(_leaves(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out

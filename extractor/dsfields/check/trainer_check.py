@@ -1,0 +1,116 @@
+"""``check --trainer-args``: the HF Trainer with the user's own arguments, judged before the job runs.
+
+:func:`dsfields.model.hf_trainer.trainer_run` predicts what transformers' Trainer and accelerate do with
+the config and the flags (:mod:`dsfields.model.hf_args`). Its refusals become findings here, each
+quoting what the real run raises: the mismatch list of ``trainer_config_finalize`` (one finding per key,
+both values), accelerate's ``--mixed_precision`` clash, its "auto not found in kwargs", and DeepSpeed's
+batch assertion on the values the Trainer filled in. Flags ``TrainingArguments`` lacks are warnings.
+Where the run says more than the launch rules' generic HF verdicts, those verdicts are dropped.
+
+Imports: ``dsfields.model`` and ``dsfields.check.findings`` only.
+"""
+
+from __future__ import annotations
+
+from dsfields.check.findings import Finding, Kind, Severity
+from dsfields.model import launch_rules as catalogue
+from dsfields.model.hf_args import MIRRORED, mirror_note, suggest
+from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HF_RULES = frozenset(rule.id for rule in catalogue.RULES if rule.raised_by != "deepspeed")
+
+
+def _line(config: Any, path: str) -> int:
+    return (config.line_of(tuple(path.split("."))) if path else None) or 1
+
+
+def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], findings: list[Finding]) -> list[Finding]:
+    """``findings`` (the static check with ``--hf``) with the Trainer run's verdict on ``config``."""
+    data = config.data
+    if not isinstance(data, dict):
+        return findings
+    run = trainer_run(data, trainer, accelerate)
+    version = trainer.transformers_version
+    out = [f for f in findings if f.rule not in HF_RULES]
+    note = mirror_note(trainer)
+    if note:
+        out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
+    for flag in trainer.unknown:
+        if not flag.startswith("--"):
+            continue
+        close = suggest(flag, trainer.fields)
+        out.append(Finding("", Severity.WARNING, Kind.LIMITATION,
+                           f"--trainer-args: {flag} is not a TrainingArguments flag (transformers {version}); "
+                           "HfArgumentParser refuses it unless the script's own dataclasses take it",
+                           f"did you mean {close}?" if close else "", 1, rule="hf-unknown-flag"))
+    for path, why in sorted(run.unknown.items()):
+        out.append(Finding(path, Severity.INFO, Kind.LIMITATION, f"the Trainer's value here is not known: {why}",
+                           "", _line(config, path), rule="hf-unknown-value"))
+    error = run.error
+    if error is None:
+        out += _batch(run, trainer, config)
+        return out
+    text = str(error)
+    if text.startswith(MISMATCH_HEAD):
+        for line in run.mismatches:
+            path = line[len("- ds "):].split("=", 1)[0]
+            out.append(Finding(path, Severity.ERROR, Kind.LAUNCH,
+                               f"the HF Trainer refuses it (transformers {MIRRORED} trainer_config_finalize raises "
+                               f'ValueError "{MISMATCH_HEAD} …"): {line}',
+                               'write "auto", or the value of the argument', _line(config, path),
+                               rule="hf-mismatch"))
+        return out
+    out.append(Finding(error.key or "", Severity.ERROR, Kind.LAUNCH,
+                       f"under the HF Trainer with these arguments, {error.raised_by} raises {error.exc_type}: "
+                       f'"{text}"', "", _line(config, error.key or ""), rule="hf-refusal"))
+    return out
+
+
+def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:
+    """DeepSpeedConfig._batch_assertion (config.py:602) on the batch triple as the Trainer left it."""
+    cfg = run.config or {}
+    tbs, micro, gas = (cfg.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
+                                             "gradient_accumulation_steps"))
+    numbers = [v for v in (tbs, micro, gas) if isinstance(v, int) and not isinstance(v, bool)]
+    if len(numbers) != 3 or tbs == micro * gas * trainer.world_size:
+        return []
+    return [Finding("train_batch_size", Severity.ERROR, Kind.LAUNCH,
+                    "with these Trainer arguments DeepSpeed raises AssertionError: \"Check batch related parameters. "
+                    "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size "
+                    f'{tbs} != {micro} * {gas} * {trainer.world_size}"', 'write "auto" for the batch keys',
+                    _line(config, "train_batch_size"), rule="hf-batch")]
+
+
+def _auto_paths(data: Any, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{prefix}{key}"
+            if isinstance(value, str) and value == "auto":
+                out.append(path)
+            else:
+                out += _auto_paths(value, path + ".")
+    return out
+
+
+def hf_hint(config: Any, fills: Any, version: str | None, findings: list[Finding]) -> list[Finding]:
+    """Without ``--hf``: one note when the file looks written for the HF Trainer (``"auto"`` where it fills),
+    saying what ``--hf`` would change."""
+    autos = _auto_paths(config.data)
+    filled = [p for p in autos if p in (fills or {})]
+    if not filled:
+        return findings
+    judged = [f for f in findings if f.kind is Kind.AUTO and f.path in filled]
+    errors = sum(1 for f in judged if f.severity is Severity.ERROR)
+    change = (f"{len(judged)} of the \"auto\" findings below ({errors} errors) would go" if judged else
+              "nothing below would change")
+    shown = ", ".join(filled[:4]) + (f", … ({len(filled)} in all)" if len(filled) > 4 else "")
+    return [*findings, Finding("", Severity.INFO, Kind.AUTO,
+                               f'looks like an HF Trainer config: {len(autos)} "auto" values, {len(filled)} of them '
+                               f"filled by the Trainer (transformers {version}): {shown}. With --hf they are "
+                               f"judged as filled: {change}; --trainer-args=\"...\" also checks them against your "
+                               "Trainer flags", "add --hf if the Trainer runs this file", 1, rule="hf-config")]

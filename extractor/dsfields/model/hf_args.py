@@ -1,0 +1,463 @@
+"""The HF Trainer's arguments as the user gives them: ``--trainer-args "--bf16 --learning_rate 2e-4"``.
+
+Parsed the way ``HfArgumentParser`` parses ``TrainingArguments`` — without importing transformers —
+from the flag list that :mod:`dsfields.extract.hf_args` read out of transformers' own
+``training_args.py`` into ``generated/hf/transformers-<version>.json`` (the HF snapshot). What the
+parser does, after ``HfArgumentParser`` / argparse: ``--name`` and ``--name-with-dashes``, ``--name=value``,
+an unambiguous prefix, ``bool`` flags with an optional value (``yes/true/t/y/1``, ``no/false/f/n/0``) and
+their ``--no_name`` twin, choices, ``nargs="+"`` lists. Flags TrainingArguments has not are reported
+(scripts often add their own dataclasses, so they are a warning, not a refusal).
+
+:class:`TrainerArgs` is what the mirror (:mod:`dsfields.model.hf_trainer`) reads: every field's value
+and whether the user gave it (provenance: "from --learning_rate" or "the default of --learning_rate"),
+plus what no flag says: the world size, the model's hidden size and the dataset size.
+
+Imports: stdlib only (bottom layer).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+
+from dsfields.model.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HF_DIR = "hf"
+TRUE = ("yes", "true", "t", "y", "1")
+FALSE = ("no", "false", "f", "n", "0")
+
+
+def hf_snapshot_path(version: str | None, generated: str | None = None) -> Any:
+    from pathlib import Path
+
+    from dsfields.model.store import generated_root
+
+    return Path(generated or generated_root()) / HF_DIR / f"transformers-{version}.json"
+
+
+def hf_versions(generated: str | None = None) -> list[str]:
+    from dsfields.model.store import generated_root, version_key
+
+    root = os.path.join(generated or generated_root(), HF_DIR)
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    found = [n[len("transformers-"):-len(".json")] for n in names if n.startswith("transformers-") and
+             n.endswith(".json")]
+    return sorted(found, key=version_key)
+
+
+def installed_transformers_version() -> str | None:
+    """From its ``*.dist-info`` on ``sys.path`` (no import, no importlib.metadata)."""
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.lower().startswith("transformers-") and name.endswith(".dist-info"):
+                return name[len("transformers-"):-len(".dist-info")]
+    return None
+
+
+def load_hf_snapshot(version: str | None = None, generated: str | None = None) -> dict[str, Any]:
+    """The HF snapshot for ``version`` (default: the installed transformers if snapshotted, else the newest).
+
+    Raises :class:`UsageError` when there is none.
+    """
+    known = hf_versions(generated)
+    if not known:
+        raise UsageError("no HF snapshot (generated/hf/transformers-*.json): run python -m dsfields.extract.hf_args")
+    if version is None:
+        installed = installed_transformers_version()
+        version = installed if installed in known else known[-1]
+    if version not in known:
+        raise UsageError(f"no HF snapshot for transformers {version} (have: {', '.join(known)})")
+    with open(hf_snapshot_path(version, generated), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+class TrainerArgs:
+    """TrainingArguments as parsed from the user's flags, with what the Trainer learns elsewhere."""
+
+    def __init__(self, fields: dict[str, dict[str, Any]], values: dict[str, Any], given: dict[str, str],
+                 unknown: list[str], transformers_version: str | None, world_size: int = 1,
+                 hidden_size: int | None = None, hidden_size_from: str = "", dataset_size: int | None = None) -> None:
+        self.fields = fields
+        self.values = values
+        self.given = given
+        """field → the flag spelling the user wrote (``--learning_rate``)."""
+        self.unknown = unknown
+        self.transformers_version = transformers_version
+        self.world_size = world_size
+        self.hidden_size = hidden_size
+        self.hidden_size_from = hidden_size_from
+        self.dataset_size = dataset_size
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def origin(self, name: str) -> str:
+        """How the value of ``name`` came about, in the words ``resolve`` prints."""
+        if name in self.given:
+            return f"--{name}" if self.given[name].startswith("--") else self.given[name]
+        return f"--{name} default"
+
+    # -- what the Trainer computes from them
+
+    def num_training_steps(self) -> int | None:
+        """``Trainer.set_initial_training_values``: ``--max_steps`` if positive, else epochs x updates per epoch
+        from the dataset size (one rank's share of a non-dropping dataloader); None without either."""
+        if self.values.get("max_steps", -1) > 0:
+            return int(self.values["max_steps"])
+        if self.dataset_size is None:
+            return None
+        batches = math.ceil(self.dataset_size / (self.world_size * self.values["per_device_train_batch_size"]))
+        if self.values.get("dataloader_drop_last"):
+            batches = self.dataset_size // (self.world_size * self.values["per_device_train_batch_size"])
+        gas = self.values["gradient_accumulation_steps"]
+        per_epoch = max(batches // gas + int(batches % gas > 0), 1)
+        return math.ceil(self.values["num_train_epochs"] * per_epoch)
+
+    def steps_origin(self) -> str:
+        if self.values.get("max_steps", -1) > 0:
+            return self.origin("max_steps")
+        return f"--num_train_epochs x {self.dataset_size} examples"
+
+    def warmup_steps(self, num_training_steps: int) -> int:
+        """``TrainingArguments.get_warmup_steps``: an integer count, or a ratio of the steps when below 1."""
+        warmup = self.values.get("warmup_steps", 0)
+        return int(warmup) if warmup >= 1 else math.ceil(num_training_steps * warmup)
+
+
+def _bool(text: str, flag: str) -> bool:
+    lowered = text.lower()
+    if lowered in TRUE:
+        return True
+    if lowered in FALSE:
+        return False
+    raise UsageError(f"--trainer-args: {flag} takes a boolean (yes/no, true/false, 1/0), not {text!r}")
+
+
+def _convert(record: dict[str, Any], text: str, flag: str) -> Any:
+    kind = record["type"]
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+    except ValueError:
+        raise UsageError(f"--trainer-args: {flag} takes {'an integer' if kind == 'int' else 'a number'}, "
+                         f"not {text!r}") from None
+    if kind == "bool":
+        return _bool(text, flag)
+    if kind == "choice":
+        if text not in record["choices"]:
+            raise UsageError(f"--trainer-args: {flag} must be one of {', '.join(map(str, record['choices']))}; "
+                             f"not {text!r}")
+    return text
+
+
+def _flags(fields: dict[str, dict[str, Any]]) -> dict[str, tuple[str, bool]]:
+    """Every option string → (field, is the ``--no_`` twin)."""
+    out: dict[str, tuple[str, bool]] = {}
+    for name, record in fields.items():
+        for spelling in {name, name.replace("_", "-")}:
+            out[f"--{spelling}"] = (name, False)
+            if record.get("no_flag"):
+                out[f"--no_{spelling}" if spelling == name else f"--no-{spelling}"] = (name, True)
+    return out
+
+
+def _looks_like_value(text: str) -> bool:
+    """argparse reads ``-1`` or ``-2e-4`` as a value (no option of TrainingArguments looks like a number)."""
+    if not text.startswith("-"):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_trainer_args(text: str | list[str] | None, snapshot: dict[str, Any], *, world_size: int = 1,
+                       hidden_size: int | None = None, hidden_size_from: str = "",
+                       dataset_size: int | None = None) -> TrainerArgs:
+    """``--trainer-args`` (one shell-quoted string, or its words) → :class:`TrainerArgs`.
+
+    Raises :class:`UsageError` for a value a flag cannot take (HfArgumentParser exits 2 on it too).
+    """
+    fields = snapshot["training_arguments"]["fields"]
+    words = shlex.split(text) if isinstance(text, str) else list(text or [])
+    flags = _flags(fields)
+    values: dict[str, Any] = {name: r.get("default") for name, r in fields.items()}
+    given: dict[str, str] = {}
+    unknown: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if not word.startswith("--"):
+            unknown.append(word)
+            continue
+        option, eq, inline = word.partition("=")
+        match = flags.get(option)
+        if match is None:
+            prefixed = {flags[f] for f in flags if f.startswith(option)}  # argparse's allow_abbrev
+            if len(prefixed) == 1:
+                match = next(iter(prefixed))
+            elif len(prefixed) > 1:
+                raise UsageError(f"--trainer-args: {option} is ambiguous ("
+                                 f"{', '.join(sorted('--' + m[0] for m in prefixed)[:6])})")
+        if match is None:
+            unknown.append(option)
+            while index < len(words) and _looks_like_value(words[index]):  # its values go with it
+                unknown.append(words[index])
+                index += 1
+            continue
+        name, negated = match
+        record = fields[name]
+        if negated:
+            values[name] = False
+            given[name] = option
+            continue
+        nargs_list = record.get("nargs") == "+"
+        raw: list[str] = []
+        if eq:
+            raw = [inline]
+        else:
+            while index < len(words) and _looks_like_value(words[index]):
+                raw.append(words[index])
+                index += 1
+                if not nargs_list:
+                    break
+        if record["type"] == "bool" and not raw and record.get("value_optional", True):
+            values[name] = True  # const=True
+        elif not raw:
+            raise UsageError(f"--trainer-args: {option} expects a value")
+        elif nargs_list:
+            values[name] = [_convert(record, r, option) for r in raw]
+        else:
+            values[name] = _convert(record, raw[0], option)
+        given[name] = option
+    return TrainerArgs(fields, values, given, unknown, snapshot.get("transformers_version"), world_size,
+                       hidden_size, hidden_size_from, dataset_size)
+
+
+def hidden_size_of(model_config: dict[str, Any]) -> int | None:
+    """``trainer_config_finalize``'s search of ``model.config``: hidden_size, the largest of hidden_sizes,
+    then the same under text_config."""
+    for node in (model_config, model_config.get("text_config")):
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("hidden_size"), int):
+            return int(node["hidden_size"])
+        sizes = node.get("hidden_sizes")
+        if isinstance(sizes, list) and sizes and all(isinstance(s, int) for s in sizes):
+            return max(sizes)
+    return None
+
+
+def suggest(flag: str, fields: dict[str, Any]) -> str | None:
+    """The TrainingArguments flag closest to an unknown one (``--warmup_ratio`` → ``--warmup_steps``)."""
+    import difflib
+
+    name = flag.lstrip("-").replace("-", "_")
+    close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
+    return f"--{close[0]}" if close else None
+
+
+# ---------------------------------------------------------------- the options check, resolve and migrate share
+
+
+def add_cli_arguments(parser: Any, *, world_size: bool = False) -> None:
+    """``--trainer-args``, ``--model-config`` / ``--hidden-size``, ``--dataset-size``, ``--accelerate-config``
+    (and ``--world-size`` where the command has none)."""
+    parser.add_argument("--trainer-args", default=None, metavar='"ARGS"',
+                        help='the HF Trainer\'s own flags, as HfArgumentParser takes them, one quoted string '
+                             '(write --trainer-args="--bf16 ..." when it starts with a single flag); implies --hf')
+    parser.add_argument("--model-config", default=None, metavar="config.json",
+                        help="the model's config.json (its hidden_size fills the ZeRO bucket sizes)")
+    parser.add_argument("--hidden-size", type=int, default=None, metavar="N", help="the model's hidden size")
+    parser.add_argument("--dataset-size", type=int, default=None, metavar="N",
+                        help="training examples, for num_training_steps when --max_steps is not given")
+    parser.add_argument("--accelerate-config", default=None, metavar="FILE",
+                        help="accelerate's YAML config (accelerate launch --config_file): mixed_precision and "
+                             "its deepspeed_config settings")
+    parser.add_argument("--hf-version", default=None, metavar="T",
+                        help="the transformers release whose TrainingArguments to parse (default: the installed "
+                             "one if snapshotted, else the newest)")
+    if world_size:
+        parser.add_argument("--world-size", type=int, default=None, metavar="N", help="data-parallel ranks")
+
+
+def wants_trainer(ns: Any) -> bool:
+    return any(getattr(ns, name, None) is not None for name in ("trainer_args", "accelerate_config"))
+
+
+def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
+    """The :class:`TrainerArgs` and accelerate settings the command-line options describe."""
+    hidden, hidden_from = getattr(ns, "hidden_size", None), "--hidden-size" if getattr(ns, "hidden_size", None) else ""
+    model_config = getattr(ns, "model_config", None)
+    if model_config is not None:
+        try:
+            with open(model_config, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--model-config {model_config}: {exc}") from None
+        found = hidden_size_of(data) if isinstance(data, dict) else None
+        if found is None:
+            raise UsageError(f"--model-config {model_config}: no hidden_size or hidden_sizes (the Trainer refuses "
+                             "to fill the ZeRO bucket sizes without them)")
+        hidden, hidden_from = (hidden or found), hidden_from or f"hidden_size of {model_config}"
+    accelerate = load_accelerate_config(ns.accelerate_config) if getattr(ns, "accelerate_config", None) else {}
+    world = getattr(ns, "world_size", None) or accelerate.get("num_processes") or 1
+    if world < 1:
+        raise UsageError("--world-size must be at least 1")
+    snapshot = load_hf_snapshot(getattr(ns, "hf_version", None))
+    args = parse_trainer_args(getattr(ns, "trainer_args", None) or "", snapshot, world_size=int(world),
+                              hidden_size=hidden, hidden_size_from=hidden_from,
+                              dataset_size=getattr(ns, "dataset_size", None))
+    return args, accelerate
+
+
+ACCELERATE_DS_KEYS = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+                      "offload_param_device", "offload_optimizer_nvme_path", "offload_param_nvme_path",
+                      "zero3_save_16bit_model", "zero3_init_flag", "deepspeed_config_file")
+IGNORED_WITH_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+                     "offload_param_device", "offload_param_nvme_path", "offload_optimizer_nvme_path",
+                     "zero3_save_16bit_model", "mixed_precision")
+"""accelerate utils/dataclasses.py:1507 ``_deepspeed_config_checks``: the settings it refuses beside a
+``deepspeed_config_file`` (its env names, lower-cased without ACCELERATE_/DEEPSPEED_)."""
+
+
+def load_accelerate_config(path: str) -> dict[str, Any]:
+    """accelerate's YAML config as the settings ``accelerate launch`` exports (a flat dict).
+
+    Only the plain ``key: value`` mappings accelerate's own ``accelerate config`` writes are read (no
+    PyYAML: consumers stay stdlib + hjson); anything else is refused with one line.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise UsageError(f"--accelerate-config {path}: {exc.strerror or exc}") from None
+    data: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, data)]
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or line.strip() == "---":
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        key, colon, value = line.strip().partition(":")
+        if not colon or key.startswith("-"):
+            raise UsageError(f"--accelerate-config {path}:{number}: not a 'key: value' line accelerate writes")
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1]
+        if not value.strip():
+            child: dict[str, Any] = {}
+            parent[key.strip()] = child
+            stack.append((indent, child))
+        else:
+            parent[key.strip()] = _yaml_scalar(value.strip())
+    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+    if "mixed_precision" in data:
+        out["mixed_precision"] = str(data["mixed_precision"]).lower()
+    if "num_processes" in data and isinstance(data["num_processes"], int):
+        out["num_processes"] = data["num_processes"]
+    out["distributed_type"] = data.get("distributed_type")
+    out["ds_fields"] = sorted(ds)
+    return out
+
+
+def _yaml_scalar(text: str) -> Any:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("null", "~"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+MIRRORED = "5.24.0"
+"""The transformers release whose Trainer :func:`dsfields.model.hf_trainer.trainer_run` mirrors (with accelerate
+1.15.0); other releases' flags are read from their HF snapshot, their fills and checks are not yet."""
+
+
+def mirror_note(args: TrainerArgs) -> str | None:
+    if args.transformers_version == MIRRORED:
+        return None
+    return (f"flags parsed as transformers {args.transformers_version} declares them; what the Trainer does with "
+            f"them is mirrored from transformers {MIRRORED} / accelerate 1.15.0 (other releases not yet extracted)")
+
+
+def hf_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What changed for a user between two HF snapshots: flags added, removed, re-defaulted, re-typed, choices;
+    paths the Trainer fills added or removed."""
+    a, b = old["training_arguments"]["fields"], new["training_arguments"]["fields"]
+    out = [f"flag added: --{n} (default {json.dumps(b[n].get('default'))})" for n in sorted(b.keys() - a.keys())]
+    out += [f"flag removed: --{n}" for n in sorted(a.keys() - b.keys())]
+    for name in sorted(a.keys() & b.keys()):
+        x, y = a[name], b[name]
+        if x.get("default") != y.get("default"):
+            out.append(f"default changed: --{name} {json.dumps(x.get('default'))} → {json.dumps(y.get('default'))}")
+        if (x["type"], x.get("nargs")) != (y["type"], y.get("nargs")):
+            out.append(f"type changed: --{name} {x['type']}{'+' if x.get('nargs') else ''} → "
+                       f"{y['type']}{'+' if y.get('nargs') else ''}")
+        if x.get("choices") != y.get("choices") and x.get("choices") and y.get("choices"):
+            added = [c for c in y["choices"] if c not in x["choices"]]
+            gone = [c for c in x["choices"] if c not in y["choices"]]
+            out.append(f"choices changed: --{name}" + (f" +{', +'.join(map(str, added))}" if added else "") +
+                       (f" -{', -'.join(map(str, gone))}" if gone else ""))
+    fa, fb = old["fills"]["paths"], new["fills"]["paths"]
+    out += [f"the Trainer now fills: {p}" for p in sorted(fb.keys() - fa.keys())]
+    out += [f"the Trainer no longer fills: {p}" for p in sorted(fa.keys() - fb.keys())]
+    for path in sorted(fa.keys() & fb.keys()):
+        x, y = fa[path], fb[path]
+        for what in ("value", "hf_key", "must_match"):
+            if what in x and what in y and x[what] != y[what]:
+                out.append(f"fill changed: {path} {what} {json.dumps(x[what])} → {json.dumps(y[what])}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dsfields.model.hf_args diff T1 T2``: what changed in TrainingArguments between two releases."""
+    import sys
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) != 3 or words[0] != "diff":
+        print("usage: python -m dsfields.model.hf_args diff T1 T2 (transformers releases with an HF snapshot: "
+              f"{', '.join(hf_versions())})", file=sys.stderr)
+        return 2
+    try:
+        lines = hf_diff(load_hf_snapshot(words[1]), load_hf_snapshot(words[2]))
+    except UsageError as exc:
+        print(f"dsfields: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines) if lines else f"no change between transformers {words[1]} and {words[2]}")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
