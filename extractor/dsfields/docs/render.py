@@ -211,20 +211,27 @@ class Release:
     def _(self, text: str) -> str:
         return translator(self.lang)(text)
 
+    @shared_property
+    def scope(self) -> prose.Scope:
+        """The release shown, for prose that holds only in some releases."""
+        return prose.Scope.of_raw(self.snapshot)
+
     def explain(self, path: str) -> prose.Explanation | None:
-        """Our explanation of ``path`` in the page's language (English where the translation is missing)."""
-        return prose.explain(path, self.lang) or (prose.explain(path, "en") if self.lang != "en" else None)
+        """Our explanation of ``path`` in the page's language (English where the translation is missing),
+        as it holds for this release."""
+        return prose.explain_shown(path, self.lang, self.scope)
 
     def explain_type(self, section: str, name: str) -> prose.Explanation | None:
-        return prose.explain_type(section, name, self.lang) or (
-            prose.explain_type(section, name, "en") if self.lang != "en" else None)
+        return prose.explain_type(section, name, self.lang, self.scope) or (
+            prose.explain_type(section, name, "en", self.scope) if self.lang != "en" else None)
 
     def hf_auto(self, path: str) -> dict[str, str] | None:
         """What the HF Trainer fills in for ``"auto"`` at ``path`` in this release (snapshot + our mapping)."""
         paths = (self.snapshot.get("hf_trainer") or {}).get("paths") or {}
         if path not in paths:
             return None
-        return prose.hf_auto(path, self.lang) or prose.hf_auto(path, "en") or {"value": "", "from": ""}
+        return (prose.hf_auto(path, self.lang, self.scope) or prose.hf_auto(path, "en", self.scope)
+                or {"value": "", "from": ""})
 
     @property
     def catalogs(self) -> list[tuple[str, dict[str, Any]]]:
