@@ -36,7 +36,7 @@ from dsfields import __version__
 from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
 from dsfields.docs.i18n import LANGUAGES, translator
-from dsfields.model import prose
+from dsfields.model import official_docs, prose
 from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,8 @@ DEPRECATED = "deprecated-removed"
 CHANGES = "release-changes"
 TEMPLATES = "config-templates"
 TYPOS = "typos-errors"
+OFFICIAL = "official-docs"
+"""Per release: where DeepSpeed's official config page disagrees with its code (dsfields.model.official_docs)."""
 CATALOGS = "optimizers-schedulers"
 RELEASES_FILE = "releases.json"
 """Release dates next to the snapshots (``python -m dsfields.extract.releases_dates`` writes it)."""
@@ -210,6 +212,23 @@ class Release:
 
     def _(self, text: str) -> str:
         return translator(self.lang)(text)
+
+    @shared_property
+    def official_docs(self) -> dict[str, Any] | None:
+        """What DeepSpeed's official config page at this release's tag states (None: not extracted)."""
+        return official_docs.load(self.version)
+
+    @shared_property
+    def official(self) -> dict[str, official_docs.Disagreement]:
+        """path → where the official page's default differs from the code's, in this release."""
+        return {d.path: d for d in official_docs.disagreements(self.snapshot, self.official_docs)}
+
+    def hf_fills(self, path: str) -> bool | None:
+        """Whether the HF Trainer fills ``path`` ("auto"), or None where the snapshot has no HF record."""
+        record = self.snapshot.get("hf_trainer")
+        if not isinstance(record, dict) or not isinstance(record.get("paths"), dict):
+            return None
+        return path in record["paths"]
 
     @shared_property
     def scope(self) -> prose.Scope:
@@ -377,6 +396,7 @@ class Release:
                  (DEPRECATED, "deprecated and removed"), (CATALOGS, "optimizers and schedulers"),
                  (TEMPLATES, "templates A/B/C"), (TYPOS, "typos and errors")]
         pages = pages + [(CHANGES, "what changed")] if self.has_changes_page else pages
+        pages = pages + [(OFFICIAL, "official docs vs code")] if self.official_docs is not None else pages
         return [(name, self._(title)) for name, title in pages]
 
     # ------------------------------------------------------------ facts per field
@@ -673,6 +693,8 @@ def plan(site: Site) -> list[Page]:
         add(f"{version}/{CATALOGS}.md", "catalogs.md.j2", version, page_key=CATALOGS)
         add(f"{version}/{TEMPLATES}.md", "templates.md.j2", version, examples=examples, page_key=TEMPLATES)
         add(f"{version}/{TYPOS}.md", "typos.md.j2", version, page_key=TYPOS)
+        if site.release(version, "").official_docs is not None:
+            add(f"{version}/{OFFICIAL}.md", "official_docs.md.j2", version, page_key=OFFICIAL)
         if site.changes is not None:
             add(f"{version}/{CHANGES}.md", "changes.md.j2", version, page_key=CHANGES)
         release = site.release(version, "")
