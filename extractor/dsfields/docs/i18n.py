@@ -36,7 +36,8 @@ ZH: dict[str, str] = {
      "snapshot has; for {k} of them DeepSpeed's code uses another value. The code is what runs: the value below "
      "comes from the source line named, read from the release itself."):
         ("DeepSpeed 自己的配置文档（`{ref}` 的 `{file}`）为本版本快照中的 {n} 个键写明了默认值；"
-         "其中 {k} 个与 DeepSpeed 代码实际使用的值不同。实际运行的是代码：下表的值来自所列源码行，直接读自该版本本身。"),
+         "其中 {k} 个与 DeepSpeed 代码实际使用的值不同。"
+         "实际运行的是代码：下表的值来自所列源码行，直接读自该版本本身。"),
     "Docs say": "文档写的",
     "Code uses": "代码使用",
     "No disagreement: every default the page states is the one the code uses.":
