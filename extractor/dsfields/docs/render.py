@@ -61,6 +61,11 @@ DEPRECATED = "deprecated-removed"
 CHANGES = "release-changes"
 TEMPLATES = "config-templates"
 TYPOS = "typos-errors"
+BATCH_EXAMPLES: tuple[dict[str, int], ...] = (
+    {"train_micro_batch_size_per_gpu": 4}, {"train_batch_size": 32},
+    {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8},
+    {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4})
+"""Configs that leave a batch key out, to show what DeepSpeed derives for it (example values, not defaults)."""
 OFFICIAL = "official-docs"
 """Per release: where DeepSpeed's official config page disagrees with its code (dsfields.model.official_docs)."""
 CATALOGS = "optimizers-schedulers"
@@ -222,6 +227,30 @@ class Release:
     def official(self) -> dict[str, official_docs.Disagreement]:
         """path → where the official page's default differs from the code's, in this release."""
         return {d.path: d for d in official_docs.disagreements(self.snapshot, self.official_docs)}
+
+    @shared_property
+    def derived_batch(self) -> dict[str, list[tuple[dict[str, Any], Any]]]:
+        """batch key → [(a config that leaves it out, the value DeepSpeed derives)], at world size 1.
+
+        The snapshot's default for these keys is null (DeepSpeed derives them); what a reader wants is the
+        value it ends up with, computed by the one copy of DeepSpeed's batch arithmetic (``dsfields.resolve``).
+        """
+        from dsfields.model.records import Snapshot
+        from dsfields.resolve import BATCH_KEYS, DERIVED, Resolver
+
+        resolver = Resolver(Snapshot.from_dict(self.snapshot))
+        out: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+        for given in BATCH_EXAMPLES:
+            for resolved in resolver.resolve(dict(given)):
+                if resolved.path in BATCH_KEYS and resolved.source == DERIVED and resolved.value is not None:
+                    out.setdefault(resolved.path, []).append((given, resolved.value))
+        return out
+
+    @property
+    def batch_keys(self) -> tuple[str, ...]:
+        from dsfields.resolve import BATCH_KEYS
+
+        return tuple(BATCH_KEYS)
 
     def hf_fills(self, path: str) -> bool | None:
         """Whether the HF Trainer fills ``path`` ("auto"), or None where the snapshot has no HF record."""
