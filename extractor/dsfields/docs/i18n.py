@@ -38,7 +38,8 @@ ZH: dict[str, str] = {
         ("DeepSpeed 自己的配置文档（`{ref}` 的 `{file}`）为本版本快照中的 {n} 个键写明了默认值；"
          "其中 {k} 个与 DeepSpeed 代码实际使用的值不同。"
          "实际运行的是代码：下表的值来自所列源码行，直接读自该版本本身。"),
-    "Effective when omitted (DeepSpeed derives it, world size 1)": "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
+    "Effective when omitted (DeepSpeed derives it, world size 1)":
+        "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
     "with": "配置为",
     "Docs say": "文档写的",
     "Code uses": "代码使用",
