@@ -349,7 +349,15 @@ def official_code(code: Any) -> str:
     return jcode(code, True)
 
 
+def json_block(config: Any) -> str:
+    """A config as an HTML code block (pretty JSON, escaped)."""
+    import json
+
+    return f'<pre class="dsf-json"><code class="language-json">{html.escape(json.dumps(config, indent=2))}</code></pre>'
+
+
 FILTERS = {
+    "json_block": json_block,
     "official_code": official_code,
     "json_value": json_value,
     "code": code,

@@ -41,6 +41,8 @@ ZH: dict[str, str] = {
     "Effective when omitted (DeepSpeed derives it, world size 1)":
         "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
     "with": "配置为",
+    "Example": "示例",
+    "Example: every key of this section at its default in DeepSpeed {v}": "示例：本节每个键取 DeepSpeed {v} 的默认值",
     "Docs say": "文档写的",
     "Code uses": "代码使用",
     "No disagreement: every default the page states is the one the code uses.":

@@ -36,6 +36,7 @@ from dsfields import __version__
 from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
 from dsfields.docs.i18n import LANGUAGES, translator
+from dsfields.model import examples as examples_model
 from dsfields.model import official_docs, prose
 from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
@@ -245,6 +246,10 @@ class Release:
                 if resolved.path in BATCH_KEYS and resolved.source == DERIVED and resolved.value is not None:
                     out.setdefault(resolved.path, []).append((given, resolved.value))
         return out
+
+    def examples(self, path: str) -> list[tuple[str, dict[str, Any]]]:
+        """The JSON examples of ``path``'s page in this release (dsfields.model.examples.shown)."""
+        return examples_model.shown(self.snapshot, path, self.scope) if path else []
 
     @property
     def batch_keys(self) -> tuple[str, ...]:
