@@ -46,7 +46,7 @@ def value_of(cell: str, stated_type: str = "") -> tuple[bool, Any]:
         return True, None
     if NUMBER.match(text):
         number = float(text)
-        return True, int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+        return True, int(number) if number.is_integer() and "." not in text else number
     if len(text) >= 2 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:
         return True, text[1:-1]
     return False, None

@@ -353,7 +353,8 @@ def json_block(config: Any) -> str:
     """A config as an HTML code block (pretty JSON, escaped)."""
     import json
 
-    return f'<pre class="dsf-json"><code class="language-json">{html.escape(json.dumps(config, indent=2))}</code></pre>'
+    text = html.escape(json.dumps(config, indent=2), quote=False)
+    return f'<pre class="dsf-json"><code class="language-json">{text}</code></pre>'
 
 
 FILTERS = {

@@ -771,7 +771,7 @@ def nav_of(site: Site, version: str, pages: set[str]) -> list[Any]:
         items.append({release_title: children})
     for title, name in (("Default values", DEFAULTS), ("Enums", ENUMS), ("Deprecated and removed", DEPRECATED),
                         ("Optimizers and schedulers", CATALOGS), ("Templates A/B/C", TEMPLATES),
-                        ("Typos and errors", TYPOS), ("What changed", CHANGES)):
+                        ("Typos and errors", TYPOS), ("What changed", CHANGES), ("Official docs vs code", OFFICIAL)):
         items += entry(_(title), f"{version}/{name}.md")
     across = entry(_("All versions"), f"{RELEASES}/index.md") + entry(_("Added since"), f"{RELEASES}/added.md")
     across += entry(_("Changes between two releases"), f"{RELEASES}/compare.md")
