@@ -46,3 +46,15 @@ def test_agreeing_keys_are_not_reported():
     found = {d.path for d in official_docs.disagreements(_snapshot("0.19.5"), official_docs.load("0.19.5"))}
     assert "gradient_clipping" not in found  # 1.0 on the page and in the code from 0.19.3 on
     assert "zero_optimization.reduce_bucket_size" not in found
+
+
+def test_types_are_compared_where_both_are_plain():
+    docs = official_docs.load("0.19.5")
+    snapshot = _snapshot("0.19.5")
+    assert [d for d in official_docs.disagreements(snapshot, docs) if d.kind == "type"] == []
+    # Mutation: the page calling an integer key a boolean is reported.
+    wrong = json.loads(json.dumps(docs))
+    wrong["keys"]["zero_optimization.stage"] = {"line": 1, "type": "boolean"}
+    wrong["keys"]["aio.block_size"] = {"line": 2, "type": "boolean"}
+    found = [d.path for d in official_docs.disagreements(snapshot, wrong) if d.kind == "type"]
+    assert found == ["aio.block_size"]  # stage is a ZeroStageEnum: not a plain type, not compared

@@ -43,6 +43,11 @@ ZH: dict[str, str] = {
     "with": "配置为",
     "Example": "示例",
     "Example: every key of this section at its default in DeepSpeed {v}": "示例：本节每个键取 DeepSpeed {v} 的默认值",
+    ("Types: where the page and the code both name a plain type (boolean, integer, float, string), "
+     "they differ for {t} keys."):
+        "类型：文档和代码都写明简单类型（boolean、integer、float、string）的键中，有 {t} 个不一致。",
+    "docs say": "文档写",
+    "code reads": "代码读取为",
     "Docs say": "文档写的",
     "Code uses": "代码使用",
     "No disagreement: every default the page states is the one the code uses.":

@@ -227,7 +227,13 @@ class Release:
     @shared_property
     def official(self) -> dict[str, official_docs.Disagreement]:
         """path → where the official page's default differs from the code's, in this release."""
-        return {d.path: d for d in official_docs.disagreements(self.snapshot, self.official_docs)}
+        return {d.path: d for d in official_docs.disagreements(self.snapshot, self.official_docs)
+                if d.kind == "default"}
+
+    @shared_property
+    def official_types(self) -> list[official_docs.Disagreement]:
+        """Where the official page names another plain type than the code reads."""
+        return [d for d in official_docs.disagreements(self.snapshot, self.official_docs) if d.kind == "type"]
 
     @shared_property
     def derived_batch(self) -> dict[str, list[tuple[dict[str, Any], Any]]]:

@@ -7,7 +7,9 @@ official 5e8 should be told which one DeepSpeed runs, and where: :func:`disagree
 
 Compared: a leaf key whose page states a JSON default and whose code has a non-null default (a null
 default is "not set", derived elsewhere: nothing to compare). Where a validator decides per ZeRO stage
-(``effective_default``), the page must match every stage to agree.
+(``effective_default``), the page must match every stage to agree. Types: where both the page and the
+code name one plain type (boolean, integer, float, string; a pydantic ``bool``/``int``/``float``/``str``),
+they must be the same one (:data:`PLAIN_TYPES`); anything richer (``any``, enums, unions) is not compared.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 FILE = "official_docs.json"
+PLAIN_TYPES = {"boolean": "bool", "bool": "bool", "integer": "int", "int": "int", "float": "float",
+               "string": "str", "str": "str"}
+"""The page's and the code's spellings of the plain types, to one name."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,8 @@ class Disagreement:
     docs_line: int
     docs_ref: str
     """The tag the page was read at (``v0.10.3``)."""
+    kind: str = "default"
+    """``default`` or ``type`` (then ``docs`` and ``code`` are the type names)."""
 
 
 def load(version: str, generated: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
@@ -66,7 +73,15 @@ def disagreements(snapshot: dict[str, Any], docs: dict[str, Any] | None) -> list
     out = []
     for path, stated in sorted(docs["keys"].items()):
         record = fields.get(path)
-        if not isinstance(record, dict) or record.get("is_section") or "default" not in stated:
+        if not isinstance(record, dict) or record.get("is_section"):
+            continue
+        source = record.get("constant") or record.get("source") or {}
+        where = {"file": source.get("file"), "line": source.get("default_line") or source.get("line")}
+        docs_type, code_type = PLAIN_TYPES.get(str(stated.get("type"))), PLAIN_TYPES.get(str(record.get("type")))
+        if docs_type and code_type and docs_type != code_type:
+            out.append(Disagreement(path, stated.get("type"), record.get("type"), where,
+                                    int(stated.get("line") or 0), ref, "type"))
+        if "default" not in stated:
             continue
         effective = record.get("effective_default")
         if isinstance(effective, dict) and effective:
@@ -77,7 +92,5 @@ def disagreements(snapshot: dict[str, Any], docs: dict[str, Any] | None) -> list
             code = record.get("default")
             if code is None or _same(stated["default"], code):
                 continue
-        source = record.get("constant") or record.get("source") or {}
-        where = {"file": source.get("file"), "line": source.get("default_line") or source.get("line")}
         out.append(Disagreement(path, stated["default"], code, where, int(stated.get("line") or 0), ref))
     return out
