@@ -162,3 +162,14 @@ def test_a_removed_sentence_keeps_the_paragraph_break():
     assert prose._part(raw, "x", scope) == "First.\n\nSecond paragraph."
     assert prose._part(raw, "x", None) == "First. Gone.\n\nSecond paragraph."
 
+
+
+def test_scoping_leaves_no_key_without_its_summary(raws):
+    """Scoping drops sentences, not whole entries: a key we explain keeps a summary on every release page."""
+    lost = []
+    for version, raw in raws.items():
+        scope = prose.Scope.of_raw(raw)
+        for lang in prose.LANGUAGES:
+            lost += [(version, lang, p) for p in shown_paths(raw)
+                     if prose.explain(p, lang) is not None and prose.explain(p, lang, scope) is None]
+    assert lost == []

@@ -78,7 +78,9 @@ class Facts:
                     types.add(name)
                     # A type's constructor arguments (weight_decay, betas) are keys of its params.
                     names |= {str(p) for p in _params_of(entry)}
-        sections = {part for s in snapshot.get("sections") or {} for part in s.split(".") if part not in ("*", "")}
+        # A removed key is one the release still knows (it rejects it): naming it is no contradiction.
+        sections = {part for s in [*(snapshot.get("sections") or {}), *(snapshot.get("removed") or {})]
+                    for part in s.split(".") if part not in ("*", "")}
         return cls(str(snapshot.get("deepspeed_version")), paths, names,
                    {_norm(n) for n in names | types}, {_norm(n) for n in sections | types},
                    {p: r.get("default") for p, r in fields.items() if isinstance(r, dict)})
