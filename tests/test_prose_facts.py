@@ -138,6 +138,12 @@ def test_a_feature_of_new_releases_named_on_an_old_one_is_caught(raws, vocabular
     assert contradictions("optimizer.type", "`muon_lr` sets the Muon rate.", facts, vocabulary)
     assert contradictions("zero_optimization.stage", "In 0.19.8 the coordinator prefetches.", facts, vocabulary)
     assert not contradictions("zero_optimization.stage", "Stage 3 partitions parameters.", facts, vocabulary)
+    # Defaults: another key's, in words, and this key's.
+    assert contradictions("zero_optimization.stage", "The default gradient_clipping is 1.0.", facts, vocabulary)
+    assert not contradictions("zero_optimization.stage", "The default gradient_clipping is 0.0.", facts, vocabulary)
+    assert contradictions("zero_optimization.offload_optimizer.device", "It defaults to cpu.", facts, vocabulary)
+    assert not contradictions("zero_optimization.offload_optimizer.device", "It defaults to none.", facts, vocabulary)
+    assert contradictions("gradient_clipping", "DeepSpeed clips by default (a non-zero default).", facts, vocabulary)
 
 
 def _lookup(*args: str) -> str:

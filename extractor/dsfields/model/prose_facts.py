@@ -38,10 +38,14 @@ CAPITALISED = re.compile(r"^[A-Z][a-z0-9]+$")
 NUMBER = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 VALUE = rf"(?:{NUMBER}|true|false|null|None|True|False)"
 DEFAULT_CLAIMS = (
-    re.compile(rf"\bdefaults? (?:to|is|of) `?({VALUE})`?(?![\w.])"),
+    re.compile(rf"\bdefaults? (?:to|is|of) `?({VALUE})`?(?![\w]|\.\d)"),
     re.compile(rf"\(default `?({VALUE})`?\)"),
-    re.compile(rf"默认(?:值)?(?:为|是)\s*`?({VALUE})`?(?![\w.])"),
+    re.compile(rf"默认(?:值)?(?:为|是)\s*`?({VALUE})`?(?![\w]|\.\d)"),
 )
+WORD_DEFAULT = re.compile(r"\bdefaults to `?([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)`?(?![\w]|\.\d)")
+"""A string default named in words ("defaults to fp32"): checked where the field's default is a string."""
+OTHER_DEFAULT = re.compile(rf"\bdefault (?:of )?`?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)`? is `?({VALUE})`?(?![\w]|\.\d)")
+"""Another key's default ("the default gradient_clipping is 1.0"), checked against that key in the release."""
 NONZERO_CLAIMS = (re.compile(r"\bnon-zero default\b"), re.compile(r"默认(?:值)?(?:为)?非零|默认值不为\s*0"))
 SENTENCE = re.compile(r"(?<=[.;:。；!?！？])\s+|\n+")
 
@@ -172,12 +176,24 @@ def contradictions(path: str, text: str, facts: Facts, vocabulary: Vocabulary) -
     return found
 
 
+def _path_named(name: str, facts: Facts) -> str | None:
+    if name in facts.defaults:
+        return name
+    matches = [p for p in facts.defaults if p.rpartition(".")[2] == name]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _default_claims(path: str, text: str, facts: Facts) -> list[str]:
+    found = []
+    for sentence in SENTENCE.split(text):
+        for name, claimed in OTHER_DEFAULT.findall(sentence):
+            other = _path_named(name, facts)
+            if other is not None and not _same_number(_value(claimed), facts.defaults[other]):
+                found.append(f"says {other} defaults to {claimed}; {facts.version}'s is {facts.defaults[other]!r}")
     if path not in facts.defaults:
-        return []
+        return found
     actual = facts.defaults[path]
     key = path.rpartition(".")[2]
-    found = []
     for sentence in SENTENCE.split(text):
         others = [k for k in _keys_in(sentence) if k.rpartition(".")[2] != key]
         if others:  # the default named may be another key's
@@ -185,6 +201,10 @@ def _default_claims(path: str, text: str, facts: Facts) -> list[str]:
         for pattern in DEFAULT_CLAIMS:
             for claimed in pattern.findall(sentence):
                 if not _same_number(_value(claimed), actual):
+                    found.append(f"says the default is {claimed}; {facts.version}'s is {actual!r}")
+        if isinstance(actual, str):
+            for claimed in WORD_DEFAULT.findall(sentence):
+                if claimed.lower() != actual.lower() and claimed.lower() not in ("true", "false", "null", "none"):
                     found.append(f"says the default is {claimed}; {facts.version}'s is {actual!r}")
         for pattern in NONZERO_CLAIMS:
             if pattern.search(sentence) and (actual in (0, None) or actual is False):
