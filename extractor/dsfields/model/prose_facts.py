@@ -65,7 +65,7 @@ class Facts:
     features: set[str]
     """:func:`_norm` of every key name, section part and optimizer/scheduler type."""
     products: set[str] = field(default_factory=set)
-    """:func:`_norm` of every section name and optimizer/scheduler type: what a capitalised word names
+    """:func:`_norm` of every top-level section and optimizer/scheduler type: what a capitalised word names
     (``Muon``, ``Comet``), where a key name would be an ordinary word starting a sentence (``Offload``)."""
     defaults: dict[str, Any] = field(default_factory=dict)
 
@@ -82,9 +82,11 @@ class Facts:
                     types.add(name)
                     # A type's constructor arguments (weight_decay, betas) are keys of its params.
                     names |= {str(p) for p in _params_of(entry)}
-        # A removed key is one the release still knows (it rejects it): naming it is no contradiction.
-        sections = {part for s in [*(snapshot.get("sections") or {}), *(snapshot.get("removed") or {})]
-                    for part in s.split(".") if part not in ("*", "")}
+        # A capitalised word names a product: a top-level section (Comet, Nebula) or a type (Muon); a nested
+        # section's name is an ordinary word (timers.throughput is no "Throughput"). A removed key is one the
+        # release still knows (it rejects it): naming it is no contradiction.
+        sections = {s for s in [*(snapshot.get("sections") or {}), *(snapshot.get("removed") or {})]
+                    if s and "." not in s}
         return cls(str(snapshot.get("deepspeed_version")), paths, names,
                    {_norm(n) for n in names | types}, {_norm(n) for n in sections | types},
                    {p: r.get("default") for p, r in fields.items() if isinstance(r, dict)})
@@ -170,7 +172,7 @@ def contradictions(path: str, text: str, facts: Facts, vocabulary: Vocabulary) -
         if CAMEL.search(word):
             if norm in vocabulary.features and norm not in facts.features:
                 found.append(f"names {word}, which {facts.version} lacks")
-        elif CAPITALISED.match(word) and norm in vocabulary.products and norm not in facts.products:
+        elif CAPITALISED.match(word) and norm in vocabulary.products and norm not in facts.features:
             found.append(f"names {word}, which {facts.version} lacks")
     found += _default_claims(path, text, facts)
     return found
