@@ -179,3 +179,25 @@ def test_scoping_leaves_no_key_without_its_summary(raws):
             lost += [(version, lang, p) for p in shown_paths(raw)
                      if prose.explain(p, lang) is not None and prose.explain(p, lang, scope) is None]
     assert lost == []
+
+
+def test_a_field_page_shared_by_releases_shows_each_of_them_its_own_prose(raws):
+    """The site stores a field page once for a run of releases with identical records; prose scoped by
+    release must keep two releases apart where their texts differ (render.page_contents keys on it)."""
+    from dsfields.docs import groups, render
+
+    site = render.load_site()
+    scopes = {v: prose.Scope.of_raw(raw) for v, raw in raws.items()}
+    differ = []
+    for (version, page), owner in site.owners.items():
+        if owner == version:
+            continue
+        raw = raws[version]
+        for path in shown_paths(raw):
+            top = groups.top_key(path)
+            if (top if top == page else groups.TOP_LEVEL_PAGE) != page or not prose.is_scoped(path, "en"):
+                continue
+            for lang in prose.LANGUAGES:
+                if prose.explain_shown(path, lang, scopes[version]) != prose.explain_shown(path, lang, scopes[owner]):
+                    differ.append((version, owner, path, lang))
+    assert differ == []

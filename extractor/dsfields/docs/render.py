@@ -213,6 +213,8 @@ class Release:
     """(version, field page) → the release whose page documents it (identical pages are shared)."""
     date: str | None = None
     """Release date (``generated/releases.json``)."""
+    generated: Path | None = None
+    """The snapshot folder (its ``<version>/official_docs.json``); None: the checkout's."""
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
     """What :class:`shared_property` computed, shared by the release and its copies."""
 
@@ -222,7 +224,7 @@ class Release:
     @shared_property
     def official_docs(self) -> dict[str, Any] | None:
         """What DeepSpeed's official config page at this release's tag states (None: not extracted)."""
-        return official_docs.load(self.version)
+        return official_docs.load(self.version, self.generated)
 
     @shared_property
     def official(self) -> dict[str, official_docs.Disagreement]:
@@ -585,7 +587,7 @@ class Site:
         out: dict[tuple[str, str], str] = {}
         previous: dict[str, tuple[str, str]] = {}  # page -> (content key, owner)
         for version in reversed(self.versions):
-            contents = page_contents(self.snapshots[version])
+            contents = page_contents(self.snapshots[version], self.generated)
             for page, key in contents.items():
                 seen = previous.get(page)
                 owner = seen[1] if seen and seen[0] == key else version
@@ -612,6 +614,7 @@ class Site:
             has_changes_page=self.changes is not None,
             owners=self.owners,
             date=self.dates.get(version),
+            generated=self.generated,
         )
 
     def added_by_release(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -626,9 +629,15 @@ class Site:
 
 
 
-def page_contents(snapshot: dict[str, Any]) -> dict[str, str]:
-    """Field page → a key of everything the page shows from this snapshot (equal keys: identical pages)."""
+def page_contents(snapshot: dict[str, Any], generated: Path | None = None) -> dict[str, str]:
+    """Field page → a key of everything the page shows for this release (equal keys: identical pages): the
+    snapshot's records, and what else depends on the release: our prose as scoped to it (both languages),
+    its curated examples, the HF Trainer's fills and the official page's disagreements."""
     pages: dict[str, dict[str, Any]] = {}
+    scope = prose.Scope.of_raw(snapshot)
+    hf = (snapshot.get("hf_trainer") or {}).get("paths")
+    official = {d.path: [d.docs, d.code] for d in official_docs.disagreements(
+        snapshot, official_docs.load(str(snapshot.get("deepspeed_version")), generated)) if d.kind == "default"}
     tops = {p for p in snapshot.get("sections") or {} if groups.is_top_section(p, snapshot)}
     for kind in ("fields", "sections", "removed"):
         for path, record in (snapshot.get(kind) or {}).items():
@@ -636,8 +645,16 @@ def page_contents(snapshot: dict[str, Any]) -> dict[str, str]:
             page = top if top in tops else groups.TOP_LEVEL_PAGE
             if page == groups.TOP_LEVEL_PAGE and "." in path:
                 continue
-            pages.setdefault(page, {})[f"{kind}:{path}"] = record
-    out = {page: json.dumps(records, sort_keys=True) for page, records in pages.items()}
+            shown = pages.setdefault(page, {})
+            shown[f"{kind}:{path}"] = record
+            for lang in LANGUAGES:
+                if prose.is_scoped(path, lang):  # unscoped prose follows the records, already compared
+                    ex = prose.explain_shown(path, lang, scope)
+                    shown[f"prose:{lang}:{path}"] = ex.as_dict() if ex else None
+            shown[f"example:{path}"] = examples_model.curated(path, scope)
+            shown[f"hf:{path}"] = path in hf if isinstance(hf, dict) else None
+            shown[f"official:{path}"] = official.get(path)
+    out = {page: json.dumps(records, sort_keys=True, default=str) for page, records in pages.items()}
     out.setdefault(groups.TOP_LEVEL_PAGE, "{}")
     return out
 

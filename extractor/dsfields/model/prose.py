@@ -352,6 +352,20 @@ def explain(path: str, lang: str, scope: Scope | None = None) -> Explanation | N
     return None
 
 
+@cache
+def is_scoped(path: str, lang: str) -> bool:
+    """Whether ``path``'s entry in ``lang`` has any condition (else every release is shown the same text)."""
+    table = read_file(lang, file_for(path))
+    raw = table.get(path)
+    if raw is None:
+        raw = next((r for k, r in table.items() if "*" in k and matches(k, path)), None)
+    if not isinstance(raw, dict):
+        return False
+    if any(c in raw for c in CONDITIONS):
+        return True
+    return any(isinstance(raw.get(part), list) for part in ("summary", "body", "pitfall"))
+
+
 def explain_shown(path: str, lang: str, scope: Scope | None) -> Explanation | None:
     """What a reader of release ``scope`` is shown about ``path`` in ``lang``: :func:`explain`, in English
     where the translation is missing. The one function the site, ``lookup`` and ``schema`` use."""
