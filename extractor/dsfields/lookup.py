@@ -428,9 +428,10 @@ def _docstring_label(lang: str) -> str:
     return _DOCSTRING_LABEL.get(lang, _DOCSTRING_LABEL["en"])
 
 
-def _explanation(path: str, lang: str, width: int) -> list[str]:
-    """Our own explanation (summary, body, pitfall), before DeepSpeed's docstring."""
-    text = prose.explain(path, lang)
+def _explanation(snapshot: Snapshot, path: str, lang: str, width: int) -> list[str]:
+    """Our own explanation (summary, body, pitfall) as it holds for the snapshot's release, before
+    DeepSpeed's docstring."""
+    text = prose.explain_shown(path, lang, prose.Scope.of_snapshot(snapshot))
     if text is None:
         return []
     lines = _paragraphs(text.summary, width)
@@ -450,7 +451,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     if record.deprecated:
         lines += [style.warn(line) for line in _wrap(deprecation_text(record.deprecated), width, "  ", "    ")]
     lines.append("")
-    lines += _explanation(match.path, lang, width)
+    lines += _explanation(snapshot, match.path, lang, width)
     if record.description:
         lines += [_docstring_label(lang)] + _paragraphs(record.description, width) + [""]
     section = snapshot.sections.get(record.section)
@@ -517,7 +518,7 @@ def format_removed(snapshot: Snapshot, match: Match, width: int, style: Style, l
     assert removed is not None
     lines = _header(f"{match.path}: removed", match.path, width, style)
     lines += [""] + [style.error(line) for line in _paragraphs(removed.message, width)] + [""]
-    lines += _explanation(match.path, lang, width)
+    lines += _explanation(snapshot, match.path, lang, width)
     lines += _row("key", removed.key, width, style)
     lines += _row("section", _section_name(removed.section), width, style)
     lines += _row("rejected at", source_text(removed.source) or "?", width, style)
@@ -551,7 +552,7 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
     described = match.field
     lines = _header(f"{match.path}: section, {len(match.children)} fields", match.path, width, style)
     lines += _pattern_note(match, width) + [""]
-    lines += _explanation(match.path, lang, width)
+    lines += _explanation(snapshot, match.path, lang, width)
     description = section.description or (described.description if described else None)
     if description:
         lines += [_docstring_label(lang)] + _paragraphs(description, width) + [""]
@@ -643,7 +644,7 @@ def match_json(snapshot: Snapshot, match: Match, lang: str = "en") -> dict[str, 
     """The snapshot's own records, untouched, so a script gets exactly what the snapshot says; our
     explanation beside them (``null`` where we have none)."""
     enum = snapshot.enum_of(match.field) if match.field else None
-    explanation = prose.explain(match.path, lang)
+    explanation = prose.explain_shown(match.path, lang, prose.Scope.of_snapshot(snapshot))
     return {
         "explanation": explanation.as_dict() if explanation else None,
         "path": match.path,

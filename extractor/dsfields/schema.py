@@ -49,6 +49,7 @@ class _Builder:
         self.snapshot = snapshot
         self.hf = hf
         self.lang = lang
+        self.scope = prose.Scope.of_snapshot(snapshot)
         self.version = snapshot.version
         self.strict_unknown = strict_unknown
         self.site_url = site_url
@@ -174,7 +175,7 @@ class _Builder:
 
     def describe(self, record: Field) -> str:
         parts = []
-        ours = prose.explain(record.path, self.lang)
+        ours = prose.explain_shown(record.path, self.lang, self.scope)
         if ours is not None:
             parts.append(ours.summary + (f" {ours.body}" if ours.body else ""))
         if record.description:

@@ -342,7 +342,24 @@ def source_html(source: dict[str, Any] | None, version: str) -> str:
     return f'<a href="{html.escape(source_url(source, version))}">{label}</a>'
 
 
+def official_code(code: Any) -> str:
+    """The code's default in an official-docs disagreement: one value, or one per ZeRO stage."""
+    if isinstance(code, dict):
+        return ", ".join(f"{jcode(v, True)} (stage {html.escape(str(stage))})" for stage, v in code.items())
+    return jcode(code, True)
+
+
+def json_block(config: Any) -> str:
+    """A config as an HTML code block (pretty JSON, escaped)."""
+    import json
+
+    text = html.escape(json.dumps(config, indent=2), quote=False)
+    return f'<pre class="dsf-json"><code class="language-json">{text}</code></pre>'
+
+
 FILTERS = {
+    "json_block": json_block,
+    "official_code": official_code,
     "json_value": json_value,
     "code": code,
     "hcode": hcode,

@@ -30,6 +30,32 @@ ZH: dict[str, str] = {
          "其他地方都用 `dict.get` 读取，拼错的键会被静默忽略，默认值照旧生效。与其翻源码，不如直接用本版本检查配置：\n"
          "`dsfields check ds_config.json --version {v}`。"),
     "{n} of {m} sections reject unknown keys.": "{m} 个节中有 {n} 个拒绝未知键。",
+    "Official docs vs code": "官方文档与代码对照",
+    "official docs vs code": "官方文档与代码对照",
+    ("DeepSpeed's own configuration page (`{file}` at `{ref}`) states a default for {n} keys that this release's "
+     "snapshot has; for {k} of them DeepSpeed's code uses another value. The code is what runs: the value below "
+     "comes from the source line named, read from the release itself."):
+        ("DeepSpeed 自己的配置文档（`{ref}` 的 `{file}`）为本版本快照中的 {n} 个键写明了默认值；"
+         "其中 {k} 个与 DeepSpeed 代码实际使用的值不同。"
+         "实际运行的是代码：下表的值来自所列源码行，直接读自该版本本身。"),
+    "Effective when omitted (DeepSpeed derives it, world size 1)":
+        "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
+    "with": "配置为",
+    "Example": "示例",
+    "Example: every key of this section at its default in DeepSpeed {v}": "示例：本节每个键取 DeepSpeed {v} 的默认值",
+    ("Types: where the page and the code both name a plain type (boolean, integer, float, string), "
+     "they differ for {t} keys."):
+        "类型：文档和代码都写明简单类型（boolean、integer、float、string）的键中，有 {t} 个不一致。",
+    "docs say": "文档写",
+    "code reads": "代码读取为",
+    "Docs say": "文档写的",
+    "Code uses": "代码使用",
+    "No disagreement: every default the page states is the one the code uses.":
+        "没有不一致：文档写明的每个默认值都与代码一致。",
+    "does not fill this key": "不会填写这个键",
+    "DeepSpeed's docs": "DeepSpeed 官方文档",
+    "say": "写的是",
+    "its code uses": "代码实际使用",
     "A misspelled key": "拼错的键",
     "dict reader": "dict 读取",
     "Deprecated → replacement": "已弃用 → 替代键",

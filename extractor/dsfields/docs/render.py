@@ -36,7 +36,8 @@ from dsfields import __version__
 from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
 from dsfields.docs.i18n import LANGUAGES, translator
-from dsfields.model import prose
+from dsfields.model import examples as examples_model
+from dsfields.model import official_docs, prose
 from dsfields.model.safewrite import write_text
 from dsfields.model.store import SNAPSHOT_FILE, available_versions, load, repo_generated_dir
 
@@ -62,6 +63,13 @@ DEPRECATED = "deprecated-removed"
 CHANGES = "release-changes"
 TEMPLATES = "config-templates"
 TYPOS = "typos-errors"
+BATCH_EXAMPLES: tuple[dict[str, int], ...] = (
+    {"train_micro_batch_size_per_gpu": 4}, {"train_batch_size": 32},
+    {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8},
+    {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4})
+"""Configs that leave a batch key out, to show what DeepSpeed derives for it (example values, not defaults)."""
+OFFICIAL = "official-docs"
+"""Per release: where DeepSpeed's official config page disagrees with its code (dsfields.model.official_docs)."""
 CATALOGS = "optimizers-schedulers"
 RELEASES_FILE = "releases.json"
 """Release dates next to the snapshots (``python -m dsfields.extract.releases_dates`` writes it)."""
@@ -208,26 +216,86 @@ class Release:
     """(version, field page) → the release whose page documents it (identical pages are shared)."""
     date: str | None = None
     """Release date (``generated/releases.json``)."""
+    generated: Path | None = None
+    """The snapshot folder (its ``<version>/official_docs.json``); None: the checkout's."""
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
     """What :class:`shared_property` computed, shared by the release and its copies."""
 
     def _(self, text: str) -> str:
         return translator(self.lang)(text)
 
+    @shared_property
+    def official_docs(self) -> dict[str, Any] | None:
+        """What DeepSpeed's official config page at this release's tag states (None: not extracted)."""
+        return official_docs.load(self.version, self.generated)
+
+    @shared_property
+    def official(self) -> dict[str, official_docs.Disagreement]:
+        """path → where the official page's default differs from the code's, in this release."""
+        return {d.path: d for d in official_docs.disagreements(self.snapshot, self.official_docs)
+                if d.kind == "default"}
+
+    @shared_property
+    def official_types(self) -> list[official_docs.Disagreement]:
+        """Where the official page names another plain type than the code reads."""
+        return [d for d in official_docs.disagreements(self.snapshot, self.official_docs) if d.kind == "type"]
+
+    @shared_property
+    def derived_batch(self) -> dict[str, list[tuple[dict[str, Any], Any]]]:
+        """batch key → [(a config that leaves it out, the value DeepSpeed derives)], at world size 1.
+
+        The snapshot's default for these keys is null (DeepSpeed derives them); what a reader wants is the
+        value it ends up with, computed by the one copy of DeepSpeed's batch arithmetic (``dsfields.resolve``).
+        """
+        from dsfields.model.records import Snapshot
+        from dsfields.resolve import BATCH_KEYS, DERIVED, Resolver
+
+        resolver = Resolver(Snapshot.from_dict(self.snapshot))
+        out: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+        for given in BATCH_EXAMPLES:
+            for resolved in resolver.resolve(dict(given)):
+                if resolved.path in BATCH_KEYS and resolved.source == DERIVED and resolved.value is not None:
+                    out.setdefault(resolved.path, []).append((given, resolved.value))
+        return out
+
+    def examples(self, path: str) -> list[tuple[str, dict[str, Any]]]:
+        """The JSON examples of ``path``'s page in this release (dsfields.model.examples.shown)."""
+        return examples_model.shown(self.snapshot, path, self.scope) if path else []
+
+    @property
+    def batch_keys(self) -> tuple[str, ...]:
+        from dsfields.resolve import BATCH_KEYS
+
+        return tuple(BATCH_KEYS)
+
+    def hf_fills(self, path: str) -> bool | None:
+        """Whether the HF Trainer fills ``path`` ("auto"), or None where the snapshot has no HF record."""
+        record = self.snapshot.get("hf_trainer")
+        if not isinstance(record, dict) or not isinstance(record.get("paths"), dict):
+            return None
+        return path in record["paths"]
+
+    @shared_property
+    def scope(self) -> prose.Scope:
+        """The release shown, for prose that holds only in some releases."""
+        return prose.Scope.of_raw(self.snapshot)
+
     def explain(self, path: str) -> prose.Explanation | None:
-        """Our explanation of ``path`` in the page's language (English where the translation is missing)."""
-        return prose.explain(path, self.lang) or (prose.explain(path, "en") if self.lang != "en" else None)
+        """Our explanation of ``path`` in the page's language (English where the translation is missing),
+        as it holds for this release."""
+        return prose.explain_shown(path, self.lang, self.scope)
 
     def explain_type(self, section: str, name: str) -> prose.Explanation | None:
-        return prose.explain_type(section, name, self.lang) or (
-            prose.explain_type(section, name, "en") if self.lang != "en" else None)
+        return prose.explain_type(section, name, self.lang, self.scope) or (
+            prose.explain_type(section, name, "en", self.scope) if self.lang != "en" else None)
 
     def hf_auto(self, path: str) -> dict[str, str] | None:
         """What the HF Trainer fills in for ``"auto"`` at ``path`` in this release (snapshot + our mapping)."""
         paths = (self.snapshot.get("hf_trainer") or {}).get("paths") or {}
         if path not in paths:
             return None
-        return prose.hf_auto(path, self.lang) or prose.hf_auto(path, "en") or {"value": "", "from": ""}
+        return (prose.hf_auto(path, self.lang, self.scope) or prose.hf_auto(path, "en", self.scope)
+                or {"value": "", "from": ""})
 
     @property
     def catalogs(self) -> list[tuple[str, dict[str, Any]]]:
@@ -373,6 +441,7 @@ class Release:
                  (DEPRECATED, "deprecated and removed"), (CATALOGS, "optimizers and schedulers"),
                  (TEMPLATES, "templates A/B/C"), (TYPOS, "typos and errors")]
         pages = pages + [(CHANGES, "what changed")] if self.has_changes_page else pages
+        pages = pages + [(OFFICIAL, "official docs vs code")] if self.official_docs is not None else pages
         return [(name, self._(title)) for name, title in pages]
 
     # ------------------------------------------------------------ facts per field
@@ -521,7 +590,7 @@ class Site:
         out: dict[tuple[str, str], str] = {}
         previous: dict[str, tuple[str, str]] = {}  # page -> (content key, owner)
         for version in reversed(self.versions):
-            contents = page_contents(self.snapshots[version])
+            contents = page_contents(self.snapshots[version], self.generated)
             for page, key in contents.items():
                 seen = previous.get(page)
                 owner = seen[1] if seen and seen[0] == key else version
@@ -548,6 +617,7 @@ class Site:
             has_changes_page=self.changes is not None,
             owners=self.owners,
             date=self.dates.get(version),
+            generated=self.generated,
         )
 
     def added_by_release(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -562,9 +632,15 @@ class Site:
 
 
 
-def page_contents(snapshot: dict[str, Any]) -> dict[str, str]:
-    """Field page → a key of everything the page shows from this snapshot (equal keys: identical pages)."""
+def page_contents(snapshot: dict[str, Any], generated: Path | None = None) -> dict[str, str]:
+    """Field page → a key of everything the page shows for this release (equal keys: identical pages): the
+    snapshot's records, and what else depends on the release: our prose as scoped to it (both languages),
+    its curated examples, the HF Trainer's fills and the official page's disagreements."""
     pages: dict[str, dict[str, Any]] = {}
+    scope = prose.Scope.of_raw(snapshot)
+    hf = (snapshot.get("hf_trainer") or {}).get("paths")
+    official = {d.path: [d.docs, d.code] for d in official_docs.disagreements(
+        snapshot, official_docs.load(str(snapshot.get("deepspeed_version")), generated)) if d.kind == "default"}
     tops = {p for p in snapshot.get("sections") or {} if groups.is_top_section(p, snapshot)}
     for kind in ("fields", "sections", "removed"):
         for path, record in (snapshot.get(kind) or {}).items():
@@ -572,8 +648,16 @@ def page_contents(snapshot: dict[str, Any]) -> dict[str, str]:
             page = top if top in tops else groups.TOP_LEVEL_PAGE
             if page == groups.TOP_LEVEL_PAGE and "." in path:
                 continue
-            pages.setdefault(page, {})[f"{kind}:{path}"] = record
-    out = {page: json.dumps(records, sort_keys=True) for page, records in pages.items()}
+            shown = pages.setdefault(page, {})
+            shown[f"{kind}:{path}"] = record
+            for lang in LANGUAGES:
+                if prose.is_scoped(path, lang):  # unscoped prose follows the records, already compared
+                    ex = prose.explain_shown(path, lang, scope)
+                    shown[f"prose:{lang}:{path}"] = ex.as_dict() if ex else None
+            shown[f"example:{path}"] = examples_model.curated(path, scope)
+            shown[f"hf:{path}"] = path in hf if isinstance(hf, dict) else None
+            shown[f"official:{path}"] = official.get(path)
+    out = {page: json.dumps(records, sort_keys=True, default=str) for page, records in pages.items()}
     out.setdefault(groups.TOP_LEVEL_PAGE, "{}")
     return out
 
@@ -669,6 +753,8 @@ def plan(site: Site) -> list[Page]:
         add(f"{version}/{CATALOGS}.md", "catalogs.md.j2", version, page_key=CATALOGS)
         add(f"{version}/{TEMPLATES}.md", "templates.md.j2", version, examples=examples, page_key=TEMPLATES)
         add(f"{version}/{TYPOS}.md", "typos.md.j2", version, page_key=TYPOS)
+        if site.release(version, "").official_docs is not None:
+            add(f"{version}/{OFFICIAL}.md", "official_docs.md.j2", version, page_key=OFFICIAL)
         if site.changes is not None:
             add(f"{version}/{CHANGES}.md", "changes.md.j2", version, page_key=CHANGES)
         release = site.release(version, "")
@@ -711,7 +797,7 @@ def nav_of(site: Site, version: str, pages: set[str]) -> list[Any]:
         items.append({release_title: children})
     for title, name in (("Default values", DEFAULTS), ("Enums", ENUMS), ("Deprecated and removed", DEPRECATED),
                         ("Optimizers and schedulers", CATALOGS), ("Templates A/B/C", TEMPLATES),
-                        ("Typos and errors", TYPOS), ("What changed", CHANGES)):
+                        ("Typos and errors", TYPOS), ("What changed", CHANGES), ("Official docs vs code", OFFICIAL)):
         items += entry(_(title), f"{version}/{name}.md")
     across = entry(_("All versions"), f"{RELEASES}/index.md") + entry(_("Added since"), f"{RELEASES}/added.md")
     across += entry(_("Changes between two releases"), f"{RELEASES}/compare.md")

@@ -14,6 +14,17 @@ A key is a JSON path, or a pattern with ``*`` standing for one user-named key
 (``compression_training.weight_quantization.different_groups.*.params.start_bits``). The tests
 check every key against the snapshots (a note for a path no release has fails) and report the
 coverage per release and language (:func:`coverage`).
+
+A sentence true for one release is not true for all 77: each entry, and each piece of its ``summary``,
+``body`` or ``pitfall``, may say which releases it holds for. A part is either a string or a list of
+pieces ``{text = "...", since = "0.19.3"}``; the pieces whose conditions hold are joined, so two pieces
+with opposite conditions are one text replaced by another. The conditions (:data:`CONDITIONS`), on an
+entry or a piece: ``since`` / ``until`` (releases, both inclusive), ``requires`` / ``lacks`` (JSON
+paths, or ``type:NAME`` for an optimizer/scheduler type, that the release's snapshot has / lacks) and
+``default`` / ``default_not`` (the field's default in that release is / is not this value). The site,
+``lookup`` and ``schema`` all pass the release shown as a :class:`Scope`; ``tests/test_prose_facts.py``
+renders every field of every release through :func:`explain` and checks the text against that
+release's facts.
 """
 
 from __future__ import annotations
@@ -180,12 +191,145 @@ def _json() -> Any:
     return json
 
 
-def _entry(key: str, lang: str, raw: Any) -> Explanation | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("summary"), str):
+CONDITIONS = ("since", "until", "requires", "lacks", "default", "default_not")
+"""The keys of an entry or a piece that say where it holds (see the module docstring)."""
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """``"0.10.3"`` → ``(0, 10, 3)``: release order without ``packaging`` (not on lookup's start-up path)."""
+    out = []
+    for part in version.split("."):
+        digits = ""
+        for char in part:
+            if not char.isdigit():
+                break
+            digits += char
+        out.append(int(digits or 0))
+    return tuple(out)
+
+
+class Scope:
+    """The release a text is shown for: its version and what its snapshot has (paths, types, defaults)."""
+
+    __slots__ = ("version", "_has", "_default")
+
+    def __init__(self, version: str, has: Any, default: Any = None) -> None:
+        self.version = version
+        self._has = has
+        """``has(path_or_type)``: ``True`` when the release's snapshot has the JSON path (a field, a section
+        or a removed key) or, for ``type:NAME``, builds that optimizer/scheduler type."""
+        self._default = default
+        """``default(path)``: the field's default in this release (``Scope.MISSING`` when it has none)."""
+
+    MISSING = object()
+
+    def has(self, name: str) -> bool:
+        return bool(self._has(name))
+
+    def default(self, path: str) -> Any:
+        return self._default(path) if self._default else Scope.MISSING
+
+    @classmethod
+    def of_raw(cls, snapshot: dict[str, Any]) -> Scope:
+        """The scope of a snapshot as its JSON dict (the site)."""
+        fields = snapshot.get("fields") or {}
+        named = {*fields, *(snapshot.get("sections") or {}), *(snapshot.get("removed") or {})}
+        types = set()
+        for key in ("optimizers", "schedulers"):
+            catalog = snapshot.get(key)
+            if isinstance(catalog, dict):
+                types |= {f"type:{n.lower()}" for n in catalog.get("names") or {}}
+
+        def default(path: str) -> Any:
+            record = fields.get(path)
+            return record.get("default") if isinstance(record, dict) else Scope.MISSING
+
+        return cls(str(snapshot.get("deepspeed_version") or ""),
+                   lambda n: (n.lower() in types) if n.startswith("type:") else n in named, default)
+
+    @classmethod
+    def of_snapshot(cls, snapshot: Any) -> Scope:
+        """The scope of a :class:`~dsfields.model.records.Snapshot` (lookup, schema)."""
+        def has(name: str) -> bool:
+            if name.startswith("type:"):
+                wanted = name[5:].lower()
+                return any(wanted in {n.lower() for n in c.names} for c in snapshot.catalogs.values())
+            return name in snapshot.fields or name in snapshot.sections or name in snapshot.removed
+
+        def default(path: str) -> Any:
+            record = snapshot.fields.get(path)
+            return record.default if record is not None else Scope.MISSING
+
+        return cls(snapshot.version, has, default)
+
+
+def holds(conditions: dict[str, Any], path: str, scope: Scope | None) -> bool:
+    """Whether an entry's or a piece's conditions hold for ``path`` shown in ``scope`` (no scope: all hold)."""
+    if scope is None:
+        return True
+    shown = release_key(scope.version)
+    if "since" in conditions and shown < release_key(str(conditions["since"])):
+        return False
+    if "until" in conditions and shown > release_key(str(conditions["until"])):
+        return False
+    if any(not scope.has(str(n)) for n in _names(conditions.get("requires"))):
+        return False
+    if any(scope.has(str(n)) for n in _names(conditions.get("lacks"))):
+        return False
+    if "default" in conditions and not _same(scope.default(path), conditions["default"]):
+        return False
+    return not ("default_not" in conditions and _same(scope.default(path), conditions["default_not"]))
+
+
+def _names(value: Any) -> list[Any]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    # 0 and 0.0 are one JSON number; True is not 1.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b
+
+
+def _part(value: Any, path: str, scope: Scope | None) -> str:
+    """A summary/body/pitfall: a string, or the pieces of a list whose conditions hold, concatenated.
+
+    A piece carries its own trailing space or paragraph break; where a piece is left out, the stronger
+    of its break and the one before it is kept, so leaving out a paragraph's last sentence does not glue
+    two paragraphs together.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    out, pending = "", ""
+    for piece in value if isinstance(value, list) else [value]:
+        if isinstance(piece, str):
+            text, held = piece, True
+        elif isinstance(piece, dict):
+            text, held = str(piece.get("text") or ""), holds(piece, path, scope)
+        else:
+            continue
+        core = text.rstrip()
+        gap = text[len(core):]
+        if held and core:
+            out += (pending if out else "") + core
+            pending = gap
+        elif gap.count("\n") > pending.count("\n"):
+            pending = gap
+    return out.strip()
+
+
+def _entry(key: str, lang: str, raw: Any, path: str = "", scope: Scope | None = None) -> Explanation | None:
+    if not isinstance(raw, dict) or not holds(raw, path or key, scope):
+        return None
+    summary = _part(raw.get("summary"), path or key, scope)
+    if not summary:
         return None
     params = raw.get("params")
-    return Explanation(key, lang, raw["summary"].strip(), str(raw.get("body") or "").strip(),
-                       (str(raw["pitfall"]).strip() or None) if raw.get("pitfall") else None,
+    return Explanation(key, lang, summary, _part(raw.get("body"), path or key, scope),
+                       _part(raw.get("pitfall"), path or key, scope) or None,
                        {str(k): str(v) for k, v in params.items()} if isinstance(params, dict) else {})
 
 
@@ -195,19 +339,40 @@ def matches(pattern: str, path: str) -> bool:
     return len(want) == len(have) and all(w == "*" or w == h for w, h in zip(want, have, strict=True))
 
 
-def explain(path: str, lang: str) -> Explanation | None:
-    """Our explanation of ``path`` in ``lang``: the exact entry, else the first pattern that matches."""
+def explain(path: str, lang: str, scope: Scope | None = None) -> Explanation | None:
+    """Our explanation of ``path`` in ``lang`` as it holds for the release ``scope`` (every piece when
+    ``None``): the exact entry, else the first pattern that matches."""
     table = read_file(lang, file_for(path))
-    exact = _entry(path, lang, table.get(path))
-    if exact is not None:
+    exact = _entry(path, lang, table.get(path), path, scope)
+    if exact is not None or path in table:
         return exact
     for key, raw in table.items():
         if "*" in key and matches(key, path):
-            return _entry(key, lang, raw)
+            return _entry(key, lang, raw, path, scope)
     return None
 
 
-def explain_type(section: str, name: str, lang: str) -> Explanation | None:
+@cache
+def is_scoped(path: str, lang: str) -> bool:
+    """Whether ``path``'s entry in ``lang`` has any condition (else every release is shown the same text)."""
+    table = read_file(lang, file_for(path))
+    raw = table.get(path)
+    if raw is None:
+        raw = next((r for k, r in table.items() if "*" in k and matches(k, path)), None)
+    if not isinstance(raw, dict):
+        return False
+    if any(c in raw for c in CONDITIONS):
+        return True
+    return any(isinstance(raw.get(part), list) for part in ("summary", "body", "pitfall"))
+
+
+def explain_shown(path: str, lang: str, scope: Scope | None) -> Explanation | None:
+    """What a reader of release ``scope`` is shown about ``path`` in ``lang``: :func:`explain`, in English
+    where the translation is missing. The one function the site, ``lookup`` and ``schema`` use."""
+    return explain(path, lang, scope) or (explain(path, "en", scope) if lang != "en" else None)
+
+
+def explain_type(section: str, name: str, lang: str, scope: Scope | None = None) -> Explanation | None:
     """Our explanation of an optimizer or scheduler ``type`` (``section`` is ``optimizer``/``scheduler``)."""
     catalog = CATALOG_FILES.get(section)
     if catalog is None:
@@ -219,7 +384,7 @@ def explain_type(section: str, name: str, lang: str) -> Explanation | None:
         key = lowered.get(name.lower())
         raw = table.get(key) if key else None
         name = key or name
-    return _entry(name, lang, raw)
+    return _entry(name, lang, raw, f"{section}.type", scope)
 
 
 def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
@@ -236,10 +401,11 @@ def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
     return out
 
 
-def hf_auto(path: str, lang: str) -> dict[str, str] | None:
-    """What the HF Trainer writes for ``"auto"`` at ``path``: ``{"value", "from"}`` in ``lang``, or None."""
+def hf_auto(path: str, lang: str, scope: Scope | None = None) -> dict[str, str] | None:
+    """What the HF Trainer writes for ``"auto"`` at ``path``: ``{"value", "from"}`` in ``lang``, or None
+    (also where the entry's conditions do not hold for ``scope``)."""
     entry = read_file(lang, HF_AUTO_FILE).get(path)
-    if not isinstance(entry, dict):
+    if not isinstance(entry, dict) or not holds(entry, path, scope):
         return None
     return {"value": str(entry.get("value", "")), "from": str(entry.get("from", ""))}
 

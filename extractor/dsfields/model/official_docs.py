@@ -1,0 +1,96 @@
+"""Where DeepSpeed's official config page disagrees with DeepSpeed's code, per release.
+
+``generated/<version>/official_docs.json`` holds what ``docs/_pages/config-json.md`` at the release's tag
+states (each key's JSON path, line, bracketed type and default; written by ``dev/official_docs.py``, no
+text of the page). The code's facts are the snapshot's. A reader comparing the site's 5e7 with the
+official 5e8 should be told which one DeepSpeed runs, and where: :func:`disagreements`.
+
+Compared: a leaf key whose page states a JSON default and whose code has a non-null default (a null
+default is "not set", derived elsewhere: nothing to compare). Where a validator decides per ZeRO stage
+(``effective_default``), the page must match every stage to agree. Types: where both the page and the
+code name one plain type (boolean, integer, float, string; a pydantic ``bool``/``int``/``float``/``str``),
+they must be the same one (:data:`PLAIN_TYPES`); anything richer (``any``, enums, unions) is not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+FILE = "official_docs.json"
+PLAIN_TYPES = {"boolean": "bool", "bool": "bool", "integer": "int", "int": "int", "float": "float",
+               "string": "str", "str": "str"}
+"""The page's and the code's spellings of the plain types, to one name."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    path: str
+    docs: Any
+    """The default the official page states."""
+    code: Any
+    """The code's default, or {stage: value} where a validator decides per ZeRO stage."""
+    source: dict[str, Any]
+    """Where the code's default is defined: ``{"file", "line"}``."""
+    docs_line: int
+    docs_ref: str
+    """The tag the page was read at (``v0.10.3``)."""
+    kind: str = "default"
+    """``default`` or ``type`` (then ``docs`` and ``code`` are the type names)."""
+
+
+def load(version: str, generated: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """The release's extracted official-page facts, or None where none were extracted (no tag)."""
+    from dsfields.model.store import generated_root
+
+    root = os.fspath(generated) if generated else generated_root()
+    try:
+        with open(os.path.join(root, version, FILE), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("keys"), dict) else None
+
+
+def _same(docs: Any, code: Any) -> bool:
+    if isinstance(docs, bool) or isinstance(code, bool):
+        return docs is code
+    if isinstance(docs, int | float) and isinstance(code, int | float):
+        return float(docs) == float(code)
+    if isinstance(docs, str) and isinstance(code, str):
+        return docs.lower() == code.lower()
+    return docs == code
+
+
+def disagreements(snapshot: dict[str, Any], docs: dict[str, Any] | None) -> list[Disagreement]:
+    """Every key whose official default differs from the code's, in path order (``snapshot``: its JSON)."""
+    if not docs:
+        return []
+    fields = snapshot.get("fields") or {}
+    ref = str((docs.get("source") or {}).get("ref") or "")
+    out = []
+    for path, stated in sorted(docs["keys"].items()):
+        record = fields.get(path)
+        if not isinstance(record, dict) or record.get("is_section"):
+            continue
+        source = record.get("constant") or record.get("source") or {}
+        where = {"file": source.get("file"), "line": source.get("default_line") or source.get("line")}
+        docs_type, code_type = PLAIN_TYPES.get(str(stated.get("type"))), PLAIN_TYPES.get(str(record.get("type")))
+        if docs_type and code_type and docs_type != code_type:
+            out.append(Disagreement(path, stated.get("type"), record.get("type"), where,
+                                    int(stated.get("line") or 0), ref, "type"))
+        if "default" not in stated:
+            continue
+        effective = record.get("effective_default")
+        if isinstance(effective, dict) and effective:
+            if all(_same(stated["default"], v) for v in effective.values()):
+                continue
+            code: Any = dict(effective)
+        else:
+            code = record.get("default")
+            if code is None or _same(stated["default"], code):
+                continue
+        out.append(Disagreement(path, stated["default"], code, where, int(stated.get("line") or 0), ref))
+    return out

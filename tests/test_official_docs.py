@@ -1,0 +1,60 @@
+"""DeepSpeed's official config page against its code, per release (generated/<v>/official_docs.json)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dsfields.model import official_docs
+from dsfields.model.store import available_versions, repo_generated_dir
+
+pytestmark = pytest.mark.data
+
+ROOT = repo_generated_dir()
+
+
+def _snapshot(version: str) -> dict:
+    return json.loads((ROOT / version / "fields.json").read_text(encoding="utf-8"))
+
+
+def test_only_facts_of_the_page_are_kept():
+    """Key, line, stated type and stated default: never the page's text."""
+    for version in available_versions():
+        docs = official_docs.load(version)
+        if docs is None:
+            continue
+        fields = _snapshot(version)
+        known = set(fields["fields"]) | set(fields["sections"])
+        assert docs["source"]["ref"] == f"v{version}"
+        for path, stated in docs["keys"].items():
+            assert path in known, (version, path)
+            assert set(stated) <= {"line", "type", "default"}, (version, path)
+            assert not isinstance(stated.get("default"), str) or len(stated["default"]) < 40
+
+
+def test_the_known_disagreements_are_found():
+    """The three the issue found by reading: overlap_comm (stage 3 differs), offload device, prefetch bucket."""
+    found = {d.path: d for d in official_docs.disagreements(_snapshot("0.19.5"), official_docs.load("0.19.5"))}
+    assert found["zero_optimization.overlap_comm"].code["3"] is True
+    assert found["zero_optimization.offload_optimizer.device"].docs == "cpu"
+    assert found["zero_optimization.stage3_prefetch_bucket_size"].code == 50000000
+    assert all(d.source.get("file") and d.source.get("line") for d in found.values())
+
+
+def test_agreeing_keys_are_not_reported():
+    found = {d.path for d in official_docs.disagreements(_snapshot("0.19.5"), official_docs.load("0.19.5"))}
+    assert "gradient_clipping" not in found  # 1.0 on the page and in the code from 0.19.3 on
+    assert "zero_optimization.reduce_bucket_size" not in found
+
+
+def test_types_are_compared_where_both_are_plain():
+    docs = official_docs.load("0.19.5")
+    snapshot = _snapshot("0.19.5")
+    assert [d for d in official_docs.disagreements(snapshot, docs) if d.kind == "type"] == []
+    # Mutation: the page calling an integer key a boolean is reported.
+    wrong = json.loads(json.dumps(docs))
+    wrong["keys"]["zero_optimization.stage"] = {"line": 1, "type": "boolean"}
+    wrong["keys"]["aio.block_size"] = {"line": 2, "type": "boolean"}
+    found = [d.path for d in official_docs.disagreements(snapshot, wrong) if d.kind == "type"]
+    assert found == ["aio.block_size"]  # stage is a ZeroStageEnum: not a plain type, not compared

@@ -1,0 +1,203 @@
+"""Our prose against every release's facts: each text a reader of a release is shown holds for that release.
+
+Every field, section and removed key of every committed release is rendered in both languages through
+``prose.explain_shown`` (the function the site, ``lookup`` and ``schema`` use) and checked by
+``dsfields.model.prose_facts``: no later release named, no key or feature the release lacks, no default
+other than the release's. A mutation (a pitfall true only in new releases, unscoped) must be caught.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from contextlib import redirect_stdout
+
+import pytest
+
+from dsfields.cli import main
+from dsfields.model import prose
+from dsfields.model.prose_facts import Facts, Vocabulary, contradictions
+from dsfields.model.store import available_versions, load, repo_generated_dir
+
+pytestmark = pytest.mark.data
+
+VERSIONS = available_versions()
+
+
+@pytest.fixture(scope="module")
+def raws() -> dict[str, dict]:
+    root = repo_generated_dir()
+    return {v: json.loads((root / v / "fields.json").read_text(encoding="utf-8")) for v in VERSIONS}
+
+
+@pytest.fixture(scope="module")
+def vocabulary(raws) -> Vocabulary:
+    vocab = Vocabulary()
+    for raw in raws.values():
+        vocab.add(Facts.of_raw(raw))
+    return vocab
+
+
+def shown_paths(raw: dict) -> list[str]:
+    return sorted({*raw["fields"], *raw["sections"], *(raw.get("removed") or {})} - {""})
+
+
+def release_contradictions(raw: dict, lang: str, vocabulary: Vocabulary) -> list[str]:
+    """Every contradiction between what a reader of this release is shown in ``lang`` and its facts."""
+    facts, scope = Facts.of_raw(raw), prose.Scope.of_raw(raw)
+    out = []
+    texts: list[tuple[str, prose.Explanation | None]] = [
+        (p, prose.explain_shown(p, lang, scope)) for p in shown_paths(raw)]
+    for key in ("optimizers", "schedulers"):
+        catalog = raw.get(key) or {}
+        section = catalog.get("section") or key[:-1]
+        texts += [(f"{section}.type", prose.explain_type(section, name, lang, scope))
+                  for name in catalog.get("names") or {}]
+    for path, ex in texts:
+        if ex is None:
+            continue
+        for part in ("summary", "body", "pitfall"):
+            for found in contradictions(path, getattr(ex, part) or "", facts, vocabulary):
+                out.append(f"{facts.version} {lang} {path} {part}: {found}")
+    return out
+
+
+@pytest.mark.parametrize("lang", prose.LANGUAGES)
+def test_no_prose_contradicts_the_release_it_is_shown_for(lang, raws, vocabulary):
+    found = [c for raw in raws.values() for c in release_contradictions(raw, lang, vocabulary)]
+    assert found == [], f"{len(found)} contradictions, e.g. {found[:8]}"
+
+
+def test_the_site_and_lookup_scope_prose_alike(raws):
+    """The site scopes with the snapshot's JSON, lookup and schema with its records: the same texts."""
+    for version in (VERSIONS[0], "0.10.3", "0.19.2", "0.19.3", VERSIONS[-1]):
+        raw, records = raws[version], load(version)
+        site, cli = prose.Scope.of_raw(raw), prose.Scope.of_snapshot(records)
+        for lang in prose.LANGUAGES:
+            for path in shown_paths(raw):
+                assert prose.explain_shown(path, lang, site) == prose.explain_shown(path, lang, cli), (version, path)
+
+
+def test_scoped_pieces_use_known_conditions_and_real_names(raws):
+    names: set[str] = set()
+    for raw in raws.values():
+        names |= {*raw["fields"], *raw["sections"], *(raw.get("removed") or {})}
+        for key in ("optimizers", "schedulers"):
+            names |= {f"type:{n.lower()}" for n in (raw.get(key) or {}).get("names") or {}}
+    releases = set(VERSIONS)
+    bad = []
+    for lang in prose.LANGUAGES:
+        for file, entries in prose.all_entries(lang).items():
+            table = prose.read_file(lang, file)
+            for key in entries:
+                raw = table[key]
+                pieces = [raw] + [p for part in ("summary", "body", "pitfall") if isinstance(raw.get(part), list)
+                                  for p in raw[part] if isinstance(p, dict)]
+                for piece in pieces:
+                    unknown = set(piece) - set(prose.CONDITIONS) - {"text"} if piece is not raw else set()
+                    named = [n for c in ("requires", "lacks") for n in prose._names(piece.get(c))]
+                    missing = [n for n in named if n not in names and n.lower() not in names]
+                    ranges = [piece[c] for c in ("since", "until") if c in piece and piece[c] not in releases]
+                    if unknown or missing or ranges:
+                        bad.append((lang, file, key, sorted(unknown), missing, ranges))
+    assert bad == []
+
+
+def test_a_pitfall_of_new_releases_shown_on_an_old_one_is_caught(raws, vocabulary, tmp_path, monkeypatch):
+    """Mutation: gradient_clipping's pitfall for releases that clip by default (0.19.3 on), unscoped,
+    fails the check on 0.10.3; scoped as committed, it passes."""
+    assert not release_contradictions(raws["0.10.3"], "en", vocabulary)
+    copy = tmp_path / "prose"
+    shutil.copytree(prose.PROSE_DIR, copy)
+    (copy / "en.jsonl").unlink()  # the TOML is the source: the mutation must be read
+    source = copy / "en" / "top-level.toml"
+    text = source.read_text(encoding="utf-8")
+    assert '{default_not = 0.0, text = "DeepSpeed clips by default' in text
+    source.write_text(text.replace('{default_not = 0.0, text = "DeepSpeed clips by default',
+                                   '{text = "DeepSpeed clips by default'), encoding="utf-8")
+    monkeypatch.setattr(prose, "PROSE_DIR", copy)
+    prose.read_file.cache_clear()
+    prose._compiled_lines.cache_clear()
+    try:
+        found = release_contradictions(raws["0.10.3"], "en", vocabulary)
+        newest = release_contradictions(raws[VERSIONS[-1]], "en", vocabulary)
+    finally:
+        monkeypatch.undo()
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()
+    assert any("gradient_clipping pitfall" in f and "non-zero" in f for f in found), found
+    assert newest == []
+
+
+def test_a_feature_of_new_releases_named_on_an_old_one_is_caught(raws, vocabulary):
+    facts = Facts.of_raw(raws["0.10.3"])
+    assert contradictions("gradient_accumulation_steps", "ZenFlow overwrites it with its `update_interval`.",
+                          facts, vocabulary)
+    assert contradictions("zero_optimization.offload_optimizer", "SuperOffload pins the optimizer.", facts, vocabulary)
+    assert contradictions("optimizer.type", "`muon_lr` sets the Muon rate.", facts, vocabulary)
+    assert contradictions("zero_optimization.stage", "In 0.19.8 the coordinator prefetches.", facts, vocabulary)
+    assert not contradictions("zero_optimization.stage", "Stage 3 partitions parameters.", facts, vocabulary)
+    # Defaults: another key's, in words, and this key's.
+    assert contradictions("zero_optimization.stage", "The default gradient_clipping is 1.0.", facts, vocabulary)
+    assert not contradictions("zero_optimization.stage", "The default gradient_clipping is 0.0.", facts, vocabulary)
+    assert contradictions("zero_optimization.offload_optimizer.device", "It defaults to cpu.", facts, vocabulary)
+    assert not contradictions("zero_optimization.offload_optimizer.device", "It defaults to none.", facts, vocabulary)
+    assert contradictions("gradient_clipping", "DeepSpeed clips by default (a non-zero default).", facts, vocabulary)
+
+
+def _lookup(*args: str) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["lookup", *args]) == 0
+    return out.getvalue()
+
+
+def test_lookup_shows_the_pitfall_of_the_release_asked_for():
+    old = _lookup("--version", "0.10.3", "--lang", "en", "gradient_clipping")
+    assert "clips by default" not in old and "does not clip" in old
+    new = _lookup("--version", VERSIONS[-1], "--lang", "en", "gradient_clipping")
+    assert "clips by default" in new and "does not clip" not in new
+    data = json.loads(_lookup("--version", "0.10.3", "--lang", "zh", "--json", "gradient_clipping"))
+    assert "默认就会裁剪" not in json.dumps(data["matches"][0]["explanation"], ensure_ascii=False)
+
+
+def test_a_removed_sentence_keeps_the_paragraph_break():
+    raw = ["First. ", {"since": "9.9.9", "text": "Gone.\n\n"}, "Second paragraph."]
+    scope = prose.Scope("0.10.3", lambda name: False)
+    assert prose._part(raw, "x", scope) == "First.\n\nSecond paragraph."
+    assert prose._part(raw, "x", None) == "First. Gone.\n\nSecond paragraph."
+
+
+
+def test_scoping_leaves_no_key_without_its_summary(raws):
+    """Scoping drops sentences, not whole entries: a key we explain keeps a summary on every release page."""
+    lost = []
+    for version, raw in raws.items():
+        scope = prose.Scope.of_raw(raw)
+        for lang in prose.LANGUAGES:
+            lost += [(version, lang, p) for p in shown_paths(raw)
+                     if prose.explain(p, lang) is not None and prose.explain(p, lang, scope) is None]
+    assert lost == []
+
+
+def test_a_field_page_shared_by_releases_shows_each_of_them_its_own_prose(raws):
+    """The site stores a field page once for a run of releases with identical records; prose scoped by
+    release must keep two releases apart where their texts differ (render.page_contents keys on it)."""
+    from dsfields.docs import groups, render
+
+    site = render.load_site()
+    scopes = {v: prose.Scope.of_raw(raw) for v, raw in raws.items()}
+    differ = []
+    for (version, page), owner in site.owners.items():
+        if owner == version:
+            continue
+        raw = raws[version]
+        for path in shown_paths(raw):
+            top = groups.top_key(path)
+            if (top if top == page else groups.TOP_LEVEL_PAGE) != page or not prose.is_scoped(path, "en"):
+                continue
+            for lang in prose.LANGUAGES:
+                if prose.explain_shown(path, lang, scopes[version]) != prose.explain_shown(path, lang, scopes[owner]):
+                    differ.append((version, owner, path, lang))
+    assert differ == []
