@@ -25,6 +25,60 @@ if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are
 LAUNCH_TIMEOUT = 15.0
 """Seconds for the one launch (the worker's start, ~11 s with its warm-up launch, comes on top)."""
 
+PATH_NAME = r"(?:^|_)(?:path|dir|folder|file)$"
+"""A key whose name ends so names a place DeepSpeed writes to or reads from (``nvme_path``, ``output_path``,
+``exps_dir``, ``output_file``, ``persistent_storage_path``): found by name in the release's snapshot."""
+REDIRECTED = "dsfields-redirected"
+"""Where redirected paths point: relative, so inside the sandboxed worker's working folder."""
+
+
+def path_keys(version: str) -> list[str]:
+    """The release's fields whose name says they are a path (``*`` for a user-named key), from its snapshot."""
+    import re
+
+    from dsfields.model.store import load_indexed
+
+    name = re.compile(PATH_NAME)
+    return sorted(p for p in load_indexed(version).fields if name.search(p.rsplit(".", 1)[-1]))
+
+
+def _matches(path: list[str], pattern: list[str]) -> bool:
+    return len(path) == len(pattern) and all(q in ("*", p) for p, q in zip(path, pattern, strict=True))
+
+
+def redirect_paths(data: dict[str, Any], keys: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """``data`` with every string at a path key (``keys``, or a key named like one) pointed into the launch's
+    own folder, and the dotted paths changed; a name that sibling paths are joined with (``job_name``) loses
+    its separators. The caller's ``data`` is not changed."""
+    import copy
+    import re
+
+    name = re.compile(PATH_NAME)
+    patterns = [k.split(".") for k in keys]
+    out = copy.deepcopy(data)
+    changed: list[str] = []
+
+    def walk(node: dict[str, Any], prefix: list[str]) -> None:
+        redirected = False
+        for key, value in node.items():
+            path = [*prefix, str(key)]
+            if isinstance(value, dict):
+                walk(value, path)
+            elif isinstance(value, str) and value and (name.search(str(key)) or any(
+                    _matches(path, p) for p in patterns)):
+                node[key] = f"{REDIRECTED}/{len(changed)}-{key}"
+                changed.append(".".join(path))
+                redirected = True
+        if redirected:  # monitors write to <output_path>/<job_name>/: a name must not climb out again
+            for key, value in node.items():
+                if str(key).endswith("name") and isinstance(value, str) and (
+                        "/" in value or "\\" in value or value in (".", "..")):
+                    node[key] = "dsfields-job"
+                    changed.append(".".join([*prefix, str(key)]))
+
+    walk(out, [])
+    return out, changed
+
 
 def _line(config: Any, path: str | None) -> int:
     return (config.line_of(tuple(path.split("."))) if path else None) or 1
@@ -47,20 +101,23 @@ def launch_findings(version: str, config: Any, options: Options, client: Any) ->
         "from plain code with an optimizer passed in" if code else "from plain code, optimizer from the config")
     if not isinstance(config.data, dict):
         return []
-    verdict = client.launch(config.data, style, code, timeout=LAUNCH_TIMEOUT)
+    data, redirected = redirect_paths(config.data, path_keys(version))
+    verdict = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT)
     assumed = ""
     if verdict.outcome == "machine_error" and verdict.reason == "fp16-on-cpu":
-        again = client.launch(config.data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True)
+        again = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True)
         if again.outcome != "machine_error":
             verdict, assumed = again, " (this CPU has no fp16: launched with fp16 assumed, so the config path " \
                                       "is judged, not the kernels)"
+    if redirected:  # a dry run writes nowhere the config says (nvme swap folders, monitor logs)
+        assumed += f" (paths pointed into the launch's temp folder: {', '.join(redirected)})"
     where = f"deepspeed.initialize (DeepSpeed {version}, CPU, world size 1) {how}"
     if verdict.outcome == "launched":
         return [Finding("", Severity.INFO, Kind.LAUNCH_VERDICT, f"{where}: launched{assumed}", "", 1)]
     if verdict.outcome == "machine_error":
         return [Finding(verdict.key or "", Severity.INFO, Kind.LIMITATION,
                         f"not checked on this machine ({verdict.reason}): {where} failed for a reason of this "
-                        f"machine, not of the config: {verdict.exc_type}: {verdict.message}",
+                        f"machine, not of the config: {verdict.exc_type}: {verdict.message}{assumed}",
                         "run check --launch where the job runs (GPU, enough ranks)", _line(config, verdict.key))]
     raiser = verdict.raised_by or "deepspeed"
     at = f" at {verdict.site}" if verdict.site else ""
