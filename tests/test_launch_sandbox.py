@@ -25,6 +25,14 @@ MARK = "DSFIELDS_TEST_MARK"
 
 FAKE_DEEPSPEED = '''
 import os, subprocess, time
+build = os.environ.get("FAKE_DEEPSPEED_BUILD")
+if build:  # an op build through dsfields' own build notice, a shell standing for the compiler
+    import sys
+
+    _building = sys.modules["__main__"]._building  # the worker runs as python -m dsfields.extract.launch
+    with _building("cpu_adam"):
+        subprocess.run(["sh", "-c", f"sleep {build}; :"])
+    raise ImportError("fake DeepSpeed: built, then nothing to import")
 # What an op build leaves running when its worker is killed: compilers in the worker's group and in their own.
 subprocess.Popen(["sh", "-c", "sleep 300; :"])
 subprocess.Popen(["sh", "-c", "sleep 300; :"], start_new_session=True)
@@ -117,5 +125,34 @@ def test_a_deepspeed_that_hangs_at_import_is_one_line_and_exit_2(hanging):
     assert len(lines) == 1, lines
     assert lines[0].startswith("dsfields check: the launch worker did not start in 45 s"), lines
     assert "hangs" in lines[0]
+    assert settle(hanging["mark"]) == []
+    assert not list(hanging["tmp"].iterdir())
+
+
+@pytest.mark.parametrize("seconds", [1, 300])
+def test_an_op_build_is_announced_with_its_cost_shown_as_it_goes_and_bounded(hanging, seconds, monkeypatch):
+    import re
+
+    from dsfields.extract.launch import LaunchClient, LaunchWorkerError
+
+    lines: list[str] = []
+    env = hanging["env"] | {"FAKE_DEEPSPEED_BUILD": str(seconds)}
+    monkeypatch.setenv("TMPDIR", str(hanging["tmp"]))
+    client = LaunchClient(env=env, warm_up=False, start_timeout=60, progress=lines.append, build_budget=5)
+    with pytest.raises(LaunchWorkerError) as failed:
+        client.launch({"train_micro_batch_size_per_gpu": 1})
+    client.close()
+    first = re.fullmatch(r"building DeepSpeed's CPU ops for the first launch: about (\d+) min, (\d+) MB in (\S+)"
+                         r"( \(and up to [\d.]+ GB of precompiled torch headers if they are built\))?; ops to build: "
+                         r"(.+) \(bounded at \d+ min\)", lines[0])
+    assert first, lines
+    assert int(first[1]) >= 1 and int(first[2]) > 0 and first[3] == str(Path(env["DSFIELDS_OPS_CACHE"]))
+    assert "cpu_adam" in first[5].split(", ")
+    assert lines[1] == "building cpu_adam (1/6 at most)"
+    if seconds == 1:  # built: said so, then the start fails for the fake's own reason
+        assert re.fullmatch(r"built cpu_adam in \d+ s", lines[2]), lines
+        assert "nothing to import" in str(failed.value)
+    else:  # over the bound: stopped, and the compiler's stand-in with it
+        assert str(failed.value).startswith("DeepSpeed's CPU ops did not build in 5 s (stopped"), failed.value
     assert settle(hanging["mark"]) == []
     assert not list(hanging["tmp"].iterdir())

@@ -433,6 +433,9 @@ class Launcher:
             import shutil
 
             atexit.register(shutil.rmtree, self.workdir, True)
+            from dsfields.extract.process_tree import OWN_FOLDERS
+
+            OWN_FOLDERS.append(self.workdir)  # and when its client gives up on it
         os.chdir(self.workdir)
         # Before DeepSpeed: its comm set-up loads the shm_comm op (share_built_ops), and releases up to 0.18
         # bind cpuinfo.get_cpu_info at import (remember_cpu_info).
@@ -1152,8 +1155,10 @@ class ForkedWorker:
     imports DeepSpeed itself, as a fresh ``python -m dsfields.extract.launch --jsonl`` would.
     """
 
-    def __init__(self, pid: int, stdin: Any, stdout: Any, errors: Any) -> None:
+    def __init__(self, pid: int, stdin: Any, stdout: Any, errors: Any, lifeline: int | None = None) -> None:
         self.pid = pid
+        self.lifeline = lifeline
+        """The write end of the worker's lifeline (:mod:`dsfields.extract.process_tree`), taken over by its client."""
         self.stdin = stdin
         self.stdout = stdout
         self.errors = errors
@@ -1180,6 +1185,7 @@ class ForkedWorker:
             return None
         request_read, request_write = os.pipe()
         answer_read, answer_write = os.pipe()
+        life_read, life_write = os.pipe()
         errors = tempfile.TemporaryFile()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1190,6 +1196,8 @@ class ForkedWorker:
                 import atexit
 
                 atexit._clear()  # the parent's exit handlers are not the worker's
+                os.setsid()  # a session of its own, as a subprocess worker: killed as one group with its builds
+                os.close(life_write)
                 os.dup2(request_read, 0)
                 os.dup2(answer_write, 1)
                 os.dup2(errors.fileno(), 2)
@@ -1202,6 +1210,9 @@ class ForkedWorker:
                          if p and p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
                 os.environ.clear()
                 os.environ.update(env)
+                from dsfields.extract.process_tree import LIFELINE_ENV
+
+                os.environ[LIFELINE_ENV] = str(life_read)
                 sys.path[1:1] = [p for p in added if p not in sys.path]
                 code = main(["--jsonl", *([] if warm_up else ["--no-warm-up"])])
                 atexit._run_exitfuncs()  # the worker's own: its working directory goes
@@ -1216,8 +1227,9 @@ class ForkedWorker:
                 os._exit(code)
         os.close(request_read)
         os.close(answer_write)
+        os.close(life_read)
         return cls(pid, os.fdopen(request_write, "w", encoding="utf-8"), os.fdopen(answer_read, encoding="utf-8"),
-                   errors)
+                   errors, life_write)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -1356,6 +1368,8 @@ class LaunchClient:
         if self.forked is not None:
             self.proc, self.forked = self.forked, None  # type: ignore[assignment]
             errors = self.proc.errors  # type: ignore[attr-defined]
+            self._lifeline = self.proc.lifeline  # type: ignore[attr-defined]
+            self._guard_signals()
         else:
             from dsfields.extract.process_tree import LIFELINE_ENV
 

@@ -109,12 +109,16 @@ def become_subreaper() -> bool:
         return False
 
 
+OWN_FOLDERS: list[Path] = []
+"""Folders of this worker removed when it is abandoned (its working folder: atexit does not run then)."""
+
+
 def _abandon(code: int) -> None:
     """The client is gone: end the tree, remove the sandbox, exit at once (no finalizers that could hang)."""
     end_tree(os.getpid(), reap=True)
-    folder = os.environ.get(SANDBOX_ENV)
-    if folder:
-        shutil.rmtree(folder, ignore_errors=True)
+    for folder in [*OWN_FOLDERS, os.environ.get(SANDBOX_ENV)]:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
     os._exit(code)
 
 
@@ -123,6 +127,9 @@ def hold_lifeline() -> None:
     become_subreaper()
     fd = os.environ.pop(LIFELINE_ENV, None)
     if fd is not None and fd.isdigit():
+        with contextlib.suppress(OSError):
+            os.set_inheritable(int(fd), False)  # the worker's own: nothing it starts holds it
+
         def watch(fd: int = int(fd)) -> None:
             with contextlib.suppress(OSError):
                 while os.read(fd, 1):
