@@ -16,6 +16,7 @@ Imports: ``dsfields.model`` and ``dsfields.check`` only; the client is any objec
 from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Options, Severity
+from dsfields.model.launch_paths import PATH_NAME, REDIRECTED, redirect_paths  # noqa: F401  (the check's face)
 from dsfields.model.store import installed_deepspeed_version
 
 TYPE_CHECKING = False
@@ -25,13 +26,6 @@ if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are
 LAUNCH_TIMEOUT = 15.0
 """Seconds for the one launch (the worker's start, ~11 s with its warm-up launch, comes on top)."""
 
-PATH_NAME = r"(?:^|_)(?:path|dir|folder|file)$"
-"""A key whose name ends so names a place DeepSpeed writes to or reads from (``nvme_path``, ``output_path``,
-``exps_dir``, ``output_file``, ``persistent_storage_path``): found by name in the release's snapshot."""
-REDIRECTED = "dsfields-redirected"
-"""Where redirected paths point: relative, so inside the sandboxed worker's working folder."""
-
-
 def path_keys(version: str) -> list[str]:
     """The release's fields whose name says they are a path (``*`` for a user-named key), from its snapshot."""
     import re
@@ -40,44 +34,6 @@ def path_keys(version: str) -> list[str]:
 
     name = re.compile(PATH_NAME)
     return sorted(p for p in load_indexed(version).fields if name.search(p.rsplit(".", 1)[-1]))
-
-
-def _matches(path: list[str], pattern: list[str]) -> bool:
-    return len(path) == len(pattern) and all(q in ("*", p) for p, q in zip(path, pattern, strict=True))
-
-
-def redirect_paths(data: dict[str, Any], keys: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """``data`` with every string at a path key (``keys``, or a key named like one) pointed into the launch's
-    own folder, and the dotted paths changed; a name that sibling paths are joined with (``job_name``) loses
-    its separators. The caller's ``data`` is not changed."""
-    import copy
-    import re
-
-    name = re.compile(PATH_NAME)
-    patterns = [k.split(".") for k in keys]
-    out = copy.deepcopy(data)
-    changed: list[str] = []
-
-    def walk(node: dict[str, Any], prefix: list[str]) -> None:
-        redirected = False
-        for key, value in node.items():
-            path = [*prefix, str(key)]
-            if isinstance(value, dict):
-                walk(value, path)
-            elif isinstance(value, str) and value and (name.search(str(key)) or any(
-                    _matches(path, p) for p in patterns)):
-                node[key] = f"{REDIRECTED}/{len(changed)}-{key}"
-                changed.append(".".join(path))
-                redirected = True
-        if redirected:  # monitors write to <output_path>/<job_name>/: a name must not climb out again
-            for key, value in node.items():
-                if str(key).endswith("name") and isinstance(value, str) and (
-                        "/" in value or "\\" in value or value in (".", "..")):
-                    node[key] = "dsfields-job"
-                    changed.append(".".join([*prefix, str(key)]))
-
-    walk(out, [])
-    return out, changed
 
 
 def _line(config: Any, path: str | None) -> int:

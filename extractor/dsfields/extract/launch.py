@@ -1495,7 +1495,14 @@ class LaunchClient:
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
                assume_fp16: bool = False) -> LaunchVerdict:
-        """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error."""
+        """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error.
+
+        Every path the config names is pointed into the worker's folder first (``check --launch`` has done so
+        already, to name them in its verdict): no launch through a client writes where a config says."""
+        from dsfields.model.launch_paths import redirect_paths
+
+        if isinstance(config, dict):
+            config = redirect_paths(config)[0]
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         assert self.proc is not None and self.proc.stdin is not None
