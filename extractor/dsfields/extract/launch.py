@@ -1485,11 +1485,12 @@ class LaunchClient:
             cache = Path(str(estimate.get("cache", "")))
             self._cache_before = (cache, _cache_megabytes(cache))
             pch = int(estimate.get("pch_megabytes") or 0)
-            more = f" (and up to {pch / 1000:.1f} GB of precompiled torch headers if they are built)" if pch else ""
+            more = f"; up to {pch / 1000:.1f} GB more if torch's headers are precompiled" if pch else ""
+            ops = list(estimate.get("ops") or [])
             self.progress(f"building DeepSpeed's CPU ops for the first launch: about {estimate.get('minutes', '?')} "
-                          f"min, {estimate.get('megabytes', '?')} MB in {cache}{more}; ops to build: "
-                          f"{', '.join(estimate.get('ops') or []) or 'none'} (bounded at "
-                          f"{(self.build_budget or BUILD_TIMEOUT) / 60:.0f} min)")
+                          f"min, {estimate.get('megabytes', '?')} MB in {cache} at most ({len(ops)} of {len(OP_DIRS)} "
+                          f"ops not built yet, the launch builds those it needs{more}); stopped after "
+                          f"{(self.build_budget or BUILD_TIMEOUT) / 60:.0f} min")
         self.progress(f"building {notice['building']} ({len(self.builds)}/{len(OP_DIRS)} at most)")
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
