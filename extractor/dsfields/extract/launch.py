@@ -819,7 +819,7 @@ tells its client, which waits longer meanwhile and shows the progress)."""
 OP_DIRS = ("cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion", "pin_memory", "deepspeed_shm_comm")
 """The build folders of :data:`CPU_OPS` in an extensions directory (torch names them by the op's name)."""
 OP_SECONDS = 50
-"""One op's build on this 2-core machine through quickcxx (0.19.8's six: 5 min with other work running)."""
+"""One op's build on this 2-core machine through quickcxx, cores free (0.19.8's six: 5 min); scaled by the load."""
 OP_MEGABYTES = 4
 """One op's share of the cache: its build folder (~2.3 MB) and its objects (~1.7 MB), measured for 0.19.8."""
 PCH_SETS, PCH_MEGABYTES = 3, 800
@@ -833,7 +833,9 @@ def build_estimate() -> dict[str, Any]:
     cache = _own_extensions_root().parent if own.parent == _own_extensions_root() else own
     pch = cache / "pch"
     headers = 0 if own.parent != _own_extensions_root() or (pch.is_dir() and any(pch.iterdir())) else PCH_SETS
-    return {"ops": missing, "minutes": max(1, -(-len(missing) * OP_SECONDS // 60)),
+    # Compiles share the cores with whatever else runs: a machine loaded past its cores builds that much slower.
+    load = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)) if hasattr(os, "getloadavg") else 1.0
+    return {"ops": missing, "minutes": max(1, round(len(missing) * OP_SECONDS * load / 60)),
             "megabytes": len(missing) * OP_MEGABYTES, "pch_megabytes": headers * PCH_MEGABYTES, "cache": str(cache)}
 
 
