@@ -1325,6 +1325,8 @@ class LaunchClient:
         self._cache_before: tuple[Path, float] | None = None
         self._busy = False
         """A request (or the start) is in flight: an interrupted client closes at once, not gracefully."""
+        self.support: dict[str, Any] = {}
+        """The started worker's accelerator's answers: ``fp16``, ``bf16`` (True/False/None) and ``pinned``."""
 
     @classmethod
     def for_check(cls) -> LaunchClient:
@@ -1414,8 +1416,7 @@ class LaunchClient:
             errors.close()  # the worker keeps writing to the file, unlinked: it goes when the worker does
         self.start_seconds = time.perf_counter() - started
         self.worker_start = ready
-        self.support: dict[str, Any] = dict(ready.get("support") or {})
-        """The worker's accelerator's answers: ``fp16``, ``bf16`` (True/False/None) and ``pinned``."""
+        self.support = dict(ready.get("support") or {})
         self.starts += 1
 
     def _guard_signals(self) -> None:
