@@ -40,6 +40,10 @@ ready = os.environ.get("FAKE_DEEPSPEED_READY")
 if ready:
     with open(ready, "w") as handle:
         handle.write(str(os.getpid()))
+if os.environ.get("FAKE_DEEPSPEED_GIL"):  # hung in C holding the GIL: the worker cannot even end its own tree
+    import re
+
+    re.match(r"(a*)*b", "a" * 64)
 time.sleep(600)
 '''
 
@@ -155,5 +159,24 @@ def test_an_op_build_is_announced_with_its_cost_shown_as_it_goes_and_bounded(han
         assert "nothing to import" in str(failed.value)
     else:  # over the bound: stopped, and the compiler's stand-in with it
         assert str(failed.value).startswith("DeepSpeed's CPU ops did not build in 5 s (stopped"), failed.value
+    assert settle(hanging["mark"]) == []
+    assert not list(hanging["tmp"].iterdir())
+
+
+def test_a_worker_hung_holding_the_gil_is_killed_with_its_tree_from_outside(hanging):
+    # The lifeline's thread cannot run in a worker stuck in C code: its client kills the tree itself.
+    env = hanging["env"] | {"FAKE_DEEPSPEED_GIL": "1"}
+    check = subprocess.Popen(hanging["argv"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not hanging["ready"].exists() and check.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert hanging["ready"].exists(), check.communicate(timeout=30)
+        check.send_signal(signal.SIGTERM)
+        check.communicate(timeout=60)
+    finally:
+        if check.poll() is None:
+            check.kill()
+    assert check.returncode == 128 + signal.SIGTERM
     assert settle(hanging["mark"]) == []
     assert not list(hanging["tmp"].iterdir())

@@ -1547,7 +1547,7 @@ class LaunchClient:
 
     def close(self, graceful: bool = True) -> None:
         """End the worker: at end of input when idle (``graceful``), else at once; its tree and folder go too."""
-        from dsfields.extract.process_tree import descendants, end_tree, remove_folder
+        from dsfields.extract.process_tree import end_tree, remove_folder
 
         proc, self.proc = self.proc, None
         graceful = graceful and not self._busy
@@ -1563,18 +1563,15 @@ class LaunchClient:
                     self._lifeline = None
                     with contextlib.suppress(Exception):
                         proc.wait(5)
-                if proc.poll() is None:  # it did not: the whole tree from here, stopped first, then killed
-                    tree = descendants(proc.pid)
+                if proc.poll() is None:  # it did not: the whole tree from here, the worker stopped first
                     with contextlib.suppress(Exception):
                         os.kill(proc.pid, signal.SIGSTOP)
-                    for pid in tree:
-                        with contextlib.suppress(Exception):
-                            os.kill(pid, signal.SIGKILL)
+                    # Stopped, it is still the subreaper: what its killed children leave comes to it, found next round.
+                    end_tree(proc.pid)
                     with contextlib.suppress(Exception):
                         os.killpg(proc.pid, signal.SIGKILL)
                     with contextlib.suppress(Exception):
                         proc.kill()
-                    end_tree(proc.pid)
                 with contextlib.suppress(Exception):
                     proc.wait(5)
                 for stream in (proc.stdin, proc.stdout):
