@@ -1555,7 +1555,9 @@ class LaunchClient:
         try:
             if proc is not None:
                 with contextlib.suppress(Exception):
-                    if graceful and proc.poll() is None and proc.stdin is not None:
+                    # A worker with a lifeline ends at once when it closes (its folders removed, no finalization:
+                    # seconds of torch's and DeepSpeed's teardown saved); one without is asked by end of input.
+                    if graceful and self._lifeline is None and proc.poll() is None and proc.stdin is not None:
                         proc.stdin.close()  # the worker returns and cleans up after itself
                         proc.wait(10)
                 if self._lifeline is not None:  # the worker ends its own tree (it is their subreaper), then exits
