@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,48 @@ def test_the_release_runtime_environment_for_an_old_release_has_its_cpu_stubs(tm
     (old / "real_accelerator.py").write_text('raise ValueError("CPU_Accelerator requires intel_extension_for_pytorch")')
     assert needs_cpu_stubs(tmp_path) and not needs_cpu_stubs(Path("/nonexistent"))
     assert (cpu_stub_dir() / "intel_extension_for_pytorch" / "__init__.py").is_file()
+
+
+def _new_since(marker: Path) -> list[str]:
+    """Every path on this file system changed after ``marker`` (``find -newer``, as a tester watches a run)."""
+    done = subprocess.run(["find", "/", "-xdev", "(", "-path", "/proc", "-o", "-path", "/sys", "-o", "-path", "/dev",
+                           "-o", "-path", "/run", ")", "-prune", "-o", "-newer", str(marker), "-print"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    return done.stdout.splitlines()
+
+
+def test_check_launch_writes_nothing_outside_its_temp_folder(tmp_path):
+    # R8 of issue 23: ZeRO-3 with an NVMe path at the file-system root and a CSV monitor made check --launch
+    # create /nonexistent/nvme/zero_stage_3/... and the monitor's folder. Every place the config names carries a
+    # tag; the run's HOME, working folder and TMPDIR are folders of this test. Other processes on the machine
+    # write meanwhile, so what is asserted is: nothing new anywhere carries the tag, nothing new in our folders.
+    tag = f"dsfields-sandbox-{uuid.uuid4().hex[:12]}"
+    assert not Path("/nonexistent").exists()
+    home, cwd, tmp, elsewhere = (tmp_path / name for name in ("home", "cwd", "tmp", "elsewhere"))
+    for folder in (home, cwd, tmp, elsewhere):
+        folder.mkdir()
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({
+        "train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},
+        "zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": f"/nonexistent/{tag}"}},
+        "csv_monitor": {"enabled": True, "output_path": f"{tag}-csv/", "job_name": f"{tag}-job"},
+        "tensorboard": {"enabled": False, "output_path": str(elsewhere / tag)}}))
+    env = os.environ | {"PYTHONPATH": str(REPO / "extractor"), "HOME": str(home), "TMPDIR": str(tmp),
+                        "XDG_CACHE_HOME": str(Path.home() / ".cache")}  # the op cache where it is
+    marker = tmp_path / "marker"
+    marker.touch()
+    done = subprocess.run([sys.executable, "-m", "dsfields", "check", "--launch", "--format", "json", str(config)],
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    new = _new_since(marker)
+    assert done.returncode in (0, 1), done.stderr
+    verdicts = [f for f in json.loads(done.stdout)["files"][0]["findings"]
+                if f["kind"] in ("launch_verdict", "limitation")]
+    assert len(verdicts) == 1 and "paths pointed into the launch's temp folder: " in verdicts[0]["message"], verdicts
+    named = verdicts[0]["message"].rsplit("temp folder: ", 1)[1]
+    for key in ("zero_optimization.offload_param.nvme_path", "csv_monitor.output_path", "tensorboard.output_path"):
+        assert key in named
+    assert not Path("/nonexistent").exists()
+    assert [p for p in new if tag in p] == []
+    # TMPDIR's own mtime moves: the sandbox was made and removed in it; nothing of it is left.
+    assert [p for p in new if Path(p).is_relative_to(tmp_path) and Path(p) not in (config, tmp)] == []
+    assert not list(tmp.iterdir())

@@ -150,12 +150,51 @@ def test_legacy_cpu_offload_with_an_optimizer_from_code_fails_on_its_key(client)
         assert verdict.site and verdict.site.startswith("deepspeed/")
 
 
+FP16 = ZERO2 | {"optimizer": ADAMW, "fp16": {"enabled": True}}
+
+
+def fp16_outcome(supported: bool) -> tuple[str, str | None]:
+    """What an fp16 launch gives where the accelerator says fp16 is (not) supported: never agreement without it."""
+    return ("launched", None) if supported else ("machine_error", "fp16-on-cpu")
+
+
 @requires_deepspeed
 @pytest.mark.deepspeed
-def test_fp16_on_this_cpu_is_a_machine_error_never_agreement(client):
-    verdict = client.launch(ZERO2 | {"optimizer": ADAMW, "fp16": {"enabled": True}})
-    assert (verdict.outcome, verdict.reason) == ("machine_error", "fp16-on-cpu")
-    assert not verdict.ok
+def test_fp16_launches_exactly_where_the_accelerator_says_this_cpu_supports_it(client):
+    verdict = client.launch(FP16)
+    assert client.support["fp16"] in (True, False) and not client.support["pinned"]  # asked in the worker
+    assert (verdict.outcome, verdict.reason) == fp16_outcome(client.support["fp16"]), verdict
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp16-off", "fp16-on"])
+def test_fp16_support_forced_either_way_gives_its_outcome(fp16):
+    from dsfields.extract.launch import CPU_FP16_ENV
+
+    with LaunchClient(env=os.environ | {CPU_FP16_ENV: str(int(fp16))}, warm_up=False) as forced:
+        verdict = forced.launch(FP16)
+        assert forced.support["fp16"] is fp16
+    assert (verdict.outcome, verdict.reason) == fp16_outcome(fp16), verdict
+
+
+@requires_deepspeed
+@pytest.mark.deepspeed
+def test_the_committed_records_are_the_same_bytes_whatever_fp16_the_cpu_has():
+    # launch.json and the launch witness's reads, made as `dsfields extract --launch --launch-rules` makes them,
+    # on a CPU claiming fp16 and on one that does not: the committed records are the same from either.
+    from dsfields.extract.launch import CPU_FP16_ENV, launch_json_text, launch_witness, witness_env
+    from dsfields.model.launch_rules import launch_path
+
+    made = {}
+    for fp16 in ("0", "1"):
+        with LaunchClient(env=witness_env(os.environ | {CPU_FP16_ENV: fp16})) as witness:
+            made[fp16] = launch_witness(witness, rules=True)
+    assert made["0"]["paths"] == made["1"]["paths"] and made["0"]["outcomes"] == made["1"]["outcomes"]
+    committed = launch_path("0.19.8").read_text(encoding="utf-8")
+    assert launch_json_text(made["1"]["launch_json"]) == launch_json_text(made["0"]["launch_json"]) == committed
+    assert made["1"]["launch_json"]["environment"]["accelerator_support"] == {"bf16": True, "fp16": False,
+                                                                               "pinned": True}
 
 
 @requires_deepspeed
@@ -235,7 +274,11 @@ FORKED_CASES = [
 @requires_deepspeed
 @pytest.mark.deepspeed
 def test_a_worker_forked_before_deepspeed_is_imported_gives_the_verdicts_of_its_own_process(client, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "DS_ACCELERATOR"} | {"TMPDIR": str(tmp_path)}
+    from dsfields.extract.launch import PIN_SUPPORT_ENV
+
+    # Unpinned, as the fixture's client: both answer fp16 as this CPU does.
+    env = {k: v for k, v in os.environ.items() if k != "DS_ACCELERATOR"} | {"TMPDIR": str(tmp_path),
+                                                                            PIN_SUPPORT_ENV: "0"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "extractor"),
                                          *filter(None, [env.get("PYTHONPATH")])])
     cases = [{"config": config, "kwargs": kwargs} for config, kwargs in FORKED_CASES]
@@ -246,7 +289,8 @@ def test_a_worker_forked_before_deepspeed_is_imported_gives_the_verdicts_of_its_
     own = [client.launch(config, **kwargs) for config, kwargs in FORKED_CASES]
     fields = ("outcome", "reason", "exc_type", "key", "site", "message", "reads")
     assert [[getattr(v, f) for f in fields] for v in forked] == [[getattr(v, f) for f in fields] for v in own]
-    assert [v.outcome for v in forked] == ["launched", "config_error", "machine_error", "config_error"]
+    assert [v.outcome for v in forked] == ["launched", "config_error", fp16_outcome(client.support["fp16"])[0],
+                                           "config_error"]
     assert not list(tmp_path.glob("dsfields-launch-*"))  # the forked worker removed its working directory
 
 

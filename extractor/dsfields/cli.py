@@ -109,11 +109,9 @@ def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
 
             lent["build"] = build_deepspeed_config
         if getattr(opts, "launch", False):  # check --launch: deepspeed.initialize in a worker subprocess
-            import functools
-
             from dsfields.extract.launch import LaunchClient
 
-            lent["launcher"] = functools.partial(LaunchClient, warm_up=False)
+            lent["launcher"] = LaunchClient.for_check  # sandboxed, start and builds bounded, builds shown
         return lent
     return {}
 

@@ -16,14 +16,25 @@ Imports: ``dsfields.model`` and ``dsfields.check`` only; the client is any objec
 from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Options, Severity
+from dsfields.model.launch_paths import PATH_NAME, REDIRECTED, redirect_paths  # noqa: F401  (the check's face)
 from dsfields.model.store import installed_deepspeed_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
     from typing import Any
 
-LAUNCH_TIMEOUT = 15.0
-"""Seconds for the one launch (the worker's start, ~11 s with its warm-up launch, comes on top)."""
+LAUNCH_TIMEOUT = 30.0
+"""Seconds for the one launch, op builds apart (the worker's start comes on top). A first launch takes 2-4 s on an
+idle 2-core machine and 14 s at a load of 15 on it (measured): 15 s made a loaded machine's verdict a timeout."""
+
+def path_keys(version: str) -> list[str]:
+    """The release's fields whose name says they are a path (``*`` for a user-named key), from its snapshot."""
+    import re
+
+    from dsfields.model.store import load_indexed
+
+    name = re.compile(PATH_NAME)
+    return sorted(p for p in load_indexed(version).fields if name.search(p.rsplit(".", 1)[-1]))
 
 
 def _line(config: Any, path: str | None) -> int:
@@ -47,20 +58,23 @@ def launch_findings(version: str, config: Any, options: Options, client: Any) ->
         "from plain code with an optimizer passed in" if code else "from plain code, optimizer from the config")
     if not isinstance(config.data, dict):
         return []
-    verdict = client.launch(config.data, style, code, timeout=LAUNCH_TIMEOUT)
+    data, redirected = redirect_paths(config.data, path_keys(version))
+    verdict = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT)
     assumed = ""
     if verdict.outcome == "machine_error" and verdict.reason == "fp16-on-cpu":
-        again = client.launch(config.data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True)
+        again = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True)
         if again.outcome != "machine_error":
             verdict, assumed = again, " (this CPU has no fp16: launched with fp16 assumed, so the config path " \
                                       "is judged, not the kernels)"
+    if redirected:  # a dry run writes nowhere the config says (nvme swap folders, monitor logs)
+        assumed += f" (paths pointed into the launch's temp folder: {', '.join(redirected)})"
     where = f"deepspeed.initialize (DeepSpeed {version}, CPU, world size 1) {how}"
     if verdict.outcome == "launched":
         return [Finding("", Severity.INFO, Kind.LAUNCH_VERDICT, f"{where}: launched{assumed}", "", 1)]
     if verdict.outcome == "machine_error":
         return [Finding(verdict.key or "", Severity.INFO, Kind.LIMITATION,
                         f"not checked on this machine ({verdict.reason}): {where} failed for a reason of this "
-                        f"machine, not of the config: {verdict.exc_type}: {verdict.message}",
+                        f"machine, not of the config: {verdict.exc_type}: {verdict.message}{assumed}",
                         "run check --launch where the job runs (GPU, enough ranks)", _line(config, verdict.key))]
     raiser = verdict.raised_by or "deepspeed"
     at = f" at {verdict.site}" if verdict.site else ""

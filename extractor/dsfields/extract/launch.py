@@ -51,6 +51,7 @@ from types import FrameType, SimpleNamespace
 from typing import Any, Literal
 
 from dsfields.extract.quickcxx import file_digest
+from dsfields.model.errors import DsfieldsError
 from dsfields.model.hf_trainer import (  # noqa: F401  (re-exported: the launch witness's calling styles)
     BATCH_KEYS,
     HF_ARGS,
@@ -359,9 +360,59 @@ def own_extensions_dir() -> None:
     os.environ["TORCH_EXTENSIONS_DIR"] = str(_own_extensions_root() / digest)
 
 
+OPS_CACHE_ENV = "DSFIELDS_OPS_CACHE"
+"""dsfields' op cache (``~/.cache/dsfields``), handed to a sandboxed worker whose ``HOME`` is its temp folder."""
+
+
 def _own_extensions_root() -> Path:
+    explicit = os.environ.get(OPS_CACHE_ENV)
+    if explicit:
+        return Path(explicit) / "torch_extensions"
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "dsfields" / "torch_extensions"
+
+
+CPU_FP16_ENV = "DSFIELDS_CPU_FP16"
+"""``1`` / ``0``: the worker's accelerator answers fp16 support as a CPU with / without it would (DeepSpeed's CPU
+accelerator asks mkldnn, which says yes where the CPU has avx512_fp16 or AMX-FP16): both outcomes testable anywhere."""
+PIN_SUPPORT_ENV = "DSFIELDS_PIN_SUPPORT"
+"""``1``: the accelerator answers :data:`RECORD_SUPPORT`, whatever the CPU (and :data:`CPU_FP16_ENV`) says. Set for
+every committed record (``--rules``, the launch witness), so launch.json and the snapshots are the same bytes from
+any machine; ``check --launch`` leaves it unset and judges the user's config on the user's CPU."""
+RECORD_SUPPORT = {"fp16": False, "bf16": True}
+"""What the CPU accelerator answers on a CPU without avx512_fp16: the answers every committed record was made with."""
+
+
+def _answer(value: bool) -> Callable[[Any], bool]:
+    def answer(self: Any) -> bool:
+        return value
+
+    return answer
+
+
+def pin_support(accelerator: Any) -> dict[str, Any]:
+    """Apply :data:`CPU_FP16_ENV` and :data:`PIN_SUPPORT_ENV` to ``accelerator``'s class; its answers now.
+
+    The answers are recorded in ``launch.json`` (``environment.accelerator_support``) and told to the client
+    (``support`` of the worker's ready line), so tests assert the outcome that matches them.
+    """
+    cls = type(accelerator)
+    simulated = os.environ.get(CPU_FP16_ENV)
+    if simulated in ("0", "1"):
+        cls.is_fp16_supported = _answer(simulated == "1")
+    pinned = os.environ.get(PIN_SUPPORT_ENV) == "1"
+    if pinned:
+        for dtype, value in RECORD_SUPPORT.items():
+            setattr(cls, f"is_{dtype}_supported", _answer(value))
+    answers: dict[str, Any] = {}
+    for dtype in ("bf16", "fp16"):
+        method = getattr(accelerator, f"is_{dtype}_supported", None)
+        value = None
+        with contextlib.suppress(Exception):
+            value = bool(method()) if callable(method) else None
+        answers[dtype] = value
+    answers["pinned"] = pinned
+    return answers
 
 
 class Launcher:
@@ -382,6 +433,9 @@ class Launcher:
             import shutil
 
             atexit.register(shutil.rmtree, self.workdir, True)
+            from dsfields.extract.process_tree import OWN_FOLDERS
+
+            OWN_FOLDERS.append(self.workdir)  # and when its client gives up on it
         os.chdir(self.workdir)
         # Before DeepSpeed: its comm set-up loads the shm_comm op (share_built_ops), and releases up to 0.18
         # bind cpuinfo.get_cpu_info at import (remember_cpu_info).
@@ -406,6 +460,7 @@ class Launcher:
             accelerator._communication_backend_name = "gloo"
         ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
+        self.support = pin_support(accelerator)
         self.import_seconds = time.perf_counter() - started
         self.gc_enabled = gc.isenabled()
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
@@ -422,11 +477,13 @@ class Launcher:
         gc.freeze()
         self.start_seconds = time.perf_counter() - started
 
-    def about(self) -> dict[str, str]:
-        """What ``launch.json`` records of this worker: DeepSpeed, torch, Python, the accelerator."""
+    def about(self) -> dict[str, Any]:
+        """What ``launch.json`` records of this worker: DeepSpeed, torch, Python, the accelerator and its
+        fp16/bf16 answers (:func:`pin_support`)."""
         return {"deepspeed": str(self.deepspeed.__version__).strip(), "torch": self.torch.__version__.split("+")[0],
                 "python": ".".join(map(str, sys.version_info[:2])),
-                "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown"))}
+                "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown")),
+                "accelerator_support": dict(self.support)}
 
     # -- one launch
 
@@ -755,8 +812,37 @@ def _build_lock(name: str, key: str) -> Iterator[None]:
         yield
 
 
-BUILD_NOTICES: list[Callable[[str], None]] = []
-"""Told the op's name when a build starts (the worker tells its client, which then waits longer)."""
+BUILD_NOTICES: list[Callable[[dict[str, Any]], None]] = []
+"""Told ``{"building": op}`` when a build starts and ``{"built": op, "seconds": s}`` when it ends (the worker
+tells its client, which waits longer meanwhile and shows the progress)."""
+
+OP_DIRS = ("cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion", "pin_memory", "deepspeed_shm_comm")
+"""The build folders of :data:`CPU_OPS` in an extensions directory (torch names them by the op's name)."""
+OP_SECONDS = 50
+"""One op's build on this 2-core machine through quickcxx, cores free (0.19.8's six: 5 min); scaled by the load."""
+OP_MEGABYTES = 4
+"""One op's share of the cache: its build folder (~2.3 MB) and its objects (~1.7 MB), measured for 0.19.8."""
+PCH_SETS, PCH_MEGABYTES = 3, 800
+"""Precompiled torch headers quickcxx may build for 0.19.8's ops (one per flag set), ~0.75 GB each."""
+
+
+def build_estimate() -> dict[str, Any]:
+    """What building the ops not yet in this worker's extensions directory will cost: minutes, megabytes, where."""
+    own = Path(os.environ.get("TORCH_EXTENSIONS_DIR", ""))
+    missing = [op for op in OP_DIRS if not (own / op / f"{op}.so").is_file()]
+    cache = _own_extensions_root().parent if own.parent == _own_extensions_root() else own
+    pch = cache / "pch"
+    headers = 0 if own.parent != _own_extensions_root() or (pch.is_dir() and any(pch.iterdir())) else PCH_SETS
+    # Compiles share the cores with whatever else runs: a machine loaded past its cores builds that much slower.
+    load = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)) if hasattr(os, "getloadavg") else 1.0
+    return {"ops": missing, "minutes": max(1, round(len(missing) * OP_SECONDS * load / 60)),
+            "megabytes": len(missing) * OP_MEGABYTES, "pch_megabytes": headers * PCH_MEGABYTES, "cache": str(cache)}
+
+
+def _notify(event: dict[str, Any]) -> None:
+    for notice in BUILD_NOTICES:
+        with contextlib.suppress(Exception):
+            notice(event)
 
 
 @contextlib.contextmanager
@@ -767,13 +853,13 @@ def _building(name: str) -> Iterator[None]:
     into a machine error; the build is this machine's set-up, not the launch, so the launch's alarm is
     stopped for it and re-armed with what was left after it.
     """
-    for notice in BUILD_NOTICES:
-        with contextlib.suppress(Exception):
-            notice(name)
+    started = time.perf_counter()
+    _notify({"building": name, "estimate": build_estimate()})
     left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
     try:
         yield
     finally:
+        _notify({"built": name, "seconds": round(time.perf_counter() - started, 1)})
         if left > 0:
             signal.setitimer(signal.ITIMER_REAL, left)
 
@@ -1023,12 +1109,12 @@ def module_state(prefix: str = "deepspeed") -> dict[str, str]:
 
 
 def tell_builds(out: Any) -> None:
-    """Write ``{"building": name}`` to ``out`` whenever an op build starts in this process (once per ``out``)."""
+    """Write each build notice (:data:`BUILD_NOTICES`) to ``out`` as a JSON line (once per ``out``)."""
     if any(getattr(notice, "out", None) is out for notice in BUILD_NOTICES):
         return
 
-    def notice(name: str) -> None:
-        out.write(json.dumps({"building": name}) + "\n")
+    def notice(event: dict[str, Any]) -> None:
+        out.write(json.dumps(event) + "\n")
         out.flush()
 
     notice.out = out  # type: ignore[attr-defined]
@@ -1071,8 +1157,10 @@ class ForkedWorker:
     imports DeepSpeed itself, as a fresh ``python -m dsfields.extract.launch --jsonl`` would.
     """
 
-    def __init__(self, pid: int, stdin: Any, stdout: Any, errors: Any) -> None:
+    def __init__(self, pid: int, stdin: Any, stdout: Any, errors: Any, lifeline: int | None = None) -> None:
         self.pid = pid
+        self.lifeline = lifeline
+        """The write end of the worker's lifeline (:mod:`dsfields.extract.process_tree`), taken over by its client."""
         self.stdin = stdin
         self.stdout = stdout
         self.errors = errors
@@ -1099,6 +1187,7 @@ class ForkedWorker:
             return None
         request_read, request_write = os.pipe()
         answer_read, answer_write = os.pipe()
+        life_read, life_write = os.pipe()
         errors = tempfile.TemporaryFile()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1109,6 +1198,8 @@ class ForkedWorker:
                 import atexit
 
                 atexit._clear()  # the parent's exit handlers are not the worker's
+                os.setsid()  # a session of its own, as a subprocess worker: killed as one group with its builds
+                os.close(life_write)
                 os.dup2(request_read, 0)
                 os.dup2(answer_write, 1)
                 os.dup2(errors.fileno(), 2)
@@ -1121,6 +1212,9 @@ class ForkedWorker:
                          if p and p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
                 os.environ.clear()
                 os.environ.update(env)
+                from dsfields.extract.process_tree import LIFELINE_ENV
+
+                os.environ[LIFELINE_ENV] = str(life_read)
                 sys.path[1:1] = [p for p in added if p not in sys.path]
                 code = main(["--jsonl", *([] if warm_up else ["--no-warm-up"])])
                 atexit._run_exitfuncs()  # the worker's own: its working directory goes
@@ -1135,8 +1229,9 @@ class ForkedWorker:
                 os._exit(code)
         os.close(request_read)
         os.close(answer_write)
+        os.close(life_read)
         return cls(pid, os.fdopen(request_write, "w", encoding="utf-8"), os.fdopen(answer_read, encoding="utf-8"),
-                   errors)
+                   errors, life_write)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -1163,25 +1258,113 @@ class ForkedWorker:
                 os.kill(self.pid, signal.SIGKILL)
 
 
+class LaunchWorkerError(DsfieldsError):
+    """The launch worker did not start (DeepSpeed's import hangs or fails, an op build over its bound)."""
+
+
+START_TIMEOUT = 300.0
+"""Seconds a worker may take to start besides its op builds (the extraction's; ``check --launch`` has 45)."""
+CHECK_START_TIMEOUT = 45.0
+"""``check --launch``: a DeepSpeed whose import hangs is given up on with one line well within a minute."""
+CHECK_BUILD_BUDGET = 1200.0
+"""``check --launch``: seconds all op builds of one run may take together (six ops: ~5 min on 2 busy cores)."""
+PROGRESS_EVERY = 30.0
+"""Seconds between two progress lines while one op builds."""
+
+
+def _cache_megabytes(folder: Path) -> float:
+    total = 0
+    for path, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(path, name)).st_size
+    return total / 1e6
+
+
 class LaunchClient:
     """Runs :func:`main` ``--jsonl`` as a subprocess; restarts it when a launch kills or hangs it.
 
     ``forked``: a :class:`ForkedWorker` already started, used for the first start (a restart is a subprocess).
+
+    A subprocess worker is sandboxed (``sandbox``): it runs in a session of its own with its working folder,
+    ``HOME`` and ``TMPDIR`` in a ``dsfields-launch-*`` folder of the caller's temp folder (dsfields' op cache is
+    passed by name, :data:`OPS_CACHE_ENV`), and holds a lifeline to this process
+    (:mod:`dsfields.extract.process_tree`): on a timeout, on :meth:`close`, on SIGINT/SIGTERM here, and when this
+    process dies, the worker and everything it started (ninja, compilers) are killed and the folder removed.
+    Config paths are pointed into the folder by the caller (:func:`dsfields.check.launch_check.redirect_paths`:
+    relative paths land in the worker's working folder).
     """
 
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
-                 start_timeout: float = 300.0, warm_up: bool = True, forked: ForkedWorker | None = None) -> None:
+                 start_timeout: float = START_TIMEOUT, warm_up: bool = True, forked: ForkedWorker | None = None,
+                 sandbox: bool = True, progress: Callable[[str], None] | None = None,
+                 build_budget: float | None = None) -> None:
         self.forked = forked
         self.warm_up = warm_up
         """False for one launch (``check --launch``): no warm-up launch, ~4 s less to the first verdict."""
         self.python = python
         self.env = env
         self.start_timeout = start_timeout
+        self.sandbox = sandbox
+        self.progress = progress
+        """Told one line before the first op build, one per op built, and one every :data:`PROGRESS_EVERY` s."""
+        self.build_budget = build_budget
+        """Seconds all op builds may take together (None: :data:`BUILD_TIMEOUT` per op, no total)."""
         self.proc: subprocess.Popen[str] | None = None
         self.start_seconds: float | None = None
         self.starts = 0
         self.builds: list[str] = []
         """Ops the worker built (not found built from the same files), in order."""
+        self.build_seconds = 0.0
+        self.folder: Path | None = None
+        """The running worker's sandbox folder."""
+        self.gave_up: str | None = None
+        """Why the last answer did not come: ``timeout``, ``build`` (the build bound), ``died``."""
+        self._lifeline: int | None = None
+        self._signals: dict[int, Any] = {}
+        self._cache_before: tuple[Path, float] | None = None
+        self._busy = False
+        """A request (or the start) is in flight: an interrupted client closes at once, not gracefully."""
+        self.support: dict[str, Any] = {}
+        """The started worker's accelerator's answers: ``fp16``, ``bf16`` (True/False/None) and ``pinned``."""
+
+    @classmethod
+    def for_check(cls) -> LaunchClient:
+        """``check --launch``: one launch, a start bounded to :data:`CHECK_START_TIMEOUT`, builds shown on stderr."""
+        def progress(line: str) -> None:
+            print(f"dsfields check --launch: {line}", file=sys.stderr, flush=True)
+
+        return cls(warm_up=False, start_timeout=CHECK_START_TIMEOUT, progress=progress,
+                   build_budget=CHECK_BUILD_BUDGET)
+
+    # -- the worker's environment
+
+    def _child_env(self) -> dict[str, str]:
+        env = dict(os.environ if self.env is None else self.env)
+        own = str(Path(__file__).resolve().parents[2])
+        # The worker runs in another folder: relative entries (PYTHONPATH=extractor) would no longer resolve.
+        paths = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join(paths if own in paths else [*paths, own])
+        if self.folder is not None:
+            home = env.get("HOME") or str(Path.home())
+            if not env.get(OPS_CACHE_ENV):  # the op cache keeps its place although HOME moves
+                xdg = env.get("XDG_CACHE_HOME")
+                env[OPS_CACHE_ENV] = str((Path(xdg).expanduser() if xdg else Path(home).expanduser() / ".cache")
+                                         / "dsfields")
+            for name in ("TORCH_EXTENSIONS_DIR", "DSFIELDS_CACHE", "XDG_CACHE_HOME"):
+                if env.get(name):
+                    env[name] = os.path.abspath(os.path.expanduser(env[name]))
+            env.pop("XDG_CACHE_HOME", None)  # other caches (and anything else under ~/.cache) go to the sandbox
+            for name in ("home", "tmp", "work"):
+                (self.folder / name).mkdir(exist_ok=True)
+            env["HOME"] = str(self.folder / "home")
+            for name in ("TMPDIR", "TMP", "TEMP"):
+                env[name] = str(self.folder / "tmp")
+            env["PWD"] = str(self.folder / "work")
+            from dsfields.extract.process_tree import SANDBOX_ENV
+
+            env[SANDBOX_ENV] = str(self.folder)
+        return env
 
     def _start(self) -> None:
         started = time.perf_counter()
@@ -1189,87 +1372,237 @@ class LaunchClient:
         if self.forked is not None:
             self.proc, self.forked = self.forked, None  # type: ignore[assignment]
             errors = self.proc.errors  # type: ignore[attr-defined]
+            self._lifeline = self.proc.lifeline  # type: ignore[attr-defined]
+            self._guard_signals()
         else:
-            env = dict(os.environ if self.env is None else self.env)
-            env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+            from dsfields.extract.process_tree import LIFELINE_ENV
+
+            if self.sandbox:
+                self.folder = Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
+            env = self._child_env()
             argv = [self.python, "-m", "dsfields.extract.launch", "--jsonl",
                     *([] if self.warm_up else ["--no-warm-up"])]
+            read_end, self._lifeline = os.pipe()
+            env[LIFELINE_ENV] = str(read_end)
             # stderr to a file, not a pipe nobody reads (DeepSpeed is chatty): its last line says why a start failed.
             errors = tempfile.TemporaryFile()
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+            try:
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                             text=True, env=env, pass_fds=(read_end,), start_new_session=True,
+                                             cwd=self.folder / "work" if self.folder is not None else None)
+            finally:
+                os.close(read_end)
+            self._guard_signals()
+        self._busy = True
         ready = self._read(self.start_timeout)
+        self._busy = False
         if ready is None or not ready.get("ready"):
+            why = self.gave_up
             self.close(graceful=False)
             lines: list[str] = []
             if errors is not None:
                 errors.seek(0)
                 lines = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()]
                 errors.close()
-            raise RuntimeError("the launch worker did not start" + (f": {lines[-1].strip()[:300]}" if lines else ""))
+            last = f": {lines[-1].strip()[:300]}" if lines else ""
+            if why == "timeout":
+                raise LaunchWorkerError(f"the launch worker did not start in {self.start_timeout:.0f} s "
+                                        f"(DeepSpeed's import or set-up hangs){last}")
+            if why == "build":
+                raise LaunchWorkerError(f"DeepSpeed's CPU ops did not build in {self.build_budget:.0f} s "
+                                        "(stopped; python -m dsfields.extract.launch --build-ops builds them ahead)")
+            raise LaunchWorkerError("the launch worker did not start" + last)
         if errors is not None:
             errors.close()  # the worker keeps writing to the file, unlinked: it goes when the worker does
         self.start_seconds = time.perf_counter() - started
         self.worker_start = ready
+        self.support = dict(ready.get("support") or {})
         self.starts += 1
 
+    def _guard_signals(self) -> None:
+        """SIGTERM/SIGHUP here unwind like Ctrl-C does, so the worker's tree and folder go (``close``)."""
+        if self._signals or not threading_main():
+            return
+
+        def unwind(signum: int, frame: FrameType | None) -> None:
+            raise SystemExit(128 + signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(ValueError, OSError):
+                self._signals[sig] = signal.signal(sig, unwind)
+
     def _read(self, timeout: float) -> dict[str, Any] | None:
-        """The worker's next answer; each op-build notice before it gives :data:`BUILD_TIMEOUT` more."""
+        """The worker's next answer; each op-build notice before it gives :data:`BUILD_TIMEOUT` more
+        (within :attr:`build_budget`). None when it does not come: why in :attr:`gave_up`."""
         assert self.proc is not None and self.proc.stdout is not None
+        self.gave_up = None
         deadline = time.monotonic() + timeout
+        building: tuple[str, float] | None = None
+        shown = 0.0
         while True:
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            now = time.monotonic()
+            wait = max(0.0, deadline - now)
+            if building is not None and self.progress is not None:
+                wait = min(wait, PROGRESS_EVERY)
+            ready, _, _ = select.select([self.proc.stdout], [], [], wait)
             if not ready:
+                now = time.monotonic()
+                if now < deadline and building is not None:
+                    if self.progress is not None and now - shown >= PROGRESS_EVERY - 0.5:
+                        shown = now
+                        self.progress(f"still building {building[0]} ({now - building[1]:.0f} s)")
+                    continue
+                over_budget = building is not None and self.build_budget is not None and \
+                    self.build_seconds + now - building[1] >= self.build_budget
+                self.gave_up = "build" if over_budget else "timeout"
                 return None
             line = self.proc.stdout.readline()
             answer = json.loads(line) if line else None
-            if not (isinstance(answer, dict) and "building" in answer):
+            if answer is None:
+                self.gave_up = "died"
+                return None
+            if not isinstance(answer, dict) or not ({"building", "built"} & answer.keys()):
                 return answer
-            self.builds.append(str(answer["building"]))
-            deadline = max(deadline, time.monotonic() + BUILD_TIMEOUT)
+            now = time.monotonic()
+            if "building" in answer:
+                building = (str(answer["building"]), now)
+                shown = now
+                self.builds.append(building[0])
+                self._tell_build(answer)
+                deadline = max(deadline, now + BUILD_TIMEOUT)
+                if self.build_budget is not None:
+                    deadline = min(deadline, now + max(0.0, self.build_budget - self.build_seconds))
+            else:
+                if building is not None:
+                    self.build_seconds += now - building[1]
+                building = None
+                if self.progress is not None:
+                    self.progress(f"built {answer['built']} in {float(answer.get('seconds', 0)):.0f} s")
+                deadline = max(deadline, now + timeout)
+
+    def _tell_build(self, notice: dict[str, Any]) -> None:
+        if self.progress is None:
+            return
+        estimate = notice.get("estimate") or {}
+        if len(self.builds) == 1:
+            cache = Path(str(estimate.get("cache", "")))
+            self._cache_before = (cache, _cache_megabytes(cache))
+            pch = int(estimate.get("pch_megabytes") or 0)
+            more = f"; up to {pch / 1000:.1f} GB more if torch's headers are precompiled" if pch else ""
+            ops = list(estimate.get("ops") or [])
+            self.progress(f"building DeepSpeed's CPU ops for the first launch: about {estimate.get('minutes', '?')} "
+                          f"min, {estimate.get('megabytes', '?')} MB in {cache} at most ({len(ops)} of {len(OP_DIRS)} "
+                          f"ops not built yet, the launch builds those it needs{more}); stopped after "
+                          f"{(self.build_budget or BUILD_TIMEOUT) / 60:.0f} min")
+        self.progress(f"building {notice['building']} ({len(self.builds)}/{len(OP_DIRS)} at most)")
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
                assume_fp16: bool = False) -> LaunchVerdict:
-        """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error."""
+        """As :meth:`Launcher.launch`, in the worker; a worker that dies or hangs is a machine error.
+
+        Every path the config names is pointed into the worker's folder first (``check --launch`` has done so
+        already, to name them in its verdict): no launch through a client writes where a config says."""
+        from dsfields.model.launch_paths import redirect_paths
+
+        if isinstance(config, dict):
+            config = redirect_paths(config)[0]
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         assert self.proc is not None and self.proc.stdin is not None
         request = {"config": config, "style": style, "optimizer_from_code": optimizer_from_code, "trace": trace,
                    "timeout": timeout, "fill_auto": fill_auto, "assume_fp16": assume_fp16}
         started = time.perf_counter()
+        self._busy = True
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
             answer = self._read(timeout + 15.0)
         except (BrokenPipeError, ValueError):
             answer = None
+            self.gave_up = "died"
+        self._busy = False
+        self._tell_cache()
         if answer is None:
-            dead = self.proc.poll() is not None
+            why = self.gave_up
+            dead = why == "died" or self.proc.poll() is not None
             self.close(graceful=False)
+            if why == "build":
+                return LaunchVerdict("machine_error", style, message=f"DeepSpeed's CPU ops did not build in "
+                                     f"{self.build_budget:.0f} s (stopped)", raised_by="dsfields", reason="op-build",
+                                     seconds=time.perf_counter() - started)
             return LaunchVerdict("machine_error", style, message="the launch worker " + (
                 "died" if dead else "did not answer in time"), raised_by="dsfields",
                 reason="worker-died" if dead else "timeout", seconds=time.perf_counter() - started)
         answer.pop("id", None)
         return LaunchVerdict.from_dict(answer)
 
+    def _tell_cache(self) -> None:
+        if self._cache_before is None or self.progress is None:
+            return
+        cache, before = self._cache_before
+        self._cache_before = None
+        self.progress(f"ops built in {self.build_seconds:.0f} s: {cache} grew by "
+                      f"{_cache_megabytes(cache) - before:.0f} MB")
+
     def close(self, graceful: bool = True) -> None:
-        if self.proc is not None:
-            # End of input lets the worker return and clean up after itself; a hung one is killed.
-            with contextlib.suppress(Exception):
-                if graceful and self.proc.poll() is None and self.proc.stdin is not None:
-                    self.proc.stdin.close()
-                    self.proc.wait(10)
-            with contextlib.suppress(Exception):
-                self.proc.kill()
-                self.proc.wait(5)
-            self.proc = None
+        """End the worker: at end of input when idle (``graceful``), else at once; its tree and folder go too."""
+        from dsfields.extract.process_tree import end_tree, remove_folder
+
+        proc, self.proc = self.proc, None
+        graceful = graceful and not self._busy
+        self._busy = False
+        try:
+            if proc is not None:
+                with contextlib.suppress(Exception):
+                    # A worker with a lifeline ends at once when it closes (its folders removed, no finalization:
+                    # seconds of torch's and DeepSpeed's teardown saved); one without is asked by end of input.
+                    if graceful and self._lifeline is None and proc.poll() is None and proc.stdin is not None:
+                        proc.stdin.close()  # the worker returns and cleans up after itself
+                        proc.wait(10)
+                if self._lifeline is not None:  # the worker ends its own tree (it is their subreaper), then exits
+                    os.close(self._lifeline)
+                    self._lifeline = None
+                    with contextlib.suppress(Exception):
+                        proc.wait(5)
+                if proc.poll() is None:  # it did not: the whole tree from here, the worker stopped first
+                    with contextlib.suppress(Exception):
+                        os.kill(proc.pid, signal.SIGSTOP)
+                    # Stopped, it is still the subreaper: what its killed children leave comes to it, found next round.
+                    end_tree(proc.pid)
+                    with contextlib.suppress(Exception):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    with contextlib.suppress(Exception):
+                        proc.kill()
+                with contextlib.suppress(Exception):
+                    proc.wait(5)
+                for stream in (proc.stdin, proc.stdout):
+                    with contextlib.suppress(Exception):
+                        if stream is not None:
+                            stream.close()
+        finally:
+            if self._lifeline is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._lifeline)
+                self._lifeline = None
+            remove_folder(self.folder)
+            self.folder = None
+            for sig, previous in self._signals.items():
+                with contextlib.suppress(Exception):
+                    signal.signal(sig, previous)
+            self._signals.clear()
 
     def __enter__(self) -> LaunchClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.close(graceful=exc[0] is None)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 # ---------------------------------------------------------------- confirming the launch rules (launch.json)
@@ -1331,7 +1664,7 @@ def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[
     return rules_document(launcher.about(), launch, rules or launch_rules.RULES)
 
 
-def rules_document(about: dict[str, str], launch: Callable[[Any], LaunchVerdict],
+def rules_document(about: dict[str, Any], launch: Callable[[Any], LaunchVerdict],
                    rules: Iterable[Any]) -> dict[str, Any]:
     """``launch.json``: ``about`` is the worker's :meth:`Launcher.about`, ``launch`` runs one example untraced."""
     return {
@@ -1340,6 +1673,7 @@ def rules_document(about: dict[str, str], launch: Callable[[Any], LaunchVerdict]
         "deepspeed_version": about["deepspeed"],
         "environment": {"python": about["python"], "torch": about["torch"],
                         "accelerator": about["accelerator"], "world_size": 1, "backend": "gloo",
+                        "accelerator_support": about.get("accelerator_support"),
                         "hf_layers": "transformers 5.24.0 / accelerate 1.15.0, mirrored (dsfields.model.hf_trainer)"},
         "rules": {rule.id: confirm_rule(rule, launch) for rule in rules},
     }
@@ -1457,6 +1791,7 @@ def witness_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     import importlib.util
 
     env = dict(os.environ if environ is None else environ)
+    env.setdefault(PIN_SUPPORT_ENV, "1")  # a committed record: the same from any CPU
     spec = importlib.util.find_spec("deepspeed")
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if locations and needs_cpu_stubs(Path(locations[0]).parent):
@@ -1476,6 +1811,7 @@ def release_launch_env(version: str) -> dict[str, str]:
     extra = [cpu_stub_dir()] if needs_cpu_stubs(source) else []
     env = release_env(version, extra)
     env["DS_ACCELERATOR"] = "cpu"
+    env.setdefault(PIN_SUPPORT_ENV, os.environ.get(PIN_SUPPORT_ENV, "1"))  # its launch.json: the same from any CPU
     return env
 
 
@@ -1517,6 +1853,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release", default=None, metavar="VERSION",
                         help="--rules: run in that release's runtime (dsfields.extract.releases) instead of here")
     args = parser.parse_args(argv)
+    if args.jsonl:  # a worker: whatever it starts (ninja, compilers) ends with it or with its client
+        from dsfields.extract.process_tree import hold_lifeline
+
+        hold_lifeline()
     if args.rules and args.release:
         from dsfields.model.launch_rules import launch_path
 
@@ -1534,6 +1874,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out.resolve() if args.out else None
     if args.jsonl:  # builds during start-up (shm_comm, the warm-up's fused_adam) extend the client's wait too
         tell_builds(results)
+    if args.rules:
+        os.environ.setdefault(PIN_SUPPORT_ENV, "1")  # launch.json is committed: the same from any CPU
     launcher = Launcher(warm_up=not args.no_warm_up)
     if args.rules:
         data = probe_rules(launcher)
@@ -1551,7 +1893,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.jsonl:
         results.write(json.dumps({"ready": True, "import_seconds": round(launcher.import_seconds, 3),
-                                  "start_seconds": round(launcher.start_seconds, 3), "about": launcher.about()}) + "\n")
+                                  "start_seconds": round(launcher.start_seconds, 3), "about": launcher.about(),
+                                  "support": launcher.support}) + "\n")
         results.flush()
         serve(sys.stdin, results, launcher)
         return 0
