@@ -14,6 +14,7 @@ from dsfields.check.engine import Checker
 from dsfields.check.findings import Finding, Kind, Options, Severity
 from dsfields.check.rules import BATCH_KEYS, MISSING, View, _integral
 from dsfields.configfile import ConfigFile, Path_
+from dsfields.model.errors import MissingExtra
 from dsfields.model.hf_trainer import fill_trainer_auto
 from dsfields.model.records import join
 from dsfields.model.store import installed_deepspeed_version
@@ -77,6 +78,8 @@ def _placeholder(path: str, checker: Checker) -> Any:
 def runtime_findings(checker: Checker, config: ConfigFile, options: Options, build: Build) -> list[Finding]:
     """``--runtime``: DeepSpeed's own verdict on ``config``, from ``build`` (the CLI passes the extractor's)."""
     installed = installed_deepspeed_version()
+    if installed is None:  # asked for DeepSpeed's own verdict with no DeepSpeed at all: unusable, not a note
+        raise MissingExtra("DeepSpeed", cause="not installed")
     if installed != checker.version:
         return [Finding("", Severity.INFO, Kind.LIMITATION,
                         f"--runtime skipped: the installed DeepSpeed is {installed or 'none'}, not {checker.version}",
