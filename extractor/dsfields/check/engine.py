@@ -66,6 +66,38 @@ class Checker:
         run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
         return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
 
+    def departure_note(self, path: str) -> str:
+        """" (removed in X, last in Y)" from the committed snapshots' history, or "" where it is not known."""
+        from dsfields.model.history import EventKind, departure  # only for removed or unknown keys
+
+        try:
+            gone = departure(path, self.version)
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""  # no history beside this snapshot (a hand-made one): the message stands alone
+        if gone is None:
+            return ""
+        last = f", last in {gone.last}" if gone.last else ""
+        if gone.renamed_to:
+            return f' (renamed to "{gone.renamed_to}" in DeepSpeed {gone.version}{last})'
+        verb = "removed" if gone.kind is EventKind.BECAME_REMOVED else "no longer read"
+        return f" ({verb} in DeepSpeed {gone.version}{last})"
+
+    def removed_name(self, section: str, name: str) -> tuple[str, str] | None:
+        """``(removed in, last in)`` for an optimizer/scheduler name an older committed release built."""
+        from dsfields.model.history import catalog_name_spans, next_release, version_key
+
+        try:
+            versions, spans = catalog_name_spans(section)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        runs = spans.get(name) or spans.get(name.lower())
+        if not runs:
+            return None
+        last = max((run[1] for run in runs if version_key(run[1]) < version_key(self.version)),
+                   key=version_key, default=None)
+        removed_in = next_release(versions, last) if last else None
+        return (removed_in, last) if removed_in else None
+
     def hf_filled(self, options: Options) -> frozenset[str]:
         return frozenset(self.hf_fills or ()) if options.hf else frozenset()
 
@@ -111,6 +143,8 @@ class _Run:
                     dotted(path), Severity.ERROR, Kind.DUPLICATE_KEY,
                     "key repeated in one object; DeepSpeed raises \"Duplicate keys in DeepSpeed config\"",
                     "keep one of them", line))
+        if not self.options.hf:
+            self.hf_hint()
         if self.options.hf and self.c.hf_borrowed:
             self.add((), Severity.INFO, Kind.LIMITATION,
                      f"the {self.c.version} snapshot predates the HF Trainer fill list; using the one of "
@@ -121,6 +155,30 @@ class _Run:
                      f"the {self.c.version} snapshot has no HF Trainer fill list (transformers was not installed "
                      "at extraction): every \"auto\" is judged as DeepSpeed alone would",
                      "re-extract with transformers installed (pip install dsfields[extract])")
+
+    def hf_hint(self) -> None:
+        """Once per file: ``"auto"`` values the HF Trainer fills, checked as plain DeepSpeed, point at ``--hf``.
+
+        Each such "auto" is still judged as DeepSpeed alone treats it (that is what it does without the
+        Trainer); the hint says why there are so many of them and what makes them fine.
+        """
+        fills = self.c.hf_fills or {}
+        autos: list[Path_] = []
+        stack: list[tuple[Path_, Any]] = [((), self.config.data)]
+        while stack and len(autos) < 1000:  # a hostile file of a million "auto" costs no more than this
+            where, node = stack.pop()
+            if isinstance(node, dict):
+                stack.extend(reversed([((*where, k), v) for k, v in node.items() if isinstance(k, str)]))
+            elif isinstance(node, str) and node == "auto" and where:
+                autos.append(where)
+        filled = [p for p in autos if dotted(p) in fills]
+        if not filled:
+            return
+        shown = ", ".join(dotted(p) for p in filled[:3]) + (f" and {len(filled) - 3} more" if len(filled) > 3 else "")
+        self.add(filled[0], Severity.INFO, Kind.AUTO,
+                 f'this looks like an HF Trainer config: {shown} {"is" if len(filled) == 1 else "are"} "auto", '
+                 "which the HF Trainer fills; run with --hf to check it as the Trainer will use it",
+                 "dsfields check --hf FILE")
 
     # ------------------------------------------------------------ sections and keys
 
@@ -137,8 +195,9 @@ class _Run:
                 continue  # judged against the class's signature in optimizers()
             if path in self.c.removed:
                 removed = self.c.removed[path]
-                self.add(here, Severity.ERROR, Kind.REMOVED_KEY, f"removed: DeepSpeed {self.c.version} raises: "
-                         f"{removed.message}", f'delete "{key}"')
+                when = self.c.departure_note(path).strip(" ()") or "removed"
+                self.add(here, Severity.ERROR, Kind.REMOVED_KEY,
+                         f"{when}: DeepSpeed {self.c.version} raises: {removed.message}", f'delete "{key}"')
                 continue
             field_record = snapshot.by_section.get(section, {}).get(key)
             if field_record is None and not key.startswith(("_", "//", "#")):
@@ -185,7 +244,8 @@ class _Run:
         self.suggestions_left -= 1
         fix = self.suggest(section, key) if self.suggestions_left >= 0 else (
             f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
-        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}', fix)
+        note = self.c.departure_note(join(section, key)) if self.suggestions_left >= 0 else ""
+        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}{note}: {consequence}', fix)
 
     def suggest(self, section: str, key: str, delete: bool = True) -> str:
         import difflib  # only when suggesting: keeps start-up lean
@@ -199,6 +259,9 @@ class _Run:
             return f'did you mean "{lowered[key.lower()]}"? (keys are case-sensitive)'
         if key.strip() in own:
             return f'remove the whitespace: "{key.strip()}"'
+        reordered = _same_words(key, own)
+        if reordered is not None:
+            return f'did you mean "{reordered}"? (the same words in another order or split)'
         close = difflib.get_close_matches(key, own, n=2, cutoff=0.75)
         elsewhere = sorted(p for p in snapshot.by_key.get(key, []) if self.c.fields[p].section != section)
         if close and not elsewhere:
@@ -359,7 +422,11 @@ class _Run:
                      f"{value} where a boolean is expected (DeepSpeed reads this key unvalidated; it tests its truth)",
                      f"write {'true' if value else 'false'}")
             return False
-        if "boolean" in types and isinstance(value, str):
+        if set(types) & {"integer", "number"} and not isinstance(record.default, bool):
+            # A boolean "works" where a number is read (Python counts True as 1): the probes record it, but
+            # saying "a boolean is expected" of a number key would contradict the batch and range messages.
+            types = [t for t in types if t != "boolean"]
+        elif "boolean" in types and isinstance(value, str):
             # Unvalidated: "false" is a true string here, and some readers combine it with `|` and crash.
             self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
                      f"the string {_fmt(value)} where a boolean is expected: DeepSpeed reads this key unvalidated "
@@ -374,7 +441,10 @@ class _Run:
         default = record.default
         if record.choices:
             return "use one of: " + ", ".join(_fmt(c) for c in record.choices)
-        wanted = " or ".join(record.used_as or ["value"])
+        used = record.used_as or ["value"]
+        if set(used) & {"integer", "number"} and not isinstance(default, bool):
+            used = [t for t in used if t != "boolean"]  # as in dict_value: a number key, though True counts as 1
+        wanted = " or ".join(used)
         article = "an" if wanted[0] in "aeiou" else "a"
         if default is not None:
             return f"write {article} {wanted}, e.g. the default {_fmt(default)}"
@@ -515,6 +585,15 @@ class _Run:
         if entry is None:
             import difflib  # only when suggesting: keeps start-up lean
 
+            gone = self.c.removed_name(section, name)
+            if gone is not None:
+                removed_in, last = gone
+                self.add((section, type_key), Severity.ERROR, kind,
+                         f'{catalog.label} "{name}" is unknown to DeepSpeed {self.c.version}: removed in DeepSpeed '
+                         f"{removed_in} (last in {last}); deepspeed.initialize fails",
+                         f"use DeepSpeed {last} or older, or another {catalog.label} "
+                         f"(`dsfields lookup {section}` lists those of {self.c.version})")
+                return
             lower = {n.lower(): n for n in names}
             close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
             hint = f'did you mean "{lower[close[0]]}"?' if close else f"see `dsfields lookup {section}`"
@@ -581,6 +660,8 @@ class _Run:
     def _param_hint(self, key: str, name: str, accepted: dict[str, CatalogParam], catalog: Catalog) -> str:
         import difflib  # only when suggesting: keeps start-up lean
 
+        # A parameter the class takes but DeepSpeed refuses (Lamb's max_grad_norm) is not offered as accepted.
+        accepted = {k: v for k, v in accepted.items() if k not in catalog.rejected_params}
         close = difflib.get_close_matches(key, list(accepted), n=1, cutoff=0.7)
         takers = sorted(n for n, e in catalog.names.items() if n != name and any(
             key in (c.params or {}) for c in e.classes))
@@ -616,6 +697,22 @@ def check_text(text: str, checker: Checker, options: Options, name: str = "<conf
     except ConfigFileError as exc:
         return FileReport(name, error=str(exc))
     return FileReport(name, checker.check(config, options), config=config)
+
+
+def _words(key: str) -> tuple[str, ...]:
+    return tuple(sorted(w for w in key.lower().replace("-", "_").split("_") if w))
+
+
+def _same_words(key: str, own: list[str]) -> str | None:
+    """The key of ``own`` spelt with ``key``'s words reordered (``comm_overlap``), or split/joined differently
+    by underscores (``overlapcomm``, ``over_lap_comm``): difflib's character ratio misses both."""
+    words, squashed = _words(key), key.lower().replace("_", "").replace("-", "")
+    for candidate in own:
+        if candidate == key:
+            continue
+        if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
+            return candidate
+    return None
 
 
 def _search(pattern: str, value: str) -> bool:
