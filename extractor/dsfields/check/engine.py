@@ -117,6 +117,8 @@ class _Run:
         self.findings: list[Finding] = []
         self.hf_filled = checker.hf_filled(options)
         self.suggestions_left = SUGGESTION_BUDGET
+        self.requirement_paths: set[str] = set()
+        """Keys whose recorded requirement was reported: a hand-written rule saying the same is dropped."""
 
     def add(self, path: Path_ | str, severity: Severity, kind: Kind, message: str, fix: str,
             related: tuple[str, ...] = (), rule: str | None = None) -> None:
@@ -215,8 +217,25 @@ class _Run:
             if field_record.deprecated:
                 self.deprecated(section, key, obj, field_record, here)
             self.value(field_record, value, here)
+            self.requirements(field_record, value, obj, here)
             if field_record.is_section and isinstance(value, dict) and field_record.path in self.c.sections:
                 self.section(field_record.path, value, here)
+
+    def requirements(self, record: Field, value: Any, obj: dict[str, Any], here: Path_) -> None:
+        """A value that needs another key of its section (``enabled: true`` ⇒ ``max_tokens``): one error on the
+        missing key, at the line of the key that needs it, with DeepSpeed's message and the line that raises it."""
+        for requirement in record.requires:
+            needed = requirement["key"]
+            if needed in obj or not record.requirement_applies(requirement, value):
+                continue
+            source = requirement.get("source") or {}
+            where = f", {source.get('file')}:{source.get('line')}" if source.get("file") else ""
+            self.requirement_paths.add(record.path)
+            self.findings.append(Finding(
+                dotted((*here[:-1], needed)), Severity.ERROR, Kind.REQUIRED_KEY,
+                f'"{record.key}": {_fmt(value)} requires "{needed}", which is missing; DeepSpeed {self.c.version} '
+                f"raises: {requirement.get('message')}{where}", f'add "{needed}" beside "{record.key}"',
+                self.config.line_of(here) or 1, (dotted(here),)))
 
     def unknown(self, section: str, key: str, here: Path_, record: Section) -> None:
         where = f'"{section}"' if section else "the top level"
@@ -352,6 +371,17 @@ class _Run:
         names.difference_update(p for p in here if isinstance(p, str))
         return any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", error) for name in names)
 
+    def refusals_name_a_sibling(self, record: Field) -> bool:
+        import re  # only for keys some probe refused: re is kept off check's start-up
+
+        siblings = [k for k in self.c.snapshot.by_section.get(record.section, {}) if k not in (record.key, "*")]
+        for verdict in record.probes.values():
+            error = str(verdict.get("error") or "")
+            if not verdict.get("ok") and error and any(
+                    re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", error) for k in siblings):
+                return True
+        return False
+
     def declared_value(self, record: Field, value: Any, here: Path_) -> None:
         """What the declared types, choices and constraints say about ``value`` (the probes come after)."""
         path = record.path
@@ -383,6 +413,10 @@ class _Run:
     def dict_value(self, record: Field, value: Any, here: Path_) -> bool:
         """Dict-read keys are not validated by DeepSpeed: the raw value is used as is, later."""
         types = record.used_as
+        if not record.requires and self.refusals_name_a_sibling(record):
+            # A snapshot made before requirements were facts: its probes set the key alone, and DeepSpeed refused
+            # for want of another key, so the accepted types say nothing about this value.
+            return True
         if record.truthiness and isinstance(value, str) and value:
             self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
                      f"the string {_fmt(value)}: DeepSpeed {self.c.version} tests this key's truth unvalidated, so any "
@@ -678,6 +712,8 @@ class _Run:
     def rules(self) -> None:
         view = View(self.config.data, self.c.snapshot, self.hf_filled)
         for rule, violation in evaluate(view, self.options.world_size):
+            if violation.paths[0] in self.requirement_paths:
+                continue  # the snapshot's requirement fact said it, on the missing key
             severity = Severity(violation.severity)
             first, *rest = violation.paths
             self.add(first, severity, Kind.RULE, violation.message, violation.fix, related=tuple(rest), rule=rule.id)
