@@ -249,6 +249,15 @@ class _Run:
             receivers = ", ".join(sorted({r.get("to", "?") for r in record.passed_to})) or "another component"
             known = sorted(k for k in self.c.snapshot.by_section.get(section, {}) if k != "*")
             keys = f", whose keys are {', '.join(known)}" if known else ""
+            copied = [r for r in record.passed_to if r.get("kind") == "iterate" and r.get("file")]
+            if copied and len(copied) == len(record.passed_to):
+                # `for k, v in section.items(): output[k] = v`: every key is kept for the engine to read.
+                site = f"{copied[0]['file']}:{copied[0]['line']}"
+                self.add(here, Severity.INFO, Kind.UNKNOWN_KEY,
+                         f'"{key}" is not read by DeepSpeedConfig itself: every key of {where} is copied into '
+                         f"DeepSpeed's config ({site}) for the component that uses it; it may read this key later",
+                         self.suggest(section, key, delete=False))
+                return
             self.add(here, Severity.INFO, Kind.UNKNOWN_KEY,
                      f'"{key}" is not read by DeepSpeedConfig: {where} is passed on whole to {receivers}{keys}; '
                      "it may read this key later", self.suggest(section, key, delete=False))
@@ -309,6 +318,8 @@ class _Run:
             replacement = snapshot.field_by_name(section, new)
             spellings = {new} | ({replacement.key} if replacement else set())
             given = sorted(s for s in spellings if s in obj)
+            if given and not record.is_pydantic:
+                return  # a legacy dict-read alias (bfloat16): DeepSpeed reads only the replacement; a rule warns
             if given:
                 self.add(here, Severity.ERROR, Kind.DEPRECATED_KEY,
                          f'"{key}" (deprecated) and its replacement "{given[0]}" are both set; DeepSpeed asserts '
