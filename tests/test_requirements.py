@@ -73,3 +73,17 @@ def test_lookup_shows_the_requirement(fake_snapshot):
     record = Snapshot(copy.deepcopy(fake_snapshot)).fields["batching.enabled"]
     assert requires_text(record) == (f'"max_tokens" when set to a true value (fakeds/runtime/config.py:'
                                      f'{_line_of("assert BATCHING_MAX")})')
+
+
+def test_a_choice_list_in_an_after_validator_becomes_the_fields_choices(fake_snapshot):
+    strategy = fake_snapshot["fields"]["zero_optimization.select_strategy"]
+    assert strategy["choices"] == ["auto", "step", "epoch"]
+    line = next(i for i, text in enumerate((FIXTURES / "fakeds" / "runtime" / "zero_config.py").read_text()
+                                           .splitlines(), 1) if "not in [" in text)
+    assert f"zero_optimization.select_strategy: ['auto', 'step', 'epoch'] confirmed (fakeds/runtime/zero_config.py:" \
+           f"{line}, a validator of ZeroConfig)" in fake_snapshot["coverage"]["witnesses"]["choices"]
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    found = _check(snapshot, {"train_batch_size": 1, "zero_optimization": {"select_strategy": "sometimes"}})
+    assert [f.path for f in found if f.severity is Severity.ERROR] == ["zero_optimization.select_strategy"]
+    assert not [f for f in _check(snapshot, {"train_batch_size": 1, "zero_optimization": {"select_strategy": "step"}})
+                if f.severity is Severity.ERROR]
