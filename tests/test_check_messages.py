@@ -244,3 +244,14 @@ def test_pld_quotes_the_key_that_is_missing(given):
     [finding] = [f for f in found if f.rule == "pld-theta-gamma-required"]
     assert finding.path == f"progressive_layer_drop.{missing}" and f"'{missing}'" in finding.message
     assert f"'{given}'" not in finding.message
+
+
+@pytest.mark.parametrize("empty", ["", None, 0, [], {}])
+def test_a_key_deepspeed_asserts_non_empty_refuses_an_empty_value(empty):
+    """autotuning.results_dir: `assert self.results_dir` (the probes show every false or empty value refused)."""
+    checker = Checker(load_snapshot("0.19.8"))
+    [finding] = [f for f in run(checker, {"train_batch_size": 1, "autotuning": {"results_dir": empty}})
+                 if f.path == "autotuning.results_dir"]
+    assert finding.severity is Severity.ERROR and "results_dir cannot be empty" in finding.message
+    assert not [f for f in run(checker, {"train_batch_size": 1, "autotuning": {"results_dir": "out"}})
+                if f.path == "autotuning.results_dir"]

@@ -337,6 +337,13 @@ class _Run:
         if isinstance(value, str) and value == "auto":
             self.auto(record, here)
             return
+        if not value and not record.is_pydantic and not record.is_section and record.refuses_falsy:
+            # `assert self.results_dir`: the probes show every false or empty value refused with one message.
+            self.add(here, Severity.ERROR, Kind.RUNTIME,
+                     f"DeepSpeed {self.c.version} refuses a false or empty value here ({record.refuses_falsy})",
+                     "give a non-empty value" + (f", e.g. the default {_fmt(record.default)}" if record.default
+                                                 else ""))
+            return
         shape = json_type(value)
         alternative = next((a for a in record.alternatives if a.get("json_type") == shape), None)
         if alternative is not None:

@@ -354,6 +354,20 @@ class Field(Placed, Defaulted):
         return [v for v in value if isinstance(v, dict) and isinstance(v.get("key"), str)] if isinstance(
             value, list) else []
 
+    @property
+    def refuses_falsy(self) -> str | None:
+        """DeepSpeed's message when it refuses every false or empty probe value and accepts every other one
+        (``assert self.results_dir``): the key must be non-empty. None otherwise, or when not probed."""
+        probes = self.probes
+        falsy, truthy = ("0", "null", "[]", "{}"), ("-1", "1", "true", '"1"', '"false"', "1.5")
+        if not all(pid in probes for pid in falsy + truthy):
+            return None
+        errors = {str(probes[pid].get("error")) for pid in falsy if not probes[pid].get("ok")}
+        if len(errors) != 1 or any(probes[pid].get("ok") for pid in falsy) or not all(
+                probes[pid].get("ok") for pid in truthy):
+            return None
+        return errors.pop()
+
     def requirement_applies(self, requirement: Raw, value: Any) -> bool:
         """Whether ``value`` of this key needs ``requirement``'s key (DeepSpeed tests it as Python does)."""
         when = requirement.get("when")
