@@ -255,3 +255,13 @@ def test_a_key_deepspeed_asserts_non_empty_refuses_an_empty_value(empty):
     assert finding.severity is Severity.ERROR and "results_dir cannot be empty" in finding.message
     assert not [f for f in run(checker, {"train_batch_size": 1, "autotuning": {"results_dir": "out"}})
                 if f.path == "autotuning.results_dir"]
+
+
+def test_a_string_a_before_validator_wraps_into_a_list_is_no_error():
+    """zero_optimization.leaf_module.classes: list[str], and a before-validator turns "X" into ["X"]."""
+    checker = Checker(load_snapshot("0.19.8"))
+    config = {"train_batch_size": 1, "zero_optimization": {"stage": 3, "leaf_module": {"classes": "MyBlock"}}}
+    found = [f for f in run(checker, config) if f.path == "zero_optimization.leaf_module.classes"]
+    assert [f.severity for f in found] == [Severity.INFO] and "converts it" in found[0].message
+    wrong = [f for f in run(checker, {"train_batch_size": 1, "fp16": {"enabled": "maybe"}}) if f.path == "fp16.enabled"]
+    assert [f.severity for f in wrong] == [Severity.ERROR]

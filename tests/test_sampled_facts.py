@@ -127,8 +127,6 @@ FACTS: tuple[Fact, ...] = (
 
 KNOWN_MISSES: dict[str, str] = {
     # site -> "what misses: why", as measured when the facts were written (issue 25's open classes)
-    "deepspeed/runtime/zero/leaf_module_config.py:27":
-        "check: a before-validator's coercion (str -> [str]) is not recorded; check errors on a valid value",
 }
 
 

@@ -102,6 +102,10 @@ class Checker:
         return frozenset(self.hf_fills or ()) if options.hf else frozenset()
 
 
+_PROBE_TYPES = {"-1": "integer", "0": "integer", "1": "integer", "true": "boolean", '"1"': "string",
+                '"false"': "string", "1.5": "number", "null": "null", "[]": "array", "{}": "object"}
+"""The JSON type of each value probe but "auto" (extract/probes.py PROBES), which has its own record."""
+
 SUGGESTION_BUDGET = 100
 """Unknown keys per file that get a spelling suggestion (difflib, ~4 ms each): a hostile file of
 a million unknown keys must not cost hours."""
@@ -389,6 +393,18 @@ class _Run:
         names.difference_update(p for p in here if isinstance(p, str))
         return any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", error) for name in names)
 
+    @staticmethod
+    def converted_by_a_validator(record: Field, value: Any) -> tuple[str, Any] | None:
+        """A probe and its stored value when every probe of ``value``'s JSON type was accepted, each stored as a
+        one-item list of itself, although the declared type refuses that type: a before-validator wraps it
+        (leaf_module's str -> [str]). Only that shape change: a lax boolean such as "maybe" is no such case."""
+        shape = json_type(value)
+        same = [(pid, v) for pid, v in record.probes.items() if _PROBE_TYPES.get(pid) == shape]
+        if not same or not all(v.get("ok") and v.get("as") == [json.loads(pid)] for pid, v in same):
+            return None
+        pid, verdict = same[0]
+        return pid, verdict["as"]
+
     def refusals_name_a_sibling(self, record: Field) -> bool:
         import re  # only for keys some probe refused: re is kept off check's start-up
 
@@ -412,6 +428,14 @@ class _Run:
             return
         if record.is_pydantic:
             ok, coerced, exact = accepts(types, value)
+            converted = self.converted_by_a_validator(record, value) if not ok else None
+            if converted is not None:
+                pid, stored = converted
+                self.add(here, Severity.INFO, Kind.COERCED,
+                         f"{json_type(value)} {_fmt(value)} where {' or '.join(types)} ({record.type}) is declared: a "
+                         f"validator of DeepSpeed {self.c.version} converts it (the probe {pid} was stored as "
+                         f"{_fmt(stored)})", "write the converted form as the documentation does")
+                return
             if not ok:
                 self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
                          f"expected {' or '.join(types)} ({record.type}), got {json_type(value)} {_fmt(value)}; "
