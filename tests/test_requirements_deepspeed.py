@@ -91,3 +91,38 @@ def test_full_valid_configs_pass_and_a_broken_requirement_names_the_missing_key(
             errors = [f for f in check_text(json.dumps(broken, indent=1), checker, Options()).findings
                       if f.severity is Severity.ERROR]
             assert [f.path for f in errors] == [f"{path.rpartition('.')[0]}.{missing}"]
+
+
+NEW_FACTS = [
+    # (key, the config it sits in, values to judge): the choice list of an after-validator, the non-empty
+    # assert, the before-validator's wrapping; each value judged by DeepSpeedConfig and by check.
+    ("zero_optimization.zenflow.select_strategy", {"optimizer": {"type": "Adam", "params": {"lr": 1e-3}},
+                                                   "zero_optimization": {"stage": 2, "zenflow": {}}},
+     ["auto", "step", "epoch", "sometimes", "STEP", 1]),
+    ("autotuning.results_dir", {}, ["out", "", None, 0, [], {}, 1]),
+    ("zero_optimization.leaf_module.classes", {"zero_optimization": {"stage": 3, "leaf_module": {}}},
+     ["MyBlock", ["A", "B"], [], 1, None]),
+]
+
+
+@pytest.mark.parametrize(("path", "base", "values"), NEW_FACTS)
+def test_check_agrees_with_deepspeedconfig_on_the_validators_in_code(snapshot_0198, path, base, values):
+    import copy
+
+    from dsfields.extract.oracle import build_deepspeed_config
+
+    checker = Checker(snapshot_0198)
+    disagreements = []
+    for value in values:
+        data = {"train_batch_size": 1, **copy.deepcopy(base)}
+        node = data
+        *sections, key = path.split(".")
+        for part in sections:
+            node = node.setdefault(part, {})
+        node[key] = value
+        theirs = build_deepspeed_config(data) is None
+        errors = [f.message for f in check_text(json.dumps(data), checker, Options()).findings
+                  if f.severity is Severity.ERROR]
+        if theirs != (not errors):
+            disagreements.append(f"{value!r}: DeepSpeed {'accepts' if theirs else 'rejects'}, check {errors}")
+    assert not disagreements, "\n".join(disagreements)
