@@ -34,6 +34,10 @@ same pydantic attribute (``python_name``), a new alias.
 Only the stdlib and :mod:`dsfields.model.store` are imported (not ``dsfields.diff``: the snapshot
 command writes the index, and diff's import would close a package loop).
 
+The index also carries ``catalogs``: per optimizer/scheduler section, each ``type`` name's ``[first, last]``
+release spans (:func:`catalog_spans`), so ``check`` can say "removed in X (last in Y)" of a name without
+loading every snapshot; an index without it is answered by a walk.
+
 **Staleness.** The index records, per snapshotted version, the byte size and sha256 of its
 ``fields.json`` at index time, and its own ``format_version`` (:data:`INDEX_FORMAT_VERSION`). A
 reader believes it only if its format version is this one's, its ``versions`` are exactly the
