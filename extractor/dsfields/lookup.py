@@ -464,6 +464,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         ("constraints", constraints_text(record.constraints)),
         ("allowed", allowed_text(record, enum)),
         ('"auto"', auto_text(record.auto)),
+        ("requires", requires_text(record)),
         ("defined at", source_text(record.source)),
         ("constant", _constant_text(record.constant)),
         ("snapshot", f"DeepSpeed {snapshot.version}"),
@@ -501,6 +502,18 @@ def _other_defaults_text(record: Field) -> str | None:
         if (text, where) not in seen:
             seen.add((text, where))
             parts.append(f"with default {text} at {where}")
+    return "; ".join(parts) or None
+
+
+def requires_text(record: Any) -> str | None:
+    """The keys of the section some values of this key need (``enabled: true`` requires ``max_tokens``)."""
+    parts = []
+    for requirement in record.requires:
+        when = requirement.get("when")
+        values = "a true value" if when == "truthy" else " or ".join(when or []) or "some values"
+        source = requirement.get("source") or {}
+        where = f" ({source['file']}:{source['line']})" if source.get("file") else ""
+        parts.append(f'"{requirement["key"]}" when set to {values}{where}')
     return "; ".join(parts) or None
 
 

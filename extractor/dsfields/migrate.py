@@ -124,6 +124,8 @@ def _walk_section(obj: dict[str, Any], section: str, where: Path_, snapshot: Sna
             continue
         field_ = snapshot.field_by_name(section, key)
         if field_ is None:
+            if record.unknown_keys == "passed":
+                continue  # handed on whole (random_ltd's keys are copied for the engine): not ignored, never dropped
             if record.unknown_keys == "ignored" and key.startswith(("_", "//", "#")) and not drop_ignored:
                 continue  # "_comment": the usual way to annotate JSON, harmless where DeepSpeed ignores keys
             if source is not None and record.unknown_keys == "error" and _ignored_by(source, section, key):
@@ -345,8 +347,10 @@ def _deprecated(obj: dict[str, Any], section: str, key: str, value: Any, here: P
                                           "deleted"))
         return
     if target.key in obj or (target.python_name and target.python_name in obj):
-        notes.append(f"{path}: deprecated, and its replacement {target.path} is also set (DeepSpeed asserts "
-                     "they are not given together); left alone: keep one")
+        why = ("DeepSpeed asserts they are not given together" if field.is_pydantic
+               else "DeepSpeed reads only the replacement")
+        notes.append(f"{path}: deprecated, and its replacement {target.path} is also set ({why}); left alone: "
+                     "keep one")
         return
     if info.converts_value and path not in CONVERSIONS:
         notes.append(f"{path}: deprecated; DeepSpeed converts its value for {target.path} in a way dsfields does "

@@ -66,9 +66,45 @@ class Checker:
         run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
         return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
 
+    def departure_note(self, path: str) -> str:
+        """" (removed in X, last in Y)" from the committed snapshots' history, or "" where it is not known."""
+        from dsfields.model.history import EventKind, departure  # only for removed or unknown keys
+
+        try:
+            gone = departure(path, self.version)
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""  # no history beside this snapshot (a hand-made one): the message stands alone
+        if gone is None:
+            return ""
+        last = f", last in {gone.last}" if gone.last else ""
+        if gone.renamed_to:
+            return f' (renamed to "{gone.renamed_to}" in DeepSpeed {gone.version}{last})'
+        verb = "removed" if gone.kind is EventKind.BECAME_REMOVED else "no longer read"
+        return f" ({verb} in DeepSpeed {gone.version}{last})"
+
+    def removed_name(self, section: str, name: str) -> tuple[str, str] | None:
+        """``(removed in, last in)`` for an optimizer/scheduler name an older committed release built."""
+        from dsfields.model.history import catalog_name_spans, next_release, version_key
+
+        try:
+            versions, spans = catalog_name_spans(section)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        runs = spans.get(name) or spans.get(name.lower())
+        if not runs:
+            return None
+        last = max((run[1] for run in runs if version_key(run[1]) < version_key(self.version)),
+                   key=version_key, default=None)
+        removed_in = next_release(versions, last) if last else None
+        return (removed_in, last) if removed_in else None
+
     def hf_filled(self, options: Options) -> frozenset[str]:
         return frozenset(self.hf_fills or ()) if options.hf else frozenset()
 
+
+_PROBE_TYPES = {"-1": "integer", "0": "integer", "1": "integer", "true": "boolean", '"1"': "string",
+                '"false"': "string", "1.5": "number", "null": "null", "[]": "array", "{}": "object"}
+"""The JSON type of each value probe but "auto" (extract/probes.py PROBES), which has its own record."""
 
 SUGGESTION_BUDGET = 100
 """Unknown keys per file that get a spelling suggestion (difflib, ~4 ms each): a hostile file of
@@ -85,6 +121,8 @@ class _Run:
         self.findings: list[Finding] = []
         self.hf_filled = checker.hf_filled(options)
         self.suggestions_left = SUGGESTION_BUDGET
+        self.requirement_paths: set[str] = set()
+        """Keys whose recorded requirement was reported: a hand-written rule saying the same is dropped."""
 
     def add(self, path: Path_ | str, severity: Severity, kind: Kind, message: str, fix: str,
             related: tuple[str, ...] = (), rule: str | None = None) -> None:
@@ -111,6 +149,8 @@ class _Run:
                     dotted(path), Severity.ERROR, Kind.DUPLICATE_KEY,
                     "key repeated in one object; DeepSpeed raises \"Duplicate keys in DeepSpeed config\"",
                     "keep one of them", line))
+        if not self.options.hf:
+            self.hf_hint()
         if self.options.hf and self.c.hf_borrowed:
             self.add((), Severity.INFO, Kind.LIMITATION,
                      f"the {self.c.version} snapshot predates the HF Trainer fill list; using the one of "
@@ -121,6 +161,30 @@ class _Run:
                      f"the {self.c.version} snapshot has no HF Trainer fill list (transformers was not installed "
                      "at extraction): every \"auto\" is judged as DeepSpeed alone would",
                      "re-extract with transformers installed (pip install dsfields[extract])")
+
+    def hf_hint(self) -> None:
+        """Once per file: ``"auto"`` values the HF Trainer fills, checked as plain DeepSpeed, point at ``--hf``.
+
+        Each such "auto" is still judged as DeepSpeed alone treats it (that is what it does without the
+        Trainer); the hint says why there are so many of them and what makes them fine.
+        """
+        fills = self.c.hf_fills or {}
+        autos: list[Path_] = []
+        stack: list[tuple[Path_, Any]] = [((), self.config.data)]
+        while stack and len(autos) < 1000:  # a hostile file of a million "auto" costs no more than this
+            where, node = stack.pop()
+            if isinstance(node, dict):
+                stack.extend(reversed([((*where, k), v) for k, v in node.items() if isinstance(k, str)]))
+            elif isinstance(node, str) and node == "auto" and where:
+                autos.append(where)
+        filled = [p for p in autos if dotted(p) in fills]
+        if not filled:
+            return
+        shown = ", ".join(dotted(p) for p in filled[:3]) + (f" and {len(filled) - 3} more" if len(filled) > 3 else "")
+        self.add(filled[0], Severity.INFO, Kind.AUTO,
+                 f'this looks like an HF Trainer config: {shown} {"is" if len(filled) == 1 else "are"} "auto", '
+                 "which the HF Trainer fills; run with --hf to check it as the Trainer will use it",
+                 "dsfields check --hf FILE")
 
     # ------------------------------------------------------------ sections and keys
 
@@ -137,8 +201,9 @@ class _Run:
                 continue  # judged against the class's signature in optimizers()
             if path in self.c.removed:
                 removed = self.c.removed[path]
-                self.add(here, Severity.ERROR, Kind.REMOVED_KEY, f"removed: DeepSpeed {self.c.version} raises: "
-                         f"{removed.message}", f'delete "{key}"')
+                when = self.c.departure_note(path).strip(" ()") or "removed"
+                self.add(here, Severity.ERROR, Kind.REMOVED_KEY,
+                         f"{when}: DeepSpeed {self.c.version} raises: {removed.message}", f'delete "{key}"')
                 continue
             field_record = snapshot.by_section.get(section, {}).get(key)
             if field_record is None and not key.startswith(("_", "//", "#")):
@@ -156,8 +221,25 @@ class _Run:
             if field_record.deprecated:
                 self.deprecated(section, key, obj, field_record, here)
             self.value(field_record, value, here)
+            self.requirements(field_record, value, obj, here)
             if field_record.is_section and isinstance(value, dict) and field_record.path in self.c.sections:
                 self.section(field_record.path, value, here)
+
+    def requirements(self, record: Field, value: Any, obj: dict[str, Any], here: Path_) -> None:
+        """A value that needs another key of its section (``enabled: true`` ⇒ ``max_tokens``): one error on the
+        missing key, at the line of the key that needs it, with DeepSpeed's message and the line that raises it."""
+        for requirement in record.requires:
+            needed = requirement["key"]
+            if needed in obj or not record.requirement_applies(requirement, value):
+                continue
+            source = requirement.get("source") or {}
+            where = f", {source.get('file')}:{source.get('line')}" if source.get("file") else ""
+            self.requirement_paths.add(record.path)
+            self.findings.append(Finding(
+                dotted((*here[:-1], needed)), Severity.ERROR, Kind.REQUIRED_KEY,
+                f'"{record.key}": {_fmt(value)} requires "{needed}", which is missing; DeepSpeed {self.c.version} '
+                f"raises: {requirement.get('message')}{where}", f'add "{needed}" beside "{record.key}"',
+                self.config.line_of(here) or 1, (dotted(here),)))
 
     def unknown(self, section: str, key: str, here: Path_, record: Section) -> None:
         where = f'"{section}"' if section else "the top level"
@@ -171,6 +253,15 @@ class _Run:
             receivers = ", ".join(sorted({r.get("to", "?") for r in record.passed_to})) or "another component"
             known = sorted(k for k in self.c.snapshot.by_section.get(section, {}) if k != "*")
             keys = f", whose keys are {', '.join(known)}" if known else ""
+            copied = [r for r in record.passed_to if r.get("kind") == "iterate" and r.get("file")]
+            if copied and len(copied) == len(record.passed_to):
+                # `for k, v in section.items(): output[k] = v`: every key is kept for the engine to read.
+                site = f"{copied[0]['file']}:{copied[0]['line']}"
+                self.add(here, Severity.INFO, Kind.UNKNOWN_KEY,
+                         f'"{key}" is not read by DeepSpeedConfig itself: every key of {where} is copied into '
+                         f"DeepSpeed's config ({site}) for the component that uses it; it may read this key later",
+                         self.suggest(section, key, delete=False))
+                return
             self.add(here, Severity.INFO, Kind.UNKNOWN_KEY,
                      f'"{key}" is not read by DeepSpeedConfig: {where} is passed on whole to {receivers}{keys}; '
                      "it may read this key later", self.suggest(section, key, delete=False))
@@ -185,7 +276,8 @@ class _Run:
         self.suggestions_left -= 1
         fix = self.suggest(section, key) if self.suggestions_left >= 0 else (
             f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
-        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}: {consequence}', fix)
+        note = self.c.departure_note(join(section, key)) if self.suggestions_left >= 0 else ""
+        self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}{note}: {consequence}', fix)
 
     def suggest(self, section: str, key: str, delete: bool = True) -> str:
         import difflib  # only when suggesting: keeps start-up lean
@@ -199,6 +291,9 @@ class _Run:
             return f'did you mean "{lowered[key.lower()]}"? (keys are case-sensitive)'
         if key.strip() in own:
             return f'remove the whitespace: "{key.strip()}"'
+        reordered = _same_words(key, own)
+        if reordered is not None:
+            return f'did you mean "{reordered}"? (the same words in another order or split)'
         close = difflib.get_close_matches(key, own, n=2, cutoff=0.75)
         elsewhere = sorted(p for p in snapshot.by_key.get(key, []) if self.c.fields[p].section != section)
         if close and not elsewhere:
@@ -227,6 +322,8 @@ class _Run:
             replacement = snapshot.field_by_name(section, new)
             spellings = {new} | ({replacement.key} if replacement else set())
             given = sorted(s for s in spellings if s in obj)
+            if given and not record.is_pydantic:
+                return  # a legacy dict-read alias (bfloat16): DeepSpeed reads only the replacement; a rule warns
             if given:
                 self.add(here, Severity.ERROR, Kind.DEPRECATED_KEY,
                          f'"{key}" (deprecated) and its replacement "{given[0]}" are both set; DeepSpeed asserts '
@@ -243,6 +340,13 @@ class _Run:
         path = record.path
         if isinstance(value, str) and value == "auto":
             self.auto(record, here)
+            return
+        if not value and not record.is_pydantic and not record.is_section and record.refuses_falsy:
+            # `assert self.results_dir`: the probes show every false or empty value refused with one message.
+            self.add(here, Severity.ERROR, Kind.RUNTIME,
+                     f"DeepSpeed {self.c.version} refuses a false or empty value here ({record.refuses_falsy})",
+                     "give a non-empty value" + (f", e.g. the default {_fmt(record.default)}" if record.default
+                                                 else ""))
             return
         shape = json_type(value)
         alternative = next((a for a in record.alternatives if a.get("json_type") == shape), None)
@@ -289,6 +393,29 @@ class _Run:
         names.difference_update(p for p in here if isinstance(p, str))
         return any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", error) for name in names)
 
+    @staticmethod
+    def converted_by_a_validator(record: Field, value: Any) -> tuple[str, Any] | None:
+        """A probe and its stored value when every probe of ``value``'s JSON type was accepted, each stored as a
+        one-item list of itself, although the declared type refuses that type: a before-validator wraps it
+        (leaf_module's str -> [str]). Only that shape change: a lax boolean such as "maybe" is no such case."""
+        shape = json_type(value)
+        same = [(pid, v) for pid, v in record.probes.items() if _PROBE_TYPES.get(pid) == shape]
+        if not same or not all(v.get("ok") and v.get("as") == [json.loads(pid)] for pid, v in same):
+            return None
+        pid, verdict = same[0]
+        return pid, verdict["as"]
+
+    def refusals_name_a_sibling(self, record: Field) -> bool:
+        import re  # only for keys some probe refused: re is kept off check's start-up
+
+        siblings = [k for k in self.c.snapshot.by_section.get(record.section, {}) if k not in (record.key, "*")]
+        for verdict in record.probes.values():
+            error = str(verdict.get("error") or "")
+            if not verdict.get("ok") and error and any(
+                    re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", error) for k in siblings):
+                return True
+        return False
+
     def declared_value(self, record: Field, value: Any, here: Path_) -> None:
         """What the declared types, choices and constraints say about ``value`` (the probes come after)."""
         path = record.path
@@ -301,6 +428,14 @@ class _Run:
             return
         if record.is_pydantic:
             ok, coerced, exact = accepts(types, value)
+            converted = self.converted_by_a_validator(record, value) if not ok else None
+            if converted is not None:
+                pid, stored = converted
+                self.add(here, Severity.INFO, Kind.COERCED,
+                         f"{json_type(value)} {_fmt(value)} where {' or '.join(types)} ({record.type}) is declared: a "
+                         f"validator of DeepSpeed {self.c.version} converts it (the probe {pid} was stored as "
+                         f"{_fmt(stored)})", "write the converted form as the documentation does")
+                return
             if not ok:
                 self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
                          f"expected {' or '.join(types)} ({record.type}), got {json_type(value)} {_fmt(value)}; "
@@ -320,6 +455,10 @@ class _Run:
     def dict_value(self, record: Field, value: Any, here: Path_) -> bool:
         """Dict-read keys are not validated by DeepSpeed: the raw value is used as is, later."""
         types = record.used_as
+        if not record.requires and self.refusals_name_a_sibling(record):
+            # A snapshot made before requirements were facts: its probes set the key alone, and DeepSpeed refused
+            # for want of another key, so the accepted types say nothing about this value.
+            return True
         if record.truthiness and isinstance(value, str) and value:
             self.add(here, Severity.WARNING, Kind.WRONG_TYPE,
                      f"the string {_fmt(value)}: DeepSpeed {self.c.version} tests this key's truth unvalidated, so any "
@@ -359,7 +498,11 @@ class _Run:
                      f"{value} where a boolean is expected (DeepSpeed reads this key unvalidated; it tests its truth)",
                      f"write {'true' if value else 'false'}")
             return False
-        if "boolean" in types and isinstance(value, str):
+        if set(types) & {"integer", "number"} and not isinstance(record.default, bool):
+            # A boolean "works" where a number is read (Python counts True as 1): the probes record it, but
+            # saying "a boolean is expected" of a number key would contradict the batch and range messages.
+            types = [t for t in types if t != "boolean"]
+        elif "boolean" in types and isinstance(value, str):
             # Unvalidated: "false" is a true string here, and some readers combine it with `|` and crash.
             self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
                      f"the string {_fmt(value)} where a boolean is expected: DeepSpeed reads this key unvalidated "
@@ -374,7 +517,10 @@ class _Run:
         default = record.default
         if record.choices:
             return "use one of: " + ", ".join(_fmt(c) for c in record.choices)
-        wanted = " or ".join(record.used_as or ["value"])
+        used = record.used_as or ["value"]
+        if set(used) & {"integer", "number"} and not isinstance(default, bool):
+            used = [t for t in used if t != "boolean"]  # as in dict_value: a number key, though True counts as 1
+        wanted = " or ".join(used)
         article = "an" if wanted[0] in "aeiou" else "a"
         if default is not None:
             return f"write {article} {wanted}, e.g. the default {_fmt(default)}"
@@ -515,6 +661,15 @@ class _Run:
         if entry is None:
             import difflib  # only when suggesting: keeps start-up lean
 
+            gone = self.c.removed_name(section, name)
+            if gone is not None:
+                removed_in, last = gone
+                self.add((section, type_key), Severity.ERROR, kind,
+                         f'{catalog.label} "{name}" is unknown to DeepSpeed {self.c.version}: removed in DeepSpeed '
+                         f"{removed_in} (last in {last}); deepspeed.initialize fails",
+                         f"use DeepSpeed {last} or older, or another {catalog.label} "
+                         f"(`dsfields lookup {section}` lists those of {self.c.version})")
+                return
             lower = {n.lower(): n for n in names}
             close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
             hint = f'did you mean "{lower[close[0]]}"?' if close else f"see `dsfields lookup {section}`"
@@ -581,6 +736,8 @@ class _Run:
     def _param_hint(self, key: str, name: str, accepted: dict[str, CatalogParam], catalog: Catalog) -> str:
         import difflib  # only when suggesting: keeps start-up lean
 
+        # A parameter the class takes but DeepSpeed refuses (Lamb's max_grad_norm) is not offered as accepted.
+        accepted = {k: v for k, v in accepted.items() if k not in catalog.rejected_params}
         close = difflib.get_close_matches(key, list(accepted), n=1, cutoff=0.7)
         takers = sorted(n for n, e in catalog.names.items() if n != name and any(
             key in (c.params or {}) for c in e.classes))
@@ -597,6 +754,8 @@ class _Run:
     def rules(self) -> None:
         view = View(self.config.data, self.c.snapshot, self.hf_filled)
         for rule, violation in evaluate(view, self.options.world_size):
+            if violation.paths[0] in self.requirement_paths:
+                continue  # the snapshot's requirement fact said it, on the missing key
             severity = Severity(violation.severity)
             first, *rest = violation.paths
             self.add(first, severity, Kind.RULE, violation.message, violation.fix, related=tuple(rest), rule=rule.id)
@@ -616,6 +775,22 @@ def check_text(text: str, checker: Checker, options: Options, name: str = "<conf
     except ConfigFileError as exc:
         return FileReport(name, error=str(exc))
     return FileReport(name, checker.check(config, options), config=config)
+
+
+def _words(key: str) -> tuple[str, ...]:
+    return tuple(sorted(w for w in key.lower().replace("-", "_").split("_") if w))
+
+
+def _same_words(key: str, own: list[str]) -> str | None:
+    """The key of ``own`` spelt with ``key``'s words reordered (``comm_overlap``), or split/joined differently
+    by underscores (``overlapcomm``, ``over_lap_comm``): difflib's character ratio misses both."""
+    words, squashed = _words(key), key.lower().replace("_", "").replace("-", "")
+    for candidate in own:
+        if candidate == key:
+            continue
+        if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
+            return candidate
+    return None
 
 
 def _search(pattern: str, value: str) -> bool:

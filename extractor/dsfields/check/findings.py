@@ -43,6 +43,7 @@ class Kind(StrEnum):
     AUTO = '"auto" value'
     OPTIMIZER = "optimizer"
     SCHEDULER = "scheduler"
+    REQUIRED_KEY = "required key missing"
     RULE = "DeepSpeed rule"
     RUNTIME = "DeepSpeedConfig verdict"
     LAUNCH = "deepspeed.initialize rule"

@@ -68,7 +68,7 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
                                "the HF Trainer refuses it)", rule.fix, _line(config, key), rule=rule.id))
             continue
         if rule.raised_by == "deepspeed":
-            said = entry.get("message") or rule.message
+            said = _missing_key_message(entry.get("exc_type"), entry.get("message") or rule.message, key)
             who = f"deepspeed.initialize raises {entry.get('exc_type') or 'an error'}"
         else:  # the HF layers: their message on this very config (dsfields.model.hf_trainer mirrors them)
             said = _refusal(data) or entry.get("message") or rule.message
@@ -83,6 +83,16 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
             message += "; plain code without --optimizer-from-code is assumed"
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, _line(config, key), rule=rule.id))
     return out
+
+
+def _missing_key_message(exc_type: Any, said: str, key: str) -> str:
+    """A KeyError's message is the missing key: recorded on the rule's example (``'theta'`` missing), it is
+    restated for the key this config lacks (``'gamma'``), or it would name a key the config gives."""
+    leaf = key.rpartition(".")[2]
+    quoted = said.strip().strip("\"")
+    if exc_type == "KeyError" and quoted.startswith("'") and quoted.endswith("'") and quoted[1:-1] != leaf:
+        return f"'{leaf}'"
+    return said
 
 
 def _refusal(data: dict[str, Any]) -> str | None:

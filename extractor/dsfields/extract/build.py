@@ -157,7 +157,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     ``static``: the static witness's report (or a handle on it); ``launch``: the launch witness's report
     (:func:`dsfields.extract.launch.launch_witness`, or a future of it), None when it is not run.
     """
-    from dsfields.extract import absent, probes, reconcile
+    from dsfields.extract import absent, probes, reconcile, requirements, validators
 
     root_module = sys.modules[package]
     package_root = Path(root_module.__file__).resolve().parent.parent
@@ -182,6 +182,10 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     _auto_behaviour(ex)
     absent.when_absent(ex)
     ex.witnesses["probe_runs"] = probed()
+    learned = requirements.learn_requirements(ex)  # after the probes: it re-probes the keys they found refused
+    if learned:
+        ex.witnesses["requirements"] = learned
+    ex.witnesses["choices"] = sorted([*ex.witnesses.get("choices", []), *validators.validator_choices(ex)])
     return {
         "format_version": FORMAT_VERSION,
         "generated_by": "dsfields extract",

@@ -397,6 +397,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
             disagreements.append({"path": path, "condition": condition, "source": record["source"]})
     _passed_whole(ex, report)
     _alternatives(ex, report)
+    _legacy_aliases(ex)
     choice_notes = _choices(ex, report)
     per: dict[str, set[str]] = {}
     for path, record in ex.fields.items():
@@ -453,6 +454,20 @@ def _passed_whole(ex: Extraction, report: StaticReport) -> None:
         entry = {"to": p.to, "kind": p.kind, "file": p.file, "line": p.line}
         if entry not in receivers.setdefault(p.path, []):
             receivers[p.path].append(entry)
+    iterated: dict[str, list[dict[str, Any]]] = {}
+    for r in report.reads:
+        # `for key, val in section.items(): output[key] = val` (get_random_ltd, get_curriculum_learning): every key
+        # of the section is copied into DeepSpeed's own config, where the engine reads the ones it knows. They are
+        # not "silently ignored": removing one (random_ltd_layer_num) breaks the run (issue 25).
+        owner = r.path.rpartition(".")[0]
+        if r.op != "iterate" or r.key != "*" or owner not in ex.sections or ex.sections[owner]["kind"] != "dict":
+            continue
+        entry = {"to": "iteration over the whole dict", "kind": "iterate", "file": r.file, "line": r.line}
+        if entry not in iterated.setdefault(owner, []):
+            iterated[owner].append(entry)
+    for owner, entries in iterated.items():
+        if owner not in receivers and not ex.sections[owner].get("passthrough"):
+            receivers[owner] = entries  # a section merged or handed on already names its receivers
     for path, section in ex.sections.items():
         if section.get("passthrough") and path not in receivers:
             site = section.get("source") or {}
@@ -462,6 +477,33 @@ def _passed_whole(ex: Extraction, report: StaticReport) -> None:
         section = ex.sections[path]
         section["passed_to"] = sorted(entries, key=lambda e: (e["file"] or "", e["line"] or 0, e["to"]))
         section["unknown_keys"] = "passed"
+
+
+def _legacy_aliases(ex: Extraction) -> None:
+    """A section read only when a sibling section is absent, into the same model, is that section's legacy
+    spelling: ``bfloat16`` (``get_bfloat16_config`` reads it only when ``bf16`` is None). It gets a structured
+    deprecation (``new_param``: the sibling), so ``check`` warns and ``migrate`` renames it (issue 25)."""
+    for path, record in ex.fields.items():
+        conditions = record.get("conditions") or []
+        section = ex.sections.get(path)
+        if not record["is_section"] or record.get("deprecated") or section is None or len(conditions) != 1:
+            continue
+        test = conditions[0]
+        if not (test["op"] == "is" and test["value"] is None) and test["op"] != "absent":
+            continue
+        other = ex.sections.get(test["path"])
+        owner = test["path"].rpartition(".")[0]
+        if other is None or owner != record["section"] or not section.get("model") or (
+                section.get("model") != other.get("model")):
+            continue
+        new = test["path"].rpartition(".")[2]
+        record["deprecated"] = {
+            "new_param": new,
+            "deprecated_msg": f'legacy spelling: DeepSpeed reads "{record["key"]}" only when "{new}" is absent, '
+                              f"into the same {section['model'].rpartition('.')[2]}",
+            "set_new_param": True,  # its value is used as the replacement's, unconverted
+            "converts_value": False,
+        }
 
 
 def _alternatives(ex: Extraction, report: StaticReport) -> None:

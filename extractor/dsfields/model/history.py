@@ -34,6 +34,10 @@ same pydantic attribute (``python_name``), a new alias.
 Only the stdlib and :mod:`dsfields.model.store` are imported (not ``dsfields.diff``: the snapshot
 command writes the index, and diff's import would close a package loop).
 
+The index also carries ``catalogs``: per optimizer/scheduler section, each ``type`` name's ``[first, last]``
+release spans (:func:`catalog_spans`), so ``check`` can say "removed in X (last in Y)" of a name without
+loading every snapshot; an index without it is answered by a walk.
+
 **Staleness.** The index records, per snapshotted version, the byte size and sha256 of its
 ``fields.json`` at index time, and its own ``format_version`` (:data:`INDEX_FORMAT_VERSION`). A
 reader believes it only if its format version is this one's, its ``versions`` are exactly the
@@ -354,6 +358,7 @@ def build_index(generated_dir: Path | None = None, *, generated_by: str = GENERA
         loaded.append((version, snapshot))
     histories = walk_snapshots(loaded)
     return {
+        "catalogs": catalog_spans(loaded),
         "generated_by": generated_by,
         "format_version": INDEX_FORMAT_VERSION,
         "versions": versions,
@@ -452,6 +457,81 @@ def field_histories(paths: Iterable[str], generated: Path | None = None) -> dict
             pass  # a damaged index is no index
     walked = walk(root)
     return {path: walked.get(path, []) for path in wanted}
+
+
+def catalog_spans(snapshots: Iterable[tuple[str, Snapshot]]) -> dict[str, dict[str, list[list[str]]]]:
+    """Per catalog section (``optimizer``, ``scheduler``), each ``type`` name → its ``[first, last]`` release spans.
+
+    What ``check`` needs to say "removed in X, last in Y" of an optimizer no longer built: a name the
+    current release does not know, but an older one did. Spans, not one range: a name may come back.
+    """
+    spans: dict[str, dict[str, list[list[str]]]] = {}
+    previous: dict[str, set[str]] = {}
+    last_version: str | None = None
+    for version, snapshot in snapshots:
+        current = {section: set(catalog.names) for section, catalog in snapshot.catalogs.items()}
+        for section, names in current.items():
+            table = spans.setdefault(section, {})
+            for name in names:
+                runs = table.setdefault(name, [])
+                if runs and name in previous.get(section, set()) and runs[-1][1] == last_version:
+                    runs[-1][1] = version
+                else:
+                    runs.append([version, version])
+        previous, last_version = current, version
+    return {section: dict(sorted(table.items())) for section, table in sorted(spans.items())}
+
+
+def catalog_name_spans(section: str, generated: Path | None = None) -> tuple[list[str], dict[str, list[list[str]]]]:
+    """The committed releases and ``section``'s name spans (:func:`catalog_spans`), from a current index or a walk."""
+    root = generated or repo_generated_dir()
+    index = read_index(root)
+    if index is None or not isinstance(index.get("catalogs"), dict):
+        versions = available_versions(root)
+        return versions, catalog_spans(_loadable(root, versions)).get(section, {})
+    return list(index.get("versions") or []), dict(index["catalogs"].get(section) or {})
+
+
+def next_release(versions: list[str], version: str) -> str | None:
+    """The committed release after ``version`` (where a key or name last seen in ``version`` was gone)."""
+    try:
+        at = versions.index(version)
+    except ValueError:
+        return None
+    return versions[at + 1] if at + 1 < len(versions) else None
+
+
+class Departure(NamedTuple):
+    """How a key left the releases up to one: the release it went in, the last that had it, and what it became."""
+
+    kind: EventKind
+    """``removed``, ``became_removed`` or ``renamed``."""
+    version: str
+    last: str | None
+    """The committed release before ``version`` (None when ``version`` is the oldest snapshot)."""
+    renamed_to: str | None = None
+
+
+def departure(path: str, until: str, generated: Path | None = None) -> Departure | None:
+    """The latest removal, rejection or rename of ``path`` at or before ``until``, if the key has not come back."""
+    root = generated or repo_generated_dir()
+    index = read_index(root)
+    versions = list(index["versions"]) if index is not None else available_versions(root)
+    limit = version_key(until)
+    found: Departure | None = None
+    for event in field_history(path, root):
+        if version_key(event.version) > limit:
+            break
+        if event.kind in _ARRIVALS:
+            found = None
+        elif event.kind in (EventKind.REMOVED, EventKind.BECAME_REMOVED) or (
+                event.kind is EventKind.RENAMED and event.old == path):
+            at = versions.index(event.version) if event.version in versions else 0
+            last = versions[at - 1] if at > 0 else None
+            renamed = str(event.new) if event.kind is EventKind.RENAMED else (found.renamed_to if found else None)
+            kind = event.kind if found is None or event.kind is not EventKind.REMOVED else found.kind
+            found = Departure(kind, event.version, last, renamed)
+    return found
 
 
 def field_history(path: str, generated: Path | None = None) -> list[HistoryEvent]:

@@ -347,6 +347,36 @@ class Field(Placed, Defaulted):
         return bool(self.raw.get("truthiness"))
 
     @property
+    def requires(self) -> list[Raw]:
+        """Keys of the same section some values of this one need (issue 25): ``{key, when, message, source}``,
+        ``when`` ``"truthy"`` or the probe ids that need it; learned from DeepSpeed's refusals."""
+        value = self.raw.get("requires")
+        return [v for v in value if isinstance(v, dict) and isinstance(v.get("key"), str)] if isinstance(
+            value, list) else []
+
+    @property
+    def refuses_falsy(self) -> str | None:
+        """DeepSpeed's message when it refuses every false or empty probe value and accepts every other one
+        (``assert self.results_dir``): the key must be non-empty. None otherwise, or when not probed."""
+        probes = self.probes
+        falsy, truthy = ("0", "null", "[]", "{}"), ("-1", "1", "true", '"1"', '"false"', "1.5")
+        if not all(pid in probes for pid in falsy + truthy):
+            return None
+        errors = {str(probes[pid].get("error")) for pid in falsy if not probes[pid].get("ok")}
+        if len(errors) != 1 or any(probes[pid].get("ok") for pid in falsy) or not all(
+                probes[pid].get("ok") for pid in truthy):
+            return None
+        return errors.pop()
+
+    def requirement_applies(self, requirement: Raw, value: Any) -> bool:
+        """Whether ``value`` of this key needs ``requirement``'s key (DeepSpeed tests it as Python does)."""
+        when = requirement.get("when")
+        if when == "truthy":
+            return bool(value)
+        pid = probe_id(value)
+        return isinstance(when, list) and pid is not None and pid in when
+
+    @property
     def probes(self) -> dict[str, Raw]:
         """Probe id (``-1``, ``"false"``, ...) → DeepSpeed's verdict ``{ok, as?, error?}``; empty when not probed."""
         value = self.raw.get("probes")

@@ -1,0 +1,128 @@
+"""Issue 25 on the real DeepSpeed 0.19.8: its requirements between keys are facts of its snapshot, and check and
+DeepSpeedConfig agree on every probe value of every such key, on a config that satisfies the requirement and on
+one that breaks it (the differential of the issue's acceptance).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import requires_deepspeed
+
+from dsfields.check import Checker, Options, Severity
+from dsfields.check.engine import check_text
+from dsfields.model.records import Snapshot
+
+pytestmark = [requires_deepspeed, pytest.mark.integration]
+
+
+METRICS = {"seqlen": {"index_to_sample_path": "x", "index_to_metric_path": "y", "difficulty_type": "value",
+                      "clustering_type": "single_cluster", "min_difficulty": 8, "max_difficulty": 1024,
+                      "schedule_type": "fixed_linear",
+                      "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8}}}
+SATISFYING = {
+    # Written from deepspeed/runtime/data_pipeline/config.py of 0.19.8: what each requirement asks for.
+    "data_efficiency.data_sampling.dynamic_batching.enabled": {"max_tokens": 2048},
+    "data_efficiency.data_sampling.curriculum_learning.enabled": {"curriculum_metrics": METRICS},
+}
+
+
+def _nest(path: str, leaf: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {"train_batch_size": 1}
+    node = data
+    *sections, _ = path.split(".")
+    for part in sections:
+        node = node.setdefault(part, {})
+    node.update(leaf)
+    return data
+
+
+@pytest.fixture(scope="module")
+def snapshot_0198() -> Snapshot:
+    from dsfields.model.store import load
+
+    return load("0.19.8")
+
+
+def test_the_issue_requirements_are_facts_of_0_19_8(snapshot_0198):
+    found = {p: [r["key"] for r in f.requires] for p, f in snapshot_0198.fields.items() if f.requires}
+    assert found == {p: list(v) for p, v in SATISFYING.items()}
+    source = snapshot_0198.fields["data_efficiency.data_sampling.dynamic_batching.enabled"].requires[0]["source"]
+    assert source["file"] == "deepspeed/runtime/data_pipeline/config.py" and 107 <= source["line"] <= 109
+
+
+@pytest.mark.parametrize("path", sorted(SATISFYING))
+def test_check_agrees_with_deepspeedconfig_on_every_probe_value(snapshot_0198, path):
+    """On the satisfying config and without the required keys, DeepSpeed's verdict is check's, value by value."""
+    from dsfields.extract.oracle import build_deepspeed_config
+    from dsfields.extract.probes import PROBES
+
+    checker = Checker(snapshot_0198)
+    key = path.rpartition(".")[2]
+    disagreements = []
+    for given in (SATISFYING[path], {}):
+        for pid, value in PROBES:
+            data = _nest(path, {**given, key: value})
+            if pid == '"auto"':
+                continue  # "auto" has its own record and its own verdicts (check's AUTO findings)
+            theirs = build_deepspeed_config(data) is None
+            report = check_text(json.dumps(data), checker, Options())
+            ours = not [f for f in report.findings if f.severity is Severity.ERROR]
+            if theirs != ours:
+                disagreements.append(f"{pid} with {sorted(given)}: DeepSpeed {'accepts' if theirs else 'rejects'}, "
+                                     f"check {[f.message for f in report.findings if f.severity is Severity.ERROR]}")
+    assert not disagreements, "\n".join(disagreements)
+
+
+def test_full_valid_configs_pass_and_a_broken_requirement_names_the_missing_key(snapshot_0198):
+    from dsfields.extract.oracle import build_deepspeed_config
+
+    checker = Checker(snapshot_0198)
+    for path, given in SATISFYING.items():
+        data = _nest(path, {**given, "enabled": True})
+        assert build_deepspeed_config(data) is None
+        report = check_text(json.dumps(data, indent=1), checker, Options())
+        assert not [f for f in report.findings if f.severity is Severity.ERROR], report.findings
+        for missing in given:
+            broken = _nest(path, {"enabled": True, **{k: v for k, v in given.items() if k != missing}})
+            assert build_deepspeed_config(broken) is not None
+            errors = [f for f in check_text(json.dumps(broken, indent=1), checker, Options()).findings
+                      if f.severity is Severity.ERROR]
+            assert [f.path for f in errors] == [f"{path.rpartition('.')[0]}.{missing}"]
+
+
+NEW_FACTS = [
+    # (key, the config it sits in, values to judge): the choice list of an after-validator, the non-empty
+    # assert, the before-validator's wrapping; each value judged by DeepSpeedConfig and by check.
+    ("zero_optimization.zenflow.select_strategy", {"optimizer": {"type": "Adam", "params": {"lr": 1e-3}},
+                                                   "zero_optimization": {"stage": 2, "zenflow": {}}},
+     ["auto", "step", "epoch", "sometimes", "STEP", 1]),
+    ("autotuning.results_dir", {}, ["out", "", None, 0, [], {}, 1]),
+    ("zero_optimization.leaf_module.classes", {"zero_optimization": {"stage": 3, "leaf_module": {}}},
+     ["MyBlock", ["A", "B"], [], 1, None]),
+]
+
+
+@pytest.mark.parametrize(("path", "base", "values"), NEW_FACTS)
+def test_check_agrees_with_deepspeedconfig_on_the_validators_in_code(snapshot_0198, path, base, values):
+    import copy
+
+    from dsfields.extract.oracle import build_deepspeed_config
+
+    checker = Checker(snapshot_0198)
+    disagreements = []
+    for value in values:
+        data = {"train_batch_size": 1, **copy.deepcopy(base)}
+        node = data
+        *sections, key = path.split(".")
+        for part in sections:
+            node = node.setdefault(part, {})
+        node[key] = value
+        theirs = build_deepspeed_config(data) is None
+        errors = [f.message for f in check_text(json.dumps(data), checker, Options()).findings
+                  if f.severity is Severity.ERROR]
+        if theirs != (not errors):
+            disagreements.append(f"{value!r}: DeepSpeed {'accepts' if theirs else 'rejects'}, check {errors}")
+    assert not disagreements, "\n".join(disagreements)
