@@ -160,7 +160,12 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
                 from dsfields.check.trainer_check import hf_hint
 
                 hf = checker.hf_fills if checker.hf_fills is not None else getattr(newest_hf_list(), "paths", None)
-                report.findings = hf_hint(report.config, hf, checker.hf_version or "", report.findings)
+                # This hint says what --hf would change for these findings; it replaces the engine's shorter one
+                # (kept for callers of the engine alone), so a file gets one hint, never two.
+                plain = [f for f in report.findings if not f.message.startswith("this looks like an HF Trainer")]
+                hinted = hf_hint(report.config, hf, checker.hf_version or "", plain)
+                if len(hinted) > len(plain):  # else no fill list to judge by: the engine's hint stays
+                    report.findings = hinted
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 
