@@ -90,20 +90,36 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "diff.fate_rejected": {"en": "rejected as an unknown key", "zh": "作为未知键被拒绝"},
     "diff.fate_passed": {"en": "passed on but unused", "zh": "被传递但不使用"},
     "diff.fate_ignored": {"en": "silently ignored", "zh": "被静默忽略"},
-    # markdown: the kind names (details stay as text renders them)
-    "diff.md.0": {"en": "**Field was added**", "zh": "**新增字段**"},
-    "diff.md.1": {"en": "**Field was removed and is now rejected**", "zh": "**字段已移除，现在会被拒绝**"},
-    "diff.md.2": {"en": "**Field was removed**", "zh": "**字段已移除**"},
-    "diff.md.3": {"en": "**Field was renamed**", "zh": "**字段已改名**"},
-    "diff.md.4": {"en": "**Default value was changed**", "zh": "**默认值已改变**"},
-    "diff.md.5": {"en": "**Type was changed**", "zh": "**类型已改变**"},
-    "diff.md.6": {"en": "**Constraint was changed**", "zh": "**约束已改变**"},
-    "diff.md.7": {"en": "**Field was deprecated**", "zh": "**字段已弃用**"},
-    "diff.md.8": {"en": "**Field was un-deprecated**", "zh": "**字段不再弃用**"},
-    "diff.md.9": {"en": "**Unknown-key handling of the section was changed**", "zh": "**配置段对未知键的处理已改变**"},
-    "diff.md.10": {"en": "**Description was changed**", "zh": "**说明已改变**"},
     "diff.top_level": {"en": "(top level)", "zh": "（顶层）"},
 }
+
+DIFF_KINDS_ZH = {
+    "Field was added": "新增字段", "Field was removed and is now rejected": "字段已移除，现在会被拒绝",
+    "Field was removed": "字段已移除", "Field was renamed": "字段已改名", "Default value was changed": "默认值已改变",
+    "Type was changed": "类型已改变", "Constraint was changed": "约束已改变", "Field was deprecated": "字段已弃用",
+    "Field was un-deprecated": "字段不再弃用", "Unknown-key handling of the section was changed": "配置段对未知键的处理已改变",
+    "Description was changed": "说明已改变",
+}
+"""diff's change kinds (``ChangeKind`` values) in Chinese."""
+
+
+def _markdown_forms() -> dict[str, dict[str, str]]:
+    """diff's Markdown lines say ``**Kind** — detail`` where text says ``: Kind: detail``: the same entries."""
+    out: dict[str, dict[str, str]] = {}
+    for key, entry in CATALOGUE.items():
+        kind, colon, rest = entry["en"].removeprefix(": ").partition(": ")
+        if not (key.startswith("diff.") and entry["en"].startswith(": ") and kind in DIFF_KINDS_ZH):
+            continue
+        zh_kind = DIFF_KINDS_ZH[kind]
+        zh_rest = entry["zh"].removeprefix("：" + zh_kind).removeprefix("：")
+        out[f"diff.md.{key}"] = {"en": f"**{kind}**" + (f" — {rest}" if colon else ""),
+                                 "zh": f"**{zh_kind}**" + (f" — {zh_rest}" if colon else "")}
+    for kind, zh_kind in DIFF_KINDS_ZH.items():
+        out[f"diff.md.kind.{kind}"] = {"en": f"**{kind}**", "zh": f"**{zh_kind}**"}
+    return out
+
+
+CATALOGUE |= _markdown_forms()
 
 
 def _pattern(template: str) -> re.Pattern[str]:
