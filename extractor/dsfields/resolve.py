@@ -478,9 +478,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="PATH",
                         help="only this key or section (repeatable), e.g. --only zero_optimization")
     parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--lang", default=None, metavar="LANG",
+                        help="en or zh for text (default: zh when LANG is a zh locale, else en; json stays English)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from dsfields.model.messages import localize
+    from dsfields.model.prose import language
+
+    lang = language(getattr(args, "lang", None))
     if args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     only = [p.strip() for p in args.only]
@@ -504,7 +510,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({r.path: r.as_dict() for r in resolved}, indent=1, ensure_ascii=False))
     else:
-        print(render_text(resolved, config, snapshot.version))
+        print(localize(render_text(resolved, config, snapshot.version), lang, "resolve."))
     return 0
 
 

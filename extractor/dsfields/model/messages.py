@@ -91,6 +91,61 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "diff.fate_passed": {"en": "passed on but unused", "zh": "被传递但不使用"},
     "diff.fate_ignored": {"en": "silently ignored", "zh": "被静默忽略"},
     "diff.top_level": {"en": "(top level)", "zh": "（顶层）"},
+    # ------------------------------------------------------------ resolve (text); "$" ends a template at the end of a line
+    "resolve.head": {"en": ": as DeepSpeed {version} reads it (* = written in the file)",
+                     "zh": "：DeepSpeed {version} 读取到的值（* = 文件中写明的键）"},
+    "resolve.top": {"en": "[top level]", "zh": "[顶层]"},
+    "resolve.set_later": {"en": "  (set later)  [", "zh": "  （稍后填入）  ["},
+    "resolve.removed": {"en": "[removed] ({message})$", "zh": "[已移除] (" + ORIGINAL + "{message})"},
+    "resolve.rejects": {"en": "(DeepSpeed rejects it: {message})$", "zh": "(DeepSpeed 拒绝该值：" + ORIGINAL + "{message})"},
+    "resolve.kwarg": {"en": "(passed to the class as a keyword argument)", "zh": "(作为关键字参数传给该类)"},
+    "resolve.absent_none": {"en": "(absent: DeepSpeed keeps None for the section)",
+                            "zh": "(未写：DeepSpeed 将该配置段保留为 None)"},
+    "resolve.sentinel": {"en": "(DeepSpeed keeps a private marker meaning \"not given\")",
+                         "zh": "(DeepSpeed 保留一个表示“未给出”的内部标记)"},
+    "resolve.absent_value": {"en": "(what the reader returns when the key is absent)", "zh": "(键缺失时读取器返回的值)"},
+    "resolve.python_value": {"en": "(a Python value, not JSON)", "zh": "(Python 值，不是 JSON)"},
+    "resolve.builtin": {"en": "(DeepSpeed's built-in object)", "zh": "(DeepSpeed 内置的对象)"},
+    "resolve.world": {"en": "(at world size {n})", "zh": "(world size 为 {n} 时)"},
+    "resolve.lower": {"en": "(DeepSpeed lower-cases the name)", "zh": "(DeepSpeed 会把名称转为小写)"},
+    "resolve.stage": {"en": "(zero_optimization.stage is {n})", "zh": "(zero_optimization.stage 为 {n})"},
+    "resolve.validator": {"en": "(decided by a validator", "zh": "(由校验器决定"},
+    "resolve.not_read": {"en": "(not a key DeepSpeed reads)", "zh": "(DeepSpeed 不读取这个键)"},
+    "resolve.unknown": {"en": "(DeepSpeed raises on it (unknown key))", "zh": "(DeepSpeed 会因此报错（未知键）)"},
+    "resolve.kept": {"en": "(kept, never read)", "zh": "(被保留，但从不读取)"},
+    "resolve.needs_batch": {"en": "(DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu)",
+                            "zh": "(DeepSpeed 需要 train_batch_size 或 train_micro_batch_size_per_gpu)"},
+    "resolve.not_number_derive": {"en": "(cannot be derived from a value that is not a number)",
+                                  "zh": "(无法从非数字的值推导)"},
+    "resolve.hf_fills": {"en": "(from the values the HF Trainer fills)", "zh": "(由 HF Trainer 填入的值推导)"},
+    "resolve.filled_hf": {"en": "(filled by the HF Trainer)", "zh": "(由 HF Trainer 填入)"},
+    "resolve.not_number": {"en": "(not a number: DeepSpeed fails on the batch arithmetic)",
+                           "zh": "(不是数字：DeepSpeed 的批大小计算会失败)"},
+    "resolve.sets_it": {"en": " is {value}: DeepSpeed sets it)", "zh": " 为 {value}：DeepSpeed 会设置它)"},
+    "resolve.carried": {"en": "(carried to {path})", "zh": "(转给 {path})"},
+    "resolve.from": {"en": "(from {path})", "zh": "(来自 {path})"},
+    "resolve.ignores_use": {"en": "(deprecated; DeepSpeed ignores the value (use {new}))",
+                            "zh": "(已弃用；DeepSpeed 忽略该值（请改用 {new}）)"},
+    "resolve.ignores": {"en": "(deprecated; DeepSpeed ignores the value)", "zh": "(已弃用；DeepSpeed 忽略该值)"},
+    "resolve.bf16": {"en": "(\"bf16\" is present: DeepSpeed reads only that)", "zh": "(已有 \"bf16\"：DeepSpeed 只读取它)"},
+    "resolve.hands_on": {"en": "(DeepSpeed hands the whole object on)", "zh": "(DeepSpeed 将整个对象原样传递)"},
+    "resolve.drops_auto": {"en": "(DeepSpeed drops \"auto\"", "zh": "(DeepSpeed 丢弃 \"auto\""},
+    "resolve.stores_auto": {"en": "(DeepSpeed stores the string \"auto\")", "zh": "(DeepSpeed 按字符串 \"auto\" 保存)"},
+    "resolve.computed": {"en": " (computed by the Trainer))", "zh": "（由 Trainer 计算）)"},
+    "resolve.not_ta": {"en": " (not a TrainingArguments field))", "zh": "（不是 TrainingArguments 字段）)"},
+    "resolve.model_config": {"en": " (the model's config))", "zh": "（取自模型配置）)"},
+    "resolve.s.written": {"en": "  [written]", "zh": "  [写明]"},
+    "resolve.s.effective": {"en": "  [effective default]", "zh": "  [实际默认值]"},
+    "resolve.s.default": {"en": "  [default]", "zh": "  [默认值]"},
+    "resolve.s.derived": {"en": "  [derived]", "zh": "  [推导]"},
+    "resolve.s.auto_default": {"en": "  [auto → default]", "zh": "  [auto → 默认值]"},
+    "resolve.s.auto_kept": {"en": "  [auto → kept]", "zh": "  [auto → 原样保留]"},
+    "resolve.s.auto_hf": {"en": "  [auto → HF Trainer]", "zh": "  [auto → HF Trainer 填入]"},
+    "resolve.s.deprecated": {"en": "  [deprecated → replacement]", "zh": "  [已弃用 → 替代键]"},
+    "resolve.s.passed": {"en": "  [passed on whole]", "zh": "  [整体传递]"},
+    "resolve.s.ignored": {"en": "  [ignored]", "zh": "  [忽略]"},
+    "resolve.s.removed": {"en": "  [removed]", "zh": "  [已移除]"},
+    "resolve.s.not_given": {"en": "  [not given]", "zh": "  [未给出]"},
 }
 
 DIFF_KINDS_ZH = {
@@ -123,7 +178,8 @@ CATALOGUE |= _markdown_forms()
 
 
 def _pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"\{(\w+)\}", template)
+    at_end = template.endswith("$")  # the phrase ends its line: its last placeholder takes all it can
+    parts = re.split(r"\{(\w+)\}", template.removesuffix("$"))
     out: list[str] = []
     seen: set[str] = set()
     for i, part in enumerate(parts):
@@ -133,9 +189,9 @@ def _pattern(template: str) -> re.Pattern[str]:
             out.append(f"(?P={part})")
         else:
             seen.add(part)
-            last = i == len(parts) - 2 and parts[-1] == ""
+            last = i == len(parts) - 2 and (parts[-1] == "" or at_end)
             out.append(f"(?P<{part}>[^\\n]*)" if last else f"(?P<{part}>[^\\n]+?)")
-    return re.compile("".join(out))
+    return re.compile("".join(out) + ("$" if at_end else ""), re.MULTILINE)
 
 
 @cache
@@ -166,5 +222,5 @@ def english_templates(*groups: str) -> list[str]:
     out: list[str] = []
     for key, entry in CATALOGUE.items():
         if key.startswith(groups) and entry["en"] != entry["zh"]:
-            out += [part.strip(" :;()") for part in re.split(r"\{\w+\}", entry["en"]) if len(part.strip()) > 8]
+            out += [part.strip(" :;()") for part in re.split(r"\{\w+\}", entry["en"].removesuffix("$")) if len(part.strip()) > 8]
     return out
