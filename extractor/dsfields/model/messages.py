@@ -245,6 +245,21 @@ CATALOGUE: dict[str, dict[str, str]] = {
                             "zh": "ZeRO 阶段 3 需要 --largest-layer-params N（或用 --hidden-size H 按 4·H² 计算）"},
     "error.lang": {"en": "dsfields speaks ", "zh": "dsfields 支持的语言："},
     "error.unknown_kind": {"en": "unknown change kind {kind} (accepted: ", "zh": "未知的变化类型 {kind}（可用："},
+    "error.params_required": {"en": "--params N is required (the model's total parameter count, e.g. 7e9)",
+                              "zh": "需要 --params N（模型的总参数量，例如 7e9）"},
+    "error.not_number_ds": {"en": ": not a number DeepSpeed can use", "zh": "：不是 DeepSpeed 能用的数字"},
+    "error.negative": {"en": ": a negative size", "zh": "：大小为负数"},
+    "error.stages": {"en": ": DeepSpeed has stages 0 to 3", "zh": "：DeepSpeed 只有阶段 0 到 3"},
+    "error.nan": {"en": ": not a number (e.g. 7e9, 7B, 350M)", "zh": "：不是数字（例如 7e9、7B、350M）"},
+    "error.finite": {"en": ": not a finite number", "zh": "：不是有限的数字"},
+    "error.positive": {"en": ": must be more than 0", "zh": "：必须大于 0"},
+    "error.whole": {"en": ": not a whole number", "zh": "：不是整数"},
+    "error.not_object": {"en": ": not a JSON object", "zh": "：不是 JSON 对象"},
+    "error.file_name": {"en": ": not a usable file name (", "zh": "：不是可用的文件名（"},
+    "error.only_regular": {"en": "; only regular files are read", "zh": "；只读取普通文件"},
+    "error.utf8": {"en": ": not UTF-8 text (byte {n})", "zh": "：不是 UTF-8 文本（第 {n} 字节）"},
+    "error.malformed": {"en": ": malformed JSON: {message}$", "zh": "：JSON 格式错误：" + ORIGINAL + "{message}"},
+    "error.re_extract": {"en": "; re-extract it", "zh": "；请重新提取"},
     "error.interrupted": {"en": "dsfields: interrupted", "zh": "dsfields：已中断"},
     # argparse's own refusals (usage lines stay as argparse prints them)
     "error.argparse.required": {"en": "the following arguments are required: ", "zh": "缺少以下参数："},
@@ -321,6 +336,25 @@ def localize(text: str, lang: str, *groups: str) -> str:
         for pattern, zh in _compiled(group):
             text = pattern.sub(lambda match, zh=zh: zh.format(**match.groupdict()), text)
     return text
+
+
+def requested_language(argv: list[str] | tuple[str, ...]) -> str:
+    """The language of refusals: ``--lang`` on the command line when it names one we speak, else the locale's.
+
+    Never raises: it chooses the words of an error line, which must be printed whatever ``--lang`` says.
+    """
+    from dsfields.model.prose import language  # prose is stdlib-only too; imported late: lookup's start-up
+
+    requested = None
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            requested = argv[i + 1]
+        elif arg.startswith("--lang="):
+            requested = arg.partition("=")[2]
+    try:
+        return language(requested)
+    except Exception:  # an unknown --lang: the locale decides the refusal's words
+        return language(None)
 
 
 def say(key: str, lang: str, **values: object) -> str:
