@@ -179,7 +179,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     else:
         output = render(reports, snapshot.version, style, options)
         if style is OutputStyle.TEXT:
-            output = localize(output, lang, "check.")
+            output = localize(output, lang, "check.", "error.")
     if output:
         print(output)
     return exit_code(reports, args.strict)
