@@ -730,7 +730,7 @@ def run(args: argparse.Namespace) -> int:
     name = shown(str(args.file))
 
     def tell(line: str) -> None:  # the report in --lang (the migrated text itself is never translated)
-        print(localize(line, lang, "migrate.", "check."), file=report)
+        print(localize(line, lang, "migrate.", "check.", "error."), file=report)
 
     tell(f"{name}: from DeepSpeed {source.version} ({shown(how)}) to {snapshot.version}")
     for edit in result.edits:
