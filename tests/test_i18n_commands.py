@@ -168,3 +168,12 @@ def test_deepspeed_words_stay_verbatim_and_marked() -> None:
     zh = messages.localize(line, "zh", "diff.")
     assert zh.endswith(messages.ORIGINAL + "NVIDIA Apex AMP integration has been removed.")
     assert "及其中的 1 个键" in zh
+
+
+def test_versions_stay_where_the_sentence_puts_them() -> None:
+    """A release placeholder takes one word: the words after it are still translated, in their place."""
+    how = ("guessed 0.16.3 (aio.thread_count is read up to 0.16.3: written for a release in 0.8.0 … 0.16.3; "
+           "no default this file relies on changed in between)")
+    assert messages.localize(how, "zh", "error.") == (
+        "推断为 0.16.3（aio.thread_count 最晚读取到 0.16.3：文件适用于 0.8.0 … 0.16.3 之间的版本；"
+        "该文件依赖的默认值在此期间都没有改变）")

@@ -267,6 +267,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "every key the file has is read by every snapshotted release ({span}), so its keys do not tell the"
               " release",
         "zh": "文件中的每个键在所有已快照的版本（{span}）中都会被读取，无法据此判断版本"},
+    "error.guessed": {"en": "guessed {v} (", "zh": "推断为 {v}（"},
+    "error.no_default_changed": {"en": "; no default this file relies on changed in between)",
+                                 "zh": "；该文件依赖的默认值在此期间都没有改变）"},
     "error.give_from": {"en": "); give it with --from U", "zh": "）；请用 --from U 指定"},
     "error.top_array": {"en": ": the top level is an array, not an object", "zh": "：顶层是数组，不是对象"},
     "error.top_not_object": {"en": ": the top level is {what}, not an object", "zh": "：顶层是 {what}，不是对象"},
@@ -516,6 +519,10 @@ def _markdown_forms() -> dict[str, dict[str, str]]:
 CATALOGUE |= _markdown_forms()
 
 
+TOKENS = frozenset({"v", "low", "high", "n", "version"})
+"""Placeholders that hold one word (a release, a count): they end where the word ends."""
+
+
 def _pattern(template: str) -> re.Pattern[str]:
     at_end = template.endswith("$")  # the phrase ends its line: its last placeholder takes all it can
     parts = re.split(r"\{(\w+)\}", template.removesuffix("$"))
@@ -529,7 +536,10 @@ def _pattern(template: str) -> re.Pattern[str]:
         else:
             seen.add(part)
             last = i == len(parts) - 2 and (parts[-1] == "" or at_end)
-            out.append(f"(?P<{part}>[^\\n]*)" if last else f"(?P<{part}>[^\\n]+?)")
+            if part in TOKENS:
+                out.append(f"(?P<{part}>[\\w.+-]+)")
+            else:
+                out.append(f"(?P<{part}>[^\\n]*)" if last else f"(?P<{part}>[^\\n]+?)")
     return re.compile("".join(out) + ("$" if at_end else ""), re.MULTILINE)
 
 
