@@ -349,9 +349,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "check.summary_one": {"en": "1 file checked against DeepSpeed {v}: ", "zh": "已按 DeepSpeed {v} 检查 1 个文件："},
     "check.not_checked": {"en": " not checked (unusable: see stderr)", "zh": " 个未检查（无法使用：见 stderr）"},
     "check.errors": {"en": "{n} errors, ", "zh": "{n} 个错误，"},
-    "check.error1": {"en": " 1 error, ", "zh": " 1 个错误，"},
     "check.warnings": {"en": "{n} warnings, ", "zh": "{n} 个警告，"},
-    "check.warning1": {"en": " 1 warning, ", "zh": " 1 个警告，"},
+    "check.notes_then": {"en": "{n} notes; ", "zh": "{n} 个提示；"},
     "check.notes": {"en": "{n} notes", "zh": "{n} 个提示"},
     "check.alone_rejects": {
         "en": ": DeepSpeed alone rejects {value} here ({message})$",
