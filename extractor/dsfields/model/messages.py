@@ -184,6 +184,19 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "migrate.value": {"en": ": value changes: ", "zh": "：值的变化："},
     "migrate.lost": {"en": ": cannot be carried: ", "zh": "：无法迁移："},
     "migrate.attention": {"en": ": needs attention: ", "zh": "：需要留意："},
+    "migrate.no_feature": {
+        "en": ": DeepSpeed {old} used it; DeepSpeed {new} has no such feature, so it cannot be carried (DeepSpeed:"
+              " {message})$",
+        "zh": "：DeepSpeed {old} 使用它；DeepSpeed {new} 没有这一功能，因此无法迁移（" + ORIGINAL + "{message}）"},
+    "migrate.no_longer_has": {
+        "en": ": DeepSpeed {new} no longer has it; what it set in DeepSpeed {old} cannot be carried$",
+        "zh": "：DeepSpeed {new} 不再有它；它在 DeepSpeed {old} 中的设置无法迁移"},
+    "migrate.optimizer_gone": {
+        "en": ": DeepSpeed {old} has this optimizer, DeepSpeed {new} does not; it cannot be carried: choose one "
+              "DeepSpeed {v} has (",
+        "zh": "：DeepSpeed {old} 有这个优化器，DeepSpeed {new} 没有；无法迁移："
+              "请从 DeepSpeed {v} 自带的优化器中选一个（"},
+    "migrate.own_optimizer": {"en": ") or pass your own from code", "zh": "），或在代码中传入你自己的优化器"},
     "migrate.used": {"en": ": DeepSpeed {old} used {value} (", "zh": "：DeepSpeed {old} 使用 {value}（"},
     "migrate.would_use": {
         "en": "; DeepSpeed {new} would use {value}; {kept} written to keep it",
@@ -215,13 +228,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "migrate.removed": {
         "en": ": removed in DeepSpeed {v}, deleted (DeepSpeed: {message})$",
         "zh": "：DeepSpeed {v} 已移除；已删除（" + ORIGINAL + "{message}）"},
-    "migrate.no_feature": {
-        "en": ": DeepSpeed {old} used it; DeepSpeed {new} has no such feature, so it cannot be carried (DeepSpeed:"
-              " {message})$",
-        "zh": "：DeepSpeed {old} 使用它；DeepSpeed {new} 没有这一功能，因此无法迁移（" + ORIGINAL + "{message}）"},
-    "migrate.no_longer_has": {
-        "en": ": DeepSpeed {new} no longer has it; what it set in DeepSpeed {old} cannot be carried$",
-        "zh": "：DeepSpeed {new} 不再有它；它在 DeepSpeed {old} 中的设置无法迁移"},
     "migrate.renamed_ds": {"en": " (DeepSpeed {v}: {message}; ", "zh": "（DeepSpeed {v} " + ORIGINAL + "{message}；"},
     "migrate.legacy_bf16": {
         "en": " (the legacy spelling; bf16 is read, and bfloat16 only when bf16 is absent; ",
