@@ -72,13 +72,23 @@ def _help_formatter() -> type[argparse.HelpFormatter]:
     return HelpFormatter
 
 
-def get_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+def get_parser(load: Collection[str] | None = None, lang: str = "en") -> argparse.ArgumentParser:
     """The full parser; with ``load``, only those subcommands' modules are imported (the others get
-    their help line but no options), so that running one subcommand never imports the others."""
+    their help line but no options), so that running one subcommand never imports the others.
+    ``lang``: the language of argparse's refusals (the usage line stays argparse's)."""
     import argparse
 
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            if lang != "zh":
+                super().error(message)
+            from dsfields.model.messages import localize
+
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}：错误：{localize(message, lang, 'error.argparse.')}\n")
+
     formatter = _help_formatter()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dsfields",
         description="The source-derived dictionary of every DeepSpeed config field.",
         formatter_class=formatter,
@@ -204,7 +214,9 @@ def _main(args: Sequence[str] | None) -> int:
     chosen = chosen_command(argv)
     opts = _fast_options(argv, chosen)
     if opts is None:
-        parser = get_parser([chosen] if chosen else [])
+        from dsfields.model.messages import requested_language
+
+        parser = get_parser([chosen] if chosen else [], requested_language(argv))
         opts = parser.parse_args(argv)
     # A subcommand that logs has imported logging by now; the others (lookup) skip its ~6 ms import.
     if opts.verbose or "logging" in sys.modules:
@@ -222,6 +234,8 @@ def _main(args: Sequence[str] | None) -> int:
         return int(opts._module.run(opts, **providers(opts)))
     except DsfieldsError as exc:
         from dsfields.model import termsafe
+        from dsfields.model.messages import localize, requested_language
 
-        termsafe.report(f"dsfields {opts.command}: {exc}")
+        # issue 28: the one line in --lang (else the locale's language); the exit code is the same
+        termsafe.report(f"dsfields {opts.command}: {localize(str(exc), requested_language(argv), 'error.')}")
         return exc.exit_code

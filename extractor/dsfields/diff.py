@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.model.errors import SnapshotError, UsageError
+from dsfields.model.messages import localize
+from dsfields.model.prose import language
 from dsfields.model.records import Field, Removed, Snapshot, replacement_of
 from dsfields.model.store import available_versions, dumps, load, repo_generated_dir, version_listing
 from dsfields.model.style import OutputStyle, github_data, github_property
@@ -442,6 +444,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when a change of these kinds exists (for CI)")
     parser.add_argument("--generated", type=Path, default=None,
                         help="snapshot tree to read (default: $DSFIELDS_GENERATED, else generated/)")
+    parser.add_argument("--lang", default=None, metavar="LANG",
+                        help="en or zh for text and markdown (default: zh when LANG is a zh locale, else en)")
 
 
 InstalledSnapshot = Callable[[], Snapshot]
@@ -465,6 +469,7 @@ def _snapshot(version: str, root: Path, installed: InstalledSnapshot | None,
 
 def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) -> int:
     """Compare two snapshots; ``installed`` extracts the importable DeepSpeed when OLD or NEW says so."""
+    lang = language(getattr(args, "lang", None))
     try:
         only = parse_kinds(args.only) if args.only else set(ChangeKind)
         fail_on = parse_kinds(args.fail_on) if args.fail_on else set()
@@ -481,6 +486,8 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
     output = render([c for c in changes if c.kind in only], args.format, old_label, new_label,
                     filtered=args.only is not None)
     if output:
+        if args.format in ("text", "markdown"):  # json and github keep English messages for CI filters
+            output = localize(output, lang, "diff.")
         print(output)
     return 1 if any(c.kind in fail_on for c in changes) else 0
 

@@ -30,6 +30,8 @@ from dsfields.check import Checker, Kind, Options, Severity
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
 from dsfields.legacy import LEGACY, cite
 from dsfields.model.errors import DsfieldsError, UsageError
+from dsfields.model.messages import localize
+from dsfields.model.prose import language
 from dsfields.model.records import Snapshot, join
 from dsfields.model.safewrite import check_target, write_text
 from dsfields.model.store import load_requested
@@ -666,6 +668,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dsfields.model.hf_args import add_cli_arguments
 
     add_cli_arguments(parser, world_size=True)  # --trainer-args & co. (issue 27)
+    parser.add_argument("--lang", default=None, metavar="LANG",
+                        help="en or zh for the report (default: zh when LANG is a zh locale, else en)")
 
 
 def trainer_edits(text: str, name: str, trainer: Any, accelerate: dict[str, Any]) -> tuple[str, list[str], list[str]]:
@@ -723,6 +727,7 @@ def universal(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    lang = language(getattr(args, "lang", None))
     snapshot = load_requested(args.to)
     try:
         config = load(args.file, "deepspeed")
@@ -763,19 +768,23 @@ def run(args: argparse.Namespace) -> int:
     text_to_stdout = writes is None and not args.diff
     report = sys.stderr if text_to_stdout else sys.stdout
     name = shown(str(args.file))
-    print(f"{name}: from DeepSpeed {source.version} ({shown(how)}) to {snapshot.version}", file=report)
+
+    def tell(line: str) -> None:  # the report in --lang (the migrated text itself is never translated)
+        print(localize(line, lang, "migrate.", "check.", "error."), file=report)
+
+    tell(f"{name}: from DeepSpeed {source.version} ({shown(how)}) to {snapshot.version}")
     for edit in result.edits:
-        print(f"{name}: {shown(edit.message)}", file=report)
+        tell(f"{name}: {shown(edit.message)}")
     for item in result.inserts:
-        print(f"{name}: {shown(item.message)}", file=report)
+        tell(f"{name}: {shown(item.message)}")
     for change in result.changes:
-        print(f"{name}: value changes: {shown(change_line(change, source.version, snapshot.version))}", file=report)
+        tell(f"{name}: value changes: {shown(change_line(change, source.version, snapshot.version))}")
     for loss in result.losses:
-        print(f"{name}: cannot be carried: {shown(loss)}", file=report)
+        tell(f"{name}: cannot be carried: {shown(loss)}")
     for note in notes:
-        print(f"{name}: needs attention: {shown(note)}", file=report)
+        tell(f"{name}: needs attention: {shown(note)}")
     if not result.edits and not notes and not result.changes and not result.losses:
-        print(f"{name}: nothing to migrate for DeepSpeed {snapshot.version}", file=report)
+        tell(f"{name}: nothing to migrate for DeepSpeed {snapshot.version}")
     if args.diff:
         sys.stdout.writelines(difflib.unified_diff(
             text.splitlines(keepends=True), new_text.splitlines(keepends=True),

@@ -542,9 +542,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dsfields.model.hf_args import add_cli_arguments
 
     add_cli_arguments(parser)  # --trainer-args & co. (issue 27)
+    parser.add_argument("--lang", default=None, metavar="LANG",
+                        help="en or zh for text (default: zh when LANG is a zh locale, else en; json stays English)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from dsfields.model.messages import localize
+    from dsfields.model.prose import language
+
+    lang = language(getattr(args, "lang", None))
     if args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     only = [p.strip() for p in args.only]
@@ -591,7 +597,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({r.path: r.as_dict() for r in resolved}, indent=1, ensure_ascii=False))
     else:
-        print(render_text(resolved, config, snapshot.version))
+        print(localize(render_text(resolved, config, snapshot.version), lang, "resolve."))
     return 0
 
 

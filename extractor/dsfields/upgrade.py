@@ -536,6 +536,8 @@ def run(args: argparse.Namespace) -> int:
     items = report(config.data, old, new, lang, args.hf)
     text = render(items, str(args.file), old.version, new.version, args.format, lang)
     if args.format != "json" and not args.source:
-        text += f"\n\n({'--from' if lang == 'en' else '--from 推断'}: {how})"
+        from dsfields.model.messages import localize
+
+        text += f"\n\n({'--from' if lang == 'en' else '--from 推断'}: {localize(how, lang, 'error.')})"
     print(text)
     return 0

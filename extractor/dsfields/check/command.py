@@ -53,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dsfields.model.hf_args import add_cli_arguments
 
     add_cli_arguments(parser)  # --trainer-args & co. (issue 27): the HF Trainer with the user's own flags
+    parser.add_argument("--lang", default=None, metavar="LANG",  # issue 28: text only; machine formats stay English
+                        help="en or zh for the text report (default: zh when LANG is a zh locale, else en)")
 
 
 def path_text(arg: str) -> str:
@@ -125,6 +127,10 @@ def newest_hf_list() -> HfTrainer | None:
 def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = None) -> int:
     """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``,
     ``launcher`` (a LaunchClient factory) with ``--launch``."""
+    from dsfields.model.messages import localize
+    from dsfields.model.prose import language
+
+    lang = language(getattr(args, "lang", None))
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     trainer = None
@@ -189,13 +195,15 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     style = OutputStyle(args.format) if args.format != "sarif" else None
     if style is OutputStyle.TEXT:
         for line in unusable_lines(reports):
-            print(line, file=sys.stderr)
+            print(localize(line, lang, "error."), file=sys.stderr)
     if style is None:
         from dsfields.check.sarif import render_sarif
 
         output = render_sarif(reports, snapshot.version, options)
     else:
         output = render(reports, snapshot.version, style, options)
+        if style is OutputStyle.TEXT:
+            output = localize(output, lang, "check.", "error.")
     if output:
         print(output)
     return exit_code(reports, args.strict)

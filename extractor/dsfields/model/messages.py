@@ -1,0 +1,603 @@
+"""One catalogue of our output sentences in English and Chinese, applied at render time.
+
+Every command builds its English text as before (English output stays byte-identical: :func:`localize`
+returns it untouched for ``en``). For ``zh`` the rendered text is rewritten template by template: each
+entry's English template, with ``{name}`` placeholders, matches a phrase of one line, and its Chinese
+template re-uses the captured values (paths, values, versions, DeepSpeed's own messages) unchanged. So a
+print site changes by one call, and engine code (check's findings, diff's details) keeps building English.
+
+DeepSpeed's own words (exception texts, docstrings, removal messages) stay verbatim in both languages;
+in Chinese they are preceded by ``原文：`` ("original text") as ``lookup`` marks DeepSpeed's docstring.
+
+Machine formats (json, github, sarif) are not passed through here: their keys, codes and messages stay
+English so CI filters keep working (docs/check-output.md).
+
+Only the standard library: every layer may import this module.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+ORIGINAL = "原文："
+"""The mark before DeepSpeed's verbatim words in Chinese text."""
+
+# key -> {"en": template, "zh": template}. Order matters: a longer phrase comes before a shorter one it
+# contains. A placeholder at the very end of an English template runs to the end of the line; elsewhere
+# it takes as little as lets the rest match.
+CATALOGUE: dict[str, dict[str, str]] = {
+    # ------------------------------------------------------------ diff
+    "diff.none": {"en": "no changes from DeepSpeed {old} to {new}", "zh": "DeepSpeed {old} 到 {new} 没有变化"},
+    "diff.none_filtered": {
+        "en": "no changes of the kinds asked for from DeepSpeed {old} to {new}",
+        "zh": "DeepSpeed {old} 到 {new} 没有所查类型的变化"},
+    "diff.count_one": {"en": "DeepSpeed {old} → {new}: 1 change", "zh": "DeepSpeed {old} → {new}：1 处变化"},
+    "diff.count": {"en": "DeepSpeed {old} → {new}: {n} changes", "zh": "DeepSpeed {old} → {new}：{n} 处变化"},
+    "diff.rejected_msg_inside": {
+        "en": ": Field was removed and is now rejected: {message} (was not read before) (and {n} keys inside it)",
+        "zh": "：字段已移除，现在会被拒绝（此前未被读取；及其中的 {n} 个键）：" + ORIGINAL + "{message}"},
+    "diff.rejected_inside": {
+        "en": ": Field was removed and is now rejected: {message} (and {n} keys inside it)",
+        "zh": "：字段已移除，现在会被拒绝（及其中的 {n} 个键）：" + ORIGINAL + "{message}"},
+    "diff.rejected_msg": {
+        "en": ": Field was removed and is now rejected: {message} (was not read before)",
+        "zh": "：字段已移除，现在会被拒绝（此前未被读取）：" + ORIGINAL + "{message}"},
+    "diff.rejected_with": {
+        "en": ": Field was removed and is now rejected: rejected with its section {section}",
+        "zh": "：字段已移除，现在会被拒绝：随所在配置段 {section} 一起被拒绝"},
+    "diff.rejected": {
+        "en": ": Field was removed and is now rejected: {message}",
+        "zh": "：字段已移除，现在会被拒绝：" + ORIGINAL + "{message}"},
+    "diff.inside": {"en": " (and {n} keys inside it)", "zh": "（及其中的 {n} 个键）"},
+    "diff.added_section": {"en": ": Field was added: new section", "zh": "：新增字段：新配置段"},
+    "diff.reintroduced": {
+        "en": ": Field was added: reintroduced, was rejected: {message}; default {default}",
+        "zh": "：新增字段：重新引入，此前会被拒绝（" + ORIGINAL + "{message}）；默认值 {default}"},
+    "diff.added": {"en": ": Field was added: default ", "zh": "：新增字段：默认值 "},
+    "diff.no_longer_read": {
+        "en": ": Field was removed: no longer read; a value here is now ",
+        "zh": "：字段已移除：不再读取；此处的值现在"},
+    "diff.no_longer_rejected": {
+        "en": ": Field was removed: no longer rejected with a message; a value here is now ",
+        "zh": "：字段已移除：不再带消息拒绝；此处的值现在"},
+    "diff.renamed_deprecated": {
+        "en": ": Field was renamed: {old} → {new}; the old key is still accepted, deprecated",
+        "zh": "：字段已改名：{old} → {new}；旧键仍被接受，但已弃用"},
+    "diff.renamed_same": {
+        "en": ": Field was renamed: {old} → {new} (same pydantic field {name}); the old key is now ",
+        "zh": "：字段已改名：{old} → {new}（同一个 pydantic 字段 {name}）；旧键现在"},
+    "diff.effective_same": {
+        "en": ": Default value was changed: effective default same values, now decided by a validator",
+        "zh": "：默认值已改变：实际默认值相同，但现在由校验器决定"},
+    "diff.effective": {"en": ": Default value was changed: effective default ", "zh": "：默认值已改变：实际默认值 "},
+    "diff.default": {"en": ": Default value was changed: ", "zh": "：默认值已改变："},
+    "diff.json_types": {"en": ": Type was changed: JSON types ", "zh": "：类型已改变：JSON 类型 "},
+    "diff.type": {"en": ": Type was changed: ", "zh": "：类型已改变："},
+    "diff.constraint": {"en": ": Constraint was changed: ", "zh": "：约束已改变："},
+    "diff.deprecation_changed": {
+        "en": ": Field was deprecated: deprecation changed: ",
+        "zh": "：字段已弃用：弃用信息改变："},
+    "diff.deprecated_use": {
+        "en": ": Field was deprecated: use {new} instead ({message})",
+        "zh": "：字段已弃用：请改用 {new}（" + ORIGINAL + "{message}）"},
+    "diff.deprecated_use_only": {"en": ": Field was deprecated: use {new} instead", "zh": "：字段已弃用：请改用 {new}"},
+    "diff.deprecated_only": {"en": ": Field was deprecated: deprecated", "zh": "：字段已弃用"},
+    "diff.deprecated": {"en": ": Field was deprecated: {message}", "zh": "：字段已弃用：" + ORIGINAL + "{message}"},
+    "diff.undeprecated": {"en": ": Field was un-deprecated: no longer deprecated", "zh": "：字段不再弃用"},
+    "diff.description": {
+        "en": ": Description was changed: description text changed",
+        "zh": "：说明已改变：DeepSpeed 源码中的说明文字有改动"},
+    "diff.strict_model": {
+        "en": " (dict reader → pydantic model; a typo that was silently ignored now raises)",
+        "zh": "（dict 读取 → pydantic 模型；以前被静默忽略的拼写错误现在会报错）"},
+    "diff.strict_raises": {
+        "en": " (a typo that was silently ignored now raises)",
+        "zh": "（以前被静默忽略的拼写错误现在会报错）"},
+    "diff.strict_lax": {"en": " (a typo is no longer reported)", "zh": "（拼写错误不再报告）"},
+    "diff.strictness": {
+        "en": ": Unknown-key handling of the section was changed: unknown keys: ",
+        "zh": "：配置段对未知键的处理已改变：未知键："},
+    "diff.stage": {"en": "ZeRO stage {n}: ", "zh": "ZeRO 阶段 {n}："},
+    "diff.fate_section": {"en": "ignored (its section is not read either)", "zh": "被忽略（其所在配置段也不再读取）"},
+    "diff.fate_rejected": {"en": "rejected as an unknown key", "zh": "作为未知键被拒绝"},
+    "diff.fate_passed": {"en": "passed on but unused", "zh": "被传递但不使用"},
+    "diff.fate_ignored": {"en": "silently ignored", "zh": "被静默忽略"},
+    "diff.top_level": {"en": "(top level)", "zh": "（顶层）"},
+    # ------------------------------------------------------------ resolve (text)
+    # a template ending in "$" ends at the end of its line
+    "resolve.head": {
+        "en": ": as DeepSpeed {version} reads it (* = written in the file)",
+        "zh": "：DeepSpeed {version} 读取到的值（* = 文件中写明的键）"},
+    "resolve.top": {"en": "[top level]", "zh": "[顶层]"},
+    "resolve.set_later": {"en": "  (set later)  [", "zh": "  （稍后填入）  ["},
+    "resolve.removed": {"en": "[removed] ({message})$", "zh": "[已移除] (" + ORIGINAL + "{message})"},
+    "resolve.rejects": {
+        "en": "(DeepSpeed rejects it: {message})$",
+        "zh": "(DeepSpeed 拒绝该值：" + ORIGINAL + "{message})"},
+    "resolve.kwarg": {"en": "(passed to the class as a keyword argument)", "zh": "(作为关键字参数传给该类)"},
+    "resolve.absent_none": {
+        "en": "(absent: DeepSpeed keeps None for the section)",
+        "zh": "(未写：DeepSpeed 将该配置段保留为 None)"},
+    "resolve.sentinel": {
+        "en": "(DeepSpeed keeps a private marker meaning \"not given\")",
+        "zh": "(DeepSpeed 保留一个表示“未给出”的内部标记)"},
+    "resolve.absent_value": {
+        "en": "(what the reader returns when the key is absent)",
+        "zh": "(键缺失时读取器返回的值)"},
+    "resolve.python_value": {"en": "(a Python value, not JSON)", "zh": "(Python 值，不是 JSON)"},
+    "resolve.builtin": {"en": "(DeepSpeed's built-in object)", "zh": "(DeepSpeed 内置的对象)"},
+    "resolve.world": {"en": "(at world size {n})", "zh": "(world size 为 {n} 时)"},
+    "resolve.lower": {"en": "(DeepSpeed lower-cases the name)", "zh": "(DeepSpeed 会把名称转为小写)"},
+    "resolve.stage": {"en": "(zero_optimization.stage is {n})", "zh": "(zero_optimization.stage 为 {n})"},
+    "resolve.validator": {"en": "(decided by a validator", "zh": "(由校验器决定"},
+    "resolve.not_read": {"en": "(not a key DeepSpeed reads)", "zh": "(DeepSpeed 不读取这个键)"},
+    "resolve.unknown": {"en": "(DeepSpeed raises on it (unknown key))", "zh": "(DeepSpeed 会因此报错（未知键）)"},
+    "resolve.kept": {"en": "(kept, never read)", "zh": "(被保留，但从不读取)"},
+    "resolve.needs_batch": {
+        "en": "(DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu)",
+        "zh": "(DeepSpeed 需要 train_batch_size 或 train_micro_batch_size_per_gpu)"},
+    "resolve.not_number_derive": {
+        "en": "(cannot be derived from a value that is not a number)",
+        "zh": "(无法从非数字的值推导)"},
+    "resolve.hf_fills": {"en": "(from the values the HF Trainer fills)", "zh": "(由 HF Trainer 填入的值推导)"},
+    "resolve.filled_hf": {"en": "(filled by the HF Trainer)", "zh": "(由 HF Trainer 填入)"},
+    "resolve.not_number": {
+        "en": "(not a number: DeepSpeed fails on the batch arithmetic)",
+        "zh": "(不是数字：DeepSpeed 的批大小计算会失败)"},
+    "resolve.sets_it": {"en": " is {value}: DeepSpeed sets it)", "zh": " 为 {value}：DeepSpeed 会设置它)"},
+    "resolve.carried": {"en": "(carried to {path})", "zh": "(转给 {path})"},
+    "resolve.from": {"en": "(from {path})", "zh": "(来自 {path})"},
+    "resolve.ignores_use": {
+        "en": "(deprecated; DeepSpeed ignores the value (use {new}))",
+        "zh": "(已弃用；DeepSpeed 忽略该值（请改用 {new}）)"},
+    "resolve.ignores": {"en": "(deprecated; DeepSpeed ignores the value)", "zh": "(已弃用；DeepSpeed 忽略该值)"},
+    "resolve.bf16": {
+        "en": "(\"bf16\" is present: DeepSpeed reads only that)",
+        "zh": "(已有 \"bf16\"：DeepSpeed 只读取它)"},
+    "resolve.hands_on": {"en": "(DeepSpeed hands the whole object on)", "zh": "(DeepSpeed 将整个对象原样传递)"},
+    "resolve.drops_auto": {"en": "(DeepSpeed drops \"auto\"", "zh": "(DeepSpeed 丢弃 \"auto\""},
+    "resolve.stores_auto": {"en": "(DeepSpeed stores the string \"auto\")", "zh": "(DeepSpeed 按字符串 \"auto\" 保存)"},
+    "resolve.computed": {"en": " (computed by the Trainer))", "zh": "（由 Trainer 计算）)"},
+    "resolve.not_ta": {"en": " (not a TrainingArguments field))", "zh": "（不是 TrainingArguments 字段）)"},
+    "resolve.model_config": {"en": " (the model's config))", "zh": "（取自模型配置）)"},
+    "resolve.s.written": {"en": "  [written]", "zh": "  [写明]"},
+    "resolve.s.effective": {"en": "  [effective default]", "zh": "  [实际默认值]"},
+    "resolve.s.default": {"en": "  [default]", "zh": "  [默认值]"},
+    "resolve.s.derived": {"en": "  [derived]", "zh": "  [推导]"},
+    "resolve.s.auto_default": {"en": "  [auto → default]", "zh": "  [auto → 默认值]"},
+    "resolve.s.auto_kept": {"en": "  [auto → kept]", "zh": "  [auto → 原样保留]"},
+    "resolve.s.auto_hf": {"en": "  [auto → HF Trainer]", "zh": "  [auto → HF Trainer 填入]"},
+    "resolve.s.deprecated": {"en": "  [deprecated → replacement]", "zh": "  [已弃用 → 替代键]"},
+    "resolve.s.passed": {"en": "  [passed on whole]", "zh": "  [整体传递]"},
+    "resolve.s.ignored": {"en": "  [ignored]", "zh": "  [忽略]"},
+    "resolve.s.removed": {"en": "  [removed]", "zh": "  [已移除]"},
+    "resolve.s.not_given": {"en": "  [not given]", "zh": "  [未给出]"},
+    # ------------------------------------------------------------ migrate (its report lines, stderr or stdout)
+    "migrate.from": {
+        "en": ": from DeepSpeed {old} (--from {given}) to {new}$",
+        "zh": "：从 DeepSpeed {old}（--from {given}）迁移到 {new}"},
+    "migrate.guessed": {
+        "en": ": from DeepSpeed {old} (guessed {how}) to {new}$",
+        "zh": "：从 DeepSpeed {old}（推断为 {how}）迁移到 {new}"},
+    "migrate.nothing": {"en": ": nothing to migrate for DeepSpeed {new}$", "zh": "：迁移到 DeepSpeed {new} 无需改动"},
+    "migrate.value": {"en": ": value changes: ", "zh": "：值的变化："},
+    "migrate.lost": {"en": ": cannot be carried: ", "zh": "：无法迁移："},
+    "migrate.attention": {"en": ": needs attention: ", "zh": "：需要留意："},
+    "migrate.no_feature": {
+        "en": ": DeepSpeed {old} used it; DeepSpeed {new} has no such feature, so it cannot be carried (DeepSpeed:"
+              " {message})$",
+        "zh": "：DeepSpeed {old} 使用它；DeepSpeed {new} 没有这一功能，因此无法迁移（" + ORIGINAL + "{message}）"},
+    "migrate.no_longer_has": {
+        "en": ": DeepSpeed {new} no longer has it; what it set in DeepSpeed {old} cannot be carried$",
+        "zh": "：DeepSpeed {new} 不再有它；它在 DeepSpeed {old} 中的设置无法迁移"},
+    "migrate.optimizer_gone": {
+        "en": ": DeepSpeed {old} has this optimizer, DeepSpeed {new} does not; it cannot be carried: choose one "
+              "DeepSpeed {v} has (",
+        "zh": "：DeepSpeed {old} 有这个优化器，DeepSpeed {new} 没有；无法迁移："
+              "请从 DeepSpeed {v} 自带的优化器中选一个（"},
+    "migrate.own_optimizer": {"en": ") or pass your own from code", "zh": "），或在代码中传入你自己的优化器"},
+    "migrate.used": {"en": ": DeepSpeed {old} used {value} (", "zh": "：DeepSpeed {old} 使用 {value}（"},
+    "migrate.would_use": {
+        "en": "; DeepSpeed {new} would use {value}; {kept} written to keep it",
+        "zh": "；DeepSpeed {new} 会使用 {value}；已写入 {kept} 以保持原行为"},
+    "migrate.uses": {"en": "); DeepSpeed {new} uses {value} (", "zh": "）；DeepSpeed {new} 使用 {value}（"},
+    "migrate.written": {"en": "); written in the file$", "zh": "）；文件中写明"},
+    "migrate.ignores": {
+        "en": ": DeepSpeed {v} ignores it; left alone (--drop-ignored deletes it)$",
+        "zh": "：DeepSpeed {v} 忽略它；保持不动（--drop-ignored 会删除它）"},
+    "migrate.passed_string": {
+        "en": ": {value} is passed to {classes} as the string {same}; left alone$",
+        "zh": "：{value} 会作为字符串 {same} 传给 {classes}；保持不动"},
+    "migrate.alone_rejects": {
+        "en": ": DeepSpeed alone rejects {value} here ({message}); left alone$",
+        "zh": "：单用 DeepSpeed（不经 HF Trainer）时此处的 {value} 会被拒绝（" + ORIGINAL + "{message}）；保持不动"},
+    "migrate.not_key_left": {
+        "en": ": not a key of DeepSpeed {v}, which rejects it here; left alone$",
+        "zh": "：不是 DeepSpeed {v} 的键，该版本在此处会拒绝它；保持不动"},
+    "migrate.not_key_deleted": {
+        "en": ": read by DeepSpeed {old}, not a key of DeepSpeed {new}, which rejects it here; deleted$",
+        "zh": "：DeepSpeed {old} 读取它，但它不是 DeepSpeed {new} 的键，该版本在此处会拒绝它；已删除"},
+    "migrate.section_strict": {
+        "en": ": DeepSpeed {old} ignored it (its {section} section was read key by key); DeepSpeed {new} rejects"
+              " unknown keys there; deleted$",
+        "zh": "：DeepSpeed {old} 忽略它（其 {section} 配置段逐键读取）；DeepSpeed {new} 在此拒绝未知键；已删除"},
+    "migrate.removed_off": {
+        "en": ": removed in DeepSpeed {v}, and off in the file; deleted (DeepSpeed: {message})$",
+        "zh": "：DeepSpeed {v} 已移除，且文件中是关闭的；已删除（" + ORIGINAL + "{message}）"},
+    "migrate.removed": {
+        "en": ": removed in DeepSpeed {v}, deleted (DeepSpeed: {message})$",
+        "zh": "：DeepSpeed {v} 已移除；已删除（" + ORIGINAL + "{message}）"},
+    "migrate.renamed_ds": {"en": " (DeepSpeed {v}: {message}; ", "zh": "（DeepSpeed {v} " + ORIGINAL + "{message}；"},
+    "migrate.legacy_bf16": {
+        "en": " (the legacy spelling; bf16 is read, and bfloat16 only when bf16 is absent; ",
+        "zh": "（旧拼写；DeepSpeed 读取 bf16，只有 bf16 缺失时才读取 bfloat16；"},
+    "migrate.src.0": {"en": "（default, ", "zh": "（默认值，"},
+    "migrate.srcend.0": {"en": "（default）", "zh": "（默认值）"},
+    "migrate.src.1": {"en": "（written, ", "zh": "（写明，"},
+    "migrate.srcend.1": {"en": "（written）", "zh": "（写明）"},
+    "migrate.src.2": {"en": "（auto → kept, ", "zh": "（auto → 原样保留，"},
+    "migrate.srcend.2": {"en": "（auto → kept）", "zh": "（auto → 原样保留）"},
+    "migrate.src.3": {"en": "（auto → default, ", "zh": "（auto → 默认值，"},
+    "migrate.srcend.3": {"en": "（auto → default）", "zh": "（auto → 默认值）"},
+    "migrate.src.4": {"en": "（effective default, ", "zh": "（实际默认值，"},
+    "migrate.srcend.4": {"en": "（effective default）", "zh": "（实际默认值）"},
+    "migrate.src.5": {"en": "（derived, ", "zh": "（推导，"},
+    "migrate.srcend.5": {"en": "（derived）", "zh": "（推导）"},
+    "migrate.src.6": {"en": "（auto → HF Trainer, ", "zh": "（auto → HF Trainer 填入，"},
+    "migrate.srcend.6": {"en": "（auto → HF Trainer）", "zh": "（auto → HF Trainer 填入）"},
+    "migrate.src.7": {"en": "（deprecated → replacement, ", "zh": "（已弃用 → 替代键，"},
+    "migrate.srcend.7": {"en": "（deprecated → replacement）", "zh": "（已弃用 → 替代键）"},
+    "migrate.left_alone": {"en": "; left alone$", "zh": "；保持不动"},
+    "migrate.renamed": {"en": " (deprecated, renamed)", "zh": "（已弃用，已改名）"},
+    "migrate.derived": {
+        "en": " (deprecated; the value DeepSpeed derives from it)",
+        "zh": "（已弃用；取 DeepSpeed 由它推导出的值）"},
+    "migrate.false_means": {
+        "en": ": deprecated; false means no {target} (DeepSpeed sets it to null, the default); deleted",
+        "zh": "：已弃用；false 表示没有 {target}（DeepSpeed 将其设为默认值 null）；已删除"},
+    "migrate.from_path": {"en": " (from {path})$", "zh": "（来自 {path}）"},
+    # ------------------------------------------------------------ error lines (cli.py's one line on stderr)
+    "error.cannot_tell": {
+        "en": "cannot tell which DeepSpeed release the file was written for (",
+        "zh": "无法判断该文件是为哪个 DeepSpeed 版本写的（"},
+    "error.read_from_on": {"en": " is read from {v} on", "zh": " 从 {v} 起被读取"},
+    "error.read_up_to": {"en": " is read up to {v}", "zh": " 最晚读取到 {v}"},
+    "error.written_for": {
+        "en": ": written for a release in {low} … {high}",
+        "zh": "：文件适用于 {low} … {high} 之间的版本"},
+    "error.defaults_between": {
+        "en": ", and DeepSpeed changed defaults this file relies on in between (",
+        "zh": "，而 DeepSpeed 在此期间改变了该文件依赖的默认值（"},
+    "error.every_key": {
+        "en": "every key the file has is read by every snapshotted release ({span}), so its keys do not tell the"
+              " release",
+        "zh": "文件中的每个键在所有已快照的版本（{span}）中都会被读取，无法据此判断版本"},
+    "error.guessed": {"en": "guessed {v} (", "zh": "推断为 {v}（"},
+    "error.no_default_changed": {"en": "; no default this file relies on changed in between)",
+                                 "zh": "；该文件依赖的默认值在此期间都没有改变）"},
+    "error.give_from": {"en": "); give it with --from U", "zh": "）；请用 --from U 指定"},
+    "error.top_array": {"en": ": the top level is an array, not an object", "zh": "：顶层是数组，不是对象"},
+    "error.top_not_object": {"en": ": the top level is {what}, not an object", "zh": "：顶层是 {what}，不是对象"},
+    "error.no_snapshot": {
+        "en": "no snapshot for DeepSpeed {v} (available: ",
+        "zh": "没有 DeepSpeed {v} 的快照（可用："},
+    "error.releases": {"en": "{n} releases, ", "zh": "{n} 个版本，"},
+    "error.newest": {"en": "; newest: ", "zh": "；最新："},
+    "error.or_installed": {"en": ", or installed)", "zh": "，或 installed）"},
+    "error.hf_cannot": {"en": ": the HF Trainer cannot load it (", "zh": "：HF Trainer 无法加载它（"},
+    "error.check_hf": {"en": "); dsfields check --hf says more", "zh": "）；dsfields check --hf 会给出更多信息"},
+    "error.not_strict": {
+        "en": "not strict JSON, and the HF Trainer reads the file with json.load: {message}$",
+        "zh": "不是严格的 JSON，而 HF Trainer 用 json.load 读取文件：" + ORIGINAL + "{message}"},
+    "error.repeated": {
+        "en": ": line {n}: {path} is repeated in one object, and DeepSpeed refuses the file ",
+        "zh": "：第 {n} 行：{path} 在同一个对象中重复出现，DeepSpeed 会拒绝该文件 "},
+    "error.no_such_file": {"en": ": no such file", "zh": "：文件不存在"},
+    "error.cannot_read": {"en": ": cannot read (", "zh": "：无法读取（"},
+    "error.not_json": {"en": ": not JSON (", "zh": "：不是 JSON（"},
+    "error.needs_extra": {"en": "needs {package}, which cannot be imported", "zh": "需要 {package}，但无法导入"},
+    "error.install": {"en": "; install it with ", "zh": "；请用以下命令安装："},
+    "error.world": {"en": "--world-size must be at least 1", "zh": "--world-size 至少为 1"},
+    "error.only": {
+        "en": "--only needs a key or section path, e.g. --only zero_optimization",
+        "zh": "--only 需要一个键或配置段路径，例如 --only zero_optimization"},
+    "error.only_unknown": {
+        "en": ": no key or section of DeepSpeed {v} (lookup finds paths)",
+        "zh": "：不是 DeepSpeed {v} 的键或配置段（lookup 可以查找路径）"},
+    "error.both_out": {"en": "give -o OUT or --in-place, not both", "zh": "-o OUT 与 --in-place 只能给一个"},
+    "error.largest_layer": {
+        "en": "ZeRO stage 3 needs --largest-layer-params N (or --hidden-size H for 4·H²)",
+        "zh": "ZeRO 阶段 3 需要 --largest-layer-params N（或用 --hidden-size H 按 4·H² 计算）"},
+    "error.lang": {"en": "dsfields speaks ", "zh": "dsfields 支持的语言："},
+    "error.unknown_kind": {"en": "unknown change kind {kind} (accepted: ", "zh": "未知的变化类型 {kind}（可用："},
+    "error.params_required": {
+        "en": "--params N is required (the model's total parameter count, e.g. 7e9)",
+        "zh": "需要 --params N（模型的总参数量，例如 7e9）"},
+    "error.not_number_ds": {"en": ": not a number DeepSpeed can use", "zh": "：不是 DeepSpeed 能用的数字"},
+    "error.negative": {"en": ": a negative size", "zh": "：大小为负数"},
+    "error.stages": {"en": ": DeepSpeed has stages 0 to 3", "zh": "：DeepSpeed 只有阶段 0 到 3"},
+    "error.nan": {"en": ": not a number (e.g. 7e9, 7B, 350M)", "zh": "：不是数字（例如 7e9、7B、350M）"},
+    "error.finite": {"en": ": not a finite number", "zh": "：不是有限的数字"},
+    "error.positive": {"en": ": must be more than 0", "zh": "：必须大于 0"},
+    "error.whole": {"en": ": not a whole number", "zh": "：不是整数"},
+    "error.not_object": {"en": ": not a JSON object", "zh": "：不是 JSON 对象"},
+    "error.file_name": {"en": ": not a usable file name (", "zh": "：不是可用的文件名（"},
+    "error.only_regular": {"en": "; only regular files are read", "zh": "；只读取普通文件"},
+    "error.utf8": {"en": ": not UTF-8 text (byte {n})", "zh": "：不是 UTF-8 文本（第 {n} 字节）"},
+    "error.malformed": {"en": ": malformed JSON: {message}$", "zh": "：JSON 格式错误：" + ORIGINAL + "{message}"},
+    "error.re_extract": {"en": "; re-extract it", "zh": "；请重新提取"},
+    "error.interrupted": {"en": "dsfields: interrupted", "zh": "dsfields：已中断"},
+    # argparse's own refusals (usage lines stay as argparse prints them)
+    "error.argparse.required": {"en": "the following arguments are required: ", "zh": "缺少以下参数："},
+    "error.argparse.unrecognized": {"en": "unrecognized arguments: ", "zh": "无法识别的参数："},
+    "error.argparse.choice": {
+        "en": "argument {arg}: invalid choice: {value} (choose from {choices})$",
+        "zh": "参数 {arg}：无效的选项 {value}（可选：{choices}）"},
+    "error.argparse.expected": {"en": "argument {arg}: expected one argument", "zh": "参数 {arg}：需要一个值"},
+    "error.argparse.invalid": {
+        "en": "argument {arg}: invalid {type} value: {value}$",
+        "zh": "参数 {arg}：无效的 {type} 值：{value}"},
+    "error.argparse.not_allowed": {
+        "en": "argument {arg}: not allowed with argument {other}$",
+        "zh": "参数 {arg}：不能与参数 {other} 同时使用"},
+    "error.argparse.ambiguous": {
+        "en": "ambiguous option: {opt} could match {options}$",
+        "zh": "有歧义的选项：{opt} 可能是 {options}"},
+    # ------------------------------------------------------------ check (text report; json/github/sarif stay English)
+    "check.sev.error": {"en": "  error    ", "zh": "  错误     "},
+    "check.sev.warning": {"en": "  warning  ", "zh": "  警告     "},
+    "check.sev.info": {"en": "  info     ", "zh": "  提示     "},
+    "check.file": {"en": "  (file): ", "zh": "  （文件）："},
+    "check.fix": {"en": "                 fix: ", "zh": "                 修改："},
+    "check.ok": {"en": ": ok$", "zh": "：没有问题"},
+    "check.summary": {"en": "{n} files checked against DeepSpeed {v}: ", "zh": "已按 DeepSpeed {v} 检查 {n} 个文件："},
+    "check.summary_one": {"en": "1 file checked against DeepSpeed {v}: ", "zh": "已按 DeepSpeed {v} 检查 1 个文件："},
+    "check.not_checked": {"en": " not checked (unusable: see stderr)", "zh": " 个未检查（无法使用：见 stderr）"},
+    "check.errors": {"en": "{n} errors, ", "zh": "{n} 个错误，"},
+    "check.warnings": {"en": "{n} warnings, ", "zh": "{n} 个警告，"},
+    "check.notes_then": {"en": "{n} notes; ", "zh": "{n} 个提示；"},
+    "check.notes": {"en": "{n} notes", "zh": "{n} 个提示"},
+    "check.alone_rejects": {
+        "en": ": DeepSpeed alone rejects {value} here ({message})$",
+        "zh": "：单用 DeepSpeed（不经 HF Trainer）时此处的 {value} 会被拒绝（" + ORIGINAL + "{message}）"},
+    "check.passed_string": {
+        "en": ": {value} is passed to {classes} as the string {same}$",
+        "zh": "：{value} 会作为字符串 {same} 传给 {classes}"},
+    "check.stores_string": {
+        "en": ": DeepSpeed stores the string {value} where {types} is expected and fails when it uses it",
+        "zh": "：DeepSpeed 会把字符串 {value} 原样保存（此处应为 {types}），用到它时失败"},
+    "check.bool_string": {
+        "en": ": the string {value} where a boolean is expected: DeepSpeed reads this key unvalidated (any non-empty"
+              " string counts as true)",
+        "zh": "：此处应为布尔值，却是字符串 {value}：DeepSpeed 不校验这个键（任何非空字符串都算 true）"},
+    "check.truth_string": {
+        "en": ": the string {value}: DeepSpeed {v} tests this key's truth unvalidated, so any non-empty string"
+              " counts as true (\"false\" switches it on)",
+        "zh": "：字符串 {value}：DeepSpeed {v} 不经校验直接判断这个键的真假，任何非空字符串都算 true（写 \"false\""
+              " 反而会打开它）"},
+    "check.number_string": {
+        "en": ": string {value} where a number is used (default {default}): DeepSpeedConfig does not validate this"
+              " key, so the run fails later, where DeepSpeed computes with it",
+        "zh": "：此处用作数字，却是字符串 {value}（默认值 {default}）：DeepSpeedConfig 不校验这个键，训练会在"
+              " DeepSpeed 用它计算时才失败"},
+    "check.init_fails": {"en": "; deepspeed.initialize fails", "zh": "；deepspeed.initialize 会失败"},
+    "check.drops": {
+        "en": ": DeepSpeed drops {value} here and uses the default {default}$",
+        "zh": "：DeepSpeed 在此丢弃 {value}，改用默认值 {default}"},
+    "check.raises_extra": {
+        "en": " is not a key of {section}: DeepSpeed {v} raises (extra inputs are not permitted)",
+        "zh": " 不是 {section} 的键：DeepSpeed {v} 会报错（" + ORIGINAL + "extra inputs are not permitted）"},
+    "check.raises": {
+        "en": " is not a key of {section}: DeepSpeed {v} raises ({message})$",
+        "zh": " 不是 {section} 的键：DeepSpeed {v} 会报错（" + ORIGINAL + "{message}）"},
+    "check.ignored_top": {
+        "en": " is not a key of the top level: silently ignored by DeepSpeed {v}",
+        "zh": " 不是顶层的键：DeepSpeed {v} 会静默忽略它"},
+    "check.ignored": {
+        "en": " is not a key of {section}: silently ignored by DeepSpeed {v}",
+        "zh": " 不是 {section} 的键：DeepSpeed {v} 会静默忽略它"},
+    "check.python_name": {
+        "en": " is the Python name of {name}; DeepSpeed accepts both spellings",
+        "zh": " 是 {name} 的 Python 名称；DeepSpeed 两种写法都接受"},
+    "check.deprecated": {"en": " is deprecated; use {new} instead", "zh": " 已弃用；请改用 {new}"},
+    "check.out_of_range": {
+        "en": " is out of range: DeepSpeed requires {bound}$",
+        "zh": " 超出范围：DeepSpeed 要求 {bound}"},
+    "check.initialize_raises": {
+        "en": ": deepspeed.initialize raises {error}: {message} (DeepSpeed ",
+        "zh": "：deepspeed.initialize 会抛出 {error}：" + ORIGINAL + "{message}（DeepSpeed "},
+    "check.accelerate": {
+        "en": ": under the HF Trainer, accelerate raises {error}: {message} (DeepSpeed ",
+        "zh": "：在 HF Trainer 下，accelerate 会抛出 {error}：" + ORIGINAL + "{message}（DeepSpeed "},
+    "check.world": {
+        "en": ": batch sizes are consistent only at world size ",
+        "zh": "：批大小只在以下 world size 下一致："},
+    "check.unknown_opt": {
+        "en": ": optimizer {name} is unknown to DeepSpeed {v} (neither its own nor in torch.optim)",
+        "zh": "：DeepSpeed {v} 不认识优化器 {name}（既不是它自带的，也不在 torch.optim 中）"},
+    "check.fix.default": {"en": "修改：write a value (default {default})$", "zh": "修改：写一个值（默认值 {default}）"},
+    "check.fix.world": {
+        "en": "修改：pass --world-size N to check for your launch, or set only two of the three",
+        "zh": "修改：传入 --world-size N 按你的启动规模检查，或只设置三者中的两个"},
+    "check.fix.remove_like": {
+        "en": "修改：remove it (no DeepSpeed {v} key is named like it)",
+        "zh": "修改：删除它（DeepSpeed {v} 没有名字相近的键）"},
+    "check.fix.write_or_delete": {
+        "en": "修改：write the value you want, or delete the key to get {default}$",
+        "zh": "修改：写上你想要的值，或删除该键以取得 {default}"},
+    "check.fix.move": {
+        "en": "修改：{key} belongs in {section}: move it there",
+        "zh": "修改：{key} 属于 {section}：移到那里"},
+    "check.fix.delete": {"en": "修改：delete {key}$", "zh": "修改：删除 {key}"},
+    "check.fix.add_stage": {
+        "en": "修改：add {key}: {value} (or the stage you want)",
+        "zh": "修改：添加 {key}: {value}（或你想要的阶段）"},
+    "check.fix.add_hf": {
+        "en": "修改：add {key} (or \"auto\" with the HF Trainer)",
+        "zh": "修改：添加 {key}（使用 HF Trainer 时也可写 \"auto\"）"},
+    "check.fix.quotes": {"en": "修改：write true or false without quotes", "zh": "修改：写不带引号的 true 或 false"},
+    "check.fix.number": {
+        "en": "修改：write a number, e.g. the default {default}$",
+        "zh": "修改：写一个数字，例如默认值 {default}"},
+    "check.fix.integer": {"en": "修改：set {key} to an integer", "zh": "修改：把 {key} 设为整数"},
+    "check.fix.mean": {"en": "修改：did you mean {name}?", "zh": "修改：是不是想写 {name}？"},
+    "check.fix.doc": {"en": "修改：write {key} as the documentation does", "zh": "修改：按文档的写法写成 {key}"},
+    "check.fix.rename_form": {
+        "en": "修改：rename to {key} (the value's form changes: check its documentation)",
+        "zh": "修改：改名为 {key}（值的形式也变了：请查看它的文档）"},
+    "check.fix.rename": {"en": "修改：rename to {key}$", "zh": "修改：改名为 {key}"},
+    "check.fix.range": {
+        "en": "修改：use a value {bound} (default {default})",
+        "zh": "修改：使用 {bound} 的值（默认值 {default}）"},
+    "check.fix.one_of": {"en": "修改：use one of: ", "zh": "修改：使用以下之一："},
+    "check.fix.strict": {
+        "en": "修改：write strict JSON (no comments, quoted keys)",
+        "zh": "修改：写严格的 JSON（不带注释，键加引号）"},
+    "check.fix.remove_default": {"en": "修改：remove the key to get the default", "zh": "修改：删除该键以取得默认值"},
+    "check.fix.see": {"en": "修改：see ", "zh": "修改：参见 "},
+    "check.fix.hf_or_int": {"en": ": \"auto\" (HF Trainer) or an integer", "zh": "：\"auto\"（HF Trainer）或整数"},
+    "check.fix.optimizer": {
+        "en": "修改：add an {section} section (e.g. {example}), pass an optimizer to deepspeed.initialize (say so"
+              " with --optimizer-from-code), or use stage 0 or 3",
+        "zh": "修改：添加 {section} 配置段（例如 {example}），或在代码中把优化器传给 deepspeed.initialize（用"
+              " --optimizer-from-code 说明），或使用阶段 0 或 3"},
+    "check.fix.write_types": {"en": "修改：write an {types}, e.g. the default {default}$",
+                              "zh": "修改：写成 {types}，例如默认值 {default}"},
+    "check.fix.add_or_code": {"en": "修改：add an {section} section or pass one from code, or drop {key}$",
+                              "zh": "修改：添加 {section} 配置段或在代码中传入，或删掉 {key}"},
+    "check.fix.instead": {
+        "en": "修改：write a value instead of {value} (only the keys the Trainer or accelerate fill may be {auto})",
+        "zh": "修改：写一个值代替 {value}（只有 Trainer 或 accelerate 会填的键才能写 {auto}）"},
+    "check.or_number": {"en": "integer or number）", "zh": "integer 或 number）"},
+    "check.removed_raises": {"en": ": removed: DeepSpeed {v} raises: {message}$",
+                             "zh": "：已移除：DeepSpeed {v} 会报错：" + ORIGINAL + "{message}"},
+    "check.ds_raises": {"en": ": DeepSpeed raises: {message}$", "zh": "：DeepSpeed 会报错：" + ORIGINAL + "{message}"},
+    "check.comment": {"en": " looks like a comment key; DeepSpeed {v} ignores it here",
+                      "zh": " 看起来是注释键；DeepSpeed {v} 在此忽略它"},
+    "check.none": {"en": " is passed on as None (the default null is not used)",
+                   "zh": " 会作为 None 传下去（不使用默认值 null）"},
+    "check.expected_rejects": {"en": ": expected {type}, got {what}; DeepSpeed's validation rejects it",
+                               "zh": "：应为 {type}，实际是 {what}；DeepSpeed 的校验会拒绝它"},
+    "check.expected_unvalidated": {"en": ": expected {type}, got {what}; DeepSpeed uses it unvalidated",
+                                   "zh": "：应为 {type}，实际是 {what}；DeepSpeed 不经校验直接使用它"},
+    "check.not_one_of": {"en": " is not one of ", "zh": " 不是以下之一："},
+    "check.requires": {"en": ": {cls} requires {key}, which {path} does not give",
+                       "zh": "：{cls} 需要 {key}，而 {path} 没有给出"},
+    "check.coerces": {"en": ": string {value} where boolean is expected; pydantic coerces it to {result}$",
+                      "zh": "：此处应为布尔值，却是字符串 {value}；pydantic 会把它转换为 {result}"},
+    "check.hf_no_fill": {"en": " (the HF Trainer of transformers {v} does not fill this key)",
+                         "zh": "（transformers {v} 的 HF Trainer 不填这个键）"},
+    "check.hf_fills_only": {"en": " (the HF Trainer fills only keys set to {value})",
+                            "zh": "（HF Trainer 只填写值为 {value} 的键）"},
+    "check.fix.write": {"en": "修改：write {value}$", "zh": "修改：写 {value}"},
+    "check.did_you_mean": {"en": " (did you mean {name}?)", "zh": "（是不是想写 {name}？）"},
+}
+
+DIFF_KINDS_ZH = {
+    "Field was added": "新增字段", "Field was removed and is now rejected": "字段已移除，现在会被拒绝",
+    "Field was removed": "字段已移除", "Field was renamed": "字段已改名", "Default value was changed": "默认值已改变",
+    "Type was changed": "类型已改变", "Constraint was changed": "约束已改变", "Field was deprecated": "字段已弃用",
+    "Field was un-deprecated": "字段不再弃用",
+    "Unknown-key handling of the section was changed": "配置段对未知键的处理已改变",
+    "Description was changed": "说明已改变",
+}
+"""diff's change kinds (``ChangeKind`` values) in Chinese."""
+
+
+def _markdown_forms() -> dict[str, dict[str, str]]:
+    """diff's Markdown lines say ``**Kind** — detail`` where text says ``: Kind: detail``: the same entries."""
+    out: dict[str, dict[str, str]] = {}
+    for key, entry in CATALOGUE.items():
+        kind, colon, rest = entry["en"].removeprefix(": ").partition(": ")
+        if not (key.startswith("diff.") and entry["en"].startswith(": ") and kind in DIFF_KINDS_ZH):
+            continue
+        zh_kind = DIFF_KINDS_ZH[kind]
+        zh_rest = entry["zh"].removeprefix("：" + zh_kind).removeprefix("：")
+        out[f"diff.md.{key}"] = {"en": f"**{kind}**" + (f" — {rest}" if colon else ""),
+                                 "zh": f"**{zh_kind}**" + (f" — {zh_rest}" if colon else "")}
+    for kind, zh_kind in DIFF_KINDS_ZH.items():
+        out[f"diff.md.kind.{kind}"] = {"en": f"**{kind}**", "zh": f"**{zh_kind}**"}
+    return out
+
+
+CATALOGUE |= _markdown_forms()
+
+
+TOKENS = frozenset({"v", "low", "high", "n", "version"})
+"""Placeholders that hold one word (a release, a count): they end where the word ends."""
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    at_end = template.endswith("$")  # the phrase ends its line: its last placeholder takes all it can
+    parts = re.split(r"\{(\w+)\}", template.removesuffix("$"))
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(re.escape(part))
+        elif part in seen:
+            out.append(f"(?P={part})")
+        else:
+            seen.add(part)
+            last = i == len(parts) - 2 and (parts[-1] == "" or at_end)
+            if part in TOKENS:
+                out.append(f"(?P<{part}>[\\w.+-]+)")
+            else:
+                out.append(f"(?P<{part}>[^\\n]*)" if last else f"(?P<{part}>[^\\n]+?)")
+    return re.compile("".join(out) + ("$" if at_end else ""), re.MULTILINE)
+
+
+@cache
+def _compiled(prefix: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((_pattern(entry["en"]), entry["zh"]) for key, entry in CATALOGUE.items()
+                 if key.startswith(prefix) and entry["en"] != entry["zh"])
+
+
+def localize(text: str, lang: str, *groups: str) -> str:
+    """``text`` in ``lang``: unchanged for English; for Chinese every phrase of the catalogue entries whose
+    key starts with one of ``groups`` (``"diff."``) rewritten, values kept as they are."""
+    if lang != "zh" or not text:
+        return text
+    for group in groups:
+        for pattern, zh in _compiled(group):
+            text = pattern.sub(lambda match, zh=zh: zh.format(**match.groupdict()), text)
+    return text
+
+
+def requested_language(argv: list[str] | tuple[str, ...]) -> str:
+    """The language of refusals: ``--lang`` on the command line when it names one we speak, else the locale's.
+
+    Never raises: it chooses the words of an error line, which must be printed whatever ``--lang`` says.
+    """
+    from dsfields.model.prose import language  # prose is stdlib-only too; imported late: lookup's start-up
+
+    requested = None
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            requested = argv[i + 1]
+        elif arg.startswith("--lang="):
+            requested = arg.partition("=")[2]
+    try:
+        return language(requested)
+    except Exception:  # an unknown --lang: the locale decides the refusal's words
+        return language(None)
+
+
+def say(key: str, lang: str, **values: object) -> str:
+    """One catalogue entry in ``lang``, its placeholders filled."""
+    entry = CATALOGUE[key]
+    return (entry["zh"] if lang == "zh" else entry["en"]).format(**values)
+
+
+def english_templates(*groups: str) -> list[str]:
+    """The fixed English words of each entry (placeholders and Chinese removed, two words or more): what
+    Chinese output must not contain."""
+    out: list[str] = []
+    for key, entry in CATALOGUE.items():
+        if key.startswith(groups) and entry["en"] != entry["zh"]:
+            for part in re.split(r"\{\w+\}", entry["en"].removesuffix("$")):
+                words = re.sub(r"[^\x00-\x7f]", "", part).strip(" :;(),.")
+                if len(words) > 8 and len(re.findall(r"[A-Za-z]{2,}", words)) >= 2:
+                    out.append(words)
+    return out
