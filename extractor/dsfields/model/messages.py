@@ -413,6 +413,22 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "check.world": {
         "en": ": batch sizes are consistent only at world size ",
         "zh": "：批大小只在以下 world size 下一致："},
+    "check.removed_opt": {
+        "en": ": optimizer {name} is unknown to DeepSpeed {v}: removed in DeepSpeed {removed} (last in {last})",
+        "zh": "：DeepSpeed {v} 不认识优化器 {name}：它在 DeepSpeed {removed} 中被移除（最后出现在 {last}）"},
+    "check.fix.removed_opt": {
+        "en": "修改：use DeepSpeed {last} or older, or another optimizer "
+              "(`dsfields lookup {section}` lists those of {v})",
+        "zh": "修改：改用 DeepSpeed {last} 或更早的版本，或换一个优化器"
+              "（`dsfields lookup {section}` 列出 {v} 中的全部优化器）"},
+    "check.removed_sched": {
+        "en": ": scheduler {name} is unknown to DeepSpeed {v}: removed in DeepSpeed {removed} (last in {last})",
+        "zh": "：DeepSpeed {v} 不认识调度器 {name}：它在 DeepSpeed {removed} 中被移除（最后出现在 {last}）"},
+    "check.fix.removed_sched": {
+        "en": "修改：use DeepSpeed {last} or older, or another scheduler "
+              "(`dsfields lookup {section}` lists those of {v})",
+        "zh": "修改：改用 DeepSpeed {last} 或更早的版本，或换一个调度器"
+              "（`dsfields lookup {section}` 列出 {v} 中的全部调度器）"},
     "check.unknown_opt": {
         "en": ": optimizer {name} is unknown to DeepSpeed {v} (neither its own nor in torch.optim)",
         "zh": "：DeepSpeed {v} 不认识优化器 {name}（既不是它自带的，也不在 torch.optim 中）"},
