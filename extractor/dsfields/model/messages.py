@@ -413,6 +413,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "check.world": {
         "en": ": batch sizes are consistent only at world size ",
         "zh": "：批大小只在以下 world size 下一致："},
+    "check.gone.removed_last": {
+        "en": "removed in DeepSpeed {v}, last in {version}",
+        "zh": "在 DeepSpeed {v} 中移除，最后出现在 {version}"},
+    "check.gone.unread_last": {
+        "en": "no longer read in DeepSpeed {v}, last in {version}",
+        "zh": "自 DeepSpeed {v} 起不再读取，最后读取于 {version}"},
+    "check.gone.renamed_last": {
+        "en": "renamed to {new} in DeepSpeed {v}, last in {version}",
+        "zh": "在 DeepSpeed {v} 中改名为 {new}，旧名最后出现在 {version}"},
     "check.removed_opt": {
         "en": ": optimizer {name} is unknown to DeepSpeed {v}: removed in DeepSpeed {removed} (last in {last})",
         "zh": "：DeepSpeed {v} 不认识优化器 {name}：它在 DeepSpeed {removed} 中被移除（最后出现在 {last}）"},
