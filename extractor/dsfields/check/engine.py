@@ -61,6 +61,8 @@ class Checker:
         run = _Run(self, config, options)
         run.file_level()
         run.section("", config.data, ())
+        if self.snapshot.document == "inference":  # init_inference: no optimizer, batch or launch rules apply
+            return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
         run.optimizers()
         run.rules()
         run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
@@ -150,6 +152,11 @@ class _Run:
                              f'"{key}" is the Python name of "{alias.key}"; DeepSpeed accepts both spellings',
                              f'write "{alias.key}" as the documentation does')
                     field_record = alias
+                elif key in snapshot.by_alias.get(section, {}):  # the inference document: pydantic aliases
+                    field_record = snapshot.by_alias[section][key]
+                    self.add(here, Severity.INFO, Kind.ALIAS,
+                             f'"{key}" is an alias of "{field_record.key}"; DeepSpeed accepts both spellings',
+                             f'write "{field_record.key}" as init_inference\'s arguments do')
                 else:
                     self.unknown(section, key, here, record)
                     continue
@@ -296,6 +303,8 @@ class _Run:
         if record.is_section and path in self.c.sections and not isinstance(value, dict):
             if value is None and ("null" in types or record.is_pydantic and not types):
                 return
+            if record.is_pydantic and json_type(value) in types and value is not None:
+                return  # a declared other form (inference moe: Union[bool, DeepSpeedMoEConfig]): the probes judge it
             self.add(here, Severity.ERROR, Kind.WRONG_TYPE, f"{path} is a section: it must be an object, "
                      f"got {json_type(value)}", f'write "{record.key}": {{ ... }}')
             return

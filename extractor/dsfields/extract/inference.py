@@ -27,6 +27,7 @@ import contextlib
 import copy
 import enum
 import io
+import json
 import logging
 import sys
 import time
@@ -58,8 +59,8 @@ def _probe_values(module: Any) -> list[tuple[str, Any]]:
                 values = member.value if isinstance(member.value, tuple) else (member.value,)
                 strings.update(v for v in values if isinstance(v, str))
     seen = {pid for pid, _ in PROBES}
-    extra = [(f'"{s}"', s) for s in sorted(strings) if f'"{s}"' not in seen]
-    return [*PROBES, *extra, (f'"{NONSENSE}"', NONSENSE)]
+    extra = [(json.dumps(s), s) for s in sorted(strings) if json.dumps(s) not in seen]
+    return [*PROBES, *extra, (json.dumps(NONSENSE), NONSENSE)]
 
 
 def _run(cls: type, config: dict[str, Any]) -> BaseException | None:
@@ -89,11 +90,15 @@ def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
                              else _stored(section_cls, record["python_name"], value))
         record["probes"] = verdicts
         record["auto"] = _auto(record, verdicts['"auto"'])
+        strings = [v for p, v in verdicts.items() if p.startswith('"') and p != '"auto"']
+        if record["json_types"] and "string" not in record["json_types"] and all(v.get("ok") for v in strings):
+            # A mode="before" validator takes any string (zero.leaf_module.classes: a name becomes [name]).
+            record["json_types"] = sorted({*record["json_types"], "string"})
         if record["json_types"] or record["choices"]:
             continue  # the declared type or enum stands; the probes confirm it (tests/test_inference_deepspeed.py)
         record["json_types"] = accepted_types({p: v for p, v in verdicts.items() if p in dict(values[:11])})
         accepted = [v for p, v in values[11:] if verdicts[p].get("ok") and v != NONSENSE]
-        if accepted and not verdicts[f'"{NONSENSE}"'].get("ok"):
+        if accepted and not verdicts[json.dumps(NONSENSE)].get("ok"):
             record["choices"] = sorted(accepted)
             record["json_types"] = sorted(set(record["json_types"]) | {"string"})
     return runs
@@ -191,6 +196,8 @@ def extract_inference(module: Any, version: str, package: str = "deepspeed") -> 
                        "pattern": False, "probes": None, "truthiness": False})
         record["witnesses"] = sorted({"model"} | ({"static"} if path in reads else set()))
         record["read_at"] = reads.get(path, [])
+    for section in ex.sections.values():
+        section.update({"passed_to": None, "pattern": False})
     runs = _probe(ex, cls, _probe_values(module))
     leaves = [p for p, r in ex.fields.items() if not r["is_section"]]
     coverage = {
@@ -203,7 +210,18 @@ def extract_inference(module: Any, version: str, package: str = "deepspeed") -> 
         "probe_runs": runs,
         "notes": [],
         "witnesses": {
+            # The training report's keys, for one schema; the exploration and launch witnesses are not run here.
             "found": {"model": len(ex.fields), "static": len(reads)},
+            "only": {"model": len(ex.fields) - len(reads), "static": 0},
+            "only_static": [],
+            "triggered_by_probes": [],
+            "exploration_configs": 0,
+            "not_triggered": [],
+            "static_under_model": [],
+            "choices": sorted(f"{p}: {len(r['choices'])} string spellings accepted, found in the config module's "
+                              "enums" for p, r in ex.fields.items() if r["choices"] and not r["enum"]),
+            "unplaced": [],
+            "launch": "not run (inference document)",
             "static_files": sorted(f"{package}/{d}/" for d in STATIC_DIRS),
             "static_reads": sum(len(v) for v in reads.values()),
             "not_read_outside_the_model": sorted(p for p in leaves if p not in reads),
