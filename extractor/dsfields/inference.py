@@ -22,11 +22,20 @@ if TYPE_CHECKING:
 
     from dsfields.model.records import Snapshot
 
+class _NoSection:
+    model = None
+
+
+_NO_SECTION = _NoSection()
 DOCUMENT = "the inference config (DeepSpeedInferenceConfig, what deepspeed.init_inference takes)"
 
 
-def inference_note(query: str, version: str, training_matches: bool) -> dict[str, Any] | None:
-    """For a plain ``lookup``: the inference fields ``query`` also names, and the ``--inference`` command."""
+def inference_note(query: str, training: Snapshot, training_matches: bool) -> dict[str, Any] | None:
+    """For a plain ``lookup``: the inference fields ``query`` also names, and the ``--inference`` command.
+
+    Fields of a model the training config uses too (the inference config's ``zero`` is DeepSpeedZeroConfig)
+    are left out: the training answer already describes them."""
+    version = training.version
     from dsfields.lookup import find
 
     versions = inference_versions()
@@ -37,7 +46,9 @@ def inference_note(query: str, version: str, training_matches: bool) -> dict[str
         snapshot = load_inference(name)
     except SnapshotError:
         return None
-    paths = [m.path for m in find(snapshot, query)]
+    shared = {s.model for s in training.sections.values() if s.model}
+    paths = [m.path for m in find(snapshot, query)
+             if (snapshot.sections.get(m.field.section if m.field else m.path) or _NO_SECTION).model not in shared]
     if not paths:
         return None
     command = f"dsfields lookup --inference {paths[0]} --version {name}"
