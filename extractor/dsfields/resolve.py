@@ -106,7 +106,8 @@ class Resolver:
                 stage_only: bool = False) -> list[Resolved]:
         run = _Run(self, data, hf, world_size)
         run.section("", data)
-        run.batch()
+        if self.snapshot.document == "training":  # init_inference has no batch sizes
+            run.batch()
         run.forced()
         out = run.out
         if stage_only:
@@ -179,7 +180,7 @@ class _Run:
         snapshot = self.snapshot
         record = self.r.sections.get(section)
         own = snapshot.by_section.get(section, {})
-        names = snapshot.by_python_name.get(section, {})
+        names = {**snapshot.by_python_name.get(section, {}), **snapshot.by_alias.get(section, {})}
         catalog = snapshot.catalogs.get(section)
         shadowed = section == "bfloat16" and self.data.get("bf16") not in (_MISSING, None)
         self.deprecations(section, obj)
@@ -474,12 +475,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="PATH",
                         help="only this key or section (repeatable), e.g. --only zero_optimization")
     parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--inference", action="store_true",
+                        help="the file is an init_inference config (DeepSpeedInferenceConfig), not ds_config")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
-    snapshot = load_requested(args.version)
+    if getattr(args, "inference", False):  # issue 29: the init_inference document
+        from dsfields.model.store import load_inference
+
+        snapshot = load_inference(args.version)
+    else:
+        snapshot = load_requested(args.version)
     try:
         config = load(args.file, "hf" if args.hf else "deepspeed")
     except ConfigFileError as exc:

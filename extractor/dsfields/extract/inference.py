@@ -94,6 +94,10 @@ def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
         if record["json_types"] and "string" not in record["json_types"] and all(v.get("ok") for v in strings):
             # A mode="before" validator takes any string (zero.leaf_module.classes: a name becomes [name]).
             record["json_types"] = sorted({*record["json_types"], "string"})
+        if record["choices"] and not all(isinstance(c, (str, int, float, bool)) for c in record["choices"]):
+            # An enum whose members are tuples (DtypeEnum: (torch.float16, "fp16", "half", ...)): what a user
+            # writes are the spellings a validator maps to a member, found by the probes below.
+            record["choices"], record["json_types"] = None, []
         if record["json_types"] or record["choices"]:
             continue  # the declared type or enum stands; the probes confirm it (tests/test_inference_deepspeed.py)
         record["json_types"] = accepted_types({p: v for p, v in verdicts.items() if p in dict(values[:11])})

@@ -858,7 +858,16 @@ class Snapshot(Record):
         return self.enums.get(field.enum) if field.enum else None
 
     def field_by_name(self, section: str, name: str) -> Field | None:
-        """The field of ``section`` whose key or Python attribute name is ``name``."""
+        """The field of ``section`` whose key or Python attribute name is ``name``; a dotted ``name`` is a path
+        below ``section`` (DeepSpeed's ``new_param="tensor_parallel.tp_size"``), each part a key or a name."""
+        if "." in name:
+            record: Field | None = None
+            for part in name.split("."):
+                record = self.field_by_name(section, part)
+                if record is None:
+                    return None
+                section = record.path
+            return record
         own = self.by_section.get(section, {})
         if name in own:
             return own[name]
@@ -867,6 +876,8 @@ class Snapshot(Record):
     def spelling(self, section: str, name: str) -> str:
         """The JSON key for ``name`` (a key or an attribute name) in ``section``."""
         record = self.field_by_name(section, name)
+        if record is not None and "." in name:  # a path below section: spelt from there
+            return record.path[len(section) + 1:] if section else record.path
         return record.key if record else name
 
     def is_field(self, path: str) -> bool:
