@@ -126,3 +126,31 @@ def test_init_inference_refuses_the_typo_check_names(committed_path):
     assert len(errors) == 1 and 'did you mean "replace_with_kernel_inject"' in errors[0].fix
     with pytest.raises(Exception, match="replace_with_kernel_injct"):
         deepspeed.init_inference(torch.nn.Linear(4, 4), config=config)
+
+
+CORPUS = REPO / "tests" / "fixtures" / "inference-corpus"
+
+
+def test_check_inference_agrees_with_deepspeed_on_the_real_config_corpus(committed_path):
+    from dsfields.check.engine import Checker, check_file
+    from dsfields.check.findings import Options, Severity
+    from dsfields.model.records import Snapshot
+
+    checker = Checker(Snapshot.from_dict(json.loads(committed_path.read_text())))
+    cls = _module().DeepSpeedInferenceConfig
+    files = sorted(CORPUS.glob("*/*.json"))
+    disagreements = []
+    for path in files:
+        config = json.loads(path.read_text())
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                cls(**copy.deepcopy(config))
+            deepspeed_ok = True
+        except Exception:
+            deepspeed_ok = False
+        errors = [f for f in check_file(path, checker, Options()).findings if f.severity is Severity.ERROR]
+        if deepspeed_ok == bool(errors):
+            disagreements.append(f"{path.name}: DeepSpeed {'accepts' if deepspeed_ok else 'rejects'}, check "
+                                 f"{[f.message for f in errors]}")
+    assert len(files) >= 20
+    assert disagreements == []

@@ -135,7 +135,7 @@ def _auto(record: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any]:
     if not verdict.get("ok"):
         return {"accepted": False, "becomes": None, "error": verdict.get("error")}
     stored = verdict.get("as", "auto")
-    kept = stored == "auto"
+    kept = stored == "auto" and record["default"] != "auto"  # replace_method: "auto" is its default, kept as such
     return {"accepted": True, "becomes": "kept" if kept else "default", "error": None}
 
 
