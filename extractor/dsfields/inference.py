@@ -78,8 +78,17 @@ def histories(paths: list[str]) -> dict[str, list[Any]]:
 def lookup_inference(args: argparse.Namespace) -> int:
     import json
 
-    from dsfields.lookup import Style, _write, fill, find, format_answer, history_lines, match_json, suggest, \
-        terminal_width
+    from dsfields.lookup import (
+        Style,
+        _write,
+        fill,
+        find,
+        format_answer,
+        history_lines,
+        match_json,
+        suggest,
+        terminal_width,
+    )
 
     snapshot = load_inference(args.deepspeed_version)
     matches = find(snapshot, args.query)

@@ -706,7 +706,8 @@ def run(args: argparse.Namespace) -> int:
             return other
     from dsfields.inference import inference_note
 
-    also_inference = inference_note(args.query, snapshot, bool(matches))  # issue 29: the same word may be an init_inference key
+    # issue 29: the same word may be a key of init_inference's config
+    also_inference = inference_note(args.query, snapshot, bool(matches))
     goal = _also_goal(args.query, matches)
     if goal is not None and not any(m.path.lower() == args.query.strip().lower() for m in matches):
         # A goal word that is only a nested key somewhere (zenflow's "offload"): the goal is what a user

@@ -315,7 +315,7 @@ def load_requested(requested: str | None, generated: Path | None = None) -> Snap
 # ---------------------------------------------------------------- the inference document (issue 29)
 
 INFERENCE_FILE = "inference.json"
-"""``generated/<version>/inference.json``: DeepSpeedInferenceConfig in the snapshot format, ``document: "inference"``."""
+"""``generated/<version>/inference.json``: DeepSpeedInferenceConfig in the snapshot format (``document``)."""
 
 
 def inference_versions(generated: Path | str | None = None) -> list[str]:
