@@ -130,10 +130,20 @@ def test_check_inference_findings(generated, capsys, tmp_path):
     findings = {(f["path"], f["severity"]): f for f in json.loads(out)["files"][0]["findings"]}
     assert code == 1
     assert 'did you mean "replace_with_kernel_inject"' in findings[("replace_with_kernel_injct", "error")]["fix"]
-    assert "tensor_parallel.tp_size" in findings[("mp_size", "warning")]["message"]
+    # mp_size and its replacement through the alias tp: DeepSpeed refuses both together
+    assert "both set" in findings[("mp_size", "error")]["message"]
     assert ("kernel_inject", "info") in findings and ("tp", "info") in findings
     assert ("tp.tp_size", "error") in findings
     assert ("max_out_tokens", "error") in findings and ("dtype", "error") in findings
+
+
+def test_check_inference_deprecated_key_names_its_replacement(generated, capsys, tmp_path):
+    config = tmp_path / "deprecated.json"
+    config.write_text(json.dumps({"mp_size": 2}))
+    code, out, _ = _run(capsys, "check", "--inference", str(config), "--format", "json")
+    finding, = json.loads(out)["files"][0]["findings"]
+    assert code == 0 and finding["severity"] == "warning"
+    assert finding["fix"] == 'rename to "tensor_parallel.tp_size"'
 
 
 def test_check_inference_accepts_a_clean_config(generated, capsys, tmp_path):

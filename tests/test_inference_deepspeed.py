@@ -93,7 +93,7 @@ def test_check_inference_agrees_with_deepspeed_on_every_probed_value(committed_p
 @pytest.mark.parametrize("config", [
     {"dtype": "fp32", "replace_with_kernel_inject": False},
     {"dtype": "bf16", "tensor_parallel": {"tp_size": 1}, "max_out_tokens": 16},
-    {"dtype": "float32", "tp": {"tp_size": 1}, "kernel_inject": False, "mp_size": 1},
+    {"dtype": "float32", "tp": {"tp_size": 1}, "kernel_inject": False, "max_tokens": 8},
 ])
 def test_init_inference_runs_what_check_accepts(config, committed_path):
     import deepspeed
@@ -107,9 +107,9 @@ def test_init_inference_runs_what_check_accepts(config, committed_path):
     report = check_text(json.dumps(config), checker, Options())
     assert not [f for f in report.findings if f.severity is Severity.ERROR]
     engine = deepspeed.init_inference(torch.nn.Sequential(torch.nn.Linear(4, 4)), config=copy.deepcopy(config))
-    assert engine(torch.ones(1, 4)).shape == (1, 4)
     want = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16}[config["dtype"]]
     assert next(engine.module.parameters()).dtype == want
+    assert engine(torch.ones(1, 4, dtype=want)).shape == (1, 4)
 
 
 def test_init_inference_refuses_the_typo_check_names(committed_path):
@@ -154,3 +154,17 @@ def test_check_inference_agrees_with_deepspeed_on_the_real_config_corpus(committ
                                  f"{[f.message for f in errors]}")
     assert len(files) >= 20
     assert disagreements == []
+
+
+@pytest.mark.parametrize("config", [{"mp_size": 2, "tensor_parallel": {"tp_size": 2}},
+                                    {"mp_size": 1, "tp": {"tp_size": 1}}])
+def test_deprecated_key_and_its_dotted_replacement_together(config, committed_path):
+    from dsfields.check.engine import Checker, check_text
+    from dsfields.check.findings import Options, Severity
+    from dsfields.model.records import Snapshot
+
+    checker = Checker(Snapshot.from_dict(json.loads(committed_path.read_text())))
+    errors = [f for f in check_text(json.dumps(config), checker, Options()).findings if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["mp_size"] and "both set" in errors[0].message
+    with pytest.raises(Exception, match="together"):
+        _module().DeepSpeedInferenceConfig(**config)

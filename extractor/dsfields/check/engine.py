@@ -36,6 +36,10 @@ if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; anno
     from typing import Any
 
 
+_ABSENT = object()
+"""A dotted replacement's value when some part of its path is not in the config."""
+
+
 def _fmt(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if value is not None else "null"
 
@@ -232,8 +236,19 @@ class _Run:
             message += f" ({info.message})"
         if new and info.set_new_param:
             replacement = snapshot.field_by_name(section, new)
-            spellings = {new} | ({replacement.key} if replacement else set())
-            given = sorted(s for s in spellings if s in obj)
+            if "." in new:  # a path below this section (inference: mp_size -> tensor_parallel.tp_size)
+                node: Any = obj
+                below = section
+                for part in new.split("."):
+                    step = snapshot.field_by_name(below, part)
+                    names = [part] + ([step.key, *(step.raw.get("aliases") or ())] if step else [])
+                    written = next((n for n in names if isinstance(node, dict) and n in node), None)
+                    node = node[written] if written is not None else _ABSENT
+                    below = step.path if step else join(below, part)
+                given = [new] if node is not _ABSENT else []
+            else:
+                spellings = {new} | ({replacement.key} if replacement else set())
+                given = sorted(s for s in spellings if s in obj)
             if given:
                 self.add(here, Severity.ERROR, Kind.DEPRECATED_KEY,
                          f'"{key}" (deprecated) and its replacement "{given[0]}" are both set; DeepSpeed asserts '

@@ -75,7 +75,7 @@ def _run(cls: type, config: dict[str, Any]) -> BaseException | None:
 def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
     """Fill ``probes`` of every leaf field; widen ``json_types``/``choices`` of fields whose type says nothing."""
     from dsfields.extract.discover import set_path
-    from dsfields.extract.probes import accepted_types, error_line
+    from dsfields.extract.probes import PROBES, accepted_types, error_line
 
     runs = 0
     for _, record in sorted(ex.fields.items()):
@@ -83,7 +83,10 @@ def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
             continue
         section_cls = ex.model_classes.get(record["section"])
         verdicts: dict[str, dict[str, Any]] = {}
-        for pid, value in values:
+        # The enum spellings only where a string may be meant: a declared string, an enum, or a type that says
+        # nothing (dtype). Elsewhere the fixed probes' strings decide (~2/3 fewer model builds per release).
+        wants_strings = not record["json_types"] or "string" in record["json_types"] or bool(record["choices"])
+        for pid, value in values if wants_strings else values[:len(PROBES)]:
             error = _run(cls, set_path({}, record["section"], record["key"], copy.deepcopy(value)))
             runs += 1
             verdicts[pid] = ({"ok": False, "error": error_line(error)} if error is not None
@@ -100,9 +103,9 @@ def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
             record["choices"], record["json_types"] = None, []
         if record["json_types"] or record["choices"]:
             continue  # the declared type or enum stands; the probes confirm it (tests/test_inference_deepspeed.py)
-        record["json_types"] = accepted_types({p: v for p, v in verdicts.items() if p in dict(values[:11])})
-        accepted = [v for p, v in values[11:] if verdicts[p].get("ok") and v != NONSENSE]
-        if accepted and not verdicts[json.dumps(NONSENSE)].get("ok"):
+        record["json_types"] = accepted_types({p: v for p, v in verdicts.items() if p in dict(PROBES)})
+        accepted = [v for p, v in values[len(PROBES):] if p in verdicts and verdicts[p].get("ok") and v != NONSENSE]
+        if accepted and not verdicts.get(json.dumps(NONSENSE), {}).get("ok"):
             record["choices"] = sorted(accepted)
             record["json_types"] = sorted(set(record["json_types"]) | {"string"})
     return runs
