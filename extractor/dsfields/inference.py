@@ -136,7 +136,9 @@ def check_inference(args: argparse.Namespace) -> int:
 
         output = render_sarif(reports, snapshot.version, options)
     else:
-        output = render(reports, f"{snapshot.version} (inference config)", OutputStyle(args.format), options)
+        style = OutputStyle(args.format)
+        label = f"{snapshot.version} (inference config)" if style is OutputStyle.TEXT else snapshot.version
+        output = render(reports, label, style, options)  # JSON keeps the plain version scripts compare
     if output:
         print(output)
     return exit_code(reports, args.strict)

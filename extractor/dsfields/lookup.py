@@ -229,7 +229,7 @@ def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
         elif len(wanted) >= 3 and any(wanted in name for name in names):
             containing.append(path)
     ranked = [path for _, path in sorted(scored, key=lambda s: (s[0], s[1].count("."), s[1]))]
-    return (ranked + containing)[:limit]
+    return list(dict.fromkeys(ranked + containing))[:limit]  # a path listed again under its alias: once
 
 
 # --- output -------------------------------------------------------------------------------------
