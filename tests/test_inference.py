@@ -188,3 +188,13 @@ def test_no_inference_document_is_one_line_exit_2(tmp_path, monkeypatch, capsys)
     monkeypatch.setenv("DSFIELDS_GENERATED", str(tmp_path))
     code, _, err = _run(capsys, "lookup", "--inference", "dtype", "--version", "1.0.0")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "no inference snapshot" in err
+
+
+def test_lookup_inference_borrows_no_training_prose(generated, capsys):
+    from dsfields.model import prose
+
+    training = prose.explain("tensor_parallel", "en")
+    assert training is not None  # ds_config's tensor_parallel (AutoTP training) has our prose
+    code, out, _ = _run(capsys, "lookup", "--inference", "tensor_parallel", "--version", NEW)
+    assert code == 0 and "tensor_parallel: section" in out
+    assert training.summary.split()[0] not in out.split() or training.summary not in " ".join(out.split())

@@ -429,8 +429,10 @@ def _docstring_label(lang: str) -> str:
     return _DOCSTRING_LABEL.get(lang, _DOCSTRING_LABEL["en"])
 
 
-def _explanation(path: str, lang: str, width: int) -> list[str]:
+def _explanation(path: str, lang: str, width: int, snapshot: Snapshot) -> list[str]:
     """Our own explanation (summary, body, pitfall), before DeepSpeed's docstring."""
+    if snapshot.document != "training":
+        return []  # our prose is keyed by ds_config paths: none is the inference config's (issue 29)
     text = prose.explain(path, lang)
     if text is None:
         return []
@@ -451,8 +453,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     if record.deprecated:
         lines += [style.warn(line) for line in _wrap(deprecation_text(record.deprecated), width, "  ", "    ")]
     lines.append("")
-    if snapshot.document == "training":  # our prose is keyed by ds_config paths; inference has none yet
-        lines += _explanation(match.path, lang, width)
+    lines += _explanation(match.path, lang, width, snapshot)
     if record.description:
         lines += [_docstring_label(lang)] + _paragraphs(record.description, width) + [""]
     section = snapshot.sections.get(record.section)
@@ -528,7 +529,7 @@ def format_removed(snapshot: Snapshot, match: Match, width: int, style: Style, l
     assert removed is not None
     lines = _header(f"{match.path}: removed", match.path, width, style)
     lines += [""] + [style.error(line) for line in _paragraphs(removed.message, width)] + [""]
-    lines += _explanation(match.path, lang, width)
+    lines += _explanation(match.path, lang, width, snapshot)
     lines += _row("key", removed.key, width, style)
     lines += _row("section", _section_name(removed.section), width, style)
     lines += _row("rejected at", source_text(removed.source) or "?", width, style)
@@ -562,7 +563,7 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
     described = match.field
     lines = _header(f"{match.path}: section, {len(match.children)} fields", match.path, width, style)
     lines += _pattern_note(match, width) + [""]
-    lines += _explanation(match.path, lang, width)
+    lines += _explanation(match.path, lang, width, snapshot)
     description = section.description or (described.description if described else None)
     if description:
         lines += [_docstring_label(lang)] + _paragraphs(description, width) + [""]
