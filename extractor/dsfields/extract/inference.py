@@ -58,6 +58,8 @@ def _probe_values(module: Any) -> list[tuple[str, Any]]:
             for member in obj:
                 values = member.value if isinstance(member.value, tuple) else (member.value,)
                 strings.update(v for v in values if isinstance(v, str))
+            # A multi-value enum (0.8-0.14 DtypeEnum's __new__): its other spellings are lookup keys only.
+            strings.update(k for k in getattr(obj, "_value2member_map_", {}) if isinstance(k, str))
     seen = {pid for pid, _ in PROBES}
     extra = [(json.dumps(s), s) for s in sorted(strings) if json.dumps(s) not in seen]
     return [*PROBES, *extra, (json.dumps(NONSENSE), NONSENSE)]
