@@ -99,6 +99,9 @@ def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
         if record["json_types"] and "string" not in record["json_types"] and all(v.get("ok") for v in strings):
             # A mode="before" validator takes any string (zero.leaf_module.classes: a name becomes [name]).
             record["json_types"] = sorted({*record["json_types"], "string"})
+        if record["json_types"] and "null" not in record["json_types"] and verdicts["null"].get("ok"):
+            # pydantic 1 makes a field whose default is None optional without saying so in its annotation.
+            record["json_types"] = sorted({*record["json_types"], "null"})
         if record["choices"] and not all(isinstance(c, (str, int, float, bool)) for c in record["choices"]):
             # An enum whose members are tuples (DtypeEnum: (torch.float16, "fp16", "half", ...)): what a user
             # writes are the spellings a validator maps to a member, found by the probes below.
