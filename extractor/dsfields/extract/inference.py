@@ -102,6 +102,8 @@ def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
         if record["json_types"] and "null" not in record["json_types"] and verdicts["null"].get("ok"):
             # pydantic 1 makes a field whose default is None optional without saying so in its annotation.
             record["json_types"] = sorted({*record["json_types"], "null"})
+            if not record["type"].startswith("Optional["):  # spelt as pydantic 2 releases spell the same field
+                record["type"] = f"Optional[{record['type']}]"
         if record["choices"] and not all(isinstance(c, (str, int, float, bool)) for c in record["choices"]):
             # An enum whose members are tuples (DtypeEnum: (torch.float16, "fp16", "half", ...)): what a user
             # writes are the spellings a validator maps to a member, found by the probes below.
