@@ -78,7 +78,7 @@ class Engine:
 def document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     from dsfields.extract.inference import extract_inference
 
-    package = tmp_path / "fakeds"
+    package = tmp_path / "fakeinference"
     (package / "inference").mkdir(parents=True)
     (package / "module_inject").mkdir()
     (package / "__init__.py").write_text("")
@@ -88,10 +88,10 @@ def document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     (package / "module_inject" / "__init__.py").write_text("config = None\nx = config.dtype\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        module = importlib.import_module("fakeds.inference.config")
-        yield extract_inference(module, "1.2.3", package="fakeds")
+        module = importlib.import_module("fakeinference.inference.config")
+        yield extract_inference(module, "1.2.3", package="fakeinference")
     finally:
-        for name in [n for n in sys.modules if n == "fakeds" or n.startswith("fakeds.")]:
+        for name in [n for n in sys.modules if n == "fakeinference" or n.startswith("fakeinference.")]:
             del sys.modules[name]
 
 
@@ -119,7 +119,7 @@ def test_probes_find_the_spellings_a_validator_takes(document: dict) -> None:
 
 def test_static_witness_places_attribute_reads_of_the_built_config(document: dict) -> None:
     fields = document["fields"]
-    assert [r["file"] for r in fields["replace_with_kernel_inject"]["read_at"]] == ["fakeds/inference/engine.py"]
+    assert [r["file"] for r in fields["replace_with_kernel_inject"]["read_at"]] == ["fakeinference/inference/engine.py"]
     assert fields["tensor_parallel.tp_size"]["witnesses"] == ["model", "static"]
-    assert fields["dtype"]["read_at"] == [{"file": "fakeds/module_inject/__init__.py", "line": 2}]
+    assert fields["dtype"]["read_at"] == [{"file": "fakeinference/module_inject/__init__.py", "line": 2}]
     assert "mp_size" in document["coverage"]["witnesses"]["not_read_outside_the_model"]
