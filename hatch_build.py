@@ -21,7 +21,7 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-COMPRESSED = ("fields.json", "paths.json", "launch.json", "ds_config.schema.json")
+COMPRESSED = ("fields.json", "paths.json", "launch.json", "ds_config.schema.json", "inference.json")
 LEFT_OUT = ("verification.json",)
 
 

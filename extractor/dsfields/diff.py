@@ -440,6 +440,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output format (default: text, grouped by section)")
     parser.add_argument("--only", metavar="KIND,...", default=None, help=f"show only these kinds ({kinds})")
     parser.add_argument("--descriptions", action="store_true", help="also report changed descriptions")
+    parser.add_argument("--inference", action="store_true",
+                        help="compare the init_inference config (DeepSpeedInferenceConfig) instead of ds_config")
     parser.add_argument("--fail-on", metavar="KIND,...", default=None,
                         help="exit 1 when a change of these kinds exists (for CI)")
     parser.add_argument("--generated", type=Path, default=None,
@@ -477,8 +479,14 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
         raise UsageError(str(exc)) from None
     root = args.generated or repo_generated_dir()
     cache: dict[str, Snapshot] = {}
-    old, old_label = _snapshot(args.old, root, installed, cache)
-    new, new_label = _snapshot(args.new, root, installed, cache)
+    if getattr(args, "inference", False):  # issue 29: the init_inference document of each release
+        from dsfields.model.store import load_inference
+
+        old, old_label = load_inference(args.old, root), f"{args.old} (inference config)"
+        new, new_label = load_inference(args.new, root), f"{args.new} (inference config)"
+    else:
+        old, old_label = _snapshot(args.old, root, installed, cache)
+        new, new_label = _snapshot(args.new, root, installed, cache)
     # Asking to see or fail on description changes implies computing them.
     wanted_descriptions = ChangeKind.DESCRIPTION_CHANGED in fail_on or (
         args.only is not None and ChangeKind.DESCRIPTION_CHANGED in only)

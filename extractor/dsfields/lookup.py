@@ -54,6 +54,8 @@ OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
     ("--history", "history", None, "also show in which releases the field changed"),
     ("--lang", "lang", "LANG", "language of our explanations: en or zh (default: zh when LANG is a zh locale, "
      "else en)"),
+    ("--inference", "inference", None, "answer from the inference config (DeepSpeedInferenceConfig, what "
+     "deepspeed.init_inference takes) instead of ds_config"),
 )
 """(flag, attribute, metavar or None for a switch, help): the one list both parsers below are made from."""
 
@@ -227,7 +229,7 @@ def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
         elif len(wanted) >= 3 and any(wanted in name for name in names):
             containing.append(path)
     ranked = [path for _, path in sorted(scored, key=lambda s: (s[0], s[1].count("."), s[1]))]
-    return (ranked + containing)[:limit]
+    return list(dict.fromkeys(ranked + containing))[:limit]  # a path listed again under its alias: once
 
 
 # --- output -------------------------------------------------------------------------------------
@@ -431,6 +433,8 @@ def _docstring_label(lang: str) -> str:
 def _explanation(snapshot: Snapshot, path: str, lang: str, width: int) -> list[str]:
     """Our own explanation (summary, body, pitfall) as it holds for the snapshot's release, before
     DeepSpeed's docstring."""
+    if snapshot.document != "training":
+        return []  # our prose is keyed by ds_config paths: none is the inference config's (issue 29)
     text = prose.explain_shown(path, lang, prose.Scope.of_snapshot(snapshot))
     if text is None:
         return []
@@ -458,6 +462,8 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     rows: list[tuple[str, str | None]] = [
         ("key", record.key),
         ("python name", _python_name_text(record, section)),
+        ("aliases", ", ".join(record.raw.get("aliases") or ()) or None),
+        ("read at", _read_at_text(record.raw.get("read_at"))),
         ("section", f"{_section_name(record.section)} — {strictness_text(section)}"),
         ("effective", effective_text(record)),
         ("also read", _other_defaults_text(record)),
@@ -473,6 +479,14 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         if text:
             lines += _row(label, text, width, style)
     return lines
+
+
+def _read_at_text(reads: Any) -> str | None:
+    """Inference document: where ``init_inference``'s engine reads the field outside the model (static witness)."""
+    if not reads:
+        return None
+    first = ", ".join(f"{r['file']}:{r['line']}" for r in reads[:3])
+    return first + (f" (+{len(reads) - 3} more)" if len(reads) > 3 else "")
 
 
 def _pattern_note(match: Match, width: int) -> list[str]:
@@ -657,7 +671,8 @@ def match_json(snapshot: Snapshot, match: Match, lang: str = "en") -> dict[str, 
     """The snapshot's own records, untouched, so a script gets exactly what the snapshot says; our
     explanation beside them (``null`` where we have none)."""
     enum = snapshot.enum_of(match.field) if match.field else None
-    explanation = prose.explain_shown(match.path, lang, prose.Scope.of_snapshot(snapshot))
+    explanation = (prose.explain_shown(match.path, lang, prose.Scope.of_snapshot(snapshot))
+                   if snapshot.document == "training" else None)
     return {
         "explanation": explanation.as_dict() if explanation else None,
         "path": match.path,
@@ -679,7 +694,8 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
                   lang: str = "en") -> list[str]:
     """The text answer: one match in full, one line per match when ambiguous, suggestions for a miss."""
     if not matches:
-        lines = [f'no field "{termsafe.shown(query)}" in DeepSpeed {snapshot.version}']
+        config = "" if snapshot.document == "training" else "'s inference config"
+        lines = [f'no field "{termsafe.shown(query)}" in DeepSpeed {snapshot.version}{config}']
         suggestions = suggest(snapshot, query)
         if suggestions:
             lines[0] += "; did you mean:"
@@ -695,6 +711,10 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "inference", False):  # issue 29: DeepSpeedInferenceConfig, the init_inference document
+        from dsfields.inference import lookup_inference
+
+        return lookup_inference(args)
     version = resolve_version(args.deepspeed_version)
     # The compact index lets a lookup decode only the records it shows; without it, the whole snapshot.
     snapshot = load_indexed(version)
@@ -707,6 +727,10 @@ def run(args: argparse.Namespace) -> int:
         other = _catalog_or_goal(snapshot, args, lang, plain=True)
         if other is not None:
             return other
+    from dsfields.inference import inference_note
+
+    # issue 29: the same word may be a key of init_inference's config
+    also_inference = inference_note(args.query, snapshot, bool(matches))
     goal = _also_goal(args.query, matches)
     if goal is not None and not any(m.path.lower() == args.query.strip().lower() for m in matches):
         # A goal word that is only a nested key somewhere (zenflow's "offload"): the goal is what a user
@@ -731,6 +755,8 @@ def run(args: argparse.Namespace) -> int:
                 item["history"] = [e.as_dict() for e in histories[item["path"]]]
         if goal is not None:
             payload["also_goal"] = goal.name
+        if also_inference is not None:
+            payload["also_inference"] = also_inference
         import json
 
         # \u escapes only if the terminal needs them: still valid JSON, so scripts lose nothing.
@@ -748,6 +774,8 @@ def run(args: argparse.Namespace) -> int:
         from dsfields.goal_answer import hint
 
         lines += hint(goal, snapshot, args.query.strip(), width, lang)
+    if also_inference is not None:
+        lines += [""] + fill(also_inference["message"], width)
     _write("\n".join(line.rstrip() for line in lines) + "\n")
     return 0 if matches else 1
 

@@ -110,7 +110,8 @@ class Resolver:
                 stage_only: bool = False) -> list[Resolved]:
         run = _Run(self, data, hf, world_size)
         run.section("", data)
-        run.batch()
+        if self.snapshot.document == "training":  # init_inference has no batch sizes
+            run.batch()
         run.forced()
         out = run.out
         if stage_only:
@@ -186,7 +187,7 @@ class _Run:
         snapshot = self.snapshot
         record = self.r.sections.get(section)
         own = snapshot.by_section.get(section, {})
-        names = snapshot.by_python_name.get(section, {})
+        names = {**snapshot.by_python_name.get(section, {}), **snapshot.by_alias.get(section, {})}
         catalog = snapshot.catalogs.get(section)
         shadowed = section == "bfloat16" and self.data.get("bf16") not in (_MISSING, None)
         self.deprecations(section, obj)
@@ -544,6 +545,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cli_arguments(parser)  # --trainer-args & co. (issue 27)
     parser.add_argument("--lang", default=None, metavar="LANG",
                         help="en or zh for text (default: zh when LANG is a zh locale, else en; json stays English)")
+    parser.add_argument("--inference", action="store_true",
+                        help="the file is an init_inference config (DeepSpeedInferenceConfig), not ds_config")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -566,7 +569,12 @@ def run(args: argparse.Namespace) -> int:
 
         if mirror_note(trainer):
             print(f"dsfields: note: {mirror_note(trainer)}", file=sys.stderr)
-    snapshot = load_requested(args.version)
+    if getattr(args, "inference", False):  # issue 29: the init_inference document
+        from dsfields.model.store import load_inference
+
+        snapshot = load_inference(args.version)
+    else:
+        snapshot = load_requested(args.version)
     try:
         config = load(args.file, "hf" if args.hf else "deepspeed")
     except ConfigFileError as exc:

@@ -75,7 +75,8 @@ class _Builder:
                         f"{' --lang ' + self.lang if self.lang != 'en' else ''}"
                         f"{' --site-url ' + self.site_url if self.site_url else ''}` from generated/{self.version}/"
                         "fields.json; do not edit.",
-            "title": f"DeepSpeed {self.version} ds_config.json",
+            "title": f"DeepSpeed {self.version} " + ("ds_config.json" if self.snapshot.document == "training"
+                                                     else "init_inference config (DeepSpeedInferenceConfig)"),
             "description": f"The training config of DeepSpeed {self.version}, derived from its source by dsfields. "
                            + auto,
         } | schema
@@ -97,6 +98,11 @@ class _Builder:
                     alias["markdownDescription"] = (f'Same as `"{field_record.key}"` (its Python attribute name).\n\n'
                                                     + alias["markdownDescription"])
                 properties.setdefault(name, alias)
+            for other in field_record.raw.get("aliases") or ():  # the inference document: pydantic aliases
+                same = self.field(field_record)
+                same["description"] = f'Same as "{field_record.key}" (its alias). ' + same.get("description", "")
+                same.pop("markdownDescription", None)
+                properties.setdefault(other, same)
         for removed in self.snapshot.removed.values():
             if removed.section == path:
                 properties[removed.key] = {"not": {}, "description": f"Removed: {removed.message}"}
@@ -175,7 +181,8 @@ class _Builder:
 
     def describe(self, record: Field) -> str:
         parts = []
-        ours = prose.explain_shown(record.path, self.lang, self.scope)
+        ours = prose.explain_shown(record.path, self.lang, self.scope) if self.snapshot.document == "training" \
+            else None
         if ours is not None:
             parts.append(ours.summary + (f" {ours.body}" if ours.body else ""))
         if record.description:
@@ -193,7 +200,7 @@ class _Builder:
     def markdown(self, record: Field) -> str | None:
         """What an editor's hover shows (VS Code's ``markdownDescription``): our explanation as the Markdown it
         is written in, the pitfall, the default, "auto" and the docs link; DeepSpeed's docstring quoted apart."""
-        ours = prose.explain(record.path, self.lang)
+        ours = prose.explain(record.path, self.lang) if self.snapshot.document == "training" else None
         zh = self.lang == "zh"
         parts = []
         if ours is not None:
@@ -336,12 +343,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="language of the descriptions: en or zh (default: zh when LANG is a zh locale)")
     parser.add_argument("--hf", action="store_true",
                         help='for configs given to the HF Trainer: also accept "auto" where the Trainer fills it')
+    parser.add_argument("--inference", action="store_true",
+                        help="the schema of the init_inference config (DeepSpeedInferenceConfig) instead of ds_config")
     parser.add_argument("--site-url", default=SITE_URL, metavar="URL",
                         help="the published docs site: gives the schema its $id and each field a Docs: link "
                              "(default: none, so no links)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "inference", False):  # issue 29: the init_inference document (no site pages for it yet)
+        from dsfields.model.store import load_inference
+
+        snapshot = load_inference(args.version)
+        schema = build_schema(snapshot, strict_unknown=args.strict_unknown, site_url=None)
+        schema["$comment"] = schema["$comment"].replace("schema --version", "schema --inference --version").replace(
+            "fields.json", "inference.json")
+        schema["description"] = (f"The config deepspeed.init_inference of DeepSpeed {snapshot.version} takes "
+                                 "(config= or keyword arguments), derived from its source by dsfields.")
+        text = dumps(schema)
+        if args.output is None or str(args.output) == "-":
+            sys.stdout.write(text)
+        else:
+            write_atomic(args.output, text)
+        return 0
     snapshot = load_requested(args.version)
     text = dumps(build_schema(snapshot, strict_unknown=args.strict_unknown, site_url=args.site_url,
                               lang=prose.language(args.lang), hf=args.hf))

@@ -47,6 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "apply; --hf implies the Trainer's own choice)")
     parser.add_argument("--launch", action="store_true",
                         help="also run deepspeed.initialize on CPU in a subprocess (needs that DeepSpeed installed)")
+    parser.add_argument("--inference", action="store_true",
+                        help="the files are init_inference configs (DeepSpeedInferenceConfig), not ds_config")
     parser.add_argument("--sniff", action="store_true",
                         help="skip files that do not look like a DeepSpeed config (fewer than two of its top-level "
                              "keys, or one of its sections); what the pre-commit hook passes for every .json/.hjson")
@@ -127,6 +129,10 @@ def newest_hf_list() -> HfTrainer | None:
 def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = None) -> int:
     """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``,
     ``launcher`` (a LaunchClient factory) with ``--launch``."""
+    if getattr(args, "inference", False):  # issue 29: the init_inference document
+        from dsfields.inference import check_inference
+
+        return check_inference(args)
     from dsfields.model.messages import localize
     from dsfields.model.prose import language
 

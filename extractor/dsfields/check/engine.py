@@ -36,6 +36,10 @@ if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; anno
     from typing import Any
 
 
+_ABSENT = object()
+"""A dotted replacement's value when some part of its path is not in the config."""
+
+
 def _fmt(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if value is not None else "null"
 
@@ -61,6 +65,8 @@ class Checker:
         run = _Run(self, config, options)
         run.file_level()
         run.section("", config.data, ())
+        if self.snapshot.document == "inference":  # init_inference: no optimizer, batch or launch rules apply
+            return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
         run.optimizers()
         run.rules()
         run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
@@ -215,6 +221,11 @@ class _Run:
                              f'"{key}" is the Python name of "{alias.key}"; DeepSpeed accepts both spellings',
                              f'write "{alias.key}" as the documentation does')
                     field_record = alias
+                elif key in snapshot.by_alias.get(section, {}):  # the inference document: pydantic aliases
+                    field_record = snapshot.by_alias[section][key]
+                    self.add(here, Severity.INFO, Kind.ALIAS,
+                             f'"{key}" is an alias of "{field_record.key}"; DeepSpeed accepts both spellings',
+                             f'write "{field_record.key}" as init_inference\'s arguments do')
                 else:
                     self.unknown(section, key, here, record)
                     continue
@@ -320,8 +331,19 @@ class _Run:
             message += f" ({info.message})"
         if new and info.set_new_param:
             replacement = snapshot.field_by_name(section, new)
-            spellings = {new} | ({replacement.key} if replacement else set())
-            given = sorted(s for s in spellings if s in obj)
+            if "." in new:  # a path below this section (inference: mp_size -> tensor_parallel.tp_size)
+                node: Any = obj
+                below = section
+                for part in new.split("."):
+                    step = snapshot.field_by_name(below, part)
+                    names = [part] + ([step.key, *(step.raw.get("aliases") or ())] if step else [])
+                    written = next((n for n in names if isinstance(node, dict) and n in node), None)
+                    node = node[written] if written is not None else _ABSENT
+                    below = step.path if step else join(below, part)
+                given = [new] if node is not _ABSENT else []
+            else:
+                spellings = {new} | ({replacement.key} if replacement else set())
+                given = sorted(s for s in spellings if s in obj)
             if given and not record.is_pydantic:
                 return  # a legacy dict-read alias (bfloat16): DeepSpeed reads only the replacement; a rule warns
             if given:
@@ -423,6 +445,8 @@ class _Run:
         if record.is_section and path in self.c.sections and not isinstance(value, dict):
             if value is None and ("null" in types or record.is_pydantic and not types):
                 return
+            if record.is_pydantic and json_type(value) in types and value is not None:
+                return  # a declared other form (inference moe: Union[bool, DeepSpeedMoEConfig]): the probes judge it
             self.add(here, Severity.ERROR, Kind.WRONG_TYPE, f"{path} is a section: it must be an object, "
                      f"got {json_type(value)}", f'write "{record.key}": {{ ... }}')
             return

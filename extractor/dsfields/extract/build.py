@@ -337,7 +337,9 @@ def _value_type(value: Any) -> str:
 # ---------------------------------------------------------------- pydantic sections
 
 
-def _model_section(ex: Extraction, path: str, cls: type, parent: str) -> None:
+def _model_section(ex: Extraction, path: str, cls: type, parent: str, by_name: bool = False) -> None:
+    """``by_name``: key each field by its attribute name, its alias kept in ``aliases`` (the inference
+    document: ``init_inference`` is called with attribute names, ``tensor_parallel`` rather than ``tp``)."""
     info = describe_model(cls)
     ex.placed_models.add(cls)
     ex.model_classes[path] = cls
@@ -353,11 +355,13 @@ def _model_section(ex: Extraction, path: str, cls: type, parent: str) -> None:
         "unknown_keys": {"forbid": "error", "allow": "kept"}.get(info.extra_mode, "ignored"),
     }
     for f in info.fields:
-        _model_field(ex, path, info, f, attrs.get(f.name))
+        _model_field(ex, path, info, f, attrs.get(f.name), by_name)
 
 
-def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: Located | None) -> None:
-    path = join(section, f.key)
+def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: Located | None,
+                 by_name: bool = False) -> None:
+    key = f.name if by_name else f.key
+    path = join(section, key)
     factory = f.default_factory
     default_value = factory() if factory is not None else f.default
     default, symbolic = to_json(default_value)
@@ -375,7 +379,7 @@ def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: L
     ex.fields[path] = Field.new(**{
         "path": path,
         "section": section,
-        "key": f.key,
+        "key": key,
         "python_name": f.name,
         "reader": "pydantic",
         "type": type_repr(f.annotation),
@@ -396,8 +400,10 @@ def _model_field(ex: Extraction, section: str, info: ModelInfo, f: Any, where: L
         "is_section": bool(children),
         "auto": None,
     }).raw
+    if by_name:
+        ex.fields[path]["aliases"] = [f.key] if f.key != f.name else []
     if len(children) == 1 and path not in ex.sections:
-        _model_section(ex, path, children[0], parent=section)
+        _model_section(ex, path, children[0], parent=section, by_name=by_name)
 
 
 def _unique(values: list[Any]) -> list[Any]:

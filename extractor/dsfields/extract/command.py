@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "fields it saw read get the 'launch' witness")
     parser.add_argument("--launch-rules", action="store_true",
                         help="also confirm the launch rules with deepspeed.initialize on CPU and write launch.json")
+    parser.add_argument("--inference", action="store_true",
+                        help="write only the inference document (DeepSpeedInferenceConfig) to <out>/<version>/"
+                             "inference.json; imports deepspeed.inference.config only")
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -76,6 +79,10 @@ def import_failure() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "inference", False):  # issue 29: the init_inference document alone
+        from dsfields.extract.inference import main as inference_main
+
+        return inference_main(["--out", str(args.out or repo_generated_dir())])
     started = time.perf_counter()
     root = args.out or repo_generated_dir()
     problem = out_problem(root)

@@ -384,6 +384,10 @@ class Field(Placed, Defaulted):
 
     def probe_for(self, value: Any) -> tuple[str, Raw] | None:
         """The probe standing for ``value`` (same JSON type and sign class) and its verdict, if probed."""
+        exact = f'"{value}"' if isinstance(value, str) and '"' not in value and "\\" not in value else None
+        if exact is not None and exact in self.probes:
+            # This very string was probed (the inference document probes its enums' spellings): its own verdict.
+            return exact, self.probes[exact]
         pid = probe_id(value)
         if pid == "1.5" and value != 1.5 and "number" in self.json_types:
             return None  # 1.5 stands for "a fraction where an integer goes"; a number's range is the constraints'
@@ -732,6 +736,11 @@ class Snapshot(Record):
         return self.raw.get("format_version")
 
     @property
+    def document(self) -> str:
+        """``"training"`` (``fields.json``: DeepSpeedConfig) or ``"inference"`` (``inference.json``)."""
+        return str(self.raw.get("document") or "training")
+
+    @property
     def environment(self) -> Raw:
         return _dict(self.raw.get("environment"))
 
@@ -799,6 +808,17 @@ class Snapshot(Record):
         return out
 
     @cached_property
+    def by_alias(self) -> dict[str, dict[str, Field]]:
+        """Section path → pydantic alias → field, for documents keyed by attribute name (the inference
+        document: ``kernel_inject`` is ``replace_with_kernel_inject``'s alias; both are accepted)."""
+        out: dict[str, dict[str, Field]] = {}
+        for record in self.fields.values():
+            for alias in record.raw.get("aliases") or ():
+                if isinstance(alias, str) and alias != record.key:
+                    out.setdefault(record.section, {})[alias] = record
+        return out
+
+    @cached_property
     def by_key(self) -> dict[str, list[str]]:
         """Bare key → every path spelt with it (``enabled`` is in many sections)."""
         out: dict[str, list[str]] = {}
@@ -858,21 +878,36 @@ class Snapshot(Record):
                 section = section if isinstance(section, str) else path.rpartition(".")[0]
                 python_path = join(section, name).lower()
             out.append((path, key.lower(), python_path))
+            for alias in (raw.get("aliases") or ()) if isinstance(raw, dict) and path in fields else ():
+                if isinstance(alias, str):  # an alias finds its field (inference: kernel_inject)
+                    alias_section = section if isinstance(section, str) else path.rpartition(".")[0]
+                    out.append((path, alias.lower(), join(alias_section, alias).lower()))
         return out
 
     def enum_of(self, field: Field) -> Enum | None:
         return self.enums.get(field.enum) if field.enum else None
 
     def field_by_name(self, section: str, name: str) -> Field | None:
-        """The field of ``section`` whose key or Python attribute name is ``name``."""
+        """The field of ``section`` whose key or Python attribute name is ``name``; a dotted ``name`` is a path
+        below ``section`` (DeepSpeed's ``new_param="tensor_parallel.tp_size"``), each part a key or a name."""
+        if "." in name:
+            record: Field | None = None
+            for part in name.split("."):
+                record = self.field_by_name(section, part)
+                if record is None:
+                    return None
+                section = record.path
+            return record
         own = self.by_section.get(section, {})
         if name in own:
             return own[name]
-        return self.by_python_name.get(section, {}).get(name)
+        return self.by_python_name.get(section, {}).get(name) or self.by_alias.get(section, {}).get(name)
 
     def spelling(self, section: str, name: str) -> str:
         """The JSON key for ``name`` (a key or an attribute name) in ``section``."""
         record = self.field_by_name(section, name)
+        if record is not None and "." in name:  # a path below section: spelt from there
+            return record.path[len(section) + 1:] if section else record.path
         return record.key if record else name
 
     def is_field(self, path: str) -> bool:

@@ -282,3 +282,51 @@ def _plain_name(name: str) -> bool:
 def load_requested(requested: str | None, generated: Path | None = None) -> Snapshot:
     """The snapshot a consumer's ``--version`` names (:func:`resolve_version`), loaded from the same tree."""
     return load(resolve_version(requested, generated), generated)
+
+
+# ---------------------------------------------------------------- the inference document (issue 29)
+
+INFERENCE_FILE = "inference.json"
+"""``generated/<version>/inference.json``: DeepSpeedInferenceConfig in the snapshot format (``document``)."""
+
+
+def inference_versions(generated: Path | str | None = None) -> list[str]:
+    """Releases with an inference document, in release order."""
+    root = os.fspath(generated) if generated else generated_root()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    return sorted((n for n in names if generated_file(os.path.join(root, n, INFERENCE_FILE))), key=version_key)
+
+
+def resolve_inference_version(requested: str | None, generated: Path | str | None = None) -> str:
+    """``--version`` for ``--inference``: explicit, else the installed release if it has one, else the newest."""
+    versions = inference_versions(generated)
+    if requested and requested != "installed":
+        if requested not in versions:
+            raise SnapshotError(f"no inference snapshot for DeepSpeed {requested} "
+                                f"(available: {version_listing(versions)})")
+        return requested
+    installed = installed_deepspeed_version()
+    if installed in versions:
+        return str(installed)
+    if requested == "installed" or not versions:
+        raise SnapshotError(f"no inference snapshot for DeepSpeed {installed if requested else '(any)'}; "
+                            "run python -m dsfields.extract.inference")
+    return versions[-1]
+
+
+def load_inference(version: str | None, generated: Path | None = None) -> Snapshot:
+    """The inference document of ``version`` (:func:`resolve_inference_version`) as a :class:`Snapshot`."""
+    from pathlib import Path
+
+    root = Path(generated) if generated else repo_generated_dir()
+    name = resolve_inference_version(version, root)
+    path = root / name / INFERENCE_FILE
+    found = generated_file(str(path))
+    assert found is not None  # resolve_inference_version listed it
+    snapshot = _load_cached(str(path), os.stat(found).st_mtime)
+    if snapshot.document != "inference":
+        raise SnapshotError(f"{path}: not an inference document (no \"document\": \"inference\"); re-extract it")
+    return snapshot

@@ -1,0 +1,144 @@
+"""The inference document (issue 29) for every consumer: ``--inference`` of lookup, check, diff, schema, resolve.
+
+``generated/<version>/inference.json`` has the snapshot format (``document: "inference"``), so it loads as a
+:class:`~dsfields.model.records.Snapshot` and the training machinery answers: lookup's finder and
+formatter, check's :class:`~dsfields.check.engine.Checker` (which skips the ds_config-only rules for this
+document), the history engine's :func:`~dsfields.model.history.walk_snapshots`, diff's comparison and
+schema's builder. What is here is the glue: which file, which releases, and the wording that names the
+other document.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from dsfields.model.errors import SnapshotError
+from dsfields.model.store import inference_versions, load_inference, repo_generated_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+    from dsfields.model.records import Snapshot
+
+class _NoSection:
+    model = None
+
+
+_NO_SECTION = _NoSection()
+DOCUMENT = "the inference config (DeepSpeedInferenceConfig, what deepspeed.init_inference takes)"
+
+
+def inference_note(query: str, training: Snapshot, training_matches: bool) -> dict[str, Any] | None:
+    """For a plain ``lookup``: the inference fields ``query`` also names, and the ``--inference`` command.
+
+    Fields of a model the training config uses too (the inference config's ``zero`` is DeepSpeedZeroConfig)
+    are left out: the training answer already describes them."""
+    version = training.version
+    from dsfields.lookup import find
+
+    versions = inference_versions()
+    if not versions:
+        return None
+    name = version if version in versions else versions[-1]
+    try:
+        snapshot = load_inference(name)
+    except SnapshotError:
+        return None
+    shared = {s.model for s in training.sections.values() if s.model}
+    paths = [m.path for m in find(snapshot, query)
+             if (snapshot.sections.get(m.field.section if m.field else m.path) or _NO_SECTION).model not in shared]
+    if not paths:
+        return None
+    command = f"dsfields lookup --inference {paths[0]} --version {name}"
+    if training_matches:
+        message = (f"Also a key of {DOCUMENT} in DeepSpeed {name}: {', '.join(paths)}; the answer above is "
+                   f"the ds_config (training) field. See: {command}")
+    else:
+        message = (f"Not a ds_config key, but a key of {DOCUMENT} in DeepSpeed {name}: {', '.join(paths)}. "
+                   f"See: {command}")
+    return {"deepspeed_version": name, "paths": paths, "command": command, "message": message}
+
+
+def inference_snapshots() -> list[tuple[str, Snapshot]]:
+    """Every release's inference document, in release order."""
+    root = repo_generated_dir()
+    return [(v, load_inference(v, root)) for v in inference_versions(root)]
+
+
+def histories(paths: list[str]) -> dict[str, list[Any]]:
+    """The history engine's events for inference paths (walked over every inference document)."""
+    from dsfields.model.history import walk_snapshots
+
+    events = walk_snapshots(inference_snapshots())
+    return {p: events.get(p, []) for p in paths}
+
+
+def lookup_inference(args: argparse.Namespace) -> int:
+    import json
+
+    from dsfields.lookup import (
+        Style,
+        _write,
+        fill,
+        find,
+        format_answer,
+        history_lines,
+        match_json,
+        suggest,
+        terminal_width,
+    )
+
+    snapshot = load_inference(args.deepspeed_version)
+    matches = find(snapshot, args.query)
+    events = histories([m.path for m in matches]) if args.history else {}
+    if args.json:
+        payload: dict[str, Any] = {
+            "document": "inference",
+            "deepspeed_version": snapshot.version,
+            "query": args.query,
+            "matches": [match_json(snapshot, m) for m in matches],
+            "suggestions": [] if matches else suggest(snapshot, args.query),
+        }
+        for item in payload["matches"]:
+            if args.history:
+                item["history"] = [e.as_dict() for e in events[item["path"]]]
+        _write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", lambda: json.dumps(payload, indent=1) + "\n")
+        return 0 if matches else 1
+    width = terminal_width()
+    lines = [f"inference config (DeepSpeedInferenceConfig), DeepSpeed {snapshot.version}", ""]
+    lines += format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout))
+    if args.history:
+        for m in matches:
+            lines += [""] + ([m.path] if len(matches) > 1 else [])
+            lines += history_lines(events[m.path], inference_versions(), width)
+    if not matches:
+        lines += [""] + fill("(without --inference: the ds_config of deepspeed.initialize)", width)
+    _write("\n".join(line.rstrip() for line in lines) + "\n")
+    return 0 if matches else 1
+
+
+def check_inference(args: argparse.Namespace) -> int:
+    """``check --inference FILE...``: each file as the ``config`` of ``init_inference`` (JSON keys = its kwargs)."""
+    from dsfields.check.engine import Checker, check_file
+    from dsfields.check.findings import Options, exit_code
+    from dsfields.check.report import render
+    from dsfields.model.style import OutputStyle
+
+    snapshot = load_inference(args.version)
+    checker = Checker(snapshot)
+    options = Options(hf=False, world_size=None, strict=args.strict, runtime=False, optimizer_from_code=False,
+                      launch=False)
+    reports = [check_file(path, checker, options) for path in args.files]
+    if args.format == "sarif":
+        from dsfields.check.sarif import render_sarif
+
+        output = render_sarif(reports, snapshot.version, options)
+    else:
+        style = OutputStyle(args.format)
+        label = f"{snapshot.version} (inference config)" if style is OutputStyle.TEXT else snapshot.version
+        output = render(reports, label, style, options)  # JSON keeps the plain version scripts compare
+    if output:
+        print(output)
+    return exit_code(reports, args.strict)
