@@ -225,8 +225,51 @@ def _search_entries(config: Any) -> list[dict[str, Any]] | None:
     return None
 
 
+SEARCH_ON_FOCUS = """<script>
+// dsfields: Material fetches the whole search index on every page load; hold that request until the reader
+// focuses the search box (or arrives with ?q= / ?h=), so a page costs its own bytes only.
+(function () {
+  var open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send, held = [];
+  var armed = /[?&](q|h)=/.test(location.search);
+  XMLHttpRequest.prototype.open = function (method, url) {
+    this.dsfIndex = /\\/search\\/search_index\\.json$/.test(String(url));
+    return open.apply(this, arguments);
+  };
+  XMLHttpRequest.prototype.send = function () {
+    if (this.dsfIndex && !armed) { held.push([this, arguments]); return; }
+    return send.apply(this, arguments);
+  };
+  function arm() { armed = true; held.splice(0).forEach(function (h) { send.apply(h[0], h[1]); }); }
+  document.addEventListener("focusin", function (e) {
+    if (e.target.matches && e.target.matches("input.md-search__input")) arm();
+  });
+  document.addEventListener("change", function (e) { if (e.target.id === "__search" && e.target.checked) arm(); });
+})();
+</script>
+"""
+"""Put before Material's bundle by :func:`on_post_page` (its search index request starts when the bundle runs)."""
+BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
+
+
+def _search_on_focus(output: str) -> str:
+    return BUNDLE.sub(lambda match: SEARCH_ON_FOCUS + match.group(), output, count=1)
+
+
+VERBATIM = re.compile(r"(<pre[\s>].*?</pre>|<textarea[\s>].*?</textarea>|<script[\s>].*?</script>)", re.S)
+BLANKS = re.compile(r"[ \t]*\n\s*")
+
+
+def _compact(output: str) -> str:
+    """The page with every run of white space that holds a line break made one line break, outside <pre>,
+    <textarea> and <script>: Material's templates indent each nav item over ~30 lines (a third of a page's
+    bytes), and a browser renders a run of white space as one space either way."""
+    parts = VERBATIM.split(output)
+    return "".join(part if i % 2 else BLANKS.sub("\n", part) for i, part in enumerate(parts))
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
     """A cached page: its HTML and search entries; a built one: into the cache (if it logged no warning)."""
+    output = _compact(_search_on_focus(output))
     if not _cache:
         return output
     entries = _search_entries(config)

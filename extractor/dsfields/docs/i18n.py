@@ -160,6 +160,71 @@ ZH: dict[str, str] = {
 }
 
 
+# ---------------------------------------------------------------- what assets/dsfields.js writes (issue 24)
+
+SCRIPT_STRINGS: tuple[str, ...] = (
+    "DeepSpeed release", "does not exist in DeepSpeed {v}", "see its history across releases",
+    "Fields of DeepSpeed {v}", "Did you mean", "No matching field",
+    "Key", "Release", "Change", "top level", "{n} keys changed from {a} to {b}.",
+    "{n} keys", "released", "newest", "original",
+    # dsfields.diff's change kinds (ChangeKind values), which the pair picker lists
+    "Field was added", "Field was removed", "Field was renamed", "Default value was changed", "Type was changed",
+    "Constraint was changed", "Field was deprecated", "Field was un-deprecated",
+    "Field was removed and is now rejected",
+    "Unknown-key handling of the section was changed", "Description was changed",
+)
+"""Every sentence the site's script writes; ``releases/site-data.json`` carries them in the page's language."""
+
+ZH.update({
+    "DeepSpeed release": "DeepSpeed 版本",
+    "does not exist in DeepSpeed {v}": "在 DeepSpeed {v} 中不存在",
+    "see its history across releases": "查看它在各版本中的历史",
+    "Fields of DeepSpeed {v}": "DeepSpeed {v} 中的字段",
+    "Did you mean": "你是不是要找",
+    "No matching field": "没有匹配的字段",
+    "Key": "键",
+    "Release": "版本",
+    "Change": "变更",
+    "top level": "顶层",
+    "{n} keys changed from {a} to {b}.": "从 {a} 到 {b} 共有 {n} 个键发生变更。",
+    "{n} keys": "{n} 个键",
+    "newest": "最新",
+    "original": "原文",
+    "Field was added": "新增字段",
+    "Field was removed": "字段被移除",
+    "Field was renamed": "字段被改名",
+    "Default value was changed": "默认值变更",
+    "Type was changed": "类型变更",
+    "Constraint was changed": "约束变更",
+    "Field was deprecated": "字段被弃用",
+    "Field was un-deprecated": "字段不再弃用",
+    "Field was removed and is now rejected": "字段被移除，现在会被拒绝",
+    "Unknown-key handling of the section was changed": "该节对未知键的处理方式变更",
+    "Description was changed": "说明变更",
+})
+
+SEARCH_TERMS: dict[str, dict[str, str]] = {
+    "zh": {
+        # The words Chinese DeepSpeed material uses for what the keys name (the seed documents write 卸载,
+        # 损失缩放, 预取): a reader types these, the keys and often our pages say the English word.
+        "卸载": "offload", "损失缩放": "loss scale", "预取": "prefetch", "归约": "reduce", "规约": "reduce",
+        "梯度累积": "gradient accumulation", "梯度累加": "gradient accumulation", "显存": "memory", "内存": "memory",
+        "分片": "partition", "分区": "partition", "梯度裁剪": "gradient clipping", "梯度": "gradient",
+        "优化器": "optimizer", "调度器": "scheduler", "检查点": "checkpoint", "桶": "bucket", "通信": "comm",
+        "重叠": "overlap", "激活": "activation", "参数": "param", "预热": "warmup", "学习率": "lr",
+        "流水线": "pipeline", "量化": "quantize", "稀疏": "sparse", "剪枝": "pruning",
+    },
+}
+"""Per language, a term readers type → the English words of the keys it means (the field finder and the
+Chinese full-text index both use it)."""
+
+
+def script_words(lang: str) -> dict[str, str]:
+    """:data:`SCRIPT_STRINGS` in ``lang`` (English: none, the script's own text is English)."""
+    _ = translator(lang)
+    return {text: _(text) for text in SCRIPT_STRINGS if _(text) != text}
+
+
 def translator(lang: str) -> Callable[[str], str]:
     """``_`` for the templates of ``lang``: the Chinese text where there is one, else the English."""
     if lang == "zh":
