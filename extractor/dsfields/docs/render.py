@@ -211,6 +211,13 @@ class Release:
     def _(self, text: str) -> str:
         return translator(self.lang)(text)
 
+    def original(self, text: str) -> str:
+        """DeepSpeed's own words (a message, a docstring) as they are: on a page in another language,
+        marked as English and as the original (原文), so they are not read as an untranslated sentence."""
+        if self.lang == "en" or not text:
+            return text
+        return f'<span class="dsf-original" lang="en">{text}</span> <small>（{self._("original")}）</small>'
+
     def explain(self, path: str) -> prose.Explanation | None:
         """Our explanation of ``path`` in the page's language (English where the translation is missing)."""
         return prose.explain(path, self.lang) or (prose.explain(path, "en") if self.lang != "en" else None)
