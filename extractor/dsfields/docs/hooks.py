@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 
 log = logging.getLogger("mkdocs.hooks.dsfields")
 
@@ -434,7 +435,34 @@ def on_files(files: Any, config: Any) -> Any:
     return files
 
 
+KEY_PARTS = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _search_words(entry: dict[str, Any], terms: dict[str, str]) -> str:
+    """What a Chinese reader types for an entry besides its text: the glossary's Chinese term for each English
+    word the entry holds (卸载 for offload), and each key's trailing ``_`` parts (max_live_parameters,
+    live_parameters for stage3_max_live_parameters: Material matches by prefix only)."""
+    text = f"{entry.get('title', '')} {entry.get('text', '')}".lower()
+    extra: dict[str, None] = {}
+    for term, english in terms.items():
+        # By the word's stem, so "loss scale" also meets "loss scaling" and "partition" "partitioned".
+        if all(re.search(rf"(?<![a-z]){re.escape(word[:max(4, len(word) - 2)])}", text) for word in english.split()):
+            extra[term] = None
+    for key in KEY_PARTS.findall(text):
+        parts = key.split("_")
+        for i in range(1, len(parts)):
+            extra["_".join(parts[i:])] = None
+    return " ".join(extra)
+
+
+@event_priority(50)  # before the search plugin writes its index
 def on_post_build(config: Any) -> None:
+    terms = (_read(config, "site-data.json") or {}).get("terms") or {}
+    entries = _search_entries(config) if terms else None
+    for entry in entries or []:
+        words = _search_words(entry, terms)
+        if words:
+            entry["text"] = f"{entry.get('text', '')}<p hidden>{words}</p>"
     _cache_finish()
     site = Path(config["site_dir"])
     for path, html in _read(config, "stubs.json").items():

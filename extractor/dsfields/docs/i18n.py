@@ -263,6 +263,7 @@ ZH.update({
         "选两个版本：区间内相邻版本之间 `dsfields diff` 报告的每处变更按键列出，最早的在前"
         "（`dsfields diff A B` 直接比较两个快照）。",
     "From": "从",
+    "Each release's own page lists its changes from the previous one": "每个版本自己的页面列出它相对上一版本的变更",
     "to": "到",
     ("Keys each release added (or brought back) compared with the previous snapshotted one, newest release first, "
      "with the release's date (PyPI upload of its sdist). Pick a date to keep only the releases from that day on. "
