@@ -256,16 +256,20 @@ def _search_on_focus(output: str) -> str:
     return BUNDLE.sub(lambda match: SEARCH_ON_FOCUS + match.group(), output, count=1)
 
 
-VERBATIM = re.compile(r"(<pre[\s>].*?</pre>|<textarea[\s>].*?</textarea>|<script[\s>].*?</script>)", re.S)
-BLANKS = re.compile(r"[ \t]*\n\s*")
+VERBATIM = re.compile(r"<pre[\s>].*?</pre>|<textarea[\s>].*?</textarea>|<script[\s>].*?</script>", re.S)
+BLANKS = re.compile(r"\n\s+")
 
 
 def _compact(output: str) -> str:
     """The page with every run of white space that holds a line break made one line break, outside <pre>,
     <textarea> and <script>: Material's templates indent each nav item over ~30 lines (a third of a page's
     bytes), and a browser renders a run of white space as one space either way."""
-    parts = VERBATIM.split(output)
-    return "".join(part if i % 2 else BLANKS.sub("\n", part) for i, part in enumerate(parts))
+    out, last = [], 0
+    for verbatim in VERBATIM.finditer(output):
+        out += [BLANKS.sub("\n", output[last:verbatim.start()]), verbatim.group()]
+        last = verbatim.end()
+    out.append(BLANKS.sub("\n", output[last:]))
+    return "".join(out)
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:
@@ -438,11 +442,11 @@ def on_files(files: Any, config: Any) -> Any:
 KEY_PARTS = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
 
-def _search_words(entry: dict[str, Any], terms: dict[str, str]) -> str:
-    """What a Chinese reader types for an entry besides its text: the glossary's Chinese term for each English
-    word the entry holds (卸载 for offload), and each key's trailing ``_`` parts (max_live_parameters,
+def _search_words(text: str, terms: dict[str, str]) -> list[str]:
+    """What a Chinese reader types for ``text`` besides its words: the glossary's Chinese term for each
+    English word it holds (卸载 for offload), and each key's trailing ``_`` parts (max_live_parameters,
     live_parameters for stage3_max_live_parameters: Material matches by prefix only)."""
-    text = f"{entry.get('title', '')} {entry.get('text', '')}".lower()
+    text = text.lower()
     extra: dict[str, None] = {}
     for term, english in terms.items():
         # By the word's stem, so "loss scale" also meets "loss scaling" and "partition" "partitioned".
@@ -452,7 +456,18 @@ def _search_words(entry: dict[str, Any], terms: dict[str, str]) -> str:
         parts = key.split("_")
         for i in range(1, len(parts)):
             extra["_".join(parts[i:])] = None
-    return " ".join(extra)
+    return list(extra)
+
+
+def _augment(entry: dict[str, Any], terms: dict[str, str]) -> None:
+    """An index entry with those words, hidden: in its title when the title holds them (the field named so
+    ranks first), else in its text."""
+    in_title = _search_words(entry.get("title") or "", terms)
+    in_text = [word for word in _search_words(entry.get("text") or "", terms) if word not in in_title]
+    if in_title:
+        entry["title"] = f"{entry.get('title', '')}<span hidden> {' '.join(in_title)}</span>"
+    if in_text:
+        entry["text"] = f"{entry.get('text', '')}<p hidden>{' '.join(in_text)}</p>"
 
 
 @event_priority(50)  # before the search plugin writes its index
@@ -460,9 +475,7 @@ def on_post_build(config: Any) -> None:
     terms = (_read(config, "site-data.json") or {}).get("terms") or {}
     entries = _search_entries(config) if terms else None
     for entry in entries or []:
-        words = _search_words(entry, terms)
-        if words:
-            entry["text"] = f"{entry.get('text', '')}<p hidden>{words}</p>"
+        _augment(entry, terms)
     _cache_finish()
     site = Path(config["site_dir"])
     for path, html in _read(config, "stubs.json").items():
