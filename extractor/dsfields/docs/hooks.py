@@ -470,12 +470,17 @@ def _augment(entry: dict[str, Any], terms: dict[str, str]) -> None:
         entry["text"] = f"{entry.get('text', '')}<p hidden>{' '.join(in_text)}</p>"
 
 
+def augment_search(config: Any, entries: list[dict[str, Any]]) -> None:
+    """Give index entries the words of the site's search glossary (site-data.json "terms"; the Chinese site
+    has one); ``dsfields.docs.partial`` calls it on the entries it rebuilds, as a full build does here."""
+    terms = (_read(config, "site-data.json") or {}).get("terms") or {}
+    for entry in entries if terms else []:
+        _augment(entry, terms)
+
+
 @event_priority(50)  # before the search plugin writes its index
 def on_post_build(config: Any) -> None:
-    terms = (_read(config, "site-data.json") or {}).get("terms") or {}
-    entries = _search_entries(config) if terms else None
-    for entry in entries or []:
-        _augment(entry, terms)
+    augment_search(config, _search_entries(config) or [])
     _cache_finish()
     site = Path(config["site_dir"])
     for path, html in _read(config, "stubs.json").items():
