@@ -459,15 +459,20 @@ def _search_words(text: str, terms: dict[str, str]) -> list[str]:
     return list(extra)
 
 
+WORDS_MARK = 'class="dsf-words"'
+
+
 def _augment(entry: dict[str, Any], terms: dict[str, str]) -> None:
     """An index entry with those words, hidden: in its title when the title holds them (the field named so
     ranks first), else in its text."""
+    if WORDS_MARK in (entry.get("title") or "") or WORDS_MARK in (entry.get("text") or ""):
+        return  # already given them (an entry restored from the page cache)
     in_title = _search_words(entry.get("title") or "", terms)
     in_text = [word for word in _search_words(entry.get("text") or "", terms) if word not in in_title]
     if in_title:
-        entry["title"] = f"{entry.get('title', '')}<span hidden> {' '.join(in_title)}</span>"
+        entry["title"] = f"{entry.get('title', '')}<span {WORDS_MARK} hidden> {' '.join(in_title)}</span>"
     if in_text:
-        entry["text"] = f"{entry.get('text', '')}<p hidden>{' '.join(in_text)}</p>"
+        entry["text"] = f"{entry.get('text', '')}<p {WORDS_MARK} hidden>{' '.join(in_text)}</p>"
 
 
 def augment_search(config: Any, entries: list[dict[str, Any]]) -> None:
@@ -480,8 +485,8 @@ def augment_search(config: Any, entries: list[dict[str, Any]]) -> None:
 
 @event_priority(50)  # before the search plugin writes its index
 def on_post_build(config: Any) -> None:
+    _cache_finish()  # first: the cache keeps each page's own entries, as a build from it adds them
     augment_search(config, _search_entries(config) or [])
-    _cache_finish()
     site = Path(config["site_dir"])
     for path, html in _read(config, "stubs.json").items():
         target = site / path
