@@ -605,12 +605,13 @@ def _shows(page, expect, release: str) -> None:
     """The page shows ``release`` everywhere the reader looks: address, selector, sidebar heading, banner,
     and every sidebar and footer link keeps it."""
     assert _keeps(page.url, release), page.url
-    expect(page.locator("#dsf-version")).to_have_value(release)
+    # The script restates the page once it has the release's data (on a loaded machine, seconds).
+    expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
     heading = page.locator("nav.md-nav--primary > ul > li:nth-child(2) > label .md-ellipsis")
-    expect(heading).to_contain_text(f"DeepSpeed {release}")
+    expect(heading).to_contain_text(f"DeepSpeed {release}", timeout=30_000)
     banner = page.locator(".dsf-banner__release")
     if banner.count():
-        expect(banner).to_have_text(release)
+        expect(banner).to_have_text(release, timeout=30_000)
     lost = [href for href in page.evaluate(SIDEBAR_LINKS) if not _keeps(href, release)
             and urlsplit(href).path.rstrip("/").rsplit("/", 1)[-1] not in ("zh", "")]
     # The home page of the site is the one link that may not keep it only when it is the page's own ("zh/").

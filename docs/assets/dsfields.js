@@ -388,9 +388,10 @@
     return words;
   }
 
-  // Rank: the exact name, then every word a whole part of the key's own name, then of its path, then
-  // words inside names, then our summary; within a rank sections before their leaves, shallow before
-  // deep, deprecated and removed keys last. Each key once.
+  // Rank: the key as written (its path or python path), then keys whose own name holds every word whole,
+  // then keys whose path does, then words inside names, then our summary. Within a rank: deprecated and
+  // removed keys last, sections before leaves, the name itself before a name holding it, shallow before
+  // deep. Each key once.
   function match(keys, query) {
     var q = query.trim().toLowerCase().slice(0, 200);
     if (q.length < 2) return null;
@@ -402,23 +403,24 @@
       if (seen[entry[0]]) return;
       var ns = names(entry), tail = ns[1], summary = (entry[3] || "").toLowerCase();
       var tailParts = tail.split(/[_ =]+/), pathParts = ns[0].split(/[._ =]+/);
+      var exactTail = !cjk && (tail === q || tail === joined) ? 0 : 1;
       var rank = -1;
-      if (!cjk && (ns.indexOf(q) >= 0 || ns.indexOf(joined) >= 0)) rank = 0;
-      else if (words.length && words.every(function (w) { return tailParts.indexOf(w) >= 0; })) rank = 1;
+      if (!cjk && [ns[0], ns[2]].some(function (n) { return n === q || n === joined; })) rank = 0;
+      else if (!exactTail || (words.length && words.every(function (w) { return tailParts.indexOf(w) >= 0; }))) rank = 1;
       else if (words.length && words.every(function (w) { return pathParts.indexOf(w) >= 0; })) rank = 2;
       else if (!cjk && q.length >= 3 && ns.some(function (n) { return n.indexOf(q) >= 0 || n.indexOf(joined) >= 0; })) rank = 3;
       else if (words.length && words.every(function (w) { return w.length >= 3 && ns[0].indexOf(w) >= 0; })) rank = 3;
       else if (summary && (cjk ? summary.indexOf(q) >= 0 : q.split(/\s+/).every(function (w) { return summary.indexOf(w) >= 0; }))) rank = 4;
       if (rank < 0) return;
       seen[entry[0]] = true;
-      found.push([rank, entry]);
+      found.push([rank, entry, exactTail]);
     });
     var flags = function (e) { return e[4] || ""; };
     var order = function (a, b) {
       var ea = a[1], eb = b[1];
       var gone = (/[dr]/.test(flags(ea)) ? 1 : 0) - (/[dr]/.test(flags(eb)) ? 1 : 0);
       return a[0] - b[0] || gone || (flags(eb).indexOf("s") >= 0) - (flags(ea).indexOf("s") >= 0) ||
-        ea[0].split(".").length - eb[0].split(".").length || (ea[0] < eb[0] ? -1 : 1);
+        (a[2] || 0) - (b[2] || 0) || ea[0].split(".").length - eb[0].split(".").length || (ea[0] < eb[0] ? -1 : 1);
     };
     found.sort(order);
     var strong = found.filter(function (f) { return f[0] < 4; });
@@ -495,7 +497,7 @@
     fetch(new URL("releases/changes.json", root)).then(function (r) { return r.json(); }).then(function (changes) {
       function draw() {
         var a = data.versions.indexOf(from.value), b = data.versions.indexOf(to.value);
-        if (a > b) { var t = a; a = b; b = t; }
+        if (a > b) { var swap = a; a = b; b = swap; }
         var byPath = {}, order = [];
         data.versions.slice(a + 1, b + 1).forEach(function (v) {
           (changes[v] || []).forEach(function (c) {
@@ -582,6 +584,6 @@
       scopeSearchHits(data, both[0]);
       comparePage(data);
       addedSince();
-    });
+    }).catch(function (error) { console.error("dsfields:", error); });
   });
 })();
