@@ -648,7 +648,7 @@ def test_sidebar_footer_and_search_keep_the_release(served, lang, release):
             # A field page stored under a later release: the sidebar leads there with ?v=, and the page
             # then names this release (its address is this release's own URL of the page).
             page.goto(served + prefix + release + "/", wait_until="networkidle")
-            shared = page.locator("nav.md-nav--primary a[href*='v=']").first
+            shared = page.locator("nav.md-nav--primary a.md-nav__link[href*='/fields/'][href*='v=']:visible").first
             shared.click()
             page.wait_for_load_state("networkidle")
             _shows(page, expect, release)
