@@ -587,3 +587,366 @@ def test_site_with_many_releases_builds_within_30_seconds(tmp_path, generated, c
     elapsed = time.perf_counter() - started
     print(capsys.readouterr().out)
     assert elapsed <= 30, f"{count} releases took {elapsed:.1f} s"
+
+
+# ---------------------------------------------------------------- issue 24: one release per URL, Chinese, weight
+
+def _keeps(url: str, release: str) -> bool:
+    """A URL of the site that shows ``release``: its path is the release's, or it carries ``?v=<release>``."""
+    parts = urlsplit(url)
+    return f"/{release}/" in parts.path or f"v={release}" in parts.query
+
+
+SIDEBAR_LINKS = """() => Array.from(document.querySelectorAll("nav.md-nav--primary a[href], .md-footer a[href]"))
+  .map(a => a.href).filter(h => h.startsWith(location.origin) && !h.split("#")[0].endsWith("/assets/"))"""
+
+
+def _shows(page, expect, release: str) -> None:
+    """The page shows ``release`` everywhere the reader looks: address, selector, sidebar heading, banner,
+    and every sidebar and footer link keeps it."""
+    assert _keeps(page.url, release), page.url
+    # The script restates the page once it has the release's data (on a loaded machine, seconds).
+    expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
+    heading = page.locator("nav.md-nav--primary > ul > li:nth-child(2) > label .md-ellipsis")
+    expect(heading).to_contain_text(f"DeepSpeed {release}", timeout=30_000)
+    banner = page.locator(".dsf-banner__release")
+    if banner.count():
+        expect(banner).to_have_text(release, timeout=30_000)
+    lost = [href for href in page.evaluate(SIDEBAR_LINKS) if not _keeps(href, release)
+            and urlsplit(href).path.rstrip("/").rsplit("/", 1)[-1] not in ("zh", "")]
+    # The home page of the site is the one link that may not keep it only when it is the page's own ("zh/").
+    assert not lost, f"{page.url}: sidebar/footer links that lose {release}: {lost[:8]}"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("release", ["0.14.4", "0.10.3"])
+def test_sidebar_footer_and_search_keep_the_release(served, lang, release):
+    """From an older release's overview, every sidebar group, a page stored once for several releases, the
+    footer, a page across releases and a full-text hit all stay on that release (issue 24 point 1)."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(served + prefix + release + "/", wait_until="networkidle")
+            _shows(page, expect, release)
+            groups = page.locator("nav.md-nav--primary li.md-nav__item--pruned > a")
+            assert groups.count() >= 8
+            visited = 0
+            for index in range(groups.count()):
+                page.goto(served + prefix + release + "/", wait_until="networkidle")
+                groups.nth(index).click()
+                page.wait_for_load_state("networkidle")
+                _shows(page, expect, release)
+                visited += 1
+            # A field page stored under a later release: the sidebar leads there with ?v=, and the page
+            # then names this release (its address is this release's own URL of the page).
+            page.goto(served + prefix + release + "/", wait_until="networkidle")
+            shared = page.locator("nav.md-nav--primary a.md-nav__link[href*='/fields/'][href*='v=']:visible").first
+            shared.click()
+            page.wait_for_load_state("networkidle")
+            _shows(page, expect, release)
+            assert f"/{release}/fields/" in page.url, page.url
+            next_link = page.locator(".md-footer__link--next")
+            next_link.click()
+            page.wait_for_load_state("networkidle")
+            _shows(page, expect, release)
+            page.locator("nav.md-nav--primary a[href*='releases/history/']").first.click()
+            page.wait_for_load_state("networkidle")
+            _shows(page, expect, release)
+            # Full text: the newest release's pages are indexed; on this release each hit opens this
+            # release's page and says which release it opens.
+            box = page.locator("input.md-search__input")
+            box.click()
+            hit = page.locator(".md-search-result__item a.md-search-result__link").first
+            for _attempt in range(3):
+                box.fill("")
+                box.fill("overlap_comm")
+                box.press("End")
+                try:
+                    hit.wait_for(timeout=20_000)
+                    break
+                except Exception:  # the index loads on first focus: type again once it is there
+                    continue
+            hrefs = page.locator(".md-search-result__item a.md-search-result__link").evaluate_all(
+                "links => links.map(a => a.href)")
+            assert hrefs and all(_keeps(href, release) or "/releases/" in href or "/guides/" in href
+                                 for href in hrefs), hrefs[:6]
+            expect(page.locator(".dsf-hit-release").first).to_have_text(f"DeepSpeed {release}")
+            assert not errors, errors
+        finally:
+            browser.close()
+
+
+ZH_SEARCHES = [
+    # (query, what the anchor of a full-text hit and of one of the finder's first three entries holds)
+    ("stage3_max_live_parameters", "zero_optimization-stage3_max_live_parameters"),
+    ("offload_optimizer", "zero_optimization-offload_optimizer"),
+    ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+    ("max_live_parameters", "zero_optimization-stage3_max_live_parameters"),
+    ("卸载", "zero_optimization-offload_"),
+    ("损失缩放", "fp16-loss_scale"),
+    ("预取", "prefetch"),
+    ("归约", "reduce"),
+    ("规约", "reduce"),
+    ("梯度累积", "gradient_accumulation_steps"),
+    ("显存", "memory"),
+    ("分片", "partition"),
+]
+
+
+@pytest.mark.browser
+def test_chinese_searches_reach_their_fields(served):
+    """On the Chinese site, English keys (whole and by their `_` parts) and the Chinese words readers type
+    reach the field in Material's full text, and the field finder puts it among its first entries
+    without edit-distance guesses (issue 24 point 3)."""
+    _need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    missed = []
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + "zh/0.19.8/", wait_until="networkidle")
+            box = page.locator("input.md-search__input")
+            box.click()
+            meta = page.locator(".md-search-result__meta")
+            for query, anchor in ZH_SEARCHES:
+                box.fill(query)
+                box.press("End")  # Material searches on keyup
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    shown = meta.text_content() or ""
+                    if shown and "初始化" not in shown:
+                        break
+                    time.sleep(0.2)
+                time.sleep(0.8)
+                hits = page.locator(".md-search-result__item a.md-search-result__link").evaluate_all(
+                    "links => links.map(a => decodeURIComponent(a.hash.slice(1)).replace(/[.]/g, '-'))")
+                finder = page.locator("#dsf-search a").evaluate_all(
+                    "links => links.slice(0, 3).map(a => decodeURIComponent(a.hash.slice(1)))")
+                hook = page.locator("#dsf-search").text_content() or ""
+                if not any(anchor in hit for hit in hits[:12]):
+                    missed.append(f"{query}: full text {hits[:6]}")
+                if not any(anchor in entry for entry in finder):
+                    missed.append(f"{query}: finder {finder}")
+                if "你是不是要找" in hook and not query.isascii():
+                    missed.append(f"{query}: edit-distance guesses for a Chinese query")
+        finally:
+            browser.close()
+    assert not missed, "\n".join(missed)
+
+
+@pytest.mark.browser
+def test_finder_puts_the_key_meant_first(served):
+    """Whole words before substrings, sections before their leaves, deprecated keys last, each key once."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + "0.19.8/", wait_until="networkidle")
+            box = page.locator("input.md-search__input")
+            box.click()
+            links = page.locator("#dsf-search a")
+            box.fill("offload")
+            expect(links.first).to_have_text(re.compile(r"zero_optimization\.offload_(optimizer|param)$"),
+                                             timeout=20_000)
+            shown = links.evaluate_all("links => links.map(a => a.textContent)")
+            assert set(shown[:2]) == {"zero_optimization.offload_optimizer", "zero_optimization.offload_param"}, shown
+            deprecated = [i for i, key in enumerate(shown) if key.endswith("cpu_offload")]
+            assert all(i > 2 for i in deprecated), shown
+            box.fill("loss scale")
+            expect(links.first).to_have_text("fp16.loss_scale", timeout=20_000)
+            shown = links.evaluate_all("links => links.map(a => a.textContent)")
+            assert len(shown) == len(set(shown)), shown
+            box.fill("tp")  # two letters: no "did you mean" against short names
+            expect(page.locator("#dsf-search")).not_to_contain_text("Did you mean")
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_phone_header_shows_the_title_and_the_whole_release(served, lang):
+    """At 390 px the site title keeps a readable word and the selector shows the release uncut."""
+    _need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(exist_ok=True)
+    prefix = "" if lang == "en" else "zh/"
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(served + prefix + "0.14.4/fields/zero_optimization/", wait_until="networkidle")
+            select = page.locator("#dsf-version")
+            fits = select.evaluate("s => s.scrollWidth <= s.clientWidth + 1")
+            shown = select.evaluate("s => s.options[s.selectedIndex].textContent")
+            assert fits and shown == "0.14.4", shown
+            title = page.locator(".md-header__title .md-header__topic:first-child .md-ellipsis")
+            assert title.evaluate("t => t.getBoundingClientRect().width") >= 80
+            page.screenshot(path=str(OUTPUT / f"docs-phone-header-{lang}.png"), clip={"x": 0, "y": 0,
+                                                                                    "width": 390, "height": 60})
+        finally:
+            browser.close()
+
+
+PAGE_KINDS = {"home": "", "overview": "0.14.4/", "field": "0.14.4/fields/zero_optimization/",
+              "defaults": "0.14.4/default-values/", "changes": "0.14.4/release-changes/",
+              "compare": "releases/compare/", "history": "releases/history/", "typos": "0.14.4/typos-errors/",
+              "templates": "0.14.4/config-templates/", "guide": "guides/01-batch-size/"}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_kind_renders_in_both_languages(served, lang):
+    """One page of each kind, screenshot in test-output/kinds/: it has its heading, runs without a script
+    error, fetches nothing from another host and loads no search index until the search box is focused."""
+    _need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    folder = OUTPUT / "kinds"
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = "" if lang == "en" else "zh/"
+    problems = []
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            requests: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            for kind, path in PAGE_KINDS.items():
+                requests.clear()
+                page.goto(served + prefix + path, wait_until="networkidle")
+                if not page.locator(".md-content h1").count():
+                    problems.append(f"{kind}: no heading")
+                if any("search_index.json" in url for url in requests):
+                    problems.append(f"{kind}: the search index was fetched before the search box was used")
+                outside = [url for url in requests if urlsplit(url).hostname != "127.0.0.1"]
+                if outside:
+                    problems.append(f"{kind}: outside requests {outside[:3]}")
+                page.screenshot(path=str(folder / f"{lang}-{kind}.png"))
+            page.locator("input.md-search__input").click()
+            page.wait_for_timeout(500)
+            if not any("search_index.json" in url for url in requests):
+                problems.append("the search index was not fetched on focus")
+            problems += errors
+        finally:
+            browser.close()
+    assert not problems, problems
+
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+LATIN_WORDS = re.compile(r"[A-Za-z]{2,}")
+
+
+class _Sentences(HTMLParser):
+    """The text blocks of a page's article, with code, DeepSpeed's quoted words (docstrings, messages marked
+    as the original) and permalinks left out."""
+
+    BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "div", "blockquote", "summary", "dt", "dd", "tr"}
+    VOID = {"br", "img", "input", "meta", "link", "hr", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, bool, bool]] = []
+        self.skip = self.inside = 0
+        self.current: list[str] = []
+        self.blocks: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            return
+        values = dict(attrs)
+        classes = values.get("class") or ""
+        skip = (tag in ("code", "pre", "kbd", "script", "style", "svg") or values.get("lang") == "en"
+                or any(name in classes for name in ("dsf-docstring", "dsf-original", "headerlink")))
+        self.stack.append((tag, skip, tag == "article"))
+        self.skip += skip
+        self.inside += tag == "article"
+        if tag in self.BLOCKS:
+            self.flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.stack:
+            name, skip, article = self.stack.pop()
+            self.skip -= skip
+            self.inside -= article
+            if name == tag:
+                break
+        if tag in self.BLOCKS:
+            self.flush()
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.current.append(" " if self.skip else data)
+
+    def flush(self) -> None:
+        text = "".join(self.current).strip()
+        self.current = []
+        if text:
+            self.blocks.append(text)
+
+
+def latin_sentences(html: str) -> list[str]:
+    """Sentences of three or more Latin words and no Chinese character, outside code and quoted words."""
+    parser = _Sentences()
+    parser.feed(html)
+    parser.flush()
+    found = []
+    for block in parser.blocks:
+        for sentence in re.split(r"(?<=[.!?。！？；;:：])\s+", block):
+            words = re.sub(r"\S*[/_.=]\S*|https?:\S+", " ", sentence)  # paths and URLs are not words
+            if not CJK.search(sentence) and len(LATIN_WORDS.findall(words)) >= 3:
+                found.append(sentence)
+    return found
+
+
+def test_chinese_pages_have_no_english_sentences_outside_code(site):
+    """Every page kind of the Chinese site says its own words in Chinese (issue 24 point 4): the only English
+    left outside code is DeepSpeed's own (docstrings, messages), marked as the original."""
+    pages = sorted({*site.glob("zh/0.19.8/*/index.html"), *site.glob("zh/0.10.3/*/index.html"),
+                    *site.glob("zh/0.19.8/fields/*/index.html"), *site.glob("zh/releases/*/index.html"),
+                    site / "zh/releases/index.html", site / "zh/index.html", site / "zh/0.19.8/index.html"})
+    found = {}
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        if "<article" not in html:  # a redirect to the page shared with a later release
+            continue
+        sentences = latin_sentences(html)
+        if sentences:
+            found[str(path.relative_to(site))] = sentences[:3]
+    assert len(pages) > 40
+    assert not found, found
+
+
+def test_latin_sentence_counter_counts_english_and_skips_quoted_words():
+    """The counter above can fail: an English template sentence counts, DeepSpeed's marked words do not."""
+    english = "<article><p>Keys at the top of the config, by group.</p></article>"
+    quoted = ('<article><p>DeepSpeed 报错：<span class="dsf-original" lang="en">Elastic training has been '
+              'removed.</span></p><p>默认值：<code>None means not set here</code></p></article>')
+    assert latin_sentences(english) == ["Keys at the top of the config, by group."]
+    assert latin_sentences(quoted) == []
+
+
+def test_pages_are_light(site):
+    """Median HTML page at most 40 KiB (the pruned sidebar and compact markup: issue 24 point 6); the site
+    data a page loads first is the small shared part, each release's own data apart."""
+    sizes = sorted(path.stat().st_size for path in site.rglob("*.html") if path.stat().st_size > 1024)
+    assert sizes[len(sizes) // 2] <= 40 * 1024, sizes[len(sizes) // 2]
+    for prefix in ("", "zh/"):
+        assert (site / prefix / "releases" / "site-data.json").stat().st_size < 20_000
+        assert (site / prefix / "releases" / "data" / "0.14.4.json").is_file()
+        assert not (site / prefix / "releases" / "stubs.json").exists()

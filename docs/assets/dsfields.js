@@ -1,28 +1,37 @@
 // dsfields: the release selector, the "not in this release" notice, the language switch that stays on
-// the page, the search hook (fields of this release, python names, "did you mean" with the same edit
-// distance as `dsfields lookup`), and the pickers of the "changes between two releases" and "added
-// since" pages. Data: releases/site-data.json, releases/keys/<version>.json, releases/changes.json
-// (written by `dsfields docs build`). Everything is fetched from this site: no outside host.
+// the page, one release per URL (a page stored once for several releases, or a page across releases, shows
+// the reader's release: its sidebar, footer, headings and links), the search hook (fields of this release,
+// python names, Chinese terms, "did you mean" with the same edit distance as `dsfields lookup`), and the
+// pickers of the "changes between two releases" and "added since" pages. Data: releases/site-data.json
+// (releases, dates, this language's words), releases/data/<version>.json (a release's pages, fields and
+// nav), releases/keys/<version>.json, releases/changes.json, releases/anchors.json (written by
+// `dsfields docs build`). Everything is fetched from this site: no outside host.
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("__config").textContent);
   var root = new URL(config.base.replace(/\/?$/, "/"), location.href);
   var lang = (document.documentElement.lang || "en").slice(0, 2);
   var zh = lang === "zh";
-  var T = zh ? {
-    notIn: "在 DeepSpeed {v} 中不存在", history: "查看它在各版本中的历史", release: "DeepSpeed 版本",
-    fields: "DeepSpeed {v} 中的字段", mean: "你是不是要找", none: "没有匹配的字段"
-  } : {
-    notIn: "does not exist in DeepSpeed {v}", history: "see its history across releases", release: "DeepSpeed release",
-    fields: "Fields of DeepSpeed {v}", mean: "Did you mean", none: "No matching field"
-  };
+  var T = {}, TERMS = {};
+  // Every string this script writes, in English; site-data.json's "words" gives them in the page's
+  // language (dsfields/docs/i18n.py).
+  function t(text) { return T[text] || text; }
   var dataPromise = fetch(new URL("releases/site-data.json", root)).then(function (r) { return r.json(); });
-  var keysCache = {};
+  var keysCache = {}, releaseCache = {};
+  var shownVersion = null;
+
+  function releaseData(version) {
+    if (!releaseCache[version]) {
+      releaseCache[version] = fetch(new URL("releases/data/" + version + ".json", root)).then(function (r) { return r.json(); });
+    }
+    return releaseCache[version];
+  }
 
   function marker() { return document.getElementById("dsf-page"); }
   function params() { return new URLSearchParams(location.search); }
 
   function currentVersion(data) {
+    if (shownVersion) return shownVersion;
     var m = marker();
     var wanted = params().get("v");
     if (m) {
@@ -32,70 +41,297 @@
     return wanted && data.versions.indexOf(wanted) >= 0 ? wanted : data.newest;
   }
 
+  // A URL of this site as a path from its root ("0.14.5/fields/bf16/"), or null for another site.
+  function sitePath(url) {
+    if (url.origin !== root.origin || url.pathname.indexOf(root.pathname) !== 0) return null;
+    return url.pathname.slice(root.pathname.length).replace(/index\.html$/, "");
+  }
+
+  function versionOf(path, data) {
+    var first = path.split("/")[0];
+    return data.versions.indexOf(first) >= 0 ? first : null;
+  }
+
   function escapeHtml(text) {
     return String(text).replace(/[&<>"]/g, function (c) { return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]; });
   }
 
-  function fieldIn(data, anchor, version) {
-    var entry = data.fields[anchor];
-    return entry ? entry[1].charAt(data.versions.indexOf(version)) === "1" : null;
+  // The URL of release `version`'s page `key` (its own, or the page it shares with a later release, with ?v=).
+  function releaseUrl(rd, key, hash) {
+    var path = rd.pages[key];
+    if (path === undefined) return null;
+    var url = new URL(path, root);
+    if (path.split("/")[0] !== rd.version) {
+      url.searchParams.set("v", rd.version);
+    }
+    if (hash) url.hash = hash;
+    return url;
   }
 
-  // ------------------------------------------------------------ release selector
-  function targetUrl(data, version) {
+  function targetUrl(data, target, version) {
     var m = marker();
-    var key = m ? m.dataset.page : "index";
-    var pages = data.pages[version] || {};
-    var path = pages[key] || pages.index;
-    var url = new URL(path, root);
-    if (path !== pages.index || key === "index") {
-      var owner = path.split("/")[0];
-      if (owner !== version) url.searchParams.set("v", version);
-    }
     var anchor = decodeURIComponent(location.hash.slice(1));
+    var url;
+    if (!m) {  // a page across releases: the same page, for the chosen release
+      url = new URL(location.href);
+      url.searchParams.delete("missing");
+      if (version === data.newest) url.searchParams.delete("v"); else url.searchParams.set("v", version);
+      return url.href;
+    }
+    url = releaseUrl(target, m.dataset.page, location.hash) || releaseUrl(target, "index");
     if (anchor) {
-      if (fieldIn(data, anchor, version) === false || (path === pages.index && key !== "index")) {
+      var shown = releaseCache[currentVersion(data)];
+      if (target.pages[m.dataset.page] === undefined || (!target.fields[anchor] && shownFields[anchor])) {
         url.searchParams.set("missing", anchor);
       }
       url.hash = location.hash;
     }
     return url.href;
   }
+  var shownFields = {};
 
   function selector(data) {
     var current = currentVersion(data);
     var select = document.createElement("select");
     select.className = "dsf-version";
     select.id = "dsf-version";
-    select.setAttribute("aria-label", T.release);
+    select.setAttribute("aria-label", t("DeepSpeed release"));
+    var phone = window.matchMedia && window.matchMedia("(max-width: 44.9375em)").matches;
     data.versions.slice().reverse().forEach(function (v) {
       var option = document.createElement("option");
       option.value = v;
-      option.textContent = v + (data.dates[v] ? " · " + data.dates[v] : "");
+      // On a phone the closed selector must show the whole release: the date goes to the option's label.
+      option.textContent = v + (data.dates[v] && !phone ? " · " + data.dates[v] : "");
+      if (data.dates[v]) option.title = v + " · " + data.dates[v];
       if (v === current) option.selected = true;
       select.appendChild(option);
     });
-    select.addEventListener("change", function () { location.href = targetUrl(data, select.value); });
+    select.addEventListener("change", function () {
+      var version = select.value;
+      releaseData(version).then(function (target) { location.href = targetUrl(data, target, version); });
+    });
     var header = document.querySelector(".md-header__inner");
     var search = header && header.querySelector(".md-search");
     if (header) header.insertBefore(select, search || null);
   }
 
-  function notice(data) {
+  function notice(data, rd) {
     var anchor = params().get("missing");
     var hash = decodeURIComponent(location.hash.slice(1));
-    if (!anchor && hash && !document.getElementById(hash) && data.fields[hash]) anchor = hash;
-    if (!anchor || !data.fields[anchor]) return;
-    var version = currentVersion(data);
-    var box = document.createElement("div");
-    box.className = "dsf-notice";
-    box.id = "dsf-missing";
-    var history = new URL("releases/history/", root);
-    history.hash = anchor;
-    box.innerHTML = "<code>" + escapeHtml(data.fields[anchor][0]) + "</code> " +
-      escapeHtml(T.notIn.replace("{v}", version)) + ": <a href=\"" + history.href + "\">" + escapeHtml(T.history) + "</a>.";
-    var content = document.querySelector(".md-content__inner");
-    if (content) content.insertBefore(box, content.firstChild);
+    if (!anchor && hash && !document.getElementById(hash) && !rd.fields[hash]) anchor = hash;
+    if (!anchor || rd.fields[anchor]) return;
+    fetch(new URL("releases/anchors.json", root)).then(function (r) { return r.json(); }).then(function (anchors) {
+      if (!anchors[anchor]) return;
+      var box = document.createElement("div");
+      box.className = "dsf-notice";
+      box.id = "dsf-missing";
+      var history = new URL("releases/history/", root);
+      history.hash = anchor;
+      box.innerHTML = "<code>" + escapeHtml(anchors[anchor]) + "</code> " +
+        escapeHtml(t("does not exist in DeepSpeed {v}").replace("{v}", rd.version)) + ": <a href=\"" + history.href + "\">" +
+        escapeHtml(t("see its history across releases")) + "</a>.";
+      var content = document.querySelector(".md-content__inner");
+      if (content) content.insertBefore(box, content.firstChild);
+    });
+  }
+
+  // ------------------------------------------------------------ one release per URL
+  // The page's sidebar, footer and links were written for the release whose nav it was built in: its
+  // owner (a field page stored once for several identical releases) or the newest (pages across
+  // releases). Shown for another release, they are restated for that one; links to a page stored under
+  // another release carry ?v=<release> everywhere.
+  function navLeaves(items, out) {
+    items.forEach(function (item) {
+      if (item[2]) navLeaves(item[2], out);
+      else if (item[1] !== null && item[1].indexOf("#") < 0 && !/^[a-z]+:/.test(item[1])) out.push(item);
+    });
+    return out;
+  }
+
+  function scopedHref(path, hash, data, from, shown) {
+    // `path` as seen from the page's own release `from` → the same page of release `shown`.
+    var reverse = from._reverse;
+    if (!reverse) {
+      reverse = from._reverse = {};
+      Object.keys(from.pages).forEach(function (key) { reverse[from.pages[key]] = key; });
+    }
+    var key = reverse[path];
+    if (key !== undefined) {
+      var url = releaseUrl(shown, key, hash);
+      if (!url) {
+        url = releaseUrl(shown, "index");
+        if (hash) url.searchParams.set("missing", hash.slice(1));
+      }
+      return url;
+    }
+    if (versionOf(path, data) || /^(assets|search|releases\/(data|keys))\//.test(path)) return null;
+    if (shown.version === data.newest) return null;
+    var across = new URL(path, root);  // a page across releases, the guides, the home page
+    across.searchParams.set("v", shown.version);
+    across.hash = hash;
+    return across;
+  }
+
+  function rewriteLinks(scope, data, from, shown) {
+    scope.querySelectorAll("a[href]").forEach(function (a) {
+      if (a.closest(".md-select") || a.classList.contains("headerlink")) return;
+      var url = new URL(a.getAttribute("href"), location.href);
+      var path = sitePath(url);
+      if (path === null || url.searchParams.has("v")) return;
+      var scoped = scopedHref(path, url.hash, data, from, shown);
+      if (scoped) a.href = scoped.href;
+    });
+  }
+
+  function navItem(item, current, activeLeaf, path, level) {
+    var li = document.createElement("li");
+    var title = escapeHtml(item[0]);
+    if (!item[2]) {
+      if (item[1] === current && activeLeaf) return activeLeaf;
+      li.className = "md-nav__item";
+      var cls = "md-nav__link" + (item[1] === current ? " md-nav__link--active" : "");
+      li.innerHTML = "<a href=\"" + escapeHtml(new URL(item[1], root).href) + "\" class=\"" + cls + "\"><span class=\"md-ellipsis\">" +
+        title + "</span></a>";
+      return li;
+    }
+    var leaves = navLeaves(item[2], []);
+    var open = leaves.some(function (leaf) { return leaf[1] === current; });
+    if (!open) {
+      var first = item[2][0] && !item[2][0][2] ? item[2][0][1] : (leaves[0] || [null, ""])[1];
+      li.className = "md-nav__item md-nav__item--pruned md-nav__item--nested";
+      li.innerHTML = "<a href=\"" + escapeHtml(new URL(first, root).href) + "\" class=\"md-nav__link\"><span class=\"md-ellipsis\">" +
+        title + "</span><span class=\"md-nav__icon md-icon\"></span></a>";
+      return li;
+    }
+    li.className = "md-nav__item md-nav__item--active md-nav__item--nested";
+    li.innerHTML = "<input class=\"md-nav__toggle md-toggle\" type=\"checkbox\" id=\"" + path + "\" checked>" +
+      "<label class=\"md-nav__link\" for=\"" + path + "\" id=\"" + path + "_label\" tabindex=\"0\"><span class=\"md-ellipsis\">" + title +
+      "</span><span class=\"md-nav__icon md-icon\"></span></label><nav class=\"md-nav\" data-md-level=\"" + level +
+      "\" aria-labelledby=\"" + path + "_label\" aria-expanded=\"true\"><label class=\"md-nav__title\" for=\"" + path +
+      "\"><span class=\"md-nav__icon md-icon\"></span>" + title + "</label><ul class=\"md-nav__list\" data-md-scrollfix></ul></nav>";
+    var list = li.querySelector("ul");
+    item[2].forEach(function (child, i) { list.appendChild(navItem(child, current, activeLeaf, path + "_" + (i + 1), level + 1)); });
+    return li;
+  }
+
+  function restateNav(shown, current) {
+    // The release's section of the primary nav (the second top-level item), rebuilt from its own nav.
+    var nav = document.querySelector("nav.md-nav--primary > ul.md-nav__list");
+    var section = nav && nav.children[1];
+    var own = shown.nav[1];
+    if (!section || !own || !own[2]) return;
+    var leaves = section.querySelectorAll("li.md-nav__item--active:not(.md-nav__item--nested)");
+    var activeLeaf = leaves.length ? leaves[leaves.length - 1] : null;
+    var list = section.querySelector("ul.md-nav__list");
+    var label = section.querySelector(":scope > label .md-ellipsis, :scope > .md-nav__link .md-ellipsis");
+    var heading = section.querySelector(":scope > nav > label.md-nav__title");
+    if (label) label.textContent = own[0];
+    if (heading) heading.lastChild.textContent = own[0];
+    if (!list) return;
+    var items = own[2].map(function (item, i) { return navItem(item, current, activeLeaf, "__nav_2_" + (i + 1), 2); });
+    list.textContent = "";
+    items.forEach(function (item) { list.appendChild(item); });
+  }
+
+  function restateFooter(shown, current) {
+    var pages = navLeaves(shown.nav, []);
+    var at = -1;
+    pages.forEach(function (page, i) { if (page[1] === current) at = i; });
+    if (at < 0) return;
+    [["prev", at - 1], ["next", at + 1]].forEach(function (side) {
+      var link = document.querySelector(".md-footer__link--" + side[0]);
+      var page = pages[side[1]];
+      if (!link) return;
+      if (!page) { link.hidden = true; return; }
+      link.href = new URL(page[1], root).href;
+      var title = link.querySelector(".md-footer__title .md-ellipsis");
+      if (title) title.textContent = page[0];
+      var direction = link.querySelector(".md-footer__direction");
+      link.setAttribute("aria-label", (direction ? direction.textContent + ": " : "") + page[0]);
+    });
+  }
+
+  function restateHeadings(data, shown, owner) {
+    var strong = document.querySelector(".dsf-banner__release");
+    if (strong) strong.textContent = shown.version;
+    var date = document.querySelector(".dsf-banner__date");
+    if (date) date.textContent = data.dates[shown.version] ? " (" + t("released") + " " + data.dates[shown.version] + ")" : "";
+    var newest = document.querySelector(".dsf-banner__newest");
+    if (newest) {
+      newest.innerHTML = shown.version === data.newest ? " · " + escapeHtml(t("newest")) :
+        " · <a href=\"" + new URL(data.newest + "/", root).href + "\">" + escapeHtml(t("newest")) + ": " + data.newest + "</a>";
+    }
+    document.querySelectorAll(".dsf-covers").forEach(function (node) { node.remove(); });
+    if (owner && owner !== shown.version) {
+      // DeepSpeed's source at the release shown (the lines are the same: that is why the page is shared).
+      document.querySelectorAll(".md-content a[href*='/blob/v" + owner + "/']").forEach(function (a) {
+        a.href = a.href.replace("/blob/v" + owner + "/", "/blob/v" + shown.version + "/");
+      });
+    }
+  }
+
+  function scopeRelease(data, shown, from) {
+    var m = marker();
+    if (m && !/DeepSpeed [0-9]/.test(document.title)) {
+      // A field page's title names no release (it is its sidebar entry in every release it stands for).
+      var cut = document.title.indexOf(" - ");
+      var named = " · DeepSpeed " + shown.version;
+      document.title = cut < 0 ? document.title + named : document.title.slice(0, cut) + named + document.title.slice(cut);
+    }
+    var current = m ? shown.pages[m.dataset.page] : sitePath(new URL(location.href));
+    if (from.version !== shown.version) {
+      restateNav(shown, current);
+      restateFooter(shown, current);
+      if (m) restateHeadings(data, shown, m.dataset.version);
+      // The restated sidebar and footer link the release's own URLs: its shared pages get ?v= too.
+      [".md-sidebar--primary", ".md-footer"].forEach(function (selector) {
+        var scope = document.querySelector(selector);
+        if (scope) rewriteLinks(scope, data, shown, shown);
+      });
+    }
+    var where = m ? [document] : [document.querySelector(".md-header"), document.querySelector(".md-sidebar--primary"),
+                                  document.querySelector(".md-footer")];
+    where.forEach(function (scope) { if (scope) rewriteLinks(scope, data, from, shown); });
+    if (m && m.dataset.covers && from.version !== shown.version) {
+      // The address bar shows the reader's release: its own URL of this page (which leads back here).
+      var own = new URL(shown.version + "/" + (m.dataset.page === "index" ? "" : m.dataset.page + "/"), root);
+      params().forEach(function (value, name) { if (name !== "v") own.searchParams.set(name, value); });
+      own.hash = location.hash;
+      history.replaceState(history.state, "", own.href);
+    }
+  }
+
+  // Material's full-text hits are the newest release's pages: on another release they open that
+  // release's page (or its overview, saying the key is missing there), labelled with the release.
+  function scopeSearchHits(data, shown) {
+    var list = document.querySelector(".md-search-result__list");
+    if (!list || shown.version === data.newest) return;
+    var newest = null;
+    function fix() {
+      list.querySelectorAll("a.md-search-result__link:not([data-dsf])").forEach(function (a) {
+        a.setAttribute("data-dsf", "1");
+        var url = new URL(a.getAttribute("href"), location.href);
+        var path = sitePath(url);
+        if (path === null) return;
+        var scoped = versionOf(path, data) === data.newest ? null : scopedHref(path, url.hash, data, newest, shown);
+        if (versionOf(path, data) === data.newest) {
+          var anchor = decodeURIComponent(url.hash.slice(1));
+          scoped = scopedHref(path, url.hash, data, newest, shown);
+          if (scoped && anchor && newest.fields[anchor] && !shown.fields[anchor]) scoped.searchParams.set("missing", anchor);
+          var label = document.createElement("span");
+          label.className = "dsf-hit-release";
+          label.textContent = "DeepSpeed " + shown.version;
+          var article = a.querySelector("article");
+          if (article) article.insertBefore(label, article.firstChild);
+        }
+        if (scoped) a.href = scoped.href;
+      });
+    }
+    releaseData(data.newest).then(function (rd) {
+      newest = rd;
+      fix();
+      new MutationObserver(fix).observe(list, {childList: true, subtree: true});
+    });
   }
 
   // ------------------------------------------------------------ language switch: same page
@@ -135,29 +371,74 @@
     return out;
   }
 
+  var CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
+
+  // The query's words: Latin words as typed (also split at "_" and "."), and each Chinese term of the
+  // glossary (site-data.json "terms", dsfields/docs/i18n.py) as the English words of its meaning; the
+  // Chinese text itself is matched against our (Chinese) summaries.
+  function queryWords(q) {
+    var words = [], rest = q;
+    Object.keys(TERMS).sort(function (a, b) { return b.length - a.length; }).forEach(function (term) {
+      if (rest.indexOf(term) >= 0) {
+        rest = rest.split(term).join(" ");
+        TERMS[term].split(" ").forEach(function (w) { words.push(w); });
+      }
+    });
+    rest.split(/[\s_.\-]+/).forEach(function (w) { if (w && !CJK.test(w)) words.push(w); });
+    return words;
+  }
+
+  // Rank: the key as written (its path or python path), then keys whose own name holds every word whole,
+  // then keys whose path does, then words inside names, then our summary. Within a rank: deprecated and
+  // removed keys last, sections before leaves, the name itself before a name holding it, shallow before
+  // deep. Each key once.
   function match(keys, query) {
     var q = query.trim().toLowerCase().slice(0, 200);
     if (q.length < 2) return null;
-    var words = q.split(/\s+/);
-    var exact = [], containing = [], described = [];
+    var cjk = CJK.test(q);
+    var words = queryWords(q);
+    var joined = q.replace(/\s+/g, "_");
+    var found = [], seen = {};
     keys.forEach(function (entry) {
-      var ns = names(entry);
-      if (ns.indexOf(q) >= 0) exact.push(entry);
-      else if (q.length >= 3 && ns.some(function (n) { return n.indexOf(q) >= 0; })) containing.push(entry);
-      else if (entry[3] && words.every(function (w) { return entry[3].toLowerCase().indexOf(w) >= 0; })) described.push(entry);
+      if (seen[entry[0]]) return;
+      var ns = names(entry), tail = ns[1], summary = (entry[3] || "").toLowerCase();
+      var tailParts = tail.split(/[_ =]+/), pathParts = ns[0].split(/[._ =]+/);
+      var exactTail = !cjk && (tail === q || tail === joined) ? 0 : 1;
+      var rank = -1;
+      if (!cjk && [ns[0], ns[2]].some(function (n) { return n === q || n === joined; })) rank = 0;
+      else if (!exactTail || (words.length && words.every(function (w) { return tailParts.indexOf(w) >= 0; }))) rank = 1;
+      else if (words.length && words.every(function (w) { return pathParts.indexOf(w) >= 0; })) rank = 2;
+      else if (!cjk && q.length >= 3 && ns.some(function (n) { return n.indexOf(q) >= 0 || n.indexOf(joined) >= 0; })) rank = 3;
+      else if (words.length && words.every(function (w) { return w.length >= 3 && ns[0].indexOf(w) >= 0; })) rank = 3;
+      else if (summary && (cjk ? summary.indexOf(q) >= 0 : q.split(/\s+/).every(function (w) { return summary.indexOf(w) >= 0; }))) rank = 4;
+      if (rank < 0) return;
+      seen[entry[0]] = true;
+      found.push([rank, entry, exactTail]);
     });
-    var byDepth = function (a, b) { return a[0].split(".").length - b[0].split(".").length || (a[0] < b[0] ? -1 : 1); };
-    containing.sort(byDepth);
-    var found = exact.concat(containing, described);
-    if (exact.length || containing.length) return {kind: "fields", entries: found.slice(0, 10)};
-    var max = Math.max(2, Math.floor(q.length / 4)), scored = [];
-    keys.forEach(function (entry) {
-      var d = Math.min.apply(null, names(entry).map(function (n) { return editDistance(q, n, max); }));
-      if (d <= max) scored.push([d, entry]);
-    });
-    scored.sort(function (a, b) { return a[0] - b[0] || byDepth(a[1], b[1]); });
-    var suggested = scored.map(function (s) { return s[1]; });
-    if (suggested.length) return {kind: "mean", entries: suggested.slice(0, 5).concat(described.slice(0, 5))};
+    var flags = function (e) { return e[4] || ""; };
+    var order = function (a, b) {
+      var ea = a[1], eb = b[1];
+      var gone = (/[dr]/.test(flags(ea)) ? 1 : 0) - (/[dr]/.test(flags(eb)) ? 1 : 0);
+      return a[0] - b[0] || gone || (flags(eb).indexOf("s") >= 0) - (flags(ea).indexOf("s") >= 0) ||
+        (a[2] || 0) - (b[2] || 0) || ea[0].split(".").length - eb[0].split(".").length || (ea[0] < eb[0] ? -1 : 1);
+    };
+    found.sort(order);
+    var strong = found.filter(function (f) { return f[0] < 4; });
+    if (strong.length) return {kind: "fields", entries: found.slice(0, 10).map(function (f) { return f[1]; })};
+    // "Did you mean": Latin queries only, against names long enough for an edit to mean a typo.
+    var suggested = [];
+    if (!cjk && q.length >= 4) {
+      var max = Math.max(2, Math.floor(q.length / 4));
+      keys.forEach(function (entry) {
+        if (seen[entry[0]]) return;
+        var d = Math.min.apply(null, names(entry).filter(function (n) { return n.length >= 4; })
+          .map(function (n) { return editDistance(q, n, max); }).concat([max + 1]));
+        if (d <= max) { seen[entry[0]] = true; suggested.push([d, entry]); }
+      });
+      suggested.sort(order);
+    }
+    var described = found.map(function (f) { return f[1]; });
+    if (suggested.length) return {kind: "mean", entries: suggested.slice(0, 5).map(function (s) { return s[1]; }).concat(described.slice(0, 5))};
     return {kind: "fields", entries: described.slice(0, 10)};
   }
 
@@ -186,9 +467,9 @@
           result.insertBefore(box, result.firstChild);
         }
         var found = match(keys, query);
-        if (!found || !found.entries.length) { box.hidden = !found; box.innerHTML = found ? escapeHtml(T.none) : ""; return; }
+        if (!found || !found.entries.length) { box.hidden = !found; box.innerHTML = found ? escapeHtml(t("No matching field")) : ""; return; }
         box.hidden = false;
-        var title = found.kind === "mean" ? T.mean : T.fields.replace("{v}", version);
+        var title = found.kind === "mean" ? t("Did you mean") : t("Fields of DeepSpeed {v}").replace("{v}", version);
         box.innerHTML = "<strong>" + escapeHtml(title) + "</strong><ol>" + found.entries.map(function (e) {
           var url = new URL(e[2], root);
           if (e[2].split("/")[0] !== version && data.versions.indexOf(e[2].split("/")[0]) >= 0) url.searchParams.set("v", version);
@@ -216,7 +497,7 @@
     fetch(new URL("releases/changes.json", root)).then(function (r) { return r.json(); }).then(function (changes) {
       function draw() {
         var a = data.versions.indexOf(from.value), b = data.versions.indexOf(to.value);
-        if (a > b) { var t = a; a = b; b = t; }
+        if (a > b) { var swap = a; a = b; b = swap; }
         var byPath = {}, order = [];
         data.versions.slice(a + 1, b + 1).forEach(function (v) {
           (changes[v] || []).forEach(function (c) {
@@ -227,13 +508,16 @@
         order.sort();
         var rows = order.map(function (path) {
           return byPath[path].map(function (c, i) {
-            return "<tr><td data-label=\"Key\">" + (i ? "" : "<code>" + escapeHtml(path || "top level").replace(/([._\/])/g, "$1<wbr>") + "</code>") +
-              "</td><td data-label=\"Release\">" + c[0] + "</td><td data-label=\"Change\">" + escapeHtml(c[1]) +
-              (c[2] ? " — " + escapeHtml(c[2]) : "") + "</td></tr>";
+            var key = path ? "<code>" + escapeHtml(path).replace(/([._\/])/g, "$1<wbr>") + "</code>" : escapeHtml(t("top level"));
+            return "<tr><td data-label=\"" + escapeHtml(t("Key")) + "\">" + (i ? "" : key) +
+              "</td><td data-label=\"" + escapeHtml(t("Release")) + "\">" + c[0] + "</td><td data-label=\"" + escapeHtml(t("Change")) + "\">" +
+              escapeHtml(t(c[1])) + (c[2] ? " — " + detail(c[2]) : "") + "</td></tr>";
           }).join("");
         }).join("");
-        out.innerHTML = "<p>" + order.length + " keys changed from " + data.versions[a] + " to " + data.versions[b] + ".</p>" +
-          (rows ? "<table class=\"dsf-table\"><thead><tr><th>Key</th><th>Release</th><th>Change</th></tr></thead><tbody>" + rows + "</tbody></table>" : "");
+        out.innerHTML = "<p>" + escapeHtml(t("{n} keys changed from {a} to {b}.").replace("{n}", order.length)
+          .replace("{a}", data.versions[a]).replace("{b}", data.versions[b])) + "</p>" +
+          (rows ? "<table class=\"dsf-table\"><thead><tr><th>" + escapeHtml(t("Key")) + "</th><th>" + escapeHtml(t("Release")) +
+            "</th><th>" + escapeHtml(t("Change")) + "</th></tr></thead><tbody>" + rows + "</tbody></table>" : "");
       }
       from.addEventListener("change", draw);
       to.addEventListener("change", draw);
@@ -255,18 +539,51 @@
         if (heading && /^H[1-6]$/.test(heading.tagName)) heading.hidden = !keep;
         if (keep) total += Number(block.dataset.count || 0);
       });
-      count.textContent = input.value ? total + " keys" : "";
+      count.textContent = input.value ? t("{n} keys").replace("{n}", total) : "";
     }
     input.addEventListener("input", apply);
     apply();
   }
 
-  languageLinks();
-  addedSince();
+  // A change's detail: DeepSpeed's own message stays English, marked as DeepSpeed's words on a Chinese page.
+  function detail(text) {
+    var words = escapeHtml(text);
+    return zh && !CJK.test(text) && /[a-z]{3,} [a-z]{3,}/i.test(text) ? "<span class=\"dsf-original\" lang=\"en\">" + words +
+      "</span> <small>（" + escapeHtml(t("original")) + "）</small>" : words;
+  }
+
+  // Narrow screens show each table row as a card whose cells name their column (dsfields.css): the names
+  // come from the table's head here, not repeated in every cell of the page.
+  function tableLabels() {
+    document.querySelectorAll("table.dsf-table").forEach(function (table) {
+      var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) { return th.textContent.trim(); });
+      if (!heads.length) return;
+      table.querySelectorAll("tbody tr").forEach(function (row) {
+        Array.prototype.forEach.call(row.children, function (cell, i) {
+          if (heads[i] && !cell.hasAttribute("data-label")) cell.setAttribute("data-label", heads[i]);
+        });
+      });
+    });
+  }
+
+  tableLabels();
   dataPromise.then(function (data) {
-    selector(data);
-    notice(data);
-    searchHook(data);
-    comparePage(data);
+    T = data.words || {};
+    TERMS = data.terms || {};
+    var m = marker();
+    var shown = currentVersion(data);
+    var from = m ? m.dataset.version : data.newest;
+    Promise.all([releaseData(shown), releaseData(from)]).then(function (both) {
+      shownVersion = shown;
+      shownFields = both[0].fields;
+      scopeRelease(data, both[0], both[1]);
+      languageLinks();
+      selector(data);
+      notice(data, both[0]);
+      searchHook(data);
+      scopeSearchHits(data, both[0]);
+      comparePage(data);
+      addedSince();
+    }).catch(function (error) { console.error("dsfields:", error); });
   });
 })();

@@ -198,10 +198,12 @@ def type_text(record: dict[str, Any], as_html: bool = False) -> str:
     kind = record.get("type") or "any"
     json_types = record.get("json_types") or []
     text = code(kind, as_html)
+    # JSON type names are spellings, shown as code like the python type (a page in Chinese keeps them).
+    names = " / ".join(code(name, as_html) for name in json_types)
     if json_types and kind == "any":
-        text = " / ".join(json_types)
+        text = names
     elif json_types:
-        text += " (JSON " + " / ".join(json_types) + ")"
+        text += " (JSON " + names + ")"
     return text
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 
 log = logging.getLogger("mkdocs.hooks.dsfields")
 
@@ -225,8 +226,55 @@ def _search_entries(config: Any) -> list[dict[str, Any]] | None:
     return None
 
 
+SEARCH_ON_FOCUS = """<script>
+// dsfields: Material fetches the whole search index on every page load; hold that request until the reader
+// focuses the search box (or arrives with ?q= / ?h=), so a page costs its own bytes only.
+(function () {
+  var open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send, held = [];
+  var armed = /[?&](q|h)=/.test(location.search);
+  XMLHttpRequest.prototype.open = function (method, url) {
+    this.dsfIndex = /\\/search\\/search_index\\.json$/.test(String(url));
+    return open.apply(this, arguments);
+  };
+  XMLHttpRequest.prototype.send = function () {
+    if (this.dsfIndex && !armed) { held.push([this, arguments]); return; }
+    return send.apply(this, arguments);
+  };
+  function arm() { armed = true; held.splice(0).forEach(function (h) { send.apply(h[0], h[1]); }); }
+  document.addEventListener("focusin", function (e) {
+    if (e.target.matches && e.target.matches("input.md-search__input")) arm();
+  });
+  document.addEventListener("change", function (e) { if (e.target.id === "__search" && e.target.checked) arm(); });
+})();
+</script>
+"""
+"""Put before Material's bundle by :func:`on_post_page` (its search index request starts when the bundle runs)."""
+BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
+
+
+def _search_on_focus(output: str) -> str:
+    return BUNDLE.sub(lambda match: SEARCH_ON_FOCUS + match.group(), output, count=1)
+
+
+VERBATIM = re.compile(r"<pre[\s>].*?</pre>|<textarea[\s>].*?</textarea>|<script[\s>].*?</script>", re.S)
+BLANKS = re.compile(r"\n\s+")
+
+
+def _compact(output: str) -> str:
+    """The page with every run of white space that holds a line break made one line break, outside <pre>,
+    <textarea> and <script>: Material's templates indent each nav item over ~30 lines (a third of a page's
+    bytes), and a browser renders a run of white space as one space either way."""
+    out, last = [], 0
+    for verbatim in VERBATIM.finditer(output):
+        out += [BLANKS.sub("\n", output[last:verbatim.start()]), verbatim.group()]
+        last = verbatim.end()
+    out.append(BLANKS.sub("\n", output[last:]))
+    return "".join(out)
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
     """A cached page: its HTML and search entries; a built one: into the cache (if it logged no warning)."""
+    output = _compact(_search_on_focus(output))
     if not _cache:
         return output
     entries = _search_entries(config)
@@ -391,8 +439,54 @@ def on_files(files: Any, config: Any) -> Any:
     return files
 
 
+KEY_PARTS = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _search_words(text: str, terms: dict[str, str]) -> list[str]:
+    """What a Chinese reader types for ``text`` besides its words: the glossary's Chinese term for each
+    English word it holds (卸载 for offload), and each key's trailing ``_`` parts (max_live_parameters,
+    live_parameters for stage3_max_live_parameters: Material matches by prefix only)."""
+    text = text.lower()
+    extra: dict[str, None] = {}
+    for term, english in terms.items():
+        # By the word's stem, so "loss scale" also meets "loss scaling" and "partition" "partitioned".
+        if all(re.search(rf"(?<![a-z]){re.escape(word[:max(4, len(word) - 2)])}", text) for word in english.split()):
+            extra[term] = None
+    for key in KEY_PARTS.findall(text):
+        parts = key.split("_")
+        for i in range(1, len(parts)):
+            extra["_".join(parts[i:])] = None
+    return list(extra)
+
+
+WORDS_MARK = 'class="dsf-words"'
+
+
+def _augment(entry: dict[str, Any], terms: dict[str, str]) -> None:
+    """An index entry with those words, hidden: in its title when the title holds them (the field named so
+    ranks first), else in its text."""
+    if WORDS_MARK in (entry.get("title") or "") or WORDS_MARK in (entry.get("text") or ""):
+        return  # already given them (an entry restored from the page cache)
+    in_title = _search_words(entry.get("title") or "", terms)
+    in_text = [word for word in _search_words(entry.get("text") or "", terms) if word not in in_title]
+    if in_title:
+        entry["title"] = f"{entry.get('title', '')}<span {WORDS_MARK} hidden> {' '.join(in_title)}</span>"
+    if in_text:
+        entry["text"] = f"{entry.get('text', '')}<p {WORDS_MARK} hidden>{' '.join(in_text)}</p>"
+
+
+def augment_search(config: Any, entries: list[dict[str, Any]]) -> None:
+    """Give index entries the words of the site's search glossary (site-data.json "terms"; the Chinese site
+    has one); ``dsfields.docs.partial`` calls it on the entries it rebuilds, as a full build does here."""
+    terms = (_read(config, "site-data.json") or {}).get("terms") or {}
+    for entry in entries if terms else []:
+        _augment(entry, terms)
+
+
+@event_priority(50)  # before the search plugin writes its index
 def on_post_build(config: Any) -> None:
-    _cache_finish()
+    _cache_finish()  # first: the cache keeps each page's own entries, as a build from it adds them
+    augment_search(config, _search_entries(config) or [])
     site = Path(config["site_dir"])
     for path, html in _read(config, "stubs.json").items():
         target = site / path

@@ -187,6 +187,172 @@ ZH: dict[str, str] = {
 }
 
 
+# ---------------------------------------------------------------- what assets/dsfields.js writes (issue 24)
+
+SCRIPT_STRINGS: tuple[str, ...] = (
+    "DeepSpeed release", "does not exist in DeepSpeed {v}", "see its history across releases",
+    "Fields of DeepSpeed {v}", "Did you mean", "No matching field",
+    "Key", "Release", "Change", "top level", "{n} keys changed from {a} to {b}.",
+    "{n} keys", "released", "newest", "original",
+    # dsfields.diff's change kinds (ChangeKind values), which the pair picker lists
+    "Field was added", "Field was removed", "Field was renamed", "Default value was changed", "Type was changed",
+    "Constraint was changed", "Field was deprecated", "Field was un-deprecated",
+    "Field was removed and is now rejected",
+    "Unknown-key handling of the section was changed", "Description was changed",
+)
+"""Every sentence the site's script writes; ``releases/site-data.json`` carries them in the page's language."""
+
+ZH.update({
+    "DeepSpeed release": "DeepSpeed 版本",
+    "does not exist in DeepSpeed {v}": "在 DeepSpeed {v} 中不存在",
+    "see its history across releases": "查看它在各版本中的历史",
+    "Fields of DeepSpeed {v}": "DeepSpeed {v} 中的字段",
+    "Did you mean": "你是不是要找",
+    "No matching field": "没有匹配的字段",
+    "Key": "键",
+    "Release": "版本",
+    "Change": "变更",
+    "top level": "顶层",
+    "{n} keys changed from {a} to {b}.": "从 {a} 到 {b} 共有 {n} 个键发生变更。",
+    "{n} keys": "{n} 个键",
+    "newest": "最新",
+    "original": "原文",
+    "Field was added": "新增字段",
+    "Field was removed": "字段被移除",
+    "Field was renamed": "字段被改名",
+    "Default value was changed": "默认值变更",
+    "Type was changed": "类型变更",
+    "Constraint was changed": "约束变更",
+    "Field was deprecated": "字段被弃用",
+    "Field was un-deprecated": "字段不再弃用",
+    "Field was removed and is now rejected": "字段被移除，现在会被拒绝",
+    "Unknown-key handling of the section was changed": "该节对未知键的处理方式变更",
+    "Description was changed": "说明变更",
+})
+
+ZH.update({
+    # Sentences and headings of the templates (issue 24: a Chinese page is Chinese outside code).
+    "none (absent means not set)": "无（缺省即不设置）",
+    "required (no default)": "必填（无默认值）",
+    "kept as string": "原样保留字符串",
+    "→ default": "→ 默认值",
+    "error": "报错",
+    "the value is converted": "值会转换",
+    "No keys of its own.": "本节没有自己的键。",
+    "matched case-insensitively": "不区分大小写匹配",
+    "This is the oldest snapshotted release: there is nothing to compare it with.":
+        "这是最早的快照版本，没有可比较的上一版本。",
+    "Nothing changed in `ds_config.json` since {v} ([its overview]({link})).":
+        "自 {v} 以来 `ds_config.json` 没有变化（[它的概览]({link})）。",
+    "{n} changes since [{v}]({link}), by section (`dsfields diff {v} {w}` prints the same).":
+        "自 [{v}]({link}) 以来共 {n} 处变更，按节列出（`dsfields diff {v} {w}` 输出相同内容）。",
+    ("Keys at the top of `ds_config.json` that hold a value rather than a section, by group. Sections have pages "
+     "of their own ([overview]({link}))."):
+        "`ds_config.json` 顶层中取值而非节的键，按分组列出。各节有自己的页面（[概览]({link})）。",
+    "{n} keys in {m} sections, extracted from DeepSpeed {v} itself (`{by}`).":
+        "{m} 个节中共 {n} 个键，直接从 DeepSpeed {v} 本身提取（`{by}`）。",
+    "{n} keys are [rejected with a message]({link}).": "{n} 个键会被[带消息拒绝]({link})。",
+    ("Every key links to its row in the [default tables]({link}); the full per-field dictionary is built for the "
+     "newest release, [{v}]({newest})."):
+        "每个键都链接到[默认值表]({link})中的对应行；逐字段的完整字典为最新版本 [{v}]({newest}) 生成。",
+    ("Every release has its full dictionary (one page per section), default tables, enums, deprecated and removed "
+     "keys, optimizer and scheduler catalogues, templates A/B/C, typo handling and changes. The release selector at "
+     "the top of every page switches release and stays on the same field. Dates are the PyPI upload of each "
+     "release's sdist (`generated/releases.json`)."):
+        ("每个版本都有完整的字典（每节一页）、默认值表、枚举、弃用与移除的键、优化器与调度器目录、模板 A/B/C、"
+         "拼写错误处理和变更。每页顶部的版本选择器切换版本时停留在同一字段。日期是各版本 sdist 上传到 PyPI 的时间"
+         "（`generated/releases.json`）。"),
+    "Sections": "节数",
+    "Strict sections": "严格校验的节",
+    "Changes from the previous snapshot": "相对上一快照的变更",
+    "DeepSpeed versions": "DeepSpeed 各版本",
+    ("The dictionary keeps the hand-written one's eight groups and adds one per kind of section it left out. A "
+     "key's group is decided by its top-level key alone (`zero_optimization.offload_param.device` → ZeRO), by this "
+     "table: exact keys first, then the patterns in table order. A top-level key no rule matches goes to misc and "
+     "is listed below, never dropped. The table lives in `dsfields/docs/groups.py`."):
+        ("本字典沿用手写文档的八个分组，并为它遗漏的每类节各加一组。键的分组只由它的顶层键决定"
+         "（`zero_optimization.offload_param.device` → ZeRO），依据下表：先匹配精确键，再按表中顺序匹配模式。"
+         "没有规则匹配的顶层键归入杂项并列在下方，绝不丢弃。此表位于 `dsfields/docs/groups.py`。"),
+    "Group": "分组",
+    "Top-level keys and patterns": "顶层键与模式",
+    "Unmapped keys": "未归组的键",
+    "None: every top-level key of every snapshotted release matches a rule.":
+        "没有：每个快照版本的每个顶层键都有规则匹配。",
+    "Member": "成员",
+    "Used by": "使用者",
+    "No enums in this release's snapshot.": "本版本的快照中没有枚举。",
+    "History": "历史",
+    ("Each key's events across the {n} snapshotted releases ({a} to {b}): when it appeared, changed default or "
+     "type, was deprecated, removed or rejected."):
+        "每个键在 {n} 个快照版本（{a} 至 {b}）中的事件：何时出现、默认值或类型何时变化、何时弃用、移除或开始拒绝。",
+    ("Pick two releases: every change `dsfields diff` reports between consecutive releases in that span is listed "
+     "by key, oldest first (`dsfields diff A B` compares the two snapshots directly)."):
+        "选两个版本：区间内相邻版本之间 `dsfields diff` 报告的每处变更按键列出，最早的在前"
+        "（`dsfields diff A B` 直接比较两个快照）。",
+    "From": "从",
+    "Each release's own page lists its changes from the previous one": "每个版本自己的页面列出它相对上一版本的变更",
+    "to": "到",
+    ("Keys each release added (or brought back) compared with the previous snapshotted one, newest release first, "
+     "with the release's date (PyPI upload of its sdist). Pick a date to keep only the releases from that day on. "
+     "Keys of the oldest snapshot ({v}) are not listed: what happened before it is unknown. `dsfields lookup KEY "
+     "--history` answers for one key."):
+        ("各版本相对上一快照新增（或恢复）的键，最新版本在前，并附版本日期（sdist 上传到 PyPI 的时间）。选一个日期"
+         "只保留当天及之后的版本。最早快照（{v}）的键不列出：此前发生了什么无从得知。单个键可用 "
+         "`dsfields lookup KEY --history` 查询。"),
+    "Only one release is snapshotted so far: nothing to compare.": "目前只有一个快照版本，无可比较。",
+    "This release's snapshot has no optimizer or scheduler catalogue.": "本版本的快照没有优化器或调度器目录。",
+    "what changed": "变更",
+    "default values": "默认值",
+    "deprecated and removed keys": "弃用与移除的键",
+    "enums": "枚举",
+    "config fields": "配置字段",
+    "templates A/B/C": "模板 A/B/C",
+    "typos and errors": "拼写错误与报错",
+    ("What DeepSpeed uses when a key is absent (and not `\"auto\"`), for every pydantic model and dict section, "
+     "straight from the source at tag `v{v}`."):
+        ("键缺省（且不是 `\"auto\"`）时 DeepSpeed 使用的值，覆盖每个 pydantic 模型和 dict 节，"
+         "直接取自标签 `v{v}` 的源码。"),
+    "model": "模型",
+    "dict": "dict",
+    "unknown keys": "未知键",
+    "Corrected": "已更正",
+    ".": "。",
+    "In {v} {key} rejects unknown keys, so the version with the key nested there fails with a validation error.":
+        "在 {v} 中 {key} 拒绝未知键，所以把该键嵌套在里面的版本会报校验错误。",
+    ("In {v} {key} ignores unknown keys, so the version with the key nested there silently leaves the I/O settings "
+     "at their defaults."):
+        "在 {v} 中 {key} 忽略未知键，所以把该键嵌套在里面的版本会静默地让 I/O 设置保持默认值。",
+    # The seed's templates (docs/examples/*.json): our titles and notes of them.
+    "Small-model SFT (up to 13B, 8 GPUs, enough GPU memory): ZeRO-2": "小模型 SFT（13B 以下、8 卡、显存充足）：ZeRO-2",
+    "70B full fine-tuning on 8 GPUs: ZeRO-3 with CPU offload": "8 卡 70B 全参微调：ZeRO-3 + CPU 卸载（offload）",
+    "ZeRO-Infinity: ZeRO-3 with NVMe offload": "ZeRO-Infinity：ZeRO-3 + NVMe 卸载（offload）",
+    ("Shared versions of this config nest the aio block inside zero_optimization, but DeepSpeed reads aio as a "
+     "top-level section"):
+        "流传的版本把 aio 块嵌套在 zero_optimization 里，但 DeepSpeed 把 aio 当作顶层节读取",
+})
+
+SEARCH_TERMS: dict[str, dict[str, str]] = {
+    "zh": {
+        # The words Chinese DeepSpeed material uses for what the keys name (the seed documents write 卸载,
+        # 损失缩放, 预取): a reader types these, the keys and often our pages say the English word.
+        "卸载": "offload", "损失缩放": "loss scale", "预取": "prefetch", "归约": "reduce", "规约": "reduce",
+        "梯度累积": "gradient accumulation", "梯度累加": "gradient accumulation", "显存": "memory", "内存": "memory",
+        "分片": "partition", "分区": "partition", "梯度裁剪": "gradient clipping", "梯度": "gradient",
+        "优化器": "optimizer", "调度器": "scheduler", "检查点": "checkpoint", "桶": "bucket", "通信": "comm",
+        "重叠": "overlap", "激活": "activation", "参数": "param", "预热": "warmup", "学习率": "lr",
+        "流水线": "pipeline", "量化": "quantize", "稀疏": "sparse", "剪枝": "pruning",
+    },
+}
+"""Per language, a term readers type → the English words of the keys it means (the field finder and the
+Chinese full-text index both use it)."""
+
+
+def script_words(lang: str) -> dict[str, str]:
+    """:data:`SCRIPT_STRINGS` in ``lang`` (English: none, the script's own text is English)."""
+    _ = translator(lang)
+    return {text: _(text) for text in SCRIPT_STRINGS if _(text) != text}
+
+
 def translator(lang: str) -> Callable[[str], str]:
     """``_`` for the templates of ``lang``: the Chinese text where there is one, else the English."""
     if lang == "zh":

@@ -112,7 +112,7 @@ def build_release(config_file: Path, site_dir: Path, release: str) -> int:
         for file in chosen:
             file.page.validate_anchor_links(files=files, log_level=config.validation.links.anchors)
         _write_stubs(docs_dir, site_dir, release)
-        _merge_search_index(config, site_dir, [file.page for file in chosen])
+        _merge_search_index(config, site_dir, [file.page for file in chosen], hooks)
         if counts := counter.get_counts():
             print("dsfields docs: " + ", ".join(f"{v} {k.lower()}s" for k, v in counts)
                   + f" rebuilding {release} in strict mode", file=sys.stderr)
@@ -138,12 +138,14 @@ def _write_stubs(docs_dir: Path, site_dir: Path, release: str) -> None:
             write_text(target, html, durable=False)
 
 
-def _merge_search_index(config: object, site_dir: Path, pages: list) -> None:
-    """The rebuilt pages' search entries in place of theirs (same order as a full build: by page)."""
+def _merge_search_index(config: object, site_dir: Path, pages: list, hooks: object) -> None:
+    """The rebuilt pages' search entries in place of theirs (same order as a full build: by page), with the
+    glossary's words a full build gives them (``hooks.augment_search``)."""
     plugin = config.plugins.get("material/search") or config.plugins.get("search")  # type: ignore[attr-defined]
     index_path = site_dir / "search" / "search_index.json"
     if plugin is None or not index_path.is_file():
         return
+    hooks.augment_search(config, plugin.search_index.entries)  # type: ignore[attr-defined]
     fresh: dict[str, list] = {}
     for entry in plugin.search_index.entries:
         fresh.setdefault(entry["location"].split("#")[0], []).append(entry)

@@ -35,7 +35,7 @@ import jinja2
 from dsfields import __version__
 from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
-from dsfields.docs.i18n import LANGUAGES, translator
+from dsfields.docs.i18n import LANGUAGES, SEARCH_TERMS, script_words, translator
 from dsfields.model import examples as examples_model
 from dsfields.model import official_docs, prose
 from dsfields.model.safewrite import write_text
@@ -279,6 +279,13 @@ class Release:
     def scope(self) -> prose.Scope:
         """The release shown, for prose that holds only in some releases."""
         return prose.Scope.of_raw(self.snapshot)
+
+    def original(self, text: str) -> str:
+        """DeepSpeed's own words (a message, a docstring) as they are: on a page in another language,
+        marked as English and as the original (原文), so they are not read as an untranslated sentence."""
+        if self.lang == "en" or not text:
+            return text
+        return f'<span class="dsf-original" lang="en">{text}</span> <small>（{self._("original")}）</small>'
 
     def explain(self, path: str) -> prose.Explanation | None:
         """Our explanation of ``path`` in the page's language (English where the translation is missing),
@@ -853,7 +860,43 @@ CHANGES_FILE = "changes.json"
 
 
 def site_data(site: Site, pages: list[Page]) -> dict[str, Any]:
-    """Releases, dates, each release's pages (key → URL from the site root) and which releases hold each field."""
+    """``releases/site-data.json``: what every page needs before it knows its release (releases, dates);
+    each release's own pages, fields and nav are in :func:`release_data` (fetched for the release shown)."""
+    return {"newest": site.newest, "versions": site.versions,
+            "dates": {v: site.dates.get(v) for v in site.versions}, "lang": site.lang,
+            "words": script_words(site.lang), "terms": SEARCH_TERMS.get(site.lang, {})}
+
+
+# ---------------------------------------------------------------- per-release data (issue 24: one release per URL)
+
+RELEASE_DATA_FOLDER = "data"
+"""``releases/data/<version>.json``: one release's pages, fields and nav (:func:`release_data`)."""
+ANCHORS_FILE = "anchors.json"
+"""Anchor → JSON path of every key of any release (the "not in this release" notice of an unknown anchor)."""
+
+
+def _nav_url(target: str) -> str:
+    """A nav.json target (a docs/-relative .md path, or a site-root URL with an anchor) as a site-root URL."""
+    if not target.endswith(".md"):
+        return target
+    stem = target.removesuffix(".md")
+    if stem == "index":
+        return ""
+    return stem.removesuffix("index") if stem.endswith("/index") else stem + "/"
+
+
+def _client_nav(items: list[Any]) -> list[Any]:
+    """nav.json's items as ``[title, url]`` (a page or link) or ``[title, null, children]`` (a section)."""
+    out: list[Any] = []
+    for item in items:
+        for title, target in item.items():
+            out.append([title, None, _client_nav(target)] if isinstance(target, list) else [title, _nav_url(target)])
+    return out
+
+
+def page_urls(site: Site, pages: list[Page]) -> dict[str, dict[str, str]]:
+    """Per release: page key (``index``, ``default-values``, ``fields/<top>``) → its URL from the site root,
+    the owner's for a field page shared with a later release."""
     urls: dict[str, dict[str, str]] = {v: {} for v in site.versions}
     for page in pages:
         key = page.context.get("page_key")
@@ -863,20 +906,28 @@ def site_data(site: Site, pages: list[Page]) -> dict[str, Any]:
         url = url.removesuffix("index/") if url.endswith("/index/") else url
         for version in page.context.get("covers") or [page.path.split("/")[0]]:
             urls[version][key] = url
-    fields: dict[str, list[Any]] = {}
-    for i, version in enumerate(site.versions):
+    return urls
+
+
+def release_data(site: Site, version: str, urls: dict[str, str], release_nav: list[Any]) -> dict[str, Any]:
+    """``releases/data/<version>.json``: the release's pages (key → URL), its fields (anchor → path) and its
+    nav, so assets/dsfields.js can show this release's sidebar, footer and links on a page stored once for
+    several releases (or on a page across releases) without the reader seeing where the page is stored."""
+    snapshot = site.snapshots[version]
+    paths = {*snapshot.get("fields", {}), *snapshot.get("removed", {})}
+    release_title = next(iter(release_nav[1])) if len(release_nav) > 1 else f"DeepSpeed {version}"
+    return {"version": version, "title": release_title, "pages": urls,
+            "fields": {FILTERS["anchor"](p): p for p in sorted(paths)}, "nav": _client_nav(release_nav)}
+
+
+def all_anchors(site: Site) -> dict[str, str]:
+    """:data:`ANCHORS_FILE`: anchor → JSON path of every key any release has (the newest spelling wins)."""
+    out: dict[str, str] = {}
+    for version in site.versions:
         snapshot = site.snapshots[version]
         for path in {*snapshot.get("fields", {}), *snapshot.get("removed", {})}:
-            entry = fields.setdefault(FILTERS["anchor"](path), [path, ["0"] * len(site.versions)])
-            entry[1][i] = "1"
-    return {
-        "newest": site.newest,
-        "versions": site.versions,
-        "dates": {v: site.dates.get(v) for v in site.versions},
-        "pages": urls,
-        "fields": {a: [p, "".join(bits)] for a, (p, bits) in sorted(fields.items())},
-        "lang": site.lang,
-    }
+            out[FILTERS["anchor"](path)] = path
+    return dict(sorted(out.items()))
 
 
 def keys_of(site: Site, version: str) -> list[list[str]]:
@@ -892,7 +943,10 @@ def keys_of(site: Site, version: str) -> list[list[str]]:
         section = record.get("section") or ""
         python_path = (f"{section}.{name}" if section else name) if name and name != record.get("key") else ""
         ex = release.explain(path)
-        out.append([path, python_path, url, ex.summary if ex else ""])
+        # Flags for the finder's ranking: s section, d deprecated, r removed (rejected).
+        flags = ("s" if path in snapshot.get("sections", {}) else "") + ("d" if record.get("deprecated") else "") + (
+            "r" if path in snapshot.get("removed", {}) and path not in snapshot.get("fields", {}) else "")
+        out.append([path, python_path, url, ex.summary if ex else "", flags])
     return out
 
 
@@ -972,9 +1026,15 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     header = {"by": GENERATED_BY, "dsfields": __version__}
     files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages
              if only is None or release_page(site, page.path, only)}
-    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(nav(site, pages, hand_written), indent=0, ensure_ascii=False) + "\n"
+    navs = nav(site, pages, hand_written)
+    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(navs, indent=0, ensure_ascii=False) + "\n"
     files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
     files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
+    urls = page_urls(site, pages)
+    for version in site.versions:
+        data = release_data(site, version, urls[version], navs["releases"][version])
+        files[f"{RELEASES}/{RELEASE_DATA_FOLDER}/{version}.json"] = json.dumps(data, ensure_ascii=False) + "\n"
+    files[f"{RELEASES}/{ANCHORS_FILE}"] = json.dumps(all_anchors(site), ensure_ascii=False) + "\n"
     if site.changes is not None and only is None:
         files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes_data(site), ensure_ascii=False) + "\n"
     for version in site.versions if only is None else [only]:
