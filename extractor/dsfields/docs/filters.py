@@ -344,10 +344,11 @@ def source_html(source: dict[str, Any] | None, version: str) -> str:
     return f'<a href="{html.escape(source_url(source, version))}">{label}</a>'
 
 
-def official_code(code: Any) -> str:
-    """The code's default in an official-docs disagreement: one value, or one per ZeRO stage."""
+def official_code(code: Any, stage: str = "stage {n}") -> str:
+    """The code's default in an official-docs disagreement: one value, or one per ZeRO stage (``stage``: the
+    page language's words for "stage N")."""
     if isinstance(code, dict):
-        return ", ".join(f"{jcode(v, True)} (stage {html.escape(str(stage))})" for stage, v in code.items())
+        return ", ".join(f"{jcode(v, True)} ({html.escape(stage.format(n=n))})" for n, v in code.items())
     return jcode(code, True)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 LANGUAGES = ("en", "zh")
 
 ZH: dict[str, str] = {
+    "stage {n}": "ZeRO 阶段 {n}",
     # Sentences of the templates and of Release.history_line ({v}, {n} ... are filled in after translation).
     "Every key links to its entry in the full dictionary.": "每个键都链接到它在完整字典中的条目。",
     "rejected": "拒绝",
