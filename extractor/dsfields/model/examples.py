@@ -51,6 +51,9 @@ def section_example(snapshot: dict[str, Any], section: str) -> dict[str, Any] | 
     if not section or "*" in section:
         return None
     removed = snapshot.get("removed") or {}
+    own = (snapshot.get("fields") or {}).get(section)
+    if isinstance(own, dict) and own.get("deprecated"):
+        return None  # a deprecated section (bfloat16): its page points at the replacement, no example to copy
     block: dict[str, Any] = {}
     for path, record in sorted((snapshot.get("fields") or {}).items()):
         if (not isinstance(record, dict) or record.get("section") != section or record.get("is_section")
