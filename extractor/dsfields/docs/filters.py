@@ -337,10 +337,11 @@ def drop_empty_columns(table: str) -> str:
 
 
 def source_html(source: dict[str, Any] | None, version: str) -> str:
-    """:func:`source_a` with a path that wraps at ``/``, ``.`` and ``_``; empty when the source is unknown."""
+    """:func:`source_a` as HTML; empty when the source is unknown. No ``<wbr>`` in the label (one per path part
+    on every field was page weight): the stylesheet lets a source link wrap where it must."""
     if not source or not source.get("file"):
         return ""
-    label = _BREAK_AFTER.sub(r"\1<wbr>", html.escape(source_label(source)))
+    label = html.escape(source_label(source))
     return f'<a href="{html.escape(source_url(source, version))}">{label}</a>'
 
 
