@@ -1051,12 +1051,15 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
 def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str, str]:
     """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
     schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them."""
+    import json
+
     from dsfields.links import SITE_URL
-    from dsfields.model.store import dumps
     from dsfields.schema import build_schema, schema_file
 
-    return {f"{version}/{schema_file(hf)}": dumps(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf))
-            for hf in (False, True)}
+    # Compact (no indentation, characters as they are): 4 schemas x 77 releases were ~170 MB of the site indented.
+    return {f"{version}/{schema_file(hf)}": json.dumps(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf),
+                                                        sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            + "\n" for hf in (False, True)}
 
 
 def _fork_pool(workers: int) -> Any:
