@@ -22,7 +22,7 @@ import copy
 import json
 from typing import Any
 
-from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, set_path
+from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, set_path, without_path
 from dsfields.extract.jsonvalue import stable_repr
 from dsfields.extract.state import parsed_state
 
@@ -35,16 +35,6 @@ SENTINEL = stable_repr(object())
 _Missing: Any = type("Missing", (), {})()
 
 
-def _without(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
-    out = copy.deepcopy(config)
-    node: Any = out
-    for part in section.split(".") if section else []:
-        node = node.get(part) if isinstance(node, dict) else None
-    if isinstance(node, dict):
-        node.pop(key, None)
-    return out
-
-
 def _base(ex: Any, record: dict[str, Any]) -> dict[str, Any]:
     """The config under which DeepSpeedConfig reads the key (its exploration config if it needed one)."""
     from dsfields.extract.build import with_section
@@ -52,7 +42,7 @@ def _base(ex: Any, record: dict[str, Any]) -> dict[str, Any]:
     base = ex.bases.get(record["path"])
     section = record["section"]
     config = copy.deepcopy(base) if base is not None else with_section(BASE_CONFIG, section)
-    return _without(config, section, record["key"])
+    return without_path(config, section, record["key"])
 
 
 class _States:
@@ -207,7 +197,7 @@ def forced_by(ex: Any, states: _States) -> None:
                 continue
             record, setter = by_path[target], by_path[other]
             config = set_path(_base(ex, setter), setter["section"], setter["key"], True)
-            quiet = states(_without(config, record["section"], record["key"]))
+            quiet = states(without_path(config, record["section"], record["key"]))
             written = states(set_path(config, record["section"], record["key"], False))
             if quiet is _Missing or written is _Missing:
                 continue

@@ -61,6 +61,17 @@ def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict
     return out
 
 
+def without_path(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
+    """A copy of ``config`` without ``key`` of ``section`` (:func:`set_path`'s inverse; absent stays absent)."""
+    out = copy.deepcopy(config)
+    node: Any = out
+    for part in section.split(".") if section else []:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(key, None)
+    return out
+
+
 class Prober:
     """Builds ``DeepSpeedConfig`` on traced dicts; counts runs for the coverage report."""
 

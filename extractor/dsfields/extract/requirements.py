@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path
+from dsfields.extract.discover import set_path, without_path
 from dsfields.extract.probes import PROBES, _stored, accepted_types, error_line, probe_base
 from dsfields.model.jsontypes import json_type
 
@@ -93,19 +93,9 @@ def _satisfy(ex: Extraction, base: dict[str, Any], section: str, key: str, trigg
     return None
 
 
-def _without(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
-    out = copy.deepcopy(config)
-    node: Any = out
-    for part in section.split(".") if section else []:
-        node = node.get(part) if isinstance(node, dict) else None
-    if isinstance(node, dict):
-        node.pop(key, None)
-    return out
-
-
 def _when(ex: Extraction, satisfied: dict[str, Any], section: str, key: str, required: str) -> Any:
     """The probe values of ``key`` that need ``required``: ``"truthy"`` when exactly the truthy ones do."""
-    without = _without(satisfied, section, required)
+    without = without_path(satisfied, section, required)
     needing: list[str] = []
     accepted: list[tuple[str, Any]] = []
     for pid, value in PROBES:
