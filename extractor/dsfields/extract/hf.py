@@ -21,15 +21,23 @@ FILL_METHODS = ("fill_match", "fill_only")
 INTEGRATION_FILE = Path("integrations") / "deepspeed.py"
 
 
-def hf_trainer_fills() -> dict[str, Any] | None:
-    """``{transformers_version, source, paths: {json path: {function, line, must_match}}}`` or None."""
+def transformers_dir() -> Path | None:
+    """The installed transformers' package folder, found without importing it; None when absent."""
     try:
         spec = importlib.util.find_spec("transformers")
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    source = Path(next(iter(spec.submodule_search_locations))) / INTEGRATION_FILE
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def hf_trainer_fills() -> dict[str, Any] | None:
+    """``{transformers_version, source, paths: {json path: {function, line, must_match}}}`` or None."""
+    package = transformers_dir()
+    if package is None:
+        return None
+    source = package / INTEGRATION_FILE
     if not source.is_file():
         return None
     try:

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import json
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from dsfields.extract.hf import fill_calls
+from dsfields.extract.hf import fill_calls, transformers_dir
 
 ARGS_FILE = "training_args.py"
 ENUM_FILES = ("training_args.py", "trainer_utils.py", "debug_utils.py", "utils/generic.py")
@@ -34,16 +33,6 @@ ENUM_FILES = ("training_args.py", "trainer_utils.py", "debug_utils.py", "utils/g
 SCALARS = {"bool": "bool", "int": "int", "float": "float", "str": "str", "dict": "str", "Dict": "str"}
 """Annotation name → how HfArgumentParser's ``type=`` reads the text (``dict`` fields take JSON text)."""
 FORMAT = 1
-
-
-def transformers_dir() -> Path | None:
-    try:
-        spec = importlib.util.find_spec("transformers")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def enum_choices(sources: list[str]) -> dict[str, list[str]]:
