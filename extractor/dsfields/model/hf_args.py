@@ -56,17 +56,9 @@ def hf_versions(generated: str | None = None) -> list[str]:
 
 def installed_transformers_version() -> str | None:
     """From its ``*.dist-info`` on ``sys.path`` (no import, no importlib.metadata)."""
-    import sys
+    from dsfields.model.store import installed_version
 
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.lower().startswith("transformers-") and name.endswith(".dist-info"):
-                return name[len("transformers-"):-len(".dist-info")]
-    return None
+    return installed_version("transformers")
 
 
 def load_hf_snapshot(version: str | None = None, generated: str | None = None) -> dict[str, Any]:

@@ -219,12 +219,18 @@ def load_indexed(version: str, generated: Path | str | None = None) -> Snapshot:
 
 
 def installed_deepspeed_version() -> str | None:
-    """The installed DeepSpeed's version from its ``*.dist-info``/``*.egg-info`` on ``sys.path``.
+    """The installed DeepSpeed's version (:func:`installed_version`)."""
+    return installed_version("deepspeed")
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed ``distribution``'s version from its ``*.dist-info``/``*.egg-info`` on ``sys.path``.
 
     ``importlib.metadata`` answers the same but costs tens of milliseconds (it imports ``email`` and
     builds every distribution), as much as the whole grep lookup competes with; one directory listing
     per ``sys.path`` entry is enough here.
     """
+    prefix = distribution.lower() + "-"
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
@@ -232,7 +238,7 @@ def installed_deepspeed_version() -> str | None:
             continue
         for name in names:
             lowered = name.lower()
-            if not lowered.startswith("deepspeed-") or not lowered.endswith((".dist-info", ".egg-info")):
+            if not lowered.startswith(prefix) or not lowered.endswith((".dist-info", ".egg-info")):
                 continue
             meta = os.path.join(entry or ".", name, "METADATA" if lowered.endswith(".dist-info") else "PKG-INFO")
             try:
