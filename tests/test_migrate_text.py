@@ -8,17 +8,14 @@ import pytest
 
 from dsfields.configfile import parse
 from dsfields.migrate import insert_member
+from dsfields.model.records import at_path
 from dsfields.upgrade import HEADINGS, KINDS, WORDS, render
 
 pytestmark = pytest.mark.unit
 
 
 def _at(data: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return None
-        data = data[part]
-    return data
+    return at_path(data, dotted)
 
 
 def test_report_words_exist_in_both_languages():

@@ -16,6 +16,7 @@ from dsfields.cli import main
 from dsfields.configfile import parse
 from dsfields.legacy import LEGACY, located
 from dsfields.migrate import migrate
+from dsfields.model.records import at_path
 from dsfields.model.store import available_versions
 from dsfields.model.store import load as load_snapshot
 from dsfields.upgrade import infer_release, report
@@ -81,11 +82,7 @@ REWRITES: list[tuple[str, str, str, dict[str, Any], list[str]]] = [
 
 
 def _at(data: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return None
-        data = data[part]
-    return data
+    return at_path(data, dotted)
 
 
 @pytest.mark.parametrize(("name", "source", "text", "holds", "says"), REWRITES, ids=[r[0] for r in REWRITES])

@@ -24,7 +24,7 @@ from dsfields.check.rules import BATCH_KEYS
 from dsfields.check.values import accepts
 from dsfields.configfile import ConfigFile, ConfigFileError, dotted, load
 from dsfields.model.errors import DsfieldsError, UsageError
-from dsfields.model.records import Field, Snapshot, join
+from dsfields.model.records import Field, Snapshot, at_path, join
 from dsfields.model.store import load_requested
 from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
@@ -513,11 +513,7 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
 
 
 def _get(data: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return _MISSING
-        data = data[part]
-    return data
+    return at_path(data, path, _MISSING)
 
 
 def _has(data: Any, path: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 from dsfields.configfile import ConfigFileError, load
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.history import EventKind, field_histories
-from dsfields.model.records import Field, Snapshot
+from dsfields.model.records import Field, Snapshot, at_path
 from dsfields.model.store import available_versions, load_requested, version_key
 from dsfields.model.wording import json_text
 from dsfields.resolve import AUTO_HF, IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver
@@ -306,10 +306,7 @@ def _sections_used(data: dict[str, Any]) -> set[str]:
     """The sections (dict-valued paths) the file writes."""
     out = {""}
     for path in written_paths(data):
-        value: Any = data
-        for part in path.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        if isinstance(value, dict):
+        if isinstance(at_path(data, path), dict):
             out.add(path)
     return out
 
@@ -374,9 +371,7 @@ def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict
         record, was = new.fields.get(path), old.fields.get(path)
         if record is None or was is None or record.is_section or record.reader != "pydantic":
             continue  # only a validated key rejects a value when the config is built
-        value: Any = data
-        for part in path.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
+        value = at_path(data, path)
         if isinstance(value, (dict, list)) or value == "auto":
             continue
         ok_new, _, _ = accepts(record.json_types, value)

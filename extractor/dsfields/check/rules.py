@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from dsfields.model.records import Snapshot
+from dsfields.model.records import Snapshot, at_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -75,12 +75,7 @@ class View:
         self.read.add(path)
         if not self.known(path):
             return MISSING  # this release never reads the key: for the rules it is as good as absent
-        node: Any = self.data
-        for part in path.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return MISSING
-            node = node[part]
-        return node
+        return at_path(self.data, path, MISSING)
 
     def value(self, path: str) -> Any:
         """What DeepSpeed ends up with: the given value, the default when absent or dropped ``"auto"``."""

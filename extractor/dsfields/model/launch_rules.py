@@ -28,6 +28,7 @@ from collections import namedtuple
 
 from dsfields.model.hf_trainer import Plan, PlanError, hf_plan, plain_plan
 from dsfields.model.jsontypes import clone_json
+from dsfields.model.records import at_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -73,12 +74,7 @@ class Launch:
     # -- the passed config, read defensively (it may be anything JSON allows)
 
     def get(self, path: str, default: Any = None) -> Any:
-        node: Any = self.plan.config if self.plan is not None else None
-        for part in path.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
+        return at_path(self.plan.config if self.plan is not None else None, path, default)
 
     def zero_stage(self) -> int | None:
         """ZeRO stage as DeepSpeed reads it: absent 0, legacy ``true``/``false`` 1/0, None when unknown."""

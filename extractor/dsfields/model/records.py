@@ -31,6 +31,16 @@ def join(section: str, key: str) -> str:
     return f"{section}.{key}" if section else key
 
 
+def at_path(data: Any, path: str, default: Any = None) -> Any:
+    """The value at dotted ``path`` in a parsed config, or ``default`` where any step is absent or not an object
+    (a config may be anything JSON allows: read defensively)."""
+    for part in path.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return default
+        data = data[part]
+    return data
+
+
 class Record:
     """Base of every record: equality and hashing by content, ``as_dict`` for JSON output."""
 
