@@ -710,13 +710,13 @@ def remaining(text: str, snapshot: Snapshot, name: str, hf: bool = False) -> lis
 
 def line_endings(raw: str) -> str | None:
     """How to write the edited text back so that its line endings stay the file's: ``None`` when the raw
-    text itself can be edited (LF, CRLF or a mix of them: the key lines count ``\\n``), else the ending
-    that replaces each ``\\n`` of the universal-newline text (CR-only files; a mix with lone CRs takes its
-    most common ending)."""
+    text itself can be edited (LF, or a mix of LF and CRLF: the key lines count ``\\n``), else the ending
+    that replaces each ``\\n`` of the universal-newline text (all CRLF, so that inserted lines get CRLF
+    too; CR-only files; a mix with lone CRs takes its most common ending)."""
     crlf = raw.count("\r\n")
     lone_cr = raw.count("\r") - crlf
     if not lone_cr:
-        return None
+        return "\r\n" if crlf and raw.count("\n") == crlf else None
     lone_lf = raw.count("\n") - crlf
     return max((lone_cr, "\r"), (crlf, "\r\n"), (lone_lf, "\n"))[1]
 
@@ -747,8 +747,6 @@ def run(args: argparse.Namespace) -> int:
         trainer, accelerate = from_cli(args)
     source, how = choose_source(config.data, args.source)
     ending = line_endings(raw)
-    if ending is None and "\r\n" in raw and raw.count("\n") == raw.count("\r\n"):
-        ending = "\r\n"  # all CRLF: edit the universal text, so inserted lines get CRLF too
     text = universal(raw)
     new_text, result = migrate(raw if ending is None else text, config, snapshot, source,
                                keep_behaviour=args.keep_behaviour, drop_ignored=args.drop_ignored, hf=args.hf)
