@@ -24,9 +24,10 @@ ruff check -q extractor tests bench
 # ~/.cache/dsfields/torch_extensions, outside any launch timeout (minutes the first time, then cached).
 PYTHONPATH="$ROOT/extractor" python -m dsfields.extract.launch --build-ops >/dev/null 2>&1 || echo "dev/test.sh: building DeepSpeed's CPU ops failed" >&2
 # Both cores; a module's tests stay on one worker (--dist loadfile), so each module-scoped fixture (the site
-# build, the launch worker, an extraction) is made once. Every test is bounded; the slowest are listed.
+# build, the launch worker, an extraction) is made once. Every test is bounded; the slowest are listed, and
+# every skipped test is named with its reason (-rs), so a skip in CI is seen, not assumed.
 set +e
-python -m pytest -q -n 2 --dist loadfile --timeout 900 --durations 25 "$@"
+python -m pytest -q -rs -n 2 --dist loadfile --timeout 900 --durations 25 "$@"
 status=$?
 # pytest's 5 ("no tests collected") is a failure here: a run that tests nothing must not pass.
 exit $status
