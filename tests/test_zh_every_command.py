@@ -1,0 +1,230 @@
+"""Issue 28 point 3, the last English: every command run in Chinese (``--lang zh``, and a zh locale without it) over
+the corpus and over mutations of it prints no English sentence of its own.
+
+What may stay Latin: code (anything with ``_ . / = `` or a digit, backticks), keys and values (quoted), names
+(DeepSpeed, ZeRO, HF Trainer, GPU …) and DeepSpeed's own words, marked ``原文：`` (they run to the end of the line,
+or to the full-width bracket that closes them). Everything else — a sentence of two English words or more with no
+Chinese character — is counted, and none is allowed.
+
+The corpus is shared/realworld-configs next to the checkout (``DSFIELDS_CORPUS`` overrides).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from dsfields import load_snapshot
+from dsfields.cli import COMMANDS, main
+from dsfields.model.messages import ORIGINAL
+
+pytestmark = pytest.mark.data
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("DSFIELDS_CORPUS") or REPO.parent / "shared" / "realworld-configs")
+CONFIGS = sorted(p for p in CORPUS.glob("*.json") if p.name != "index.json") if CORPUS.is_dir() else []
+NEEDS_CORPUS = pytest.mark.skipif(not CONFIGS, reason=f"no corpus at {CORPUS} (set DSFIELDS_CORPUS)")
+
+CJK = re.compile(r"[\u3400-\u9fff\uff08-\uff1f\u3001-\u3011]")
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+# Names, not sentences: they stay Latin in Chinese text (as on the zh site).
+NAMES = frozenset("""
+DeepSpeed DeepSpeedConfig ZeRO HF Trainer TrainingArguments GPU GPUs CPU NVMe JSON hjson JSONL SARIF PyTorch torch
+NCCL CUDA MiB GiB KiB TiB MB GB KB Adam AdamW Lamb pydantic accelerate transformers dsfields VS Code SchemaStore
+Schema Draft Markdown markdown json text github sarif en zh LANG FILE OUT DIR URL API
+ok true false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize
+OOM schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
+""".split())
+CODE = re.compile(r"`[^`]*`|\"[^\"]*\"|'[^']*'|https?://\S+|--?[\w-]+|\S*[\d_./=<>{}\[\]|·×≤≥→←*+]\S*")
+
+
+def strip_original(line: str) -> str:
+    """``line`` without DeepSpeed's verbatim words: from each ``原文：`` to the full-width bracket that closes it,
+    or to the end of the line."""
+    while ORIGINAL in line:
+        before, _, after = line.partition(ORIGINAL)
+        close = after.find("）")
+        line = before + (after[close:] if close >= 0 else "")
+    return line
+
+
+@cache
+def identifiers() -> frozenset[str]:
+    """Keys, python names, sections, optimizer and scheduler names and enum values of a few releases: they stay
+    as DeepSpeed spells them."""
+    names: set[str] = set()
+    for version in ("0.8.0", "0.14.4", "0.19.8"):
+        snapshot = load_snapshot(version)
+        for path in [*snapshot.all_paths, *snapshot.by_python_name]:
+            names.update(path.split("."))
+        for catalog in snapshot.catalogs.values():
+            names.update(catalog.names)
+    return frozenset(names)
+
+
+def is_identifier(word: str) -> bool:
+    """Class, exception and enum names (CamelCase, ALLCAPS) and DeepSpeed's keys are not English words."""
+    return (word in NAMES or word in identifiers() or bool(re.search(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]?$", word)))
+
+
+def latin_sentences(text: str) -> list[str]:
+    """The English runs of ``text``: stretches between Chinese characters and punctuation holding an English word
+    that is neither code, a quoted key or value, nor a name (one word suffices: "raises" before a quoted message
+    is English too). A line ending in ``（原文）：`` opens a block of DeepSpeed's words: its indented lines."""
+    found = []
+    block = None
+    for line in text.splitlines():
+        lead = len(line) - len(line.lstrip())
+        if block is not None and line.strip() and lead > block:
+            continue
+        block = len(line) - len(line.lstrip()) if line.rstrip().endswith(("（原文）：", ORIGINAL)) else None
+        kept = CODE.sub(" ", strip_original(line))
+        for run in CJK.split(kept):
+            words = [w for w in LATIN_WORD.findall(run) if not is_identifier(w)]
+            if words:
+                found.append(run.strip())
+    return found
+
+
+def test_the_counter_counts_english_and_skips_code_keys_and_quoted_words() -> None:
+    """The counter can fail: English counts; code, keys, values, names and DeepSpeed's marked words do not."""
+    assert latin_sentences("  x：默认值 1 (10 in all)") == ["in all)"]
+    assert latin_sentences('修改：删除 "max_grad_norm" and use "gradient_clipping"') == ["and use"]
+    assert latin_sentences("在 DeepSpeed 0.19.8 中移除: DeepSpeed 0.19.8 raises: 原文：Legacy key removed.") == [
+        ": DeepSpeed   raises:"]
+    assert latin_sentences("  estimate_zero3_model_states_mem_needs(total_params=6740000000, zero_init=True)") == []
+    assert latin_sentences("  a：DeepSpeed 会报错：原文：Elastic training has been removed. See the docs.") == []
+    assert latin_sentences("  b：DeepSpeed 会报错（原文：extra inputs are not permitted）；默认值 true") == []
+    assert latin_sentences("  c：HF Trainer 填入 \"auto\"；GPU 每个 rank") == ["rank"]
+
+
+# ------------------------------------------------------------------ what is run
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's help and refusals
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def mutations(base: dict, folder: Path) -> list[Path]:
+    """Representative mistakes on a real config: a typo, a wrong type, a string boolean, a removed key, a
+    deprecated key, a removed optimizer, "auto" outside the Trainer, a value out of range, an unknown section key,
+    a legacy form, comments (hjson), malformed JSON, a top-level array."""
+    def variant(name: str, change) -> Path:
+        config = json.loads(json.dumps(base))
+        change(config)
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        return path
+
+    zero = lambda c: c.setdefault("zero_optimization", {})  # noqa: E731
+    out = [
+        variant("typo", lambda c: zero(c).update(stage3_max_live_paramters=1)),
+        variant("wrong_type", lambda c: zero(c).update(stage="three")),
+        variant("string_bool", lambda c: c.update(fp16={"enabled": "false"})),
+        variant("removed", lambda c: c.update(amp={"enabled": True}, curriculum_learning={"enabled": False})),
+        variant("deprecated", lambda c: zero(c).update(cpu_offload=True)),
+        variant("onebit", lambda c: c.update(optimizer={"type": "OneBitAdam", "params": {"lr": 1e-4,
+                                                                                       "max_grad_norm": 1.0}})),
+        variant("bad_optimizer", lambda c: c.update(optimizer={"type": "AdamWW", "params": {"lr": 1e-4}})),
+        variant("auto", lambda c: c.update(train_batch_size="auto", gradient_clipping="auto")),
+        variant("range", lambda c: zero(c).update(stage=7)),
+        variant("section_key", lambda c: zero(c).update(offload_param={"device": "cpu", "pin_memoryy": True})),
+        variant("scheduler", lambda c: c.update(scheduler={"type": "WarmupDecayLR", "params": {"warmup_max_lr": 1}})),
+        variant("legacy", lambda c: c.update(zero_optimization=True, bfloat16={"enabled": True})),
+        variant("batch", lambda c: c.update(train_batch_size=7, train_micro_batch_size_per_gpu=2,
+                                            gradient_accumulation_steps=2)),
+    ]
+    (folder / "comments.hjson").write_text("{\n  // a comment\n  train_batch_size: 8\n  fp16: {enabled: true}\n}\n")
+    (folder / "broken.json").write_text('{"train_batch_size": 8,,}\n')
+    (folder / "array.json").write_text("[1, 2]\n")
+    return [*out, folder / "comments.hjson", folder / "broken.json", folder / "array.json"]
+
+
+def runs(folder: Path) -> Iterator[tuple[str, ...]]:
+    """Every command's common forms: over the corpus, the mutations, the help of each subcommand."""
+    base = json.loads(next(p for p in CONFIGS if "z3_offload" in p.name).read_text(encoding="utf-8"))
+    mutated = [str(p) for p in mutations(base, folder)]
+    corpus = [str(p) for p in CONFIGS]
+    yield ("check", *corpus)
+    yield ("check", "--hf", *corpus)
+    yield ("check", *mutated)
+    yield ("check", "--hf", *mutated)
+    for path in corpus + mutated:
+        yield ("resolve", path)
+        yield ("migrate", path, "--to", "0.19.8")
+    for path in corpus[::4] + mutated:
+        yield ("resolve", "--hf", path)
+        yield ("migrate", path, "--to", "0.19.8", "--from", "0.8.0")
+        yield ("upgrade", path, "--from", "0.10.3", "--to", "0.19.8")
+        yield ("estimate", path, "--params", "7B", "--largest-layer-params", "200M", "--gpus-per-node", "8",
+               "--hidden-size", "4096", "--layers", "32", "--seq-len", "2048")
+    yield ("estimate", corpus[0], "--params", "1.3B")
+    yield ("diff", "0.8.0", "0.19.8", "--descriptions")
+    yield ("diff", "0.14.0", "0.16.0", "--format", "markdown")
+    yield ("diff", "0.19.7", "0.19.8", "--only", "zero_optimization")
+    for words in ("stage3_max_live_parameters", "optimizer:AdamW", "Lamb", "OneBitAdam", "scheduler:WarmupDecayLR",
+                  "memory", "OOM", "显存", "通信", "speed", "offload", "zero_optimization", "optimizer",
+                  "stage3_max_live_paramters", "amp"):
+        yield ("lookup", words)
+    yield ("lookup", "cpu_offload", "--history")
+    yield ("lookup", "OneBitAdam", "--history")
+    yield ("lookup", "zero_optimization.stage", "--version", "0.10.3")
+    yield ("schema", "-o", os.devnull)
+    yield ("--help",)
+    for command in COMMANDS:
+        yield (command, "--help")
+    # refusals
+    yield ("check", str(folder / "nope.json"))
+    yield ("diff", "9.9", "0.19.8")
+    yield ("estimate", corpus[0])
+    yield ("migrate", corpus[0], "--to", "0.19.8", "--from", "0.8.0", "-o", "x", "--in-place")
+    yield ("check", "--format", "bogus", corpus[0])
+
+
+def english_in(argv: tuple[str, ...]) -> list[str]:
+    _, out, err = run(*argv)
+    return latin_sentences(out + err)
+
+
+@NEEDS_CORPUS
+def test_every_command_in_chinese_prints_no_english_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("COLUMNS", "100")
+    found: dict[str, list[str]] = {}
+    for argv in runs(tmp_path):
+        sentences = english_in((*argv, "--lang", "zh"))
+        if sentences:
+            found[" ".join(argv)[:120]] = sorted(set(sentences))[:5]
+    assert not found, json.dumps(found, ensure_ascii=False, indent=1)
+
+
+@NEEDS_CORPUS
+def test_a_zh_locale_without_lang_is_chinese_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LANG=zh_CN.UTF-8`` and no ``--lang``: the same Chinese, help included."""
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    monkeypatch.setenv("COLUMNS", "100")
+    corpus = [str(p) for p in CONFIGS]
+    found: dict[str, list[str]] = {}
+    for argv in (("check", *corpus), ("resolve", corpus[2]), ("migrate", corpus[10], "--to", "0.19.8"),
+                 ("estimate", corpus[2], "--params", "7B", "--largest-layer-params", "200M"),
+                 ("upgrade", corpus[2], "--from", "0.10.3", "--to", "0.19.8"), ("diff", "0.14.0", "0.16.0"),
+                 ("lookup", "显存"), ("--help",), ("check", "--help"), ("estimate", "--help")):
+        code, out, err = run(*argv)
+        assert CJK.search(out + err), argv
+        assert run(*argv, "--lang", "zh") == (code, out, err), argv
+        if latin_sentences(out + err):
+            found[" ".join(argv)[:80]] = latin_sentences(out + err)[:5]
+    assert not found, found
