@@ -41,9 +41,13 @@ DeepSpeed DeepSpeedConfig ZeRO HF Trainer TrainingArguments GPU GPUs CPU NVMe JS
 NCCL CUDA MiB GiB KiB TiB MB GB KB Adam AdamW Lamb pydantic accelerate transformers dsfields VS Code SchemaStore
 Schema Draft Markdown markdown json text github sarif en zh LANG FILE OUT DIR URL API
 ok true false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize
-OOM schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
+OOM installed Python any dict int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
 """.split())
-CODE = re.compile(r"`[^`]*`|\"[^\"]*\"|'[^']*'|https?://\S+|--?[\w-]+|\S*[\d_./=<>{}\[\]|·×≤≥→←*+]\S*")
+CODE = re.compile(r"world size|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|https?://\S+|(?<![\w-])--?[\w-]+|\S*[\d_./=<>{}\[\]|·×≤≥→←*+]\S*")
+
+
+LISTING = re.compile(r"^\W*[\w-]+(?:, [\w-]+)+\W*$")
+"""A comma-separated list of single words (choices, class names): values, not a sentence."""
 
 
 def strip_original(line: str) -> str:
@@ -89,7 +93,7 @@ def latin_sentences(text: str) -> list[str]:
         kept = CODE.sub(" ", strip_original(line))
         for run in CJK.split(kept):
             words = [w for w in LATIN_WORD.findall(run) if not is_identifier(w)]
-            if words:
+            if words and not LISTING.match(run):
                 found.append(run.strip())
     return found
 
@@ -194,8 +198,9 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
 
 
 def english_in(argv: tuple[str, ...]) -> list[str]:
+    """The English of one run. migrate writes the migrated file to stdout: that is the user's own text."""
     _, out, err = run(*argv)
-    return latin_sentences(out + err)
+    return latin_sentences(err if argv[0] == "migrate" else out + err)
 
 
 @NEEDS_CORPUS
