@@ -41,9 +41,12 @@ DeepSpeed DeepSpeedConfig ZeRO HF Trainer TrainingArguments GPU GPUs CPU NVMe JS
 NCCL CUDA MiB GiB KiB TiB MB GB KB Adam AdamW Lamb pydantic accelerate transformers dsfields VS Code SchemaStore
 Schema Draft Markdown markdown json text github sarif en zh LANG FILE OUT DIR URL API
 ok true false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize
-OOM installed Python any dict int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
+OOM logits PCIe none cpu nvme installed Python any dict int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
 """.split())
-CODE = re.compile(r"world size|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|https?://\S+|(?<![\w-])--?[\w-]+|\S*[\d_./=<>{}\[\]|·×≤≥→←*+]\S*")
+_TOKEN = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
+CODE = re.compile(r"world size|all-gather|flash attention|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|https?://\S+|"
+                  rf"(?<![\w-])--?[\w-]+|{_TOKEN}*[\d_./=<>{{}}\[\]|·×≤≥→←*+]{_TOKEN}*")
+"""Code, paths, numbers, options, quoted keys and values, and terms Chinese text writes in English."""
 
 
 LISTING = re.compile(r"^\W*[\w-]+(?:, [\w-]+)+\W*$")

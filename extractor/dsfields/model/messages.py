@@ -667,12 +667,16 @@ def _zh_values(values: dict[str, str]) -> dict[str, str]:
     return out
 
 
-TOKENS = TOKENS | {"m", "k"}
+TOKENS = TOKENS | {"m", "k", "t", "nb"}
 SHAPED = {"types": TYPE_LIST, "release": r"\d+\.\d+\.\d+\w*", "dotted": r"(?=[\w.-]*[._])[\w-]+(?:\.[\w-]+)*",
           "word": r"[A-Za-z_][\w-]*", "word2": r"[A-Za-z_][\w-]*", "flag": r"\w+", "flag2": r"\w+"}
 """Placeholders that match one shape only, so a short template cannot take a phrase it does not mean."""
 
 _BEFORE: dict[str, dict[str, str]] = {
+    "error.z.is_not_number": {"en": "{dotted} is {value}: not a number DeepSpeed can use",
+                              "zh": "{dotted} 为 {value}：不是 DeepSpeed 能用的数字"},
+    "error.z.stages": {"en": "{dotted} is {value}: DeepSpeed has stages 0 to 3",
+                       "zh": "{dotted} 为 {value}：DeepSpeed 只有阶段 0 到 3"},
     # applied before the entries above: each is a longer form of a phrase one of them would take first
     "check.z.fix_delete_use": {"en": "fix: delete {key} and use {new}$", "zh": "fix: 删除 {key}，改用 {new}"},
     "check.z.fix_mean_two": {"en": "fix: did you mean {a}? or {b}?$", "zh": "fix: 是不是想写 {a} 或 {b}？"},
@@ -923,6 +927,54 @@ _AFTER: dict[str, dict[str, str]] = {
     "migrate.z.hf_refuses": {"en": " (the HF Trainer refuses it: ", "zh": "（HF Trainer 会拒绝它：" + ORIGINAL},
     "migrate.z.from_rule": {"en": " (from {path})$", "zh": "（来自 {path}）"},
     "error.z.defaults_path_in": {"en": "{dotted} in {release}", "zh": "{dotted}（{release}）"},
+    # estimate's formula lines (text output; --format json keeps them English, as every machine format)
+    "estimate.z.one_buffer": {"en": " (one buffer at stage 3, overlap_comm or not)",
+                              "zh": "（阶段 3 只有一个缓冲区，与 overlap_comm 无关）"},
+    "estimate.z.second_buffer": {"en": " (a second buffer with overlap_comm)", "zh": "（overlap_comm 时多一个缓冲区）"},
+    "estimate.z.in_place": {
+        "en": "0: the updated partitions are all-gathered in place into the flat 16-bit buffer (all_gather_into_tensor);"
+              " allgather_bucket_size {n} only splits the calls where that is missing, into views of the same buffer",
+        "zh": "0：更新后的分区被原地 all-gather 进扁平的 16 位缓冲区（all_gather_into_tensor）；allgather_bucket_size"
+              " {n} 只在缺少该函数时把调用拆成同一缓冲区上的多个视图"},
+    "estimate.z.largest_param": {"en": "largest parameter ≤ largest layer ", "zh": "最大参数 ≤ 最大层 "},
+    "estimate.z.retained": {"en": " - largest layer - retained)", "zh": " - 最大层 - 保留量)"},
+    "estimate.z.largest": {"en": "P - largest layer)", "zh": "P - 最大层)"},
+    "estimate.z.persistent": {"en": "{n} elements of tensors ≤ param_persistence_threshold {t} × {nb} B",
+                              "zh": "{n} 个元素（各张量 ≤ param_persistence_threshold {t}）× {nb} B"},
+    "estimate.z.pinned_zero2": {"en": " ranks (fp32 weights 4 + 16-bit copy 2 + fp32 gradients 4)",
+                                "zh": " 张卡（fp32 权重 4 + 16 位副本 2 + fp32 梯度 4）"},
+    "estimate.z.ranks": {"en": " × {n} ranks", "zh": " × {n} 张卡"},
+    "estimate.z.params16": {"en": "16-bit params 2", "zh": "16 位参数 2"},
+    "estimate.z.sub_group_grads": {"en": "fp32 gradients 4 + sub-group gradients 4", "zh": "fp32 梯度 4 + 子组梯度 4"},
+    "estimate.z.fp32_grads": {"en": "(fp32 gradients 4)", "zh": "(fp32 梯度 4)"},
+    "estimate.z.partition": {"en": " B × partition ", "zh": " B × 分区 "},
+    "estimate.z.partition_min": {"en": ", partition {n})", "zh": "，分区 {n})"},
+    "estimate.z.nvme_opt": {"en": " × aligned largest sub-group {n} × 4 B (pinned)",
+                            "zh": " × 对齐后的最大子组 {n} × 4 B（锁页）"},
+    "estimate.z.nvme_param": {"en": " × aligned buffer_size {n} × ", "zh": " × 对齐后的 buffer_size {n} × "},
+    "estimate.z.gds": {"en": " (on the GPU: aio.use_gds)", "zh": "（在 GPU 上：aio.use_gds）"},
+    "estimate.z.pinned": {"en": " (pinned)", "zh": "（锁页）"},
+    "estimate.z.stage0": {"en": " (stage 0: nothing partitioned; the byte split of the zero2 formula)",
+                          "zh": "（阶段 0：不切分任何状态；按 zero2 公式的字节拆分）"},
+    "estimate.z.zero1": {"en": " (ZeRO-1: 16-bit gradients not partitioned)", "zh": "（ZeRO-1：16 位梯度不切分）"},
+    "estimate.z.paper": {"en": "[Korthikanti et al. 2022, arXiv:2205.05198, eq. 1 and section 5]",
+                         "zh": "[Korthikanti 等，2022，arXiv:2205.05198，式 1 与第 5 节]"},
+    "estimate.z.layers": {"en": "layers {n} × ", "zh": "层数 {n} × "},
+    "estimate.z.no_heads": {"en": " (no --heads: attention scores not stored, as with flash attention)",
+                            "zh": "（未给 --heads：不保存注意力分数，与 flash attention 相同）"},
+    "estimate.z.recompute": {"en": "one layer recomputed in backward: ", "zh": "反向时重算一层："},
+    "estimate.z.host_ckpt": {"en": " (host memory: cpu_checkpointing)", "zh": "（主机内存：cpu_checkpointing）"},
+    "estimate.z.off_on": {"en": ": off → on — ", "zh": "：关 → 开 — "},
+    "estimate.z.off_on_first": {"en": " (off → on), ", "zh": "（关 → 开），"},
+    "estimate.z.first_change": {"en": " ({change}), 节省 ", "zh": "（{change}），节省 "},
+    "estimate.z.per_rank": {"en": " GPU/rank", "zh": " GPU/卡"},
+    "estimate.z.host_rank": {"en": " 主机/rank", "zh": " 主机/卡"},
+    "estimate.z.host_node": {"en": " 主机/node", "zh": " 主机/节点"},
+    "estimate.z.nvme_node": {"en": " NVMe/node", "zh": " NVMe/节点"},
+    "estimate.z.activations": {"en": "  activations   ", "zh": "  激活值        "},
+    "estimate.z.checkpoints": {"en": "  checkpoints   ", "zh": "  检查点        "},
+    "estimate.z.saves_semicolon": {"en": "GiB; ", "zh": "GiB；"},
+    "estimate.z.saves_semicolon_mib": {"en": "MiB; ", "zh": "MiB；"},
     # diff: how a section treats unknown keys, and a choices constraint
     "diff.z.strict": {"en": "未知键：{word} → {word2}", "zh": "未知键：由{word}改为{word2}"},
     "diff.z.choices": {"en": "choices: ", "zh": "可选值："},
