@@ -41,10 +41,11 @@ DeepSpeed DeepSpeedConfig ZeRO HF Trainer TrainingArguments GPU GPUs CPU NVMe JS
 NCCL CUDA MiB GiB KiB TiB MB GB KB Adam AdamW Lamb pydantic accelerate transformers dsfields VS Code SchemaStore
 Schema Draft Markdown markdown json text github sarif en zh LANG FILE OUT DIR URL API
 ok true false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize
-OOM logits PCIe none cpu nvme installed Python any dict int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
+OOM memory communication speed offload checkpoint logits PCIe none cpu nvme installed Python any dict int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
 """.split())
 _TOKEN = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
-CODE = re.compile(r"world size|all-gather|flash attention|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|https?://\S+|"
+CODE = re.compile(r"world size|micro batch|weight decay|fused kernel|all-gather|all-reduce|reduce-scatter|all-to-all|"
+                  r"flash attention|\w+…|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|https?://\S+|"
                   rf"(?<![\w-])--?[\w-]+|{_TOKEN}*[\d_./=<>{{}}\[\]|·×≤≥→←*+]{_TOKEN}*")
 """Code, paths, numbers, options, quoted keys and values, and terms Chinese text writes in English."""
 
@@ -74,6 +75,8 @@ def identifiers() -> frozenset[str]:
             names.update(path.split("."))
         for catalog in snapshot.catalogs.values():
             names.update(catalog.names)
+        for enum in snapshot.enums.values():
+            names.update(str(member.get("name")) for member in enum.raw.get("members") or ())
     return frozenset(names)
 
 
@@ -82,22 +85,30 @@ def is_identifier(word: str) -> bool:
     return (word in NAMES or word in identifiers() or bool(re.search(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]?$", word)))
 
 
+SENTENCE_END = re.compile(r"[。；：！？]|[.;:!?](?=\s|$)")
+
+
 def latin_sentences(text: str) -> list[str]:
-    """The English runs of ``text``: stretches between Chinese characters and punctuation holding an English word
-    that is neither code, a quoted key or value, nor a name (one word suffices: "raises" before a quoted message
-    is English too). A line ending in ``（原文）：`` opens a block of DeepSpeed's words: its indented lines."""
+    """The English of ``text``, outside code, quoted keys and values, names and DeepSpeed's marked words: each
+    sentence with no Chinese character and an English word ("DeepSpeed 0.19.8 raises:"), and in a Chinese
+    sentence each English phrase of two words or more ("删除 x and use y"). A line ending in ``（原文）：``
+    opens a block of DeepSpeed's words: its indented lines."""
     found = []
     block = None
     for line in text.splitlines():
         lead = len(line) - len(line.lstrip())
         if block is not None and line.strip() and lead > block:
             continue
-        block = len(line) - len(line.lstrip()) if line.rstrip().endswith(("（原文）：", ORIGINAL)) else None
+        opens = line.rstrip().endswith(("（原文）：", ORIGINAL)) or (
+            ORIGINAL in line and "）" not in line.rpartition(ORIGINAL)[2])  # DeepSpeed's words wrapped on
+        block = lead if opens else None
         kept = CODE.sub(" ", strip_original(line))
-        for run in CJK.split(kept):
-            words = [w for w in LATIN_WORD.findall(run) if not is_identifier(w)]
-            if words and not LISTING.match(run):
-                found.append(run.strip())
+        for sentence in SENTENCE_END.split(kept):
+            chinese = CJK.search(sentence)
+            for run in CJK.split(sentence):
+                words = [w for w in LATIN_WORD.findall(run) if not is_identifier(w)]
+                if len(words) >= (2 if chinese else 1) and not LISTING.match(run):
+                    found.append(run.strip())
     return found
 
 

@@ -636,7 +636,7 @@ JSON_TYPES_ZH = {"integer": "整数", "number": "数字", "string": "字符串",
 """JSON type names in Chinese sentences (``null`` stays: it is the value)."""
 
 _TYPE_WORD = r"(?:integer|number|string|boolean|object|array|null|any)"
-TYPE_LIST = rf"(?:an? )?{_TYPE_WORD}(?:(?: or |, | / ){_TYPE_WORD})*(?: \([A-Za-z]\w*\))?"
+TYPE_LIST = rf"(?:an? )?{_TYPE_WORD}(?:(?: or |, | / | \| ){_TYPE_WORD})*(?: \([A-Za-z]\w*\))?"
 """What a ``{types}`` placeholder matches: a list of JSON types, with an enum's name after it."""
 
 
@@ -669,7 +669,7 @@ def _zh_values(values: dict[str, str]) -> dict[str, str]:
 
 TOKENS = TOKENS | {"m", "k", "t", "nb"}
 SHAPED = {"types": TYPE_LIST, "release": r"\d+\.\d+\.\d+\w*", "dotted": r"(?=[\w.-]*[._])[\w-]+(?:\.[\w-]+)*",
-          "word": r"[A-Za-z_][\w-]*", "word2": r"[A-Za-z_][\w-]*", "flag": r"\w+", "flag2": r"\w+"}
+          "fn": r"[\w.<>]+", "word": r"[A-Za-z_][\w-]*", "word2": r"[A-Za-z_][\w-]*", "flag": r"\w+", "flag2": r"\w+"}
 """Placeholders that match one shape only, so a short template cannot take a phrase it does not mean."""
 
 _BEFORE: dict[str, dict[str, str]] = {
@@ -975,6 +975,84 @@ _AFTER: dict[str, dict[str, str]] = {
     "estimate.z.checkpoints": {"en": "  checkpoints   ", "zh": "  检查点        "},
     "estimate.z.saves_semicolon": {"en": "GiB; ", "zh": "GiB；"},
     "estimate.z.saves_semicolon_mib": {"en": "MiB; ", "zh": "MiB；"},
+    # lookup's fixed words (model/wording.py and lookup.py; the row labels are translated where they are drawn)
+    "lookup.z.default_factory": {"en": "(default factory: ", "zh": "（默认工厂："},
+    "lookup.z.default_end": {"en": "(default: {value})$", "zh": "（默认值：{value}）"},
+    "lookup.z.default": {"en": "(default: ", "zh": "（默认值："},
+    "lookup.z.required": {"en": "(required)", "zh": "（必填）"},
+    "lookup.z.no_default": {"en": "(no default: absent means not set)", "zh": "（无默认值：不写即不设置）"},
+    "lookup.z.any_of": {"en": "any ({types})", "zh": "任意类型（{types}）"},
+    "lookup.z.strict": {"en": "strict: an unknown key is an error", "zh": "严格：未知键会报错"},
+    "lookup.z.lenient": {"en": "lenient: an unknown key is silently ignored", "zh": "宽松：未知键被静默忽略"},
+    "lookup.z.kept": {"en": "unknown keys are kept", "zh": "未知键会被保留"},
+    "lookup.z.passed": {"en": "any key is passed on as is", "zh": "任何键都原样传递"},
+    "lookup.z.not_recorded": {"en": "unknown keys: not recorded", "zh": "未知键：未记录"},
+    "lookup.z.auto_accepted": {"en": "accepted: dropped, the default is used", "zh": "接受：丢弃它并使用默认值"},
+    "lookup.z.auto_kept": {"en": "kept as string", "zh": "按字符串保留"},
+    "lookup.z.auto_rejected_why": {"en": "\"auto\"       rejected ({message})$",
+                                   "zh": "\"auto\"       拒绝（" + ORIGINAL + "{message}）"},
+    "lookup.z.auto_rejected": {"en": "\"auto\"       rejected$", "zh": "\"auto\"       拒绝"},
+    "lookup.z.to_default": {"en": "→ default$", "zh": "→ 默认值"},
+    "lookup.z.not_carried": {"en": "its value is not carried over to {new}", "zh": "它的值不会转给 {new}"},
+    "lookup.z.converted": {"en": "its value is converted and copied to {new} (setting both is an error)",
+                           "zh": "它的值会被转换并复制到 {new}（两者都设置会报错）"},
+    "lookup.z.copied": {"en": "its value is copied to {new} (setting both is an error)",
+                        "zh": "它的值会被复制到 {new}（两者都设置会报错）"},
+    "lookup.z.deprecated_to": {"en": "deprecated → ", "zh": "已弃用 → "},
+    "lookup.z.deprecated_semi": {"en": "deprecated; ", "zh": "已弃用；"},
+    "lookup.z.in_fn": {"en": " in {fn}()", "zh": "，{fn}() 中"},
+    "lookup.z.in_table": {"en": " in {fn}$", "zh": "，{fn} 中"},
+    "lookup.z.at_stage": {"en": " (at ZeRO stage {n})", "zh": "（ZeRO 阶段 {n}）"},
+    "lookup.z.stage_dependent": {"en": "stage-dependent: ", "zh": "随阶段而定："},
+    "lookup.z.stage_decides": {"en": " (the stage decides when the key is absent)", "zh": "（不写该键时由阶段决定）"},
+    "lookup.z.stages": {"en": "stages {n}–{m}", "zh": "阶段 {n}–{m}"},
+    "lookup.z.stage_n": {"en": "stage {n}: ", "zh": "阶段 {n}："},
+    "lookup.z.when_absent": {"en": "when absent", "zh": "不写时"},
+    "lookup.z.multiple": {"en": "multiple of {n}", "zh": "{n} 的倍数"},
+    "lookup.z.length": {"en": "length ", "zh": "长度 "},
+    "lookup.z.with_default": {"en": "with default {value} at {where}$", "zh": "在 {where} 处默认值为 {value}"},
+    "lookup.z.with_default_mid": {"en": "with default {value} at {where}; ", "zh": "在 {where} 处默认值为 {value}；"},
+    "lookup.z.when_set_true": {"en": " when set to a true value", "zh": "（当值为真时）"},
+    "lookup.z.when_set": {"en": " when set to ", "zh": "，当值为 "},
+    "lookup.z.from_dict_by": {"en": "none: read from the dict by {fn}()", "zh": "无：由 {fn}() 从 dict 读取"},
+    "lookup.z.from_dict": {"en": "none: read from the dict", "zh": "无：从 dict 读取"},
+    "lookup.z.top": {"en": "(top level)", "zh": "（顶层）"},
+    "lookup.z.section_fields": {"en": ": section, {n} fields", "zh": "：配置段，{n} 个字段"},
+    "lookup.z.section_fields_line": {"en": "  section, {n} fields", "zh": "  配置段，{n} 个字段"},
+    "lookup.z.removed_header": {"en": ": removed$", "zh": "：已移除"},
+    "lookup.z.removed_line": {"en": "  removed$", "zh": "  已移除"},
+    "lookup.z.fields": {"en": "fields:$", "zh": "字段："},
+    "lookup.z.raises_if_set": {"en": "DeepSpeed {v} raises this message if the key is set",
+                               "zh": "设置该键时 DeepSpeed {v} 会报出上面的消息"},
+    "lookup.z.no_field_inf": {"en": "no field {q} in DeepSpeed {v}'s inference config",
+                              "zh": "DeepSpeed {v} 的推理配置中没有字段 {q}"},
+    "lookup.z.no_field": {"en": "no field {q} in DeepSpeed {v}", "zh": "DeepSpeed {v} 中没有字段 {q}"},
+    "lookup.z.did_you_mean": {"en": "; did you mean:", "zh": "；是不是想找："},
+    "lookup.z.section_hint": {"en": "(a section name, e.g. zero_optimization, lists the fields inside it)",
+                              "zh": "（写配置段名称，例如 zero_optimization，会列出其中的字段）"},
+    "lookup.z.pattern": {
+        "en": " resolves to the pattern path {p}: {g} is a user-named group (any name works there)",
+        "zh": " 对应模式路径 {p}：{g} 是用户自己命名的分组（那里写任何名字都可以）"},
+    "lookup.z.more": {"en": " (+{n} more)", "zh": "（另有 {n} 处）"},
+    "lookup.z.default_line": {"en": ", default {name} (line {n})", "zh": "，默认值 {name}（第 {n} 行）"},
+    "lookup.z.any_alone": {"en": " any （", "zh": " 任意类型（"},
+    "lookup.z.type_removed_last": {"en": "removed (last in {v})", "zh": "已移除（最后出现在 {v}）"},
+    # lookup --history
+    "lookup.z.hist_none": {"en": "history: not in any committed snapshot", "zh": "历史：不在任何已提交的快照中"},
+    "lookup.z.hist": {"en": "history ({n} snapshots: ", "zh": "历史（{n} 个快照："},
+    "lookup.z.hist_one": {"en": "history (1 snapshot: ", "zh": "历史（1 个快照："},
+    "lookup.z.oldest": {"en": "present in the oldest snapshot: ", "zh": "最早的快照中已有："},
+    "lookup.z.h_reintroduced": {"en": "reintroduced: ", "zh": "重新引入："},
+    "lookup.z.h_introduced": {"en": "introduced: ", "zh": "引入："},
+    "lookup.z.h_type": {"en": "type changed: ", "zh": "类型改变："},
+    "lookup.z.h_default": {"en": "default changed: ", "zh": "默认值改变："},
+    "lookup.z.h_renamed": {"en": "renamed: ", "zh": "改名："},
+    "lookup.z.h_removed_rejected": {"en": "removed and rejected", "zh": "已移除，设置会被拒绝"},
+    "lookup.z.h_removed": {"en": "removed (no longer read)", "zh": "已移除（不再读取）"},
+    "lookup.z.h_undeprecated": {"en": "undeprecated", "zh": "不再弃用"},
+    "lookup.z.h_no_longer_rejected": {"en": "no longer rejected", "zh": "不再被拒绝"},
+    "lookup.z.h_deprecated_end": {"en": "  deprecated$", "zh": "  已弃用"},
+    "lookup.z.h_deprecated_semi": {"en": "; deprecated$", "zh": "；已弃用"},
     # diff: how a section treats unknown keys, and a choices constraint
     "diff.z.strict": {"en": "未知键：{word} → {word2}", "zh": "未知键：由{word}改为{word2}"},
     "diff.z.choices": {"en": "choices: ", "zh": "可选值："},
