@@ -37,17 +37,23 @@ CJK = re.compile(r"[\u3400-\u9fff\uff08-\uff1f\u3001-\u3011]")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 # Names, not sentences: they stay Latin in Chinese text (as on the zh site).
 NAMES = frozenset("""
-DeepSpeed DeepSpeedConfig ZeRO HF Trainer TrainingArguments GPU GPUs CPU NVMe JSON hjson JSONL SARIF PyTorch torch
-NCCL CUDA MiB GiB KiB TiB MB GB KB Adam AdamW Lamb pydantic accelerate transformers dsfields VS Code SchemaStore
-Schema Draft Markdown markdown json text github sarif en zh LANG FILE OUT DIR URL API
-ok true false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize
-OOM memory communication speed offload checkpoint logits PCIe none cpu nvme installed Python any dict int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve migrate upgrade estimate lookup docs extract snapshot usage
+DeepSpeed DeepSpeedConfig ZeRO HF Trainer TrainingArguments GPU GPUs CPU NVMe JSON hjson JSONL SARIF PyTorch
+torch NCCL CUDA MiB GiB KiB TiB MB GB KB Adam AdamW Lamb pydantic accelerate transformers dsfields VS Code
+SchemaStore Schema Draft Markdown markdown json text github sarif en zh LANG FILE OUT DIR URL API ok true
+false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize OOM
+Autotuner memory communication speed offload checkpoint logits PCIe none cpu nvme installed Python any dict
+int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve
+migrate upgrade estimate lookup docs extract snapshot usage
 """.split())
 _TOKEN = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
-CODE = re.compile(r"world size|micro batch|weight decay|fused kernel|all-gather|all-reduce|reduce-scatter|all-to-all|"
-                  r"flash attention|\w+…|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|https?://\S+|"
+TERMS = ("(?:Random )?layer-token drop", "pre-commit", r"mkdocs \w+", "world size", "micro batch", "weight decay",
+         "fused kernel", "all-gather", "all-reduce", "reduce-scatter", "all-to-all", "flash attention")
+"""Terms Chinese ML writing keeps in English (the zh site's prose uses them too)."""
+CODE = re.compile(r"\b[A-Z][\w-]*(?: [A-Z][\w-]*)+\b|" + "|".join(TERMS) + r"|\w+…|`[^`]*`|\"[^\"]*(?:\"|$)|'[^']*'|"
+                  r"https?://\S+|"
                   rf"(?<![\w-])--?[\w-]+|{_TOKEN}*[\d_./=<>{{}}\[\]|·×≤≥→←*+]{_TOKEN}*")
-"""Code, paths, numbers, options, quoted keys and values, and terms Chinese text writes in English."""
+"""Code, paths, numbers, options, quoted keys and values, names (Title Case runs: Progressive Layer Drop), and terms
+Chinese text writes in English."""
 
 
 LISTING = re.compile(r"^\W*[\w-]+(?:, [\w-]+)+\W*$")
@@ -117,11 +123,15 @@ def test_the_counter_counts_english_and_skips_code_keys_and_quoted_words() -> No
     assert latin_sentences("  x：默认值 1 (10 in all)") == ["in all)"]
     assert latin_sentences('修改：删除 "max_grad_norm" and use "gradient_clipping"') == ["and use"]
     assert latin_sentences("在 DeepSpeed 0.19.8 中移除: DeepSpeed 0.19.8 raises: 原文：Legacy key removed.") == [
-        ": DeepSpeed   raises:"]
+        "DeepSpeed   raises"]
     assert latin_sentences("  estimate_zero3_model_states_mem_needs(total_params=6740000000, zero_init=True)") == []
     assert latin_sentences("  a：DeepSpeed 会报错：原文：Elastic training has been removed. See the docs.") == []
     assert latin_sentences("  b：DeepSpeed 会报错（原文：extra inputs are not permitted）；默认值 true") == []
-    assert latin_sentences("  c：HF Trainer 填入 \"auto\"；GPU 每个 rank") == ["rank"]
+    assert latin_sentences("DeepSpeed 源码中的说明（原文）：\n  The maximum number of parameters.\n\nkey  x") == [
+        "key  x"]
+    assert latin_sentences("  c：优化器卸载 cpu，阶段 3；HF Trainer 填入 \"auto\"；(adam, adamw, lamb)") == []
+    assert schema_english("说明。\n\n原文：Some docstring.\n\nExample:\n  x\n\n默认值：`1`") == []
+    assert schema_english("Removed: gone") == ["Removed", "gone"]
 
 
 # ------------------------------------------------------------------ what is run
@@ -247,3 +257,71 @@ def test_a_zh_locale_without_lang_is_chinese_too(tmp_path: Path, monkeypatch: py
         if latin_sentences(out + err):
             found[" ".join(argv)[:80]] = latin_sentences(out + err)[:5]
     assert not found, found
+
+
+def schema_english(text: str) -> list[str]:
+    """The Latin-only sentences of one schema description. DeepSpeed's docstring there is one paragraph part
+    that may hold blank lines: marked ``原文：``, it runs to our next part (已弃用, 默认值, Docs) or the end;
+    quoted Markdown lines (``>``) are the docstring too."""
+    text = re.sub(ORIGINAL + r".*?(?=\n\n(?:已弃用|默认值|Docs:|\[文档\])|\Z)", "", text, flags=re.S)
+    found = []
+    for line in text.splitlines():
+        if line.startswith(">"):
+            continue
+        for sentence in SENTENCE_END.split(CODE.sub(" ", line)):
+            words = [w for w in LATIN_WORD.findall(sentence) if not is_identifier(w)]
+            if words and not CJK.search(sentence) and not LISTING.match(sentence):
+                found.append(sentence.strip())
+    return found
+
+
+@pytest.mark.parametrize("flags", [(), ("--hf",), ("--version", "0.10.3")])
+def test_the_chinese_schema_describes_in_chinese(flags: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an editor shows on hover (``description``, ``markdownDescription``) with ``schema --lang zh``: no
+    English sentence of ours; DeepSpeed's docstrings are marked 原文."""
+    code, out, _ = run("schema", *flags, "--lang", "zh")
+    assert code == 0
+    found: dict[str, list[str]] = {}
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("description", "markdownDescription") and isinstance(value, str):
+                    if schema_english(value):
+                        found[f"{where}.{key}"] = schema_english(value)
+                else:
+                    walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, where)
+
+    walk(json.loads(out), "")
+    assert not found, json.dumps(dict(list(found.items())[:10]), ensure_ascii=False, indent=1)
+
+
+def test_every_help_string_has_its_chinese() -> None:
+    """``--help`` in Chinese is complete: each option's help, each description, each subcommand line of every
+    subcommand (loaded all at once) is in :data:`dsfields.model.help_zh.HELP_ZH`; an option added or reworded
+    in English fails here until its Chinese follows."""
+    import argparse
+
+    from dsfields.cli import get_parser
+    from dsfields.model.help_zh import ARGPARSE_ZH, HELP_ZH
+
+    missing: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        for text in [parser.description] + [a.help for a in parser._actions]:
+            if text and text is not argparse.SUPPRESS and text not in HELP_ZH and text not in ARGPARSE_ZH:
+                missing.append(text)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                missing.extend(c.help for c in action._choices_actions if c.help and c.help not in HELP_ZH)
+                for sub in action.choices.values():
+                    walk(sub)
+
+    walk(get_parser())
+    assert not missing, sorted(set(missing))
+    code, out, _ = run("check", "--help", "--lang", "zh")
+    assert code == 0 and out.startswith("用法：dsfields check") and "选项" in out and "options:" not in out
+    assert run("check", "--help")[1].startswith("usage: dsfields check")  # English stays the default

@@ -796,12 +796,14 @@ _AFTER: dict[str, dict[str, str]] = {
         "en": "OneCycle divides by its total cycle size when it is built: cycle_first_step_size +"
               " cycle_second_step_size (which defaults to the first) must not be 0 (releases before OneCycle checked"
               " each half)",
-        "zh": "OneCycle 构建时会除以总周期长度：cycle_first_step_size + cycle_second_step_size（后者默认等于前者）不能为"
+        "zh": "OneCycle 构建时会除以总周期长度：cycle_first_step_size + cycle_second_step_size"
+              "（后者默认等于前者）不能为"
               " 0（更早的版本分别检查两半）"},
     "check.rule.pld-theta-gamma-required": {
         "en": "progressive_layer_drop enabled needs theta and gamma: the engine reads both without a default when it"
               " builds ProgressiveLayerDrop",
-        "zh": "启用 progressive_layer_drop 需要 theta 和 gamma：引擎构建 ProgressiveLayerDrop 时读取二者，且没有默认值"},
+        "zh": "启用 progressive_layer_drop 需要 theta 和 gamma：引擎构建 ProgressiveLayerDrop 时读取二者，"
+              "且没有默认值"},
     "check.rule.batch-size-required": {
         "en": "train_batch_size or train_micro_batch_size_per_gpu must be given (gradient_accumulation_steps alone is"
               " not enough; the HF Trainer fills them only where they are \"auto\")",
@@ -819,7 +821,8 @@ _AFTER: dict[str, dict[str, str]] = {
         "en": "under the HF Trainer, every \"auto\" left after the Trainer's and accelerate's fills is refused",
         "zh": "在 HF Trainer 下，Trainer 和 accelerate 填完之后仍剩下的每个 \"auto\" 都会被拒绝"},
     "check.rule.hf-zero-optimization-object": {
-        "en": "under the HF Trainer, zero_optimization must be an object: the Trainer and accelerate look keys up in it",
+        "en": "under the HF Trainer, zero_optimization must be an object: the Trainer and accelerate look keys up"
+              " in it",
         "zh": "在 HF Trainer 下，zero_optimization 必须是对象：Trainer 和 accelerate 会在其中查找键"},
     "check.rule.zero-optimization-bool-accepted": {
         "en": "plain DeepSpeed still reads the legacy \"zero_optimization\": true / false (stage 1 / 0, deprecated)",
@@ -884,7 +887,8 @@ _AFTER: dict[str, dict[str, str]] = {
               "curriculum_metrics ({where}): one class reads min_difficulty, max_difficulty, schedule_type and "
               "schedule_config in both",
         "zh": "旧配置段整体交给 CurriculumScheduler，也就是数据采样器为 curriculum_metrics 中每个指标构建的类"
-              "（{where}）：两种写法都由这同一个类读取 min_difficulty、max_difficulty、schedule_type 和 schedule_config"},
+              "（{where}）：两种写法都由这同一个类读取 min_difficulty、max_difficulty、schedule_type 和"
+              " schedule_config"},
     "migrate.z.legacy.curriculum_lost": {
         "en": "the legacy scheduler ran in the engine and passed curriculum_seqlen to the model's forward ({a}, "
               "curriculum_type {seqlen}); the data sampler that reads the new section orders samples by a metric the"
@@ -932,7 +936,8 @@ _AFTER: dict[str, dict[str, str]] = {
                               "zh": "（阶段 3 只有一个缓冲区，与 overlap_comm 无关）"},
     "estimate.z.second_buffer": {"en": " (a second buffer with overlap_comm)", "zh": "（overlap_comm 时多一个缓冲区）"},
     "estimate.z.in_place": {
-        "en": "0: the updated partitions are all-gathered in place into the flat 16-bit buffer (all_gather_into_tensor);"
+        "en": "0: the updated partitions are all-gathered in place into the flat 16-bit buffer "
+              "(all_gather_into_tensor);"
               " allgather_bucket_size {n} only splits the calls where that is missing, into views of the same buffer",
         "zh": "0：更新后的分区被原地 all-gather 进扁平的 16 位缓冲区（all_gather_into_tensor）；allgather_bucket_size"
               " {n} 只在缺少该函数时把调用拆成同一缓冲区上的多个视图"},
