@@ -196,6 +196,7 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
         yield ("resolve", "--hf", path)
         yield ("migrate", path, "--to", "0.19.8", "--from", "0.8.0")
         yield ("upgrade", path, "--from", "0.10.3", "--to", "0.19.8")
+        yield ("upgrade", path, "--from", "0.14.0", "--to", "0.19.8", "--format", "markdown")
         yield ("estimate", path, "--params", "7B", "--largest-layer-params", "200M", "--gpus-per-node", "8",
                "--hidden-size", "4096", "--layers", "32", "--seq-len", "2048")
     yield ("estimate", corpus[0], "--params", "1.3B")
@@ -325,3 +326,19 @@ def test_every_help_string_has_its_chinese() -> None:
     code, out, _ = run("check", "--help", "--lang", "zh")
     assert code == 0 and out.startswith("用法：dsfields check") and "选项" in out and "options:" not in out
     assert run("check", "--help")[1].startswith("usage: dsfields check")  # English stays the default
+
+
+def test_every_launch_rule_and_legacy_note_has_its_chinese() -> None:
+    """The curated sentences check and migrate print (what each launch rule enforces, each legacy form's
+    conversion and loss) are matched by a catalogue entry: reworded in English, they fail here until their
+    Chinese follows."""
+    from dsfields.legacy import LEGACY
+    from dsfields.model import messages
+    from dsfields.model.launch_rules import RULES
+
+    def translated(text: str, *groups: str) -> bool:
+        return not messages.localize(text, "zh", *groups) == text
+
+    assert [r.id for r in RULES if not translated(r.enforces, "check.")] == []
+    notes = [t for rule in LEGACY.values() for t in (rule.source, rule.lost) if t]
+    assert [t for t in notes if not translated(t, "migrate.", "check.", "error.")] == []
