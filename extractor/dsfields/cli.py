@@ -74,6 +74,12 @@ def _help_formatter(lang: str = "en") -> type[argparse.HelpFormatter]:
                 prefix = "用法："  # argparse's "usage: " (issue 28: --help in Chinese)
             super().add_usage(usage, actions, groups, prefix)
 
+        def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None) -> str:
+            text = super()._format_usage(usage, actions, groups, prefix)
+            if prefix == "用法：":  # argparse indents wrapped lines by len(prefix): these 3 characters take 6 columns
+                text = text.replace("\n" + " " * len("dsfields"), "\n" + " " * (len("dsfields") + 3))
+            return text
+
     return HelpFormatter
 
 
