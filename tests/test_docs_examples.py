@@ -31,6 +31,7 @@ def test_both_languages_show_the_same_examples():
 @pytest.mark.parametrize(("page", "command", "expected"), examples(), ids=lambda v: v[:60] if isinstance(v, str) else v)
 def test_example_output(page, command, expected, monkeypatch, capsys):
     monkeypatch.chdir(DOCS)
+    monkeypatch.setenv("COLUMNS", "100")  # answers that wrap (lookup) wrap the same everywhere
     main(shlex.split(command)[1:])
     captured = capsys.readouterr()
     assert captured.out + captured.err == expected

@@ -301,7 +301,8 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
         ("engine", label(lang, "engine_text", keys=", ".join(entry.engine_params)) if entry.engine_params else None),
     ]
     for name, message in sorted(catalog.rejected_params.items()):
-        rows.append(("rejected", f"{name}: {message}"))
+        # DeepSpeed's own words, marked as such in Chinese (issue 28)
+        rows.append(("rejected", f"{name}: {message}" if lang != "zh" else f"{name}: 原文：{message}"))
     rows.append(("snapshot", f"DeepSpeed {snapshot.version}"))
     for row_label, text in rows:
         if text:

@@ -49,7 +49,7 @@ def chosen_command(args: Sequence[str]) -> str | None:
     return None
 
 
-def _help_formatter() -> type[argparse.HelpFormatter]:
+def _help_formatter(lang: str = "en") -> type[argparse.HelpFormatter]:
     """argparse's formatter, told the width up front: its own default imports shutil (bz2, lzma), which
     costs a command ~3 ms of start-up although no help is printed."""
     import argparse
@@ -69,6 +69,17 @@ def _help_formatter() -> type[argparse.HelpFormatter]:
                         width = 78
             super().__init__(prog, indent_increment, max_help_position, max(width, 40))
 
+        def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+            if prefix is None and lang == "zh":
+                prefix = "用法："  # argparse's "usage: " (issue 28: --help in Chinese)
+            super().add_usage(usage, actions, groups, prefix)
+
+        def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None) -> str:
+            text = super()._format_usage(usage, actions, groups, prefix)
+            if prefix == "用法：":  # argparse indents wrapped lines by len(prefix): these 3 characters take 6 columns
+                text = text.replace("\n" + " " * len("dsfields"), "\n" + " " * (len("dsfields") + 3))
+            return text
+
     return HelpFormatter
 
 
@@ -87,7 +98,7 @@ def get_parser(load: Collection[str] | None = None, lang: str = "en") -> argpars
             self.print_usage(sys.stderr)
             self.exit(2, f"{self.prog}：错误：{localize(message, lang, 'error.argparse.')}\n")
 
-    formatter = _help_formatter()
+    formatter = _help_formatter(lang)
     parser = Parser(
         prog="dsfields",
         description="The source-derived dictionary of every DeepSpeed config field.",
@@ -103,7 +114,29 @@ def get_parser(load: Collection[str] | None = None, lang: str = "en") -> argpars
             module = importlib.import_module(module_name)
             module.add_arguments(command_parser)
             command_parser.set_defaults(_module=module)
+    if lang == "zh":
+        _help_in_chinese(parser)
     return parser
+
+
+def _help_in_chinese(parser: argparse.ArgumentParser) -> None:
+    """Every help string, description and section title of ``parser`` and its subcommands in Chinese
+    (:mod:`dsfields.model.help_zh`); an option the table lacks keeps its English."""
+    import argparse
+
+    from dsfields.model.help_zh import ARGPARSE_ZH, help_zh
+
+    parser.description = help_zh(parser.description)
+    for group in parser._action_groups:
+        group.title = ARGPARSE_ZH.get(group.title or "", group.title)
+    for action in parser._actions:
+        if action.help is not argparse.SUPPRESS:
+            action.help = help_zh(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = help_zh(choice.help)
+            for sub in {id(p): p for p in action.choices.values()}.values():
+                _help_in_chinese(sub)
 
 
 def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
@@ -228,7 +261,9 @@ def _main(args: Sequence[str] | None) -> int:
             stream=sys.stderr,
         )
     if not getattr(opts, "command", None):
-        get_parser([]).print_help(sys.stderr)
+        from dsfields.model.messages import requested_language
+
+        get_parser([], requested_language(argv)).print_help(sys.stderr)
         return 2
     try:
         return int(opts._module.run(opts, **providers(opts)))

@@ -869,7 +869,9 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
                       f"{gib(item['gpu_bytes_saved_per_rank'])}; {item['cost']}"]
     if answer["assumptions"]:
         lines += ["", f"{words['assumptions']}{colon.strip()}"] + [f"  - {a}" for a in answer["assumptions"]]
-    return "\n".join(lines)
+    from dsfields.model.messages import localize  # issue 28: the formula lines in Chinese too (json stays English)
+
+    return localize("\n".join(lines), lang, "estimate.")
 
 
 # ---------------------------------------------------------------- command line

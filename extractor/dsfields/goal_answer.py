@@ -23,6 +23,8 @@ _LABELS = {
         "more": "Why each serves the goal is read from DeepSpeed {read}'s code{note}. `dsfields lookup PATH` "
                 "explains each; `dsfields lookup {goal} --lang zh` in Chinese.",
         "older": "; this release may differ in detail",
+        "estimate": "For your own config, `dsfields estimate FILE --params N` counts the memory it needs and ranks "
+                    "its knobs by the bytes each change saves (the OOM list).",
         "keys": "“{query}” is also the key of {paths}: `dsfields lookup PATH` answers for it.",
         "hint": "“{query}” is also a goal: `dsfields lookup goal:{goal}` lists the {count} fields that serve it "
                 "({title}).",
@@ -33,6 +35,8 @@ _LABELS = {
         "more": "各条理由依据 DeepSpeed {read} 的代码写成{note}。`dsfields lookup 路径` 可查看每个字段的详细说明；"
                 "`--lang en` 显示英文。",
         "older": "，本版本细节可能不同",
+        "estimate": "针对你自己的配置，`dsfields estimate 文件 --params N` 会算出它需要的内存，并按每项改动节省的字节"
+                    "给这些旋钮排序（OOM 清单）。",
         "keys": "“{query}”也是 {paths} 的键名：`dsfields lookup 路径` 可查看。",
         "hint": "“{query}”也是一个目标：`dsfields lookup goal:{goal}` 列出服务于它的 {count} 个字段（{title}）。",
     },
@@ -72,6 +76,8 @@ def format_goal(snapshot: Snapshot, goal: Goal, width: int, style: Any, lang: st
     read = read_from()
     note = "" if read == snapshot.version else _LABELS.get(lang, _LABELS["en"])["older"]
     lines += [""] + _wrap(_label(lang, "more", goal=goal.name, read=read, note=note), width, "", "")
+    if goal.name == "memory":  # journey "my ZeRO-3 run OOMs": the answer for one config is estimate's OOM list
+        lines += _wrap(_label(lang, "estimate"), width, "", "")
     return lines
 
 

@@ -280,10 +280,23 @@ def terminal_width() -> int:
     return max(MIN_WIDTH, min(MAX_WIDTH, columns or 80))
 
 
-def _row(label: str, text: str, width: int, style: Style) -> list[str]:
+ROW_LABELS_ZH = {
+    "key": "键", "python name": "Python 名称", "aliases": "别名", "read at": "读取位置", "section": "所在段",
+    "effective": "实际默认值", "also read": "其他读取", "constraints": "约束", "allowed": "允许值",
+    "requires": "依赖", "defined at": "定义位置", "constant": "常量", "snapshot": "快照", "rejected at": "拒绝位置",
+    "section of": "上级段", "model": "模型", "unknown keys": "未知键",
+}
+"""issue 28: the row labels of a lookup answer in Chinese (``"auto"`` stays: it is the value)."""
+
+
+def _row(label: str, text: str, width: int, style: Style, lang: str = "en") -> list[str]:
     indent = " " * (2 + LABEL_WIDTH)
     lines = _wrap(text, width, indent, indent) or [indent]
-    lines[0] = "  " + style.label(label.ljust(LABEL_WIDTH)) + lines[0][len(indent):]
+    if lang == "zh":
+        label = ROW_LABELS_ZH.get(label, label)
+    # padded by display width: a Chinese character takes two columns
+    pad = LABEL_WIDTH - sum(2 if "\u2e80" <= char <= "\uffef" else 1 for char in label)
+    lines[0] = "  " + style.label(label + " " * max(pad, 1)) + lines[0][len(indent):]
     return lines
 
 
@@ -453,7 +466,14 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     lines = _header(f"{match.path}: {type_text(record)} {default_text(record, enum)}", match.path, width, style)
     lines += _pattern_note(match, width)
     if record.deprecated:
-        lines += [style.warn(line) for line in _wrap(deprecation_text(record.deprecated), width, "  ", "    ")]
+        said = deprecation_text(record.deprecated)
+        if lang == "zh":  # before wrapping, so a phrase is whole; DeepSpeed's own message marked as such
+            from dsfields.model.messages import ORIGINAL, localize
+
+            message = str(record.deprecated.message or "")
+            said = localize(said.replace("; " + message, "；" + ORIGINAL + message) if message else said,
+                            lang, "lookup.")
+        lines += [style.warn(line) for line in _wrap(said, width, "  ", "    ")]
     lines.append("")
     lines += _explanation(snapshot, match.path, lang, width)
     if record.description:
@@ -477,7 +497,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     ]
     for label, text in rows:
         if text:
-            lines += _row(label, text, width, style)
+            lines += _row(label, text, width, style, lang)
     return lines
 
 
@@ -544,13 +564,14 @@ def format_removed(snapshot: Snapshot, match: Match, width: int, style: Style, l
     removed = match.removed
     assert removed is not None
     lines = _header(f"{match.path}: removed", match.path, width, style)
-    lines += [""] + [style.error(line) for line in _paragraphs(removed.message, width)] + [""]
+    lines += [""] + (["DeepSpeed 的报错（原文）："] if lang == "zh" else [])
+    lines += [style.error(line) for line in _paragraphs(removed.message, width)] + [""]
     lines += _explanation(snapshot, match.path, lang, width)
-    lines += _row("key", removed.key, width, style)
-    lines += _row("section", _section_name(removed.section), width, style)
-    lines += _row("rejected at", source_text(removed.source) or "?", width, style)
+    lines += _row("key", removed.key, width, style, lang)
+    lines += _row("section", _section_name(removed.section), width, style, lang)
+    lines += _row("rejected at", source_text(removed.source) or "?", width, style, lang)
     lines += _row("snapshot", f"DeepSpeed {snapshot.version} raises this message if the key is set",
-                  width, style)
+                  width, style, lang)
     return lines
 
 
@@ -583,15 +604,15 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
     description = section.description or (described.description if described else None)
     if description:
         lines += [_docstring_label(lang)] + _paragraphs(description, width) + [""]
-    lines += _row("section of", _section_name(section.parent or ""), width, style)
+    lines += _row("section of", _section_name(section.parent or ""), width, style, lang)
     if section.model:
         module, _, name = section.model.rpartition(".")
-        lines += _row("model", f"{name} ({module})", width, style)
-    lines += _row("unknown keys", strictness_text(section), width, style)
+        lines += _row("model", f"{name} ({module})", width, style, lang)
+    lines += _row("unknown keys", strictness_text(section), width, style, lang)
     if described and described.python_name:
-        lines += _row("python name", described.python_name, width, style)
-    lines += _row("defined at", source_text(section.source) or "?", width, style)
-    lines += _row("snapshot", f"DeepSpeed {snapshot.version}", width, style)
+        lines += _row("python name", described.python_name, width, style, lang)
+    lines += _row("defined at", source_text(section.source) or "?", width, style, lang)
+    lines += _row("snapshot", f"DeepSpeed {snapshot.version}", width, style, lang)
     entries: list[Field | Removed] = [*match.children, *match.removed_children]
     if entries:
         name_width = min(max(len(r.key) for r in entries), width - 36)
@@ -613,8 +634,9 @@ def format_choices(snapshot: Snapshot, query: str, matches: list[Match], width: 
     return lines
 
 
-def history_lines(events: list[HistoryEvent], versions: list[str], width: int) -> list[str]:
-    """One line per version range: the release a change appeared in, up to the release before the next."""
+def history_lines(events: list[HistoryEvent], versions: list[str], width: int, lang: str = "en") -> list[str]:
+    """One line per version range: the release a change appeared in, up to the release before the next
+    (``lang`` zh: each range's text in Chinese before it is wrapped)."""
     if not events:
         return ["history: not in any committed snapshot"]
     if len(versions) > 1:
@@ -638,7 +660,12 @@ def history_lines(events: list[HistoryEvent], versions: list[str], width: int) -
     span_width = max(len(s) for s in spans)
     for span, start in zip(spans, starts, strict=True):
         texts = [_event_text(e, first=bool(versions) and e.version == versions[0]) for e in grouped[start]]
-        lines += _wrap(f"{span.ljust(span_width)}  {'; '.join(texts)}", width, "  ", " " * (4 + span_width))
+        text = f"{span.ljust(span_width)}  {'; '.join(texts)}"
+        if lang == "zh":
+            from dsfields.model.messages import localize
+
+            text = localize(text, lang, "lookup.")
+        lines += _wrap(text, width, "  ", " " * (4 + span_width))
     return lines
 
 
@@ -769,14 +796,14 @@ def run(args: argparse.Namespace) -> int:
         versions = available_versions(generated)
         for m in matches:
             lines += [""] + ([m.path] if len(matches) > 1 else [])
-            lines += history_lines(histories[m.path], versions, width)
+            lines += history_lines(histories[m.path], versions, width, lang)
     if goal is not None:
         from dsfields.goal_answer import hint
 
         lines += hint(goal, snapshot, args.query.strip(), width, lang)
     if also_inference is not None:
         lines += [""] + fill(also_inference["message"], width)
-    _write("\n".join(line.rstrip() for line in lines) + "\n")
+    _write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0 if matches else 1
 
 
@@ -853,14 +880,14 @@ def _catalog_or_goal(snapshot: Snapshot, args: Any, lang: str, plain: bool = Fal
             if args.history:
                 events = catalog_answer.type_history(states[catalog.section])
                 lines += [""] + catalog_answer.history_lines(events, versions, width, lang)
-        _write("\n".join(line.rstrip() for line in lines) + "\n")
+        _write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
         return 0
     assert section is not None
     where = catalog_answer.gone_from(states[section], snapshot.version)
     if where is None:
         if args.json:
             return _json_answer(snapshot, args, lang, [], catalog_answer.spelling_suggestions(snapshot, name, section))
-        _write("\n".join(catalog_answer.format_miss(snapshot, section, name, lang)) + "\n")
+        _write("\n".join(catalog_answer.format_miss(snapshot, section, name, lang)) + "\n", lang=lang)
         return 1
     if args.json:
         item = catalog_answer.gone_json(section, name, where)
@@ -872,7 +899,7 @@ def _catalog_or_goal(snapshot: Snapshot, args: Any, lang: str, plain: bool = Fal
     if args.history:
         lines += [""] + catalog_answer.history_lines(catalog_answer.type_history(states[section]), versions,
                                                      width, lang)
-    _write("\n".join(line.rstrip() for line in lines) + "\n")
+    _write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 1
 
 
@@ -886,7 +913,7 @@ def _answer_goal(snapshot: Snapshot, args: Any, lang: str, goal: Any, also_keys:
     lines = goal_answer.format_goal(snapshot, goal, width, Style.for_stream(sys.stdout), lang)
     if also_keys:
         lines += goal_answer.also_keys(args.query.strip(), also_keys, width, lang)
-    _write("\n".join(line.rstrip() for line in lines) + "\n")
+    _write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0
 
 
@@ -901,7 +928,11 @@ def _json_answer(snapshot: Snapshot, args: Any, lang: str, items: list[dict[str,
     return 0 if items else 1
 
 
-def _write(text: str, ascii_text: Callable[[], str] | None = None) -> None:
+def _write(text: str, ascii_text: Callable[[], str] | None = None, lang: str = "en") -> None:
+    if lang == "zh":  # issue 28: our fixed words (defaults, strictness, "auto", history) in Chinese
+        from dsfields.model.messages import localize
+
+        text = localize(text, lang, "lookup.")
     try:
         termsafe.write_strict(text)
     except UnicodeEncodeError:

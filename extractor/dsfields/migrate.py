@@ -349,7 +349,7 @@ def _deprecated(obj: dict[str, Any], section: str, key: str, value: Any, here: P
                                           "deleted"))
         return
     if target.key in obj or (target.python_name and target.python_name in obj):
-        why = ("DeepSpeed asserts they are not given together" if field.is_pydantic
+        why = ("DeepSpeed asserts they are not given together" if field_.is_pydantic
                else "DeepSpeed reads only the replacement")
         notes.append(f"{path}: deprecated, and its replacement {target.path} is also set ({why}); left alone: "
                      "keep one")

@@ -286,7 +286,7 @@ WORDS = {
            "already": " (already deprecated in DeepSpeed {u})", "colon": ": ",
            "choose": "; no value keeps it: choose {options}"},
     "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
-           "default": "默认值", "removed_msg": "DeepSpeed {v}：{message}",
+           "default": "默认值", "removed_msg": "DeepSpeed {v} 会报错：原文：{message}",
            "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不再读取：该值被忽略",
            "renamed": "在 DeepSpeed {v} 中已弃用；请改用 {new}",
            "renamed_carried": "在 DeepSpeed {v} 中已弃用；其值会转给 {new}",

@@ -83,7 +83,7 @@ FIELD_LINK = re.compile(r"\[([^\]]*)\]\(field:([^)#\s]+)\)")
 """A guide's link to a field: ``[text](field:zero_optimization.stage)``."""
 HAND_WRITTEN_TITLES = {"resolve-migrate.md": "resolve and migrate", "estimate.md": "Memory estimate",
                        "snapshot-format.md": "Snapshot format", "check-output.md": "check in CI",
-                       "editor-schema.md": "Editor schema"}
+                       "editor-schema.md": "Editor schema", "journeys.md": "Practitioner journeys"}
 """Hand-written pages of docs/ in the nav (their ``<stem>.zh.md`` is the Chinese site's page, if any)."""
 
 
