@@ -156,6 +156,7 @@ ZH: dict[str, str] = {
     "Snapshot format": "快照格式",
     "resolve and migrate": "resolve 与 migrate",
     "Memory estimate": "内存估算",
+    "Practitioner journeys": "实践问答",
     "This page is for developers and is written in English only.": "本页是面向开发者的格式说明，只有英文版。",
     "Home": "首页",
     "Guides": "指南",
