@@ -478,6 +478,9 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
     from dsfields.model.hf_trainer import trainer_run
 
     run = trainer_run(data, trainer, accelerate)
+    for line in run.notes:
+        if "could not be" in line:  # a rule of the user's release not read statically: said, never dropped
+            print(f"dsfields: note: {line}", file=sys.stderr)
     if run.error is not None or run.config is None:
         return [], run
     final = {k: v for k, v in run.config.items() if k != "steps_per_print"}  # inf: DeepSpeed never logs

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Severity
 from dsfields.model import launch_rules as catalogue
-from dsfields.model.hf_args import MIRRORED, mirror_note, suggest
-from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
+from dsfields.model.hf_args import mirror_note, suggest
+from dsfields.model.hf_trainer import trainer_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,6 +39,9 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     note = mirror_note(trainer)
     if note:
         out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
+    for line in run.notes:
+        if "could not be" in line:  # a rule of the user's release that was not read: said, never dropped
+            out.append(Finding("", Severity.INFO, Kind.LIMITATION, line, "", 1, rule="hf-mirror"))
     for flag in trainer.unknown:
         if not flag.startswith("--"):
             continue
@@ -55,12 +58,12 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
         out += _batch(run, trainer, config)
         return out
     text = str(error)
-    if text.startswith(MISMATCH_HEAD):
+    if run.mismatches and error.raised_by == "transformers" and error.exc_type == "ValueError":
         for line in run.mismatches:
             path = line[len("- ds "):].split("=", 1)[0]
             out.append(Finding(path, Severity.ERROR, Kind.LAUNCH,
-                               f"the HF Trainer refuses it (transformers {MIRRORED} trainer_config_finalize raises "
-                               f'ValueError "{MISMATCH_HEAD} …"): {line}',
+                               f"the HF Trainer refuses it (transformers {version} trainer_config_finalize raises "
+                               f'ValueError "{text.splitlines()[0]} …"): {line}',
                                'write "auto", or the value of the argument', _line(config, path),
                                rule="hf-mismatch"))
         return out
