@@ -568,6 +568,8 @@ def run(args: argparse.Namespace) -> int:
 
         if mirror_note(trainer):
             print(f"dsfields: note: {mirror_note(trainer)}", file=sys.stderr)
+        for line in accelerate.get("unknown", []):
+            print(f"dsfields: warning: --accelerate-config: {line}", file=sys.stderr)
     if getattr(args, "inference", False):  # issue 29: the init_inference document
         from dsfields.model.store import load_inference
 

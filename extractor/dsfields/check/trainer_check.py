@@ -42,6 +42,9 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     for line in run.notes:
         if "could not be" in line:  # a rule of the user's release that was not read: said, never dropped
             out.append(Finding("", Severity.INFO, Kind.LIMITATION, line, "", 1, rule="hf-mirror"))
+    for line in accelerate.get("unknown", []):  # read against the pair's accelerate source (its launch, its plugin)
+        out.append(Finding("", Severity.WARNING, Kind.LIMITATION, f"--accelerate-config: {line}", "", 1,
+                           rule="hf-accelerate-key"))
     for flag in trainer.unknown:
         if not flag.startswith("--"):
             continue

@@ -319,6 +319,18 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
             "launch_env": _launch_env(launch_code, unread), "unread": unread}
 
 
+def config_file_keys(code: str | None) -> list[str] | None:
+    """The top-level keys of accelerate's YAML: the fields of ``BaseConfig`` and ``ClusterConfig``
+    (``commands/config/config_args.py``), which ``load_config_from_file`` builds from the file."""
+    if code is None:
+        return None
+    keys: list[str] = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ClassDef) and node.name in ("BaseConfig", "ClusterConfig"):
+            keys += [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    return sorted(set(keys)) or None
+
+
 def _prepare_kwargs(code: str, unread: list[dict[str, str]]) -> list[dict[str, Any]]:
     """``Accelerator._prepare_deepspeed``'s ``config_kwargs``: each key, its value expression and conditions."""
     fn = _functions(ast.parse(code), "Accelerator").get("_prepare_deepspeed")
@@ -432,9 +444,12 @@ def accelerate_snapshot(version: str) -> dict[str, Any]:
     root = hf_sources.fetch("accelerate", version)
     package = root / "src" / "accelerate"
     launch = package / "utils" / "launch.py"
+    config_args = package / "commands" / "config" / "config_args.py"
     rules = accelerate_rules((package / "utils" / "dataclasses.py").read_text(encoding="utf-8"),
                              (package / "accelerator.py").read_text(encoding="utf-8"),
                              launch.read_text(encoding="utf-8") if launch.is_file() else None)
+    rules["config_file_keys"] = config_file_keys(config_args.read_text(encoding="utf-8") if config_args.is_file()
+                                                 else None)
     meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
     return {"format_version": FORMAT, "generated_by": "python -m dsfields.extract.hf_rules",
             "accelerate_version": version, "release": {"built": meta["built"]},

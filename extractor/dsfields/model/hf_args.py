@@ -316,17 +316,18 @@ def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
             raise UsageError(f"--model-config {model_config}: no hidden_size or hidden_sizes (the Trainer refuses "
                              "to fill the ZeRO bucket sizes without them)")
         hidden, hidden_from = (hidden or found), hidden_from or f"hidden_size of {model_config}"
-    accelerate = load_accelerate_config(ns.accelerate_config) if getattr(ns, "accelerate_config", None) else {}
-    world = getattr(ns, "world_size", None) or accelerate.get("num_processes") or 1
-    if world < 1:
-        raise UsageError("--world-size must be at least 1")
     spec = getattr(ns, "hf_version", None)
     version, _, acc_version = (spec or "").partition(",")
     snapshot = load_hf_snapshot(version or None)
+    rules = load_rules(snapshot, acc_version or None, explicit=bool(version))
+    accelerate = load_accelerate_config(ns.accelerate_config, rules) if getattr(ns, "accelerate_config", None) else {}
+    world = getattr(ns, "world_size", None) or accelerate.get("num_processes") or 1
+    if world < 1:
+        raise UsageError("--world-size must be at least 1")
     args = parse_trainer_args(getattr(ns, "trainer_args", None) or "", snapshot, world_size=int(world),
                               hidden_size=hidden, hidden_size_from=hidden_from,
                               dataset_size=getattr(ns, "dataset_size", None))
-    args.rules = load_rules(snapshot, acc_version or None, explicit=bool(version))
+    args.rules = rules
     return args, accelerate
 
 
@@ -375,11 +376,14 @@ IGNORED_WITH_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_s
 ``deepspeed_config_file`` (its env names, lower-cased without ACCELERATE_/DEEPSPEED_)."""
 
 
-def load_accelerate_config(path: str) -> dict[str, Any]:
+def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
     """accelerate's YAML config as the settings ``accelerate launch`` exports (a flat dict).
 
     Only the plain ``key: value`` mappings accelerate's own ``accelerate config`` writes are read (no
-    PyYAML: consumers stay stdlib + hjson); anything else is refused with one line.
+    PyYAML: consumers stay stdlib + hjson); anything else is refused with one line. With the pair's ``rules``
+    (:class:`dsfields.model.hf_rules.HfRules`), which ``deepspeed_config`` keys matter is accelerate's own
+    answer: those ``prepare_deepspeed_cmd_env`` exports as a variable ``DeepSpeedPlugin`` reads, those only the
+    launcher reads; every other key, and top-level keys ``ClusterConfig`` lacks, go to ``unknown``.
     """
     try:
         with open(path, encoding="utf-8") as handle:
@@ -406,7 +410,34 @@ def load_accelerate_config(path: str) -> dict[str, Any]:
         else:
             parent[key.strip()] = _yaml_scalar(value.strip())
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
-    out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+    known = _accelerate_keys(rules)
+    if known is None:  # no accelerate snapshot: accelerate 1.15.0's keys
+        out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+    else:
+        exports, launcher, top, plugin_envs = known
+        out = {k: ds[k] for k in ds if k in exports and exports[k] in plugin_envs or k == "deepspeed_config_file"}
+        unknown = []
+        for key in ds:
+            if key in exports and exports[key] not in plugin_envs and key != "deepspeed_config_file":
+                unknown.append(f"deepspeed_config.{key}: accelerate launch exports it as {exports[key]}, which "
+                               f"DeepSpeedPlugin (accelerate {rules.accelerate_version}) does not read")
+            elif key not in exports and key not in launcher:
+                plugin_only = [a for a, e in ((rules.accelerate or {}).get("plugin_env") or {}).items()
+                               if a == key]
+                import difflib
+
+                close = [] if plugin_only else difflib.get_close_matches(key, [*exports, *launcher], n=1)
+                unknown.append(f"deepspeed_config.{key}: accelerate {rules.accelerate_version}'s launch never passes "
+                               "it on" + (f" (DeepSpeedPlugin reads {plugin_envs_of(rules, key)} only from the "
+                                          "environment)" if plugin_only else "") + ": it sets nothing (it still "
+                               "counts as a deepspeed_config key for the deepspeed_config_file check)" +
+                               (f"; did you mean {close[0]}?" if close else ""))
+        import difflib
+
+        unknown += [f"{key}: not a key of accelerate {rules.accelerate_version}'s config file (ClusterConfig)" + (
+                    f"; did you mean {close[0]}?" if (close := difflib.get_close_matches(key, top, n=1)) else "")
+                    for key in data if top and key not in top]
+        out["unknown"] = unknown
     if "mixed_precision" in data:
         out["mixed_precision"] = str(data["mixed_precision"]).lower()
     if "num_processes" in data and isinstance(data["num_processes"], int):
@@ -414,6 +445,22 @@ def load_accelerate_config(path: str) -> dict[str, Any]:
     out["distributed_type"] = data.get("distributed_type")
     out["ds_fields"] = sorted(ds)
     return out
+
+
+def plugin_envs_of(rules: Any, attribute: str) -> str:
+    return str((((rules.accelerate or {}).get("plugin_env") or {}).get(attribute) or {}).get("env"))
+
+
+def _accelerate_keys(rules: Any) -> tuple[dict[str, str], list[str], list[str], set[str]] | None:
+    """From the accelerate snapshot: ``deepspeed_config`` key → exported variable, the launch arguments the
+    launcher reads, the top-level config-file keys, and the variables DeepSpeedPlugin reads."""
+    acc = getattr(rules, "accelerate", None) or {}
+    launch = acc.get("launch_env") or {}
+    if not launch.get("exports"):
+        return None
+    exports = {k: v["env"] for k, v in launch["exports"].items()}
+    plugin_envs = {v["env"] for v in (acc.get("plugin_env") or {}).values()}
+    return exports, list(launch.get("reads", [])), list(acc.get("config_file_keys") or []), plugin_envs
 
 
 def _yaml_scalar(text: str) -> Any:
