@@ -117,3 +117,18 @@ def test_accelerate_config_keys_are_judged_by_accelerates_source(tmp_path, capsy
     assert "deepspeed_config.zero_stag" in out and "did you mean zero_stage?" in out
     assert "offload_param_nvme_path: accelerate 1.15.0's launch never passes it on" in out
     assert "num_proceses: not a key of accelerate 1.15.0's config file" in out and "zero3_init_flag" not in out
+
+
+def test_estimate_takes_the_trainers_micro_batch_and_gradient_checkpointing(tmp_path, capsys):
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                                  "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}))
+    common = ["estimate", str(config), "--params", "1.3B", "--hidden-size", "2048", "--layers", "24", "--seq-len",
+              "1024", "--hf-version", "5.24.0,1.15.0"]
+    assert main([*common, "--trainer-args=--per_device_train_batch_size 3 --bf16 --gradient_checkpointing true"]) == 0
+    out = capsys.readouterr().out
+    assert "micro batch 3" in out and "1024·3·2048·34" in out
+    assert "--gradient_checkpointing: activations counted with checkpointing on" in out
+    assert "activation_checkpointing: off → on" not in out  # already on: no longer the first knob
+    assert main([*common, "--trainer-args=--per_device_train_batch_size 3"]) == 0
+    assert "activation_checkpointing: off → on" in capsys.readouterr().out
