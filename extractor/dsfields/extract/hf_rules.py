@@ -264,13 +264,16 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
         for stmt, conds in _walk(post.body):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0]
-                found = _environ_get(stmt.value) or next(
-                    (local_env[n.id] for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and n.id in local_env),
-                    None)
+                local = next((n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and n.id in local_env),
+                             None)
+                found = _environ_get(stmt.value) or (local_env[local] if local else None)
                 if found and isinstance(target, ast.Name):
                     local_env[target.id] = found
                 elif found and isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self":
-                    plugin_env.setdefault(target.attr, {"env": found[0], "default": found[1], "line": stmt.lineno})
+                    # ``when``: the tests guarding the assignment (0.2x: ``gradient_clipping != 'none'``, so the
+                    # default leaves the attribute None and the plugin fills nothing)
+                    plugin_env.setdefault(target.attr, {"env": found[0], "default": found[1], "line": stmt.lineno,
+                                                        "when": list(conds), **({"local": local} if local else {})})
                 elif isinstance(target, ast.Name) and target.id == "plugin_to_config_mapping" and isinstance(
                         stmt.value, ast.Dict):
                     mapping = {k.value: v.value for k, v in zip(stmt.value.keys, stmt.value.values, strict=True)

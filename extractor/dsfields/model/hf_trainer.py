@@ -794,9 +794,19 @@ def _plugin_fills(acc: dict[str, Any], rules: Any) -> dict[str, Any]:
                 "zero_optimization.offload_optimizer.nvme_path": acc.get("offload_optimizer_nvme_path", "none"),
                 "zero_optimization.stage3_gather_16bit_weights_on_model_save": bool(
                     acc.get("zero3_save_16bit_model", False))}
+    from dsfields.model.hf_rules import Unreadable, evaluate
+
     out: dict[str, Any] = {}
     for attribute, path in mapping.items():
         default = rules.plugin_default(attribute)
+        record = ((rules.accelerate or {}).get("plugin_env") or {}).get(attribute) or {}
+        if attribute not in acc and record.get("when"):
+            names = {f"self.{attribute}": None, **({record["local"]: default} if record.get("local") else {})}
+            try:
+                if not all(evaluate(cond, names) for cond in record["when"]):
+                    continue  # the default leaves the attribute None: the plugin fills nothing there
+            except (Unreadable, TypeError):
+                pass  # a guard on something else: the default is taken as set
         if isinstance(default, str) and default.lower() in ("true", "false"):  # read as env.lower() == "true"
             out[path] = bool(acc.get(attribute, default.lower() == "true"))
         else:
