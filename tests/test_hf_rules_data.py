@@ -132,3 +132,22 @@ def test_estimate_takes_the_trainers_micro_batch_and_gradient_checkpointing(tmp_
     assert "activation_checkpointing: off → on" not in out  # already on: no longer the first knob
     assert main([*common, "--trainer-args=--per_device_train_batch_size 3"]) == 0
     assert "activation_checkpointing: off → on" in capsys.readouterr().out
+
+
+def test_an_installed_pair_without_a_snapshot_is_said(monkeypatch, capsys):
+    from dsfields.model import hf_args
+
+    monkeypatch.setattr(hf_args, "installed_transformers_version", lambda: "4.99.0")
+    monkeypatch.setattr(hf_args, "installed_accelerate_version", lambda: "1.15.0")
+    newest = hf_versions()[-1]
+    rules = load_rules(load_hf_snapshot(newest))
+    assert rules.notes[0].startswith(f"the installed transformers 4.99.0 has no HF snapshot: the rules of transformers "
+                                     f"{newest} are used")
+    monkeypatch.setattr(hf_args, "installed_transformers_version", lambda: "5.24.0")
+    monkeypatch.setattr(hf_args, "installed_accelerate_version", lambda: "1.99.0")
+    rules = load_rules(load_hf_snapshot("5.24.0"))
+    paired = load_hf_snapshot("5.24.0")["release"]["accelerate_paired"]
+    assert rules.accelerate_version == paired
+    assert rules.notes == [f"the installed accelerate 1.99.0 has no HF snapshot: accelerate {paired}'s rules are used"]
+    assert main(["diff", "--hf", "5.24.0,9.9.9", "5.25.0"]) == 2
+    assert "no HF snapshot for accelerate 9.9.9" in capsys.readouterr().err
