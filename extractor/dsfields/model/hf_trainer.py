@@ -9,7 +9,13 @@ is plain code calling ``deepspeed.initialize`` itself.
 
 :func:`trainer_run` is the same mirror with the user's own Trainer arguments
 (:class:`dsfields.model.hf_args.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
-predicts the mismatch errors transformers raises, the precision that runs and the classes built.
+predicts the mismatch errors transformers raises, the precision that runs and the classes built. Where the
+arguments carry a pair's rules (``args.rules``, :class:`dsfields.model.hf_rules.HfRules`, read from that
+transformers' and accelerate's source into ``generated/hf/``), the rules that change between releases are taken
+from there: the Trainer's fills (their own expressions, must-match tests and guards), its mismatch line and
+error, ``get_warmup_steps``, the hidden-size keys; accelerate's plugin mapping and defaults, the settings it
+refuses beside a config file, ``set_mixed_precision``'s sections and clash. A rule that cannot be evaluated is
+noted in ``run.notes`` and the 5.24.0 / 1.15.0 rule spelt out here is used.
 
 Both the launch witness (:mod:`dsfields.extract.launch`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
