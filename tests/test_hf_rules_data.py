@@ -151,3 +151,18 @@ def test_an_installed_pair_without_a_snapshot_is_said(monkeypatch, capsys):
     assert rules.notes == [f"the installed accelerate 1.99.0 has no HF snapshot: accelerate {paired}'s rules are used"]
     assert main(["diff", "--hf", "5.24.0,9.9.9", "5.25.0"]) == 2
     assert "no HF snapshot for accelerate 9.9.9" in capsys.readouterr().err
+
+
+def test_a_value_the_trainer_fills_is_judged_by_deepspeed_too(tmp_path, capsys):
+    """Seen with the real transformers 4.57.6 / accelerate 1.10.1 / DeepSpeed 0.19.8: an "auto" warmup_num_steps
+    without warmup is filled with 0 (4.x has no max(1, .)) and DeepSpeed refuses it building the scheduler;
+    5.18+ fills 1 and it trains."""
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},
+                                  "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
+                                  "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}}}))
+    common = ["check", str(config), "--trainer-args=--max_steps 1", "--version", "0.19.8"]
+    assert main([*common, "--hf-version", "4.57.6,1.10.1"]) == 1
+    out = capsys.readouterr().out
+    assert "filled by the Trainer from --warmup_steps default (0), then deepspeed.initialize raises ValueError" in out
+    assert main([*common, "--hf-version", "5.24.0,1.15.0"]) == 0
