@@ -440,6 +440,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output format (default: text, grouped by section)")
     parser.add_argument("--only", metavar="KIND,...", default=None, help=f"show only these kinds ({kinds})")
     parser.add_argument("--descriptions", action="store_true", help="also report changed descriptions")
+    parser.add_argument("--hf", action="store_true",
+                        help="OLD and NEW are HF releases T[,A] (transformers, accelerate): the Trainer's flags and "
+                             "the Trainer's and accelerate's rules that changed (generated/hf/)")
     parser.add_argument("--inference", action="store_true",
                         help="compare the init_inference config (DeepSpeedInferenceConfig) instead of ds_config")
     parser.add_argument("--fail-on", metavar="KIND,...", default=None,
@@ -477,6 +480,10 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
         fail_on = parse_kinds(args.fail_on) if args.fail_on else set()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if getattr(args, "hf", False):  # issue 27: two HF snapshots (flags and rules)
+        from dsfields.model.hf_args import run_hf_diff
+
+        return run_hf_diff(args.old, args.new, args.format, bool(fail_on))
     root = args.generated or repo_generated_dir()
     cache: dict[str, Snapshot] = {}
     if getattr(args, "inference", False):  # issue 29: the init_inference document of each release

@@ -935,10 +935,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="attention heads: counts the attention scores (leave out with flash attention)")
     parser.add_argument("--no-zero-init", dest="zero_init", action="store_false",
                         help="ZeRO-3: the model is built whole on each rank, not under deepspeed.zero.Init")
+    parser.add_argument("--trainer-args", default=None, metavar='"ARGS"',
+                        help="the HF Trainer's flags (as for check): the config as the Trainer hands it to DeepSpeed "
+                             "(--per_device_train_batch_size as micro batch, --bf16/--fp16, --gradient_checkpointing)")
+    parser.add_argument("--hf-version", default=None, metavar="T[,A]",
+                        help="the transformers (and accelerate) releases whose flags and rules to follow")
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument("--version", default=None,
                         help="DeepSpeed version (default: the installed one if snapshotted, else the newest)")
     parser.add_argument("--lang", default=None, help="en or zh (default: zh when LANG is a zh locale, else en)")
+
+
+def _as_the_trainer_hands_it(data: dict[str, Any], args: argparse.Namespace, model: Model,
+                             assumptions: list[Note]) -> tuple[dict[str, Any], bool]:
+    """``--trainer-args``: the config after the Trainer's and accelerate's fills (micro batch from
+    ``--per_device_train_batch_size``, precision, the hidden-size buckets), and whether ``--gradient_checkpointing``
+    turns activation checkpointing on (the Trainer calls ``model.gradient_checkpointing_enable()``)."""
+    from dsfields.model.hf_args import load_hf_snapshot, load_rules, parse_trainer_args
+    from dsfields.model.hf_trainer import trainer_run
+
+    version, _, acc = (args.hf_version or "").partition(",")
+    snap = load_hf_snapshot(version or None)
+    trainer = parse_trainer_args(args.trainer_args, snap, world_size=model.world, hidden_size=model.hidden,
+                                 hidden_size_from="--hidden-size" if model.hidden else "")
+    trainer.rules = load_rules(snap, acc or None, explicit=bool(version))
+    run = trainer_run(data, trainer, {})
+    tag = f"transformers {trainer.transformers_version}"
+    if trainer.unknown:
+        words = " ".join(trainer.unknown)
+        assumptions.append(Note(f"--trainer-args: not TrainingArguments flags of {tag}: {words}",
+                                f"--trainer-args：{tag} 的 TrainingArguments 没有这些参数：{words}"))
+    checkpointing = bool(trainer.values.get("gradient_checkpointing"))
+    if checkpointing:
+        assumptions.append(Note("--gradient_checkpointing: activations counted with checkpointing on (the Trainer "
+                                "calls model.gradient_checkpointing_enable())",
+                                "--gradient_checkpointing：激活按开启检查点计算（Trainer 调用 "
+                                "model.gradient_checkpointing_enable()）"))
+    if run.config is None:
+        first = run.mismatches[0] if run.mismatches else str(run.error).splitlines()[0] if run.error else "refused"
+        assumptions.append(Note(f"the HF Trainer ({tag}) refuses this config with these arguments ({first}): "
+                                "estimated from the file as written",
+                                f"HF Trainer（{tag}）以这些参数会拒绝此配置（{first}）：按文件原样估算"))
+        return data, checkpointing
+    micro = run.config.get("train_micro_batch_size_per_gpu")
+    assumptions.append(Note(f"the config as the HF Trainer ({tag}) hands it to DeepSpeed with --trainer-args "
+                            f"(micro batch {micro}, precision {run.precision})",
+                            f"按 HF Trainer（{tag}）以 --trainer-args 交给 DeepSpeed 的配置计算（微批 {micro}，"
+                            f"精度 {run.precision}）"))
+    final = {k: v for k, v in run.config.items() if k != "steps_per_print"}
+    return final, checkpointing
 
 
 def run(args: argparse.Namespace) -> int:
@@ -964,7 +1009,12 @@ def run(args: argparse.Namespace) -> int:
                                 "请给出 --largest-layer-params"))
     model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
                   counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init)
-    settings, used, micro = settings_from_config(config.data, Resolver(snapshot), model, assumptions)
+    data, checkpointing = config.data, False
+    if getattr(args, "trainer_args", None) is not None:
+        data, checkpointing = _as_the_trainer_hands_it(config.data, args, model, assumptions)
+    settings, used, micro = settings_from_config(data, Resolver(snapshot), model, assumptions)
+    if checkpointing:
+        settings = replace(settings, checkpointing=True)
     if settings.stage == 3 and largest is None:
         raise UsageError("ZeRO stage 3 needs --largest-layer-params N (or --hidden-size H for 4·H²)")
     if model.micro_batch is None and micro is not None:

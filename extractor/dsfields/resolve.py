@@ -478,6 +478,9 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
     from dsfields.model.hf_trainer import trainer_run
 
     run = trainer_run(data, trainer, accelerate)
+    for line in run.notes:
+        if "could not be" in line:  # a rule of the user's release not read statically: said, never dropped
+            print(f"dsfields: note: {line}", file=sys.stderr)
     if run.error is not None or run.config is None:
         return [], run
     final = {k: v for k, v in run.config.items() if k != "steps_per_print"}  # inf: DeepSpeed never logs
@@ -565,6 +568,8 @@ def run(args: argparse.Namespace) -> int:
 
         if mirror_note(trainer):
             print(f"dsfields: note: {mirror_note(trainer)}", file=sys.stderr)
+        for line in accelerate.get("unknown", []):
+            print(f"dsfields: warning: --accelerate-config: {line}", file=sys.stderr)
     if getattr(args, "inference", False):  # issue 29: the init_inference document
         from dsfields.model.store import load_inference
 

@@ -181,7 +181,8 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 
-                report.findings = sorted(trainer_findings(report.config, trainer, accelerate, report.findings),
+                report.findings = sorted(trainer_findings(report.config, trainer, accelerate, report.findings,
+                                                          snapshot.version),
                                          key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
             if options.runtime and build is not None and report.error is None and report.config is not None:
                 from dsfields.check.runtime import runtime_findings

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Severity
 from dsfields.model import launch_rules as catalogue
-from dsfields.model.hf_args import MIRRORED, mirror_note, suggest
-from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
+from dsfields.model.hf_args import mirror_note, suggest
+from dsfields.model.hf_trainer import trainer_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,8 @@ def _line(config: Any, path: str) -> int:
     return (config.line_of(tuple(path.split("."))) if path else None) or 1
 
 
-def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], findings: list[Finding]) -> list[Finding]:
+def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], findings: list[Finding],
+                     deepspeed_version: str | None = None) -> list[Finding]:
     """``findings`` (the static check with ``--hf``) with the Trainer run's verdict on ``config``."""
     data = config.data
     if not isinstance(data, dict):
@@ -39,6 +40,12 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     note = mirror_note(trainer)
     if note:
         out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
+    for line in run.notes:
+        if "could not be" in line:  # a rule of the user's release that was not read: said, never dropped
+            out.append(Finding("", Severity.INFO, Kind.LIMITATION, line, "", 1, rule="hf-mirror"))
+    for line in accelerate.get("unknown", []):  # read against the pair's accelerate source (its launch, its plugin)
+        out.append(Finding("", Severity.WARNING, Kind.LIMITATION, f"--accelerate-config: {line}", "", 1,
+                           rule="hf-accelerate-key"))
     for flag in trainer.unknown:
         if not flag.startswith("--"):
             continue
@@ -53,14 +60,15 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     error = run.error
     if error is None:
         out += _batch(run, trainer, config)
+        out += _filled_refusals(run, config, deepspeed_version)
         return out
     text = str(error)
-    if text.startswith(MISMATCH_HEAD):
+    if run.mismatches and error.raised_by == "transformers" and error.exc_type == "ValueError":
         for line in run.mismatches:
             path = line[len("- ds "):].split("=", 1)[0]
             out.append(Finding(path, Severity.ERROR, Kind.LAUNCH,
-                               f"the HF Trainer refuses it (transformers {MIRRORED} trainer_config_finalize raises "
-                               f'ValueError "{MISMATCH_HEAD} …"): {line}',
+                               f"the HF Trainer refuses it (transformers {version} trainer_config_finalize raises "
+                               f'ValueError "{text.splitlines()[0]} …"): {line}',
                                'write "auto", or the value of the argument', _line(config, path),
                                rule="hf-mismatch"))
         return out
@@ -68,6 +76,36 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
                        f"under the HF Trainer with these arguments, {error.raised_by} raises {error.exc_type}: "
                        f'"{text}"', "", _line(config, error.key or ""), rule="hf-refusal"))
     return out
+
+
+def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding]:
+    """DeepSpeed's confirmed launch rules on the config the Trainer hands it, where the refused value is one the
+    HF layers put there (a file's own literals are the static check's): e.g. transformers 4.x fills an "auto"
+    ``warmup_num_steps`` with 0 without warmup, which DeepSpeed 0.19.6+ refuses when it builds the scheduler."""
+    if version is None or run.config is None:
+        return []
+    active = catalogue.confirmed(catalogue.load_launch(version))
+    rules = tuple(r for r in catalogue.RULES if r.id in active and r.raised_by == "deepspeed")
+    fired = catalogue.evaluate(run.config, "plain", run.optimizer != "config", rules)
+    out = []
+    for rule, key in fired:
+        if key not in run.origins:
+            continue
+        entry = active[rule.id]
+        value = _get(run.config, key)
+        out.append(Finding(key, Severity.ERROR, Kind.LAUNCH,
+                           f"{run.origins[key]} ({value!r}), then deepspeed.initialize raises "
+                           f"{entry.get('exc_type') or 'an error'}: \"{entry.get('message') or rule.message}\" "
+                           f"(DeepSpeed {version}, {rule.source})", rule.fix, _line(config, key), rule=rule.id))
+    return out
+
+
+def _get(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
 
 
 def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:

@@ -94,6 +94,8 @@ class TrainerArgs:
         self.hidden_size = hidden_size
         self.hidden_size_from = hidden_size_from
         self.dataset_size = dataset_size
+        self.rules: Any = None
+        """The pair's :class:`dsfields.model.hf_rules.HfRules` (set by :func:`from_cli`); None: the 5.24.0 mirror."""
 
     def __getattr__(self, name: str) -> Any:
         values = self.__dict__.get("values", {})
@@ -288,9 +290,9 @@ def add_cli_arguments(parser: Any, *, world_size: bool = False) -> None:
     parser.add_argument("--accelerate-config", default=None, metavar="FILE",
                         help="accelerate's YAML config (accelerate launch --config_file): mixed_precision and "
                              "its deepspeed_config settings")
-    parser.add_argument("--hf-version", default=None, metavar="T",
-                        help="the transformers release whose TrainingArguments to parse (default: the installed "
-                             "one if snapshotted, else the newest)")
+    parser.add_argument("--hf-version", default=None, metavar="T[,A]",
+                        help="the transformers (and accelerate) releases whose flags and rules to follow (default: "
+                             "the installed ones if snapshotted, else the newest transformers and its accelerate)")
     if world_size:
         parser.add_argument("--world-size", type=int, default=None, metavar="N", help="data-parallel ranks")
 
@@ -314,15 +316,54 @@ def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
             raise UsageError(f"--model-config {model_config}: no hidden_size or hidden_sizes (the Trainer refuses "
                              "to fill the ZeRO bucket sizes without them)")
         hidden, hidden_from = (hidden or found), hidden_from or f"hidden_size of {model_config}"
-    accelerate = load_accelerate_config(ns.accelerate_config) if getattr(ns, "accelerate_config", None) else {}
+    spec = getattr(ns, "hf_version", None)
+    version, _, acc_version = (spec or "").partition(",")
+    snapshot = load_hf_snapshot(version or None)
+    rules = load_rules(snapshot, acc_version or None, explicit=bool(version))
+    accelerate = load_accelerate_config(ns.accelerate_config, rules) if getattr(ns, "accelerate_config", None) else {}
     world = getattr(ns, "world_size", None) or accelerate.get("num_processes") or 1
     if world < 1:
         raise UsageError("--world-size must be at least 1")
-    snapshot = load_hf_snapshot(getattr(ns, "hf_version", None))
     args = parse_trainer_args(getattr(ns, "trainer_args", None) or "", snapshot, world_size=int(world),
                               hidden_size=hidden, hidden_size_from=hidden_from,
                               dataset_size=getattr(ns, "dataset_size", None))
+    args.rules = rules
     return args, accelerate
+
+
+def installed_accelerate_version() -> str | None:
+    from dsfields.model.store import installed_version
+
+    return installed_version("accelerate")
+
+
+def load_rules(snapshot: dict[str, Any], accelerate: str | None = None, *, explicit: bool = False) -> Any:
+    """The :class:`dsfields.model.hf_rules.HfRules` of the transformers ``snapshot`` with ``accelerate`` (default:
+    the installed accelerate when the installed transformers is the one chosen and it is snapshotted, else the
+    accelerate release current when that transformers came out); notes say when the installed pair has none."""
+    from dsfields.model.hf_rules import HfRules, accelerate_versions, load_accelerate_snapshot
+
+    version = snapshot.get("transformers_version")
+    known = accelerate_versions()
+    notes: list[str] = []
+    installed_t, installed_a = installed_transformers_version(), installed_accelerate_version()
+    if not explicit and installed_t is not None and installed_t != version:
+        notes.append(f"the installed transformers {installed_t} has no HF snapshot: the rules of transformers "
+                     f"{version} are used (--hf-version T[,A] to choose)")
+    if accelerate is None:
+        paired = (snapshot.get("release") or {}).get("accelerate_paired")
+        if installed_a in known and installed_t == version:
+            accelerate = installed_a
+        else:
+            if installed_a is not None and installed_t == version and installed_a not in known:
+                notes.append(f"the installed accelerate {installed_a} has no HF snapshot: accelerate {paired or '?'}'s "
+                             "rules are used")
+            accelerate = paired or (known[-1] if known else None)
+    elif accelerate not in known:
+        raise UsageError(f"--hf-version: no HF snapshot for accelerate {accelerate} (have: {', '.join(known)})")
+    rules = HfRules(snapshot, load_accelerate_snapshot(accelerate) if accelerate else None, accelerate)
+    rules.notes[:0] = notes
+    return rules
 
 
 ACCELERATE_DS_KEYS = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
@@ -335,11 +376,14 @@ IGNORED_WITH_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_s
 ``deepspeed_config_file`` (its env names, lower-cased without ACCELERATE_/DEEPSPEED_)."""
 
 
-def load_accelerate_config(path: str) -> dict[str, Any]:
+def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
     """accelerate's YAML config as the settings ``accelerate launch`` exports (a flat dict).
 
     Only the plain ``key: value`` mappings accelerate's own ``accelerate config`` writes are read (no
-    PyYAML: consumers stay stdlib + hjson); anything else is refused with one line.
+    PyYAML: consumers stay stdlib + hjson); anything else is refused with one line. With the pair's ``rules``
+    (:class:`dsfields.model.hf_rules.HfRules`), which ``deepspeed_config`` keys matter is accelerate's own
+    answer: those ``prepare_deepspeed_cmd_env`` exports as a variable ``DeepSpeedPlugin`` reads, those only the
+    launcher reads; every other key, and top-level keys ``ClusterConfig`` lacks, go to ``unknown``.
     """
     try:
         with open(path, encoding="utf-8") as handle:
@@ -366,7 +410,34 @@ def load_accelerate_config(path: str) -> dict[str, Any]:
         else:
             parent[key.strip()] = _yaml_scalar(value.strip())
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
-    out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+    known = _accelerate_keys(rules)
+    if known is None:  # no accelerate snapshot: accelerate 1.15.0's keys
+        out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+    else:
+        exports, launcher, top, plugin_envs = known
+        out = {k: ds[k] for k in ds if k in exports and exports[k] in plugin_envs or k == "deepspeed_config_file"}
+        unknown = []
+        for key in ds:
+            if key in exports and exports[key] not in plugin_envs and key != "deepspeed_config_file":
+                unknown.append(f"deepspeed_config.{key}: accelerate launch exports it as {exports[key]}, which "
+                               f"DeepSpeedPlugin (accelerate {rules.accelerate_version}) does not read")
+            elif key not in exports and key not in launcher:
+                plugin_only = [a for a, e in ((rules.accelerate or {}).get("plugin_env") or {}).items()
+                               if a == key]
+                import difflib
+
+                close = [] if plugin_only else difflib.get_close_matches(key, [*exports, *launcher], n=1)
+                unknown.append(f"deepspeed_config.{key}: accelerate {rules.accelerate_version}'s launch never passes "
+                               "it on" + (f" (DeepSpeedPlugin reads {plugin_envs_of(rules, key)} only from the "
+                                          "environment)" if plugin_only else "") + ": it sets nothing (it still "
+                               "counts as a deepspeed_config key for the deepspeed_config_file check)" +
+                               (f"; did you mean {close[0]}?" if close else ""))
+        import difflib
+
+        unknown += [f"{key}: not a key of accelerate {rules.accelerate_version}'s config file (ClusterConfig)" + (
+                    f"; did you mean {close[0]}?" if (close := difflib.get_close_matches(key, top, n=1)) else "")
+                    for key in data if top and key not in top]
+        out["unknown"] = unknown
     if "mixed_precision" in data:
         out["mixed_precision"] = str(data["mixed_precision"]).lower()
     if "num_processes" in data and isinstance(data["num_processes"], int):
@@ -374,6 +445,22 @@ def load_accelerate_config(path: str) -> dict[str, Any]:
     out["distributed_type"] = data.get("distributed_type")
     out["ds_fields"] = sorted(ds)
     return out
+
+
+def plugin_envs_of(rules: Any, attribute: str) -> str:
+    return str((((rules.accelerate or {}).get("plugin_env") or {}).get(attribute) or {}).get("env"))
+
+
+def _accelerate_keys(rules: Any) -> tuple[dict[str, str], list[str], list[str], set[str]] | None:
+    """From the accelerate snapshot: ``deepspeed_config`` key → exported variable, the launch arguments the
+    launcher reads, the top-level config-file keys, and the variables DeepSpeedPlugin reads."""
+    acc = getattr(rules, "accelerate", None) or {}
+    launch = acc.get("launch_env") or {}
+    if not launch.get("exports"):
+        return None
+    exports = {k: v["env"] for k, v in launch["exports"].items()}
+    plugin_envs = {v["env"] for v in (acc.get("plugin_env") or {}).values()}
+    return exports, list(launch.get("reads", [])), list(acc.get("config_file_keys") or []), plugin_envs
 
 
 def _yaml_scalar(text: str) -> Any:
@@ -398,6 +485,10 @@ MIRRORED = "5.24.0"
 
 
 def mirror_note(args: TrainerArgs) -> str | None:
+    """What the user should know about the rules followed: the snapshots' notes (an installed pair without a
+    snapshot, a rule not read statically), or, without rules, that the 5.24.0 mirror is used."""
+    if args.rules is not None:
+        return "; ".join(args.rules.notes) or None
     if args.transformers_version == MIRRORED:
         return None
     return (f"flags parsed as transformers {args.transformers_version} declares them; what the Trainer does with "
@@ -431,6 +522,43 @@ def hf_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             if what in x and what in y and x[what] != y[what]:
                 out.append(f"fill changed: {path} {what} {json.dumps(x[what])} → {json.dumps(y[what])}")
     return out
+
+
+def hf_pair_diff(old: str, new: str) -> tuple[str, str, list[str]]:
+    """``dsfields diff --hf T1[,A1] T2[,A2]``: flag changes, then the Trainer's and accelerate's rule changes;
+    an accelerate not named is the one paired with its transformers in the snapshot."""
+    from dsfields.model.hf_rules import accelerate_rules_diff, load_accelerate_snapshot, trainer_rules_diff
+
+    sides = []
+    for spec in (old, new):
+        version, _, acc = spec.partition(",")
+        snap = load_hf_snapshot(version or None)
+        acc = acc or (snap.get("release") or {}).get("accelerate_paired") or ""
+        acc_snap = load_accelerate_snapshot(acc) if acc else None
+        if acc and acc_snap is None:
+            raise UsageError(f"no HF snapshot for accelerate {acc} (generated/hf/accelerate-{acc}.json)")
+        sides.append((snap, acc, acc_snap))
+    (ot, oa, oas), (nt, na, nas) = sides
+    flags = hf_diff(ot, nt)
+    if ot.get("rules") and nt.get("rules"):  # the rules say the same about fills, with more: not twice
+        flags = [x for x in flags if not x.startswith(("the Trainer now fills", "the Trainer no longer fills",
+                                                        "fill changed"))]
+    lines = flags + trainer_rules_diff(ot.get("rules"), nt.get("rules"))
+    if oa or na:
+        lines += [f"accelerate {oa} → {na}: {line}" for line in accelerate_rules_diff(
+            (oas or {}).get("rules"), (nas or {}).get("rules"))]
+    label = lambda snap, acc: f"transformers {snap['transformers_version']}" + (f" / accelerate {acc}" if acc else "")  # noqa: E731
+    return label(ot, oa), label(nt, na), lines
+
+
+def run_hf_diff(old: str, new: str, style: str = "text", fail: bool = False) -> int:
+    old_label, new_label, lines = hf_pair_diff(old, new)
+    if style == "json":
+        print(json.dumps({"old": old_label, "new": new_label, "changes": lines}, indent=1, ensure_ascii=False))
+    else:
+        print(f"{old_label} → {new_label}: {len(lines)} change(s)")
+        print("\n".join(f"  {line}" for line in lines) if lines else "  no change")
+    return 1 if fail and lines else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,13 @@ is plain code calling ``deepspeed.initialize`` itself.
 
 :func:`trainer_run` is the same mirror with the user's own Trainer arguments
 (:class:`dsfields.model.hf_args.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
-predicts the mismatch errors transformers raises, the precision that runs and the classes built.
+predicts the mismatch errors transformers raises, the precision that runs and the classes built. Where the
+arguments carry a pair's rules (``args.rules``, :class:`dsfields.model.hf_rules.HfRules`, read from that
+transformers' and accelerate's source into ``generated/hf/``), the rules that change between releases are taken
+from there: the Trainer's fills (their own expressions, must-match tests and guards), its mismatch line and
+error, ``get_warmup_steps``, the hidden-size keys; accelerate's plugin mapping and defaults, the settings it
+refuses beside a config file, ``set_mixed_precision``'s sections and clash. A rule that cannot be evaluated is
+noted in ``run.notes`` and the 5.24.0 / 1.15.0 rule spelt out here is used.
 
 Both the launch witness (:mod:`dsfields.extract.launch`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
@@ -353,6 +359,9 @@ class TrainerRun:
         self.precision = "fp32"
         self.unknown: dict[str, str] = {}
         self.notes: list[str] = []
+        self.mismatch_keys: list[str] = []
+        self.line_template: str | None = None
+        """``fill_match``'s mismatch line as the release writes it (its f-string, from the snapshot)."""
 
     def as_dict(self) -> dict[str, Any]:
         error = self.error
@@ -387,7 +396,12 @@ def _match(run: TrainerRun, cfg: dict[str, Any], path: str, value: Any, hf_key: 
         return
     ds_val = node.get(key)
     if ds_val is not None and ds_val != value:
-        run.mismatches.append(f"- ds {path}={_py(ds_val)} vs hf {hf_key}={_py(value)}")
+        line = f"- ds {path}={_py(ds_val)} vs hf {hf_key}={_py(value)}"
+        if run.line_template is not None:
+            with contextlib.suppress(KeyError, IndexError, ValueError):
+                line = run.line_template.format(ds_key_long=path, ds_val=_py(ds_val), hf_key=hf_key, hf_val=_py(value))
+        run.mismatches.append(line)
+        run.mismatch_keys.append(path)
 
 
 def _zero_stage3(cfg: dict[str, Any]) -> bool:
@@ -429,31 +443,12 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     mixed = str(acc.get("mixed_precision") or "no").lower()  # ACCELERATE_MIXED_PRECISION (accelerate launch)
     mixed = "fp16" if v["fp16"] else "bf16" if v["bf16"] else mixed
     # -- trainer_config_process (integrations/deepspeed.py:136-192): fills and mismatches, raised later.
-    micro = v["per_device_train_batch_size"]
-    gas = v["gradient_accumulation_steps"]
-    exact = not v.get("auto_find_batch_size")
-    _match(run, cfg, "train_micro_batch_size_per_gpu", micro, "per_device_train_batch_size",
-           args.origin("per_device_train_batch_size"), exact)
-    _match(run, cfg, "gradient_accumulation_steps", gas, "gradient_accumulation_steps",
-           args.origin("gradient_accumulation_steps"))
-    _match(run, cfg, "train_batch_size", args.world_size * micro * gas, "train_batch_size (calculated)",
-           f"--world-size {args.world_size} x per_device_train_batch_size x gradient_accumulation_steps", exact)
-    _match(run, cfg, "gradient_clipping", v["max_grad_norm"], "max_grad_norm", args.origin("max_grad_norm"))
-    _match(run, cfg, "optimizer.params.lr", v["learning_rate"], "learning_rate", args.origin("learning_rate"))
-    _match(run, cfg, "optimizer.params.betas", [v["adam_beta1"], v["adam_beta2"]], "adam_beta1+adam_beta2",
-           f"[{args.origin('adam_beta1')}, {args.origin('adam_beta2')}]")
-    _match(run, cfg, "optimizer.params.eps", v["adam_epsilon"], "adam_epsilon", args.origin("adam_epsilon"))
-    _match(run, cfg, "optimizer.params.weight_decay", v["weight_decay"], "weight_decay", args.origin("weight_decay"))
-    _match(run, cfg, "scheduler.params.warmup_min_lr", 0, None, "0 (fill_only, not an argument)", False)
-    _match(run, cfg, "scheduler.params.warmup_max_lr", v["learning_rate"], "learning_rate",
-           args.origin("learning_rate"))
-    if v.get("save_on_each_node"):
-        cfg.setdefault("checkpoint", {})["use_node_local_storage"] = True
-        run.origins["checkpoint.use_node_local_storage"] = "set by the Trainer from --save_on_each_node"
-    _match(run, cfg, "fp16.enabled", bool(v["fp16"] or v.get("fp16_full_eval")), "fp16|fp16_full_eval",
-           args.origin("fp16"))
-    _match(run, cfg, "bf16.enabled", bool(v["bf16"] or v.get("bf16_full_eval")), "bf16|bf16_full_eval",
-           args.origin("bf16"))
+    rules = getattr(args, "rules", None)
+    if rules is not None:
+        run.notes.extend(rules.notes)
+        run.line_template = rules.mismatch_line()
+    if rules is None or not _snapshot_fills(run, cfg, args, rules, "trainer_config_process"):
+        _mirror_process(run, cfg, args)
     # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
     if "gradient_accumulation_steps" not in cfg:
         cfg["gradient_accumulation_steps"] = 1
@@ -467,23 +462,20 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     from dsfields.model.hf_args import IGNORED_WITH_FILE
 
     fields = list(acc.get("ds_fields", [])) + (["mixed_precision"] if "mixed_precision" in acc else [])
-    if any(name in IGNORED_WITH_FILE for name in fields):
-        raise PlanError("accelerate", "ValueError", "When using `deepspeed_config_file`, the following accelerate "
-                        f"config variables will be ignored: {list(IGNORED_WITH_FILE)}.\nPlease specify them "
-                        "appropriately in the DeepSpeed config file.\nIf you are using an accelerate config file, "
-                        "remove others config variables mentioned in the above specified list.\nThe easiest method "
-                        "is to create a new config following the questionnaire via `accelerate config`.\nIt will "
-                        "only ask for the necessary config variables when using `deepspeed_config_file`.",
-                        next(name for name in fields if name in IGNORED_WITH_FILE))
-    plugin = {"gradient_accumulation_steps": acc.get("gradient_accumulation_steps", "auto"),
-              "gradient_clipping": acc.get("gradient_clipping", "auto"),
-              "zero_optimization.stage": acc.get("zero_stage", 2),
-              "zero_optimization.offload_optimizer.device": acc.get("offload_optimizer_device", "none"),
-              "zero_optimization.offload_param.device": acc.get("offload_param_device", "none"),
-              "zero_optimization.offload_param.nvme_path": acc.get("offload_param_nvme_path", "none"),
-              "zero_optimization.offload_optimizer.nvme_path": acc.get("offload_optimizer_nvme_path", "none"),
-              "zero_optimization.stage3_gather_16bit_weights_on_model_save": bool(acc.get("zero3_save_16bit_model",
-                                                                                       False))}
+    ignored = (rules.ignored_with_file() if rules is not None else None) or list(IGNORED_WITH_FILE)
+    if any(name in ignored for name in fields):
+        message = "When using `deepspeed_config_file`, the following accelerate config variables will be ignored: " \
+                  "{env_variable_names_to_ignore}.\nPlease specify them appropriately in the DeepSpeed config " \
+                  "file.\nIf you are using an accelerate config file, remove others config variables mentioned in " \
+                  "the above specified list.\nThe easiest method is to create a new config following the " \
+                  "questionnaire via `accelerate config`.\nIt will only ask for the necessary config variables " \
+                  "when using `deepspeed_config_file`."
+        error = ((rules.accelerate or {}).get("ignored_with_config_file", {}).get("error") if rules else None)
+        if error:
+            message = error["message"]
+        raise PlanError("accelerate", "ValueError", message.replace("{env_variable_names_to_ignore}", str(ignored)),
+                        next(name for name in fields if name in ignored))
+    plugin = _plugin_fills(acc, rules)
     for path, value in plugin.items():
         node, key = _node(cfg, path)
         if node is not None and node.get(key) == "auto" and value != "auto":
@@ -493,56 +485,16 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     cfg["steps_per_print"] = float("inf")
     run.origins["steps_per_print"] = "set by accelerate (inf: DeepSpeed never logs)"
     # -- AcceleratorState → DeepSpeedPlugin.set_mixed_precision (dataclasses.py:1415-1446)
-    if mixed == "fp16" and "fp16" not in cfg:
-        cfg["fp16"] = {"enabled": True, "auto_cast": True}
-        run.origins["fp16.enabled"] = run.origins["fp16.auto_cast"] = f"added by accelerate (mixed precision fp16, " \
-                                                                       f"{args.origin('fp16')})"
-    elif mixed in ("bf16", "fp8") and "bf16" not in cfg:
-        cfg["bf16"] = {"enabled": True}
-        run.origins["bf16.enabled"] = f"added by accelerate (mixed precision {mixed})"
-    if mixed != "no":
-        other = "bf16" if mixed == "fp16" else "fp16"
-        section = cfg.get(other, {})
-        enabled = section.get("enabled", "False") if isinstance(section, dict) else section.get("enabled")
-        if str(enabled).lower() == "true":
-            raise PlanError("accelerate", "ValueError", f"`--mixed_precision` arg cannot be set to `{mixed}` when "
-                            f"`{other}` is set in the DeepSpeed config file.", f"{other}.enabled")
-    for dtype in ("fp16", "bf16"):
-        if dtype not in cfg:
-            cfg[dtype] = {"enabled": False}
-            run.origins[f"{dtype}.enabled"] = "added by accelerate (false)"
-    for dtype, on in (("fp16", mixed == "fp16"), ("bf16", mixed in ("bf16", "fp8"))):
-        node, key = _node(cfg, f"{dtype}.enabled")
-        if node is not None and node.get(key) == "auto":
-            node[key] = on
-            run.origins[f"{dtype}.enabled"] = f"filled by accelerate (mixed precision {mixed})"
+    if rules is None or not _snapshot_mixed(run, cfg, args, mixed, rules):
+        _mirror_mixed(run, cfg, args, mixed)
     # -- trainer_config_finalize (integrations/deepspeed.py:194-260), from deepspeed_init at train()
-    autos = [k for k in HIDDEN_KEYS if _is_auto(cfg, k)]
     hidden = args.hidden_size
-    if autos:
-        where = args.hidden_size_from or "model.config.hidden_size"
-        size = UNKNOWN if hidden is None else hidden
-        _match(run, cfg, HIDDEN_KEYS[0], UNKNOWN if hidden is None else hidden * hidden, None,
-               f"{where} ({hidden} x {hidden})" if hidden else "the model's hidden_size x hidden_size (give "
-               "--model-config or --hidden-size)", False)
-        if _zero_stage3(cfg):
-            _match(run, cfg, HIDDEN_KEYS[1], UNKNOWN if size is UNKNOWN else int(0.9 * hidden * hidden), None,
-                   f"{where} (0.9 x {hidden} x {hidden})" if hidden else "0.9 x the model's hidden_size squared",
-                   False)
-            _match(run, cfg, HIDDEN_KEYS[2], UNKNOWN if size is UNKNOWN else 10 * hidden, None,
-                   f"{where} (10 x {hidden})" if hidden else "10 x the model's hidden_size", False)
-    steps = args.num_training_steps()
-    _match(run, cfg, "scheduler.params.total_num_steps", UNKNOWN if steps is None else steps,
-           "num_training_steps (calculated)", "num_training_steps (" + (
-               args.steps_origin() if steps is not None else "give --max_steps, or --dataset-size") + ")")
-    warmup: Any = UNKNOWN
-    if steps is not None or v.get("warmup_steps", 0) >= 1:
-        warmup = max(1, args.warmup_steps(steps or 0))
-    _match(run, cfg, "scheduler.params.warmup_num_steps", warmup, "warmup_steps",
-           f"max(1, {args.origin('warmup_steps')})")
+    if rules is None or not _snapshot_finalize(run, cfg, args, rules):
+        _mirror_finalize(run, cfg, args)
     if run.mismatches:
-        raise PlanError("transformers", "ValueError", MISMATCH_HEAD + "\n" + "\n".join(run.mismatches) + "\n" +
-                        MISMATCH_TAIL, run.mismatches[0][len("- ds "):].split("=", 1)[0])
+        head, tail = (rules.mismatch_head_tail() if rules is not None else None) or (MISMATCH_HEAD, MISMATCH_TAIL)
+        raise PlanError("transformers", "ValueError", head + "\n" + "\n".join(run.mismatches) + "\n" + tail,
+                        run.mismatch_keys[0])
     # -- deepspeed_optim_sched (integrations/deepspeed.py:559-610)
     offload = _offload_device(cfg)
     if "optimizer" in cfg:
@@ -613,6 +565,324 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         run.scheduler_class = TRAINER_SCHEDULERS.get(str(v["lr_scheduler_type"]), "torch.optim.lr_scheduler.LambdaLR")
     fp16 = _is_true(cfg, "fp16.enabled")
     run.precision = "fp16" if fp16 else "bf16" if _is_true(cfg, "bf16.enabled") else "fp32"
+
+
+def _arg_names(args: Any) -> dict[str, Any]:
+    """What the extracted expressions may name: ``args.X`` (and ``self.X`` in TrainingArguments' own methods)."""
+    v = args.values
+    names: dict[str, Any] = {"auto_find_batch_size": bool(v.get("auto_find_batch_size"))}
+    for name, value in v.items():
+        names[f"args.{name}"] = names[f"self.{name}"] = value
+    names["args.world_size"] = names["self.world_size"] = args.world_size
+    return names
+
+
+def _origin_of(fill: dict[str, Any], args: Any) -> str:
+    """How ``resolve`` words where a fill's value comes from: the flag (``--learning_rate``), the flags of a list,
+    or the expression with its flags (``--world-size 2 x per_device_train_batch_size x ...``)."""
+    reads = [r for r in fill.get("reads", []) if r != "world_size"]
+    expression = fill.get("expression", "")
+    if not fill.get("reads"):
+        return f"{expression} (fill_only, not an argument)" if fill["method"] == "fill_only" else expression
+    if expression.startswith("["):
+        return "[" + ", ".join(args.origin(r) for r in reads) + "]"
+    if len(reads) == 1 or " or " in expression:
+        return args.origin(next((r for r in reads if r in args.given), reads[0]))
+    text = expression.replace("args.world_size", f"--world-size {args.world_size}").replace("args.", "")
+    return text.replace(" * ", " x ")
+
+
+def _snapshot_fills(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any, function: str) -> bool:
+    """``function``'s fills as the pair's snapshot records them (transformers' own expressions, evaluated on the
+    user's arguments). False when there is none or one cannot be evaluated: the caller then uses the mirror."""
+    from dsfields.model.hf_rules import Unreadable, evaluate
+
+    fills = rules.fills(function)
+    if not fills:
+        return False
+    names = _arg_names(args)
+    planned: list[tuple[dict[str, Any], Any, bool]] = []
+    try:
+        _bind_locals(names, rules, function)
+    except (Unreadable, KeyError, TypeError) as exc:
+        run.notes.append(f"transformers {rules.transformers_version} {function}: the local {exc} could not be "
+                         "evaluated here; transformers 5.24.0's rule is used")
+        return False
+    for fill in fills:
+        try:
+            if fill["when"]:
+                raise Unreadable(" and ".join(fill["when"]))
+            value = evaluate(fill["expression"], names) if "expression" in fill else None
+            match = fill["must_match"] if isinstance(fill["must_match"], bool) else bool(
+                evaluate(fill["must_match"], names))
+        except (Unreadable, KeyError, TypeError) as exc:
+            run.notes.append(f"transformers {rules.transformers_version} {function}:{fill['line']} "
+                             f"{fill['path']}: {exc} could not be evaluated here; transformers 5.24.0's rule is used")
+            return False
+        planned.append((fill, value, match))
+    for fill, value, match in planned:
+        _match(run, cfg, fill["path"], value, fill.get("hf_key"), _origin_of(fill, args), match)
+    _snapshot_writes(run, cfg, args, rules, function)
+    return True
+
+
+def _bind_locals(names: dict[str, Any], rules: Any, function: str) -> None:
+    """The function's conditionally bound names (4.x ``fp16_backend``): the last assignment whose conditions hold."""
+    from dsfields.model.hf_rules import evaluate
+
+    for local, assigns in ((rules.trainer or {}).get("locals") or {}).get(function, {}).items():
+        for assign in assigns:
+            if all(evaluate(cond, names) for cond in assign["when"]):
+                names[local] = evaluate(assign["value"], names)
+
+
+def _snapshot_writes(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any, function: str) -> None:
+    """The Trainer's other writes (``save_on_each_node`` → ``checkpoint.use_node_local_storage``)."""
+    from dsfields.model.hf_rules import Unreadable, evaluate
+
+    names = _arg_names(args)
+    for write in rules.writes():
+        if write["function"] != function or "." not in write["path"]:
+            continue  # the parent's own "= self.config.get(...)" only makes room for the leaf
+        try:
+            if not all(evaluate(cond, names) for cond in write["when"]):
+                continue
+            value = evaluate(write["value"], names)
+        except (Unreadable, KeyError, TypeError):
+            run.notes.append(f"transformers {rules.transformers_version} {function}:{write['line']}: the write of "
+                             f"{write['path']} could not be evaluated here")
+            continue
+        *parents, leaf = write["path"].split(".")
+        node = cfg
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+        flags = ", ".join(args.origin(r) for r in write.get("reads", []))
+        run.origins[write["path"]] = f"set by the Trainer from {flags or write['value']}"
+
+
+def _mirror_process(run: TrainerRun, cfg: dict[str, Any], args: Any) -> None:
+    """transformers 5.24.0 trainer_config_process, spelt out (used when the pair's snapshot has no readable rules)."""
+    v = args.values
+    micro = v["per_device_train_batch_size"]
+    gas = v["gradient_accumulation_steps"]
+    exact = not v.get("auto_find_batch_size")
+    _match(run, cfg, "train_micro_batch_size_per_gpu", micro, "per_device_train_batch_size",
+           args.origin("per_device_train_batch_size"), exact)
+    _match(run, cfg, "gradient_accumulation_steps", gas, "gradient_accumulation_steps",
+           args.origin("gradient_accumulation_steps"))
+    _match(run, cfg, "train_batch_size", args.world_size * micro * gas, "train_batch_size (calculated)",
+           f"--world-size {args.world_size} x per_device_train_batch_size x gradient_accumulation_steps", exact)
+    _match(run, cfg, "gradient_clipping", v["max_grad_norm"], "max_grad_norm", args.origin("max_grad_norm"))
+    _match(run, cfg, "optimizer.params.lr", v["learning_rate"], "learning_rate", args.origin("learning_rate"))
+    _match(run, cfg, "optimizer.params.betas", [v["adam_beta1"], v["adam_beta2"]], "adam_beta1+adam_beta2",
+           f"[{args.origin('adam_beta1')}, {args.origin('adam_beta2')}]")
+    _match(run, cfg, "optimizer.params.eps", v["adam_epsilon"], "adam_epsilon", args.origin("adam_epsilon"))
+    _match(run, cfg, "optimizer.params.weight_decay", v["weight_decay"], "weight_decay", args.origin("weight_decay"))
+    _match(run, cfg, "scheduler.params.warmup_min_lr", 0, None, "0 (fill_only, not an argument)", False)
+    _match(run, cfg, "scheduler.params.warmup_max_lr", v["learning_rate"], "learning_rate",
+           args.origin("learning_rate"))
+    if v.get("save_on_each_node"):
+        cfg.setdefault("checkpoint", {})["use_node_local_storage"] = True
+        run.origins["checkpoint.use_node_local_storage"] = "set by the Trainer from --save_on_each_node"
+    _match(run, cfg, "fp16.enabled", bool(v["fp16"] or v.get("fp16_full_eval")), "fp16|fp16_full_eval",
+           args.origin("fp16"))
+    _match(run, cfg, "bf16.enabled", bool(v["bf16"] or v.get("bf16_full_eval")), "bf16|bf16_full_eval",
+           args.origin("bf16"))
+
+
+def _mirror_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any) -> None:
+    """transformers 5.24.0 trainer_config_finalize's fills, spelt out."""
+    v = args.values
+    hidden = args.hidden_size
+    autos = [k for k in HIDDEN_KEYS if _is_auto(cfg, k)]
+    if autos:
+        where = args.hidden_size_from or "model.config.hidden_size"
+        size = UNKNOWN if hidden is None else hidden
+        _match(run, cfg, HIDDEN_KEYS[0], UNKNOWN if hidden is None else hidden * hidden, None,
+               f"{where} ({hidden} x {hidden})" if hidden else "the model's hidden_size x hidden_size (give "
+               "--model-config or --hidden-size)", False)
+        if _zero_stage3(cfg):
+            _match(run, cfg, HIDDEN_KEYS[1], UNKNOWN if size is UNKNOWN else int(0.9 * hidden * hidden), None,
+                   f"{where} (0.9 x {hidden} x {hidden})" if hidden else "0.9 x the model's hidden_size squared",
+                   False)
+            _match(run, cfg, HIDDEN_KEYS[2], UNKNOWN if size is UNKNOWN else 10 * hidden, None,
+                   f"{where} (10 x {hidden})" if hidden else "10 x the model's hidden_size", False)
+    steps = args.num_training_steps()
+    _match(run, cfg, "scheduler.params.total_num_steps", UNKNOWN if steps is None else steps,
+           "num_training_steps (calculated)", "num_training_steps (" + (
+               args.steps_origin() if steps is not None else "give --max_steps, or --dataset-size") + ")")
+    warmup: Any = UNKNOWN
+    if steps is not None or v.get("warmup_steps", 0) >= 1:
+        warmup = max(1, args.warmup_steps(steps or 0))
+    _match(run, cfg, "scheduler.params.warmup_num_steps", warmup, "warmup_steps",
+           f"max(1, {args.origin('warmup_steps')})")
+
+
+def _snapshot_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any) -> bool:
+    """``trainer_config_finalize``'s fills from the pair's snapshot: the hidden-size keys (their own expressions,
+    under the release's conditions), ``total_num_steps`` and ``warmup_num_steps`` (with the release's own
+    ``get_warmup_steps``). False when one cannot be evaluated: the caller uses the mirror."""
+    from dsfields.model.hf_rules import Unreadable, evaluate
+
+    fills = rules.fills("trainer_config_finalize")
+    if not fills:
+        return False
+    keys = rules.hidden_size_keys() or list(HIDDEN_KEYS)
+    autos = [k for k in keys if _is_auto(cfg, k)]
+    hidden = args.hidden_size
+    where = args.hidden_size_from or "model.config.hidden_size"
+    steps = args.num_training_steps()
+    names = _arg_names(args)
+    warmup_rule = rules.warmup_expression()
+    v = args.values
+
+    def warmup_steps(num_training_steps: int) -> Any:
+        if warmup_rule is None:  # not read: the 5.x rule
+            return args.warmup_steps(num_training_steps)
+        return evaluate(warmup_rule, {**names, "num_training_steps": num_training_steps})
+
+    planned: list[tuple[dict[str, Any], Any, str]] = []
+    for fill in fills:
+        expression = fill.get("expression", "")
+        try:
+            conds = [c for c in fill["when"] if c != "len(hidden_size_auto_keys) > 0"]
+            if len(conds) < len(fill["when"]) and not autos:
+                continue
+            if conds == ["self.is_zero3()"]:
+                if not _zero_stage3(cfg):
+                    continue
+            elif conds:
+                raise Unreadable(" and ".join(conds))
+            if "hidden_size" in expression:
+                if hidden is None:
+                    value, origin = UNKNOWN, f"the model's hidden_size: {expression} (give --model-config or " \
+                                             "--hidden-size)"
+                else:
+                    value = evaluate(expression, {"hidden_size": hidden})
+                    origin = f"{where} ({expression.replace('hidden_size', str(hidden)).replace(' * ', ' x ')})"
+            elif "num_training_steps" in expression and "get_warmup_steps" not in expression:
+                value = UNKNOWN if steps is None else evaluate(expression, {**names, "num_training_steps": steps})
+                origin = "num_training_steps (" + (args.steps_origin() if steps is not None else
+                                                   "give --max_steps, or --dataset-size") + ")"
+            elif "get_warmup_steps" in expression:
+                value = UNKNOWN
+                if steps is not None or v.get("warmup_steps", 0) >= 1:
+                    value = evaluate(expression, {**names, "num_training_steps": steps or 0,
+                                                  "args.get_warmup_steps": warmup_steps})
+                origin = args.origin("warmup_steps")
+                origin = f"max(1, {origin})" if expression.startswith("max(1,") else origin
+            else:
+                value, origin = evaluate(expression, names), _origin_of(fill, args)
+            match = fill["must_match"] if isinstance(fill["must_match"], bool) else bool(
+                evaluate(fill["must_match"], names))
+        except (Unreadable, KeyError, TypeError) as exc:
+            run.notes.append(f"transformers {rules.transformers_version} trainer_config_finalize:{fill['line']} "
+                             f"{fill['path']}: {exc} could not be evaluated here; transformers 5.24.0's rule is used")
+            return False
+        planned.append((fill | {"_match": match}, value, origin))
+    for fill, value, origin in planned:
+        _match(run, cfg, fill["path"], value, fill.get("hf_key"), origin, fill["_match"])
+    return True
+
+
+def _plugin_fills(acc: dict[str, Any], rules: Any) -> dict[str, Any]:
+    """``DeepSpeedPlugin.__post_init__``: config path → the plugin attribute's value (the accelerate config's, else
+    its environment default), from the release's ``plugin_to_config_mapping`` when snapshotted."""
+    mapping = rules.plugin_to_config() if rules is not None else None
+    if mapping is None:  # accelerate 1.15.0, spelt out
+        return {"gradient_accumulation_steps": acc.get("gradient_accumulation_steps", "auto"),
+                "gradient_clipping": acc.get("gradient_clipping", "auto"),
+                "zero_optimization.stage": acc.get("zero_stage", 2),
+                "zero_optimization.offload_optimizer.device": acc.get("offload_optimizer_device", "none"),
+                "zero_optimization.offload_param.device": acc.get("offload_param_device", "none"),
+                "zero_optimization.offload_param.nvme_path": acc.get("offload_param_nvme_path", "none"),
+                "zero_optimization.offload_optimizer.nvme_path": acc.get("offload_optimizer_nvme_path", "none"),
+                "zero_optimization.stage3_gather_16bit_weights_on_model_save": bool(
+                    acc.get("zero3_save_16bit_model", False))}
+    from dsfields.model.hf_rules import Unreadable, evaluate
+
+    out: dict[str, Any] = {}
+    for attribute, path in mapping.items():
+        default = rules.plugin_default(attribute)
+        record = ((rules.accelerate or {}).get("plugin_env") or {}).get(attribute) or {}
+        if attribute not in acc and record.get("when"):
+            names = {f"self.{attribute}": None, **({record["local"]: default} if record.get("local") else {})}
+            try:
+                if not all(evaluate(cond, names) for cond in record["when"]):
+                    continue  # the default leaves the attribute None: the plugin fills nothing there
+            except (Unreadable, TypeError):
+                pass  # a guard on something else: the default is taken as set
+        if isinstance(default, str) and default.lower() in ("true", "false"):  # read as env.lower() == "true"
+            out[path] = bool(acc.get(attribute, default.lower() == "true"))
+        else:
+            out[path] = acc.get(attribute, default)
+    return out
+
+
+def _mirror_mixed(run: TrainerRun, cfg: dict[str, Any], args: Any, mixed: str) -> None:
+    """accelerate 1.15.0 ``DeepSpeedPlugin.set_mixed_precision``, spelt out."""
+    if mixed == "fp16" and "fp16" not in cfg:
+        cfg["fp16"] = {"enabled": True, "auto_cast": True}
+        run.origins["fp16.enabled"] = run.origins["fp16.auto_cast"] = f"added by accelerate (mixed precision fp16, " \
+                                                                       f"{args.origin('fp16')})"
+    elif mixed in ("bf16", "fp8") and "bf16" not in cfg:
+        cfg["bf16"] = {"enabled": True}
+        run.origins["bf16.enabled"] = f"added by accelerate (mixed precision {mixed})"
+    if mixed != "no":
+        other = "bf16" if mixed == "fp16" else "fp16"
+        section = cfg.get(other, {})
+        enabled = section.get("enabled", "False") if isinstance(section, dict) else section.get("enabled")
+        if str(enabled).lower() == "true":
+            raise PlanError("accelerate", "ValueError", f"`--mixed_precision` arg cannot be set to `{mixed}` when "
+                            f"`{other}` is set in the DeepSpeed config file.", f"{other}.enabled")
+    _fill_precision(run, cfg, mixed, {"fp16": mixed == "fp16", "bf16": mixed in ("bf16", "fp8")})
+
+
+def _fill_precision(run: TrainerRun, cfg: dict[str, Any], mixed: str, on: dict[str, bool]) -> None:
+    for dtype in ("fp16", "bf16"):
+        if dtype not in cfg:
+            cfg[dtype] = {"enabled": False}
+            run.origins[f"{dtype}.enabled"] = "added by accelerate (false)"
+    for dtype in ("fp16", "bf16"):
+        node, key = _node(cfg, f"{dtype}.enabled")
+        if node is not None and node.get(key) == "auto":
+            node[key] = on[dtype]
+            run.origins[f"{dtype}.enabled"] = f"filled by accelerate (mixed precision {mixed})"
+
+
+def _snapshot_mixed(run: TrainerRun, cfg: dict[str, Any], args: Any, mixed: str, rules: Any) -> bool:
+    """``set_mixed_precision`` as the pair's accelerate writes it: the sections it adds under its own conditions
+    (fp16 with ``auto_cast``; bf16 for bf16, and for fp8 where the release says so), its clash message and its
+    ``fp16.enabled``/``bf16.enabled`` fills. False when a condition cannot be evaluated (the caller uses 1.15.0)."""
+    from dsfields.model.hf_rules import Unreadable, evaluate
+
+    rule = rules.mixed_precision()
+    if rule is None or not rule.get("fills"):
+        return False
+    names = {"mixed_precision": mixed, "ds_config": cfg}
+    try:
+        adds = [(a["section"], a["value"]) for a in rule["added_sections"] if a["section"] in ("fp16", "bf16")
+                and isinstance(a["value"], dict) and all(evaluate(c, names) for c in a["when"])]
+        on = {path.split(".")[0]: bool(evaluate(expr, names)) for path, expr in rule["fills"].items()}
+    except (Unreadable, KeyError, TypeError) as exc:
+        run.notes.append(f"accelerate {rules.accelerate_version} set_mixed_precision: {exc} could not be evaluated "
+                         "here; accelerate 1.15.0's rule is used")
+        return False
+    for section, value in adds:
+        cfg[section] = dict(value)
+        for key in value:
+            run.origins[f"{section}.{key}"] = f"added by accelerate (mixed precision {mixed}" + (
+                f", {args.origin(mixed)})" if mixed in ("fp16", "bf16") and mixed in args.given else ")")
+    if mixed != "no":
+        other = "bf16" if mixed == "fp16" else "fp16"
+        section = cfg.get(other, {})
+        enabled = section.get("enabled", "False") if isinstance(section, dict) else section.get("enabled")
+        if str(enabled).lower() == "true":
+            message = rule["clash"]["message"].replace("{mixed_precision}", mixed).replace("{diff_dtype}", other)
+            raise PlanError("accelerate", "ValueError", message, f"{other}.enabled")
+    _fill_precision(run, cfg, mixed, {"fp16": on.get("fp16", False), "bf16": on.get("bf16", False)})
+    return True
 
 
 def _is_auto(cfg: dict[str, Any], path: str) -> bool:

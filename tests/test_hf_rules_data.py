@@ -1,0 +1,168 @@
+"""The committed HF rule snapshots (generated/hf/): complete, consistent with the 5.24.0 mirror, and the
+release differences a user of another transformers/accelerate gets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dsfields.cli import main
+from dsfields.model.hf_args import hf_versions, load_hf_snapshot, load_rules, parse_trainer_args
+from dsfields.model.hf_rules import accelerate_versions, load_accelerate_snapshot
+from dsfields.model.hf_trainer import HIDDEN_KEYS, MISMATCH_HEAD, MISMATCH_TAIL, trainer_run
+
+pytestmark = pytest.mark.data
+
+CORPUS = Path("/work/shared/realworld-configs")
+ZERO3 = {"train_micro_batch_size_per_gpu": "auto", "train_batch_size": "auto", "gradient_accumulation_steps": "auto",
+         "fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"},
+         "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}},
+         "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}
+
+
+def _run(config, words, version, accelerate=None):
+    snap = load_hf_snapshot(version)
+    args = parse_trainer_args(words, snap, hidden_size=10)
+    args.rules = load_rules(snap, accelerate, explicit=True)
+    return trainer_run(config, args, {})
+
+
+def test_every_release_of_the_window_is_snapshotted_and_read_whole():
+    versions = hf_versions()
+    minors = {tuple(map(int, v.split(".")[:2])) for v in versions}
+    assert {(4, m) for m in range(36, 58)} <= minors and {(5, m) for m in range(0, 25)} <= minors
+    for version in versions:
+        snap = load_hf_snapshot(version)
+        assert snap["rules"]["unread"] == [], version
+        assert snap["rules"]["fills"] and snap["rules"]["get_warmup_steps"], version
+        assert snap["release"]["accelerate_paired"] in accelerate_versions(), version
+    for version in accelerate_versions():
+        rules = load_accelerate_snapshot(version)["rules"]
+        assert rules["unread"] == [] and rules["plugin_to_config"] and rules["mixed_precision"]["clash"], version
+
+
+def test_the_mirror_constants_are_the_pinned_pairs_rules():
+    rules = load_rules(load_hf_snapshot("5.24.0"), "1.15.0", explicit=True)
+    assert rules.mismatch_head_tail() == (MISMATCH_HEAD, MISMATCH_TAIL)
+    assert tuple(rules.hidden_size_keys()) == HIDDEN_KEYS
+    from dsfields.model.hf_args import IGNORED_WITH_FILE
+
+    assert tuple(rules.ignored_with_file()) == IGNORED_WITH_FILE
+
+
+@pytest.mark.parametrize("words", ["--max_steps 7", "--bf16 --max_steps 7 --learning_rate 1e-3",
+                                   "--fp16 --per_device_train_batch_size 3 --gradient_accumulation_steps 2",
+                                   "--max_grad_norm 0.3 --warmup_steps 5 --save_on_each_node"])
+def test_the_snapshot_rules_give_what_the_verified_mirror_gives_for_5_24(words):
+    """The real-Trainer differential checks the run for 5.24.0/1.15.0; the rules read from the snapshot must give
+    the same run as the mirror spelt out in code, on every corpus config."""
+    snap = load_hf_snapshot("5.24.0")
+    compared = 0
+    for path in sorted(CORPUS.glob("*.json")):
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(config, dict):
+            continue
+        plain = parse_trainer_args(words, snap, hidden_size=16)
+        ruled = parse_trainer_args(words, snap, hidden_size=16)
+        ruled.rules = load_rules(snap, "1.15.0", explicit=True)
+        a, b = trainer_run(config, plain, {}), trainer_run(config, ruled, {})
+        assert (a.config, str(a.error), a.precision, a.optimizer_class) == (b.config, str(b.error), b.precision,
+                                                                            b.optimizer_class), path.name
+        assert not [n for n in b.notes if "could not" in n], path.name
+        compared += 1
+    assert compared >= 60
+
+
+def test_release_differences_are_followed():
+    # 4.36-4.44 fill stage3_prefetch_bucket_size with 0.9 * h * h (a float), 4.45 on with int(...)
+    assert _run(ZERO3, "--max_steps 10", "4.44.2").config["zero_optimization"]["stage3_prefetch_bucket_size"] == 90.0
+    assert _run(ZERO3, "--max_steps 10", "4.45.2").config["zero_optimization"]["stage3_prefetch_bucket_size"] == 90
+    # 4.x warms up over warmup_ratio of the steps; 5.x has no --warmup_ratio and floors the count at 1
+    assert _run(ZERO3, "--max_steps 40 --warmup_ratio 0.25", "4.57.6").config["scheduler"]["params"][
+        "warmup_num_steps"] == 10
+    assert _run(ZERO3, "--max_steps 40", "4.57.6").config["scheduler"]["params"]["warmup_num_steps"] == 0
+    assert _run(ZERO3, "--max_steps 40", "5.24.0").config["scheduler"]["params"]["warmup_num_steps"] == 1
+    # an apex "amp" section: filled by 4.x's Trainer, left "auto" by 5.x, where accelerate refuses it
+    amp = {**ZERO3, "amp": {"enabled": "auto", "opt_level": "auto"}}
+    assert _run(amp, "--max_steps 4", "4.57.6").config["amp"] == {"enabled": False, "opt_level": "O1"}
+    refused = _run(amp, "--max_steps 4", "5.0.0").error
+    assert refused is not None and str(refused).startswith("`amp.enabled` not found in kwargs")
+
+
+def test_diff_hf_shows_rule_changes(capsys):
+    assert main(["diff", "--hf", "4.57.6", "5.0.0"]) == 0
+    out = capsys.readouterr().out
+    assert "Trainer fill removed: amp.enabled" in out
+    assert 'get_warmup_steps: "self.warmup_steps if self.warmup_steps > 0' in out
+    assert main(["diff", "--hf", "5.0.0,1.12.0", "5.24.0,1.15.0", "--format", "json"]) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert any("warmup_num_steps expression" in c and "max(1," in c for c in changes)
+    assert any("mixed precision adds section added: communication_data_type" in c for c in changes)
+
+
+def test_accelerate_config_keys_are_judged_by_accelerates_source(tmp_path, capsys):
+    yaml = tmp_path / "acc.yaml"
+    yaml.write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stag: 3\n  offload_param_nvme_path: /nvme\n"
+                    "  zero3_init_flag: true\nnum_proceses: 2\n", encoding="utf-8")
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}}))
+    main(["check", str(config), "--accelerate-config", str(yaml), "--trainer-args=--max_steps 1",
+                 "--hf-version", "5.24.0,1.15.0"])
+    out = capsys.readouterr().out
+    assert "deepspeed_config.zero_stag" in out and "did you mean zero_stage?" in out
+    assert "offload_param_nvme_path: accelerate 1.15.0's launch never passes it on" in out
+    assert "num_proceses: not a key of accelerate 1.15.0's config file" in out and "zero3_init_flag" not in out
+
+
+def test_estimate_takes_the_trainers_micro_batch_and_gradient_checkpointing(tmp_path, capsys):
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                                  "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}))
+    common = ["estimate", str(config), "--params", "1.3B", "--hidden-size", "2048", "--layers", "24", "--seq-len",
+              "1024", "--hf-version", "5.24.0,1.15.0"]
+    assert main([*common, "--trainer-args=--per_device_train_batch_size 3 --bf16 --gradient_checkpointing true"]) == 0
+    out = capsys.readouterr().out
+    assert "micro batch 3" in out and "1024·3·2048·34" in out
+    assert "--gradient_checkpointing: activations counted with checkpointing on" in out
+    assert "activation_checkpointing: off → on" not in out  # already on: no longer the first knob
+    assert main([*common, "--trainer-args=--per_device_train_batch_size 3"]) == 0
+    assert "activation_checkpointing: off → on" in capsys.readouterr().out
+
+
+def test_an_installed_pair_without_a_snapshot_is_said(monkeypatch, capsys):
+    from dsfields.model import hf_args
+
+    monkeypatch.setattr(hf_args, "installed_transformers_version", lambda: "4.99.0")
+    monkeypatch.setattr(hf_args, "installed_accelerate_version", lambda: "1.15.0")
+    newest = hf_versions()[-1]
+    rules = load_rules(load_hf_snapshot(newest))
+    assert rules.notes[0].startswith(f"the installed transformers 4.99.0 has no HF snapshot: the rules of transformers "
+                                     f"{newest} are used")
+    monkeypatch.setattr(hf_args, "installed_transformers_version", lambda: "5.24.0")
+    monkeypatch.setattr(hf_args, "installed_accelerate_version", lambda: "1.99.0")
+    rules = load_rules(load_hf_snapshot("5.24.0"))
+    paired = load_hf_snapshot("5.24.0")["release"]["accelerate_paired"]
+    assert rules.accelerate_version == paired
+    assert rules.notes == [f"the installed accelerate 1.99.0 has no HF snapshot: accelerate {paired}'s rules are used"]
+    assert main(["diff", "--hf", "5.24.0,9.9.9", "5.25.0"]) == 2
+    assert "no HF snapshot for accelerate 9.9.9" in capsys.readouterr().err
+
+
+def test_a_value_the_trainer_fills_is_judged_by_deepspeed_too(tmp_path, capsys):
+    """Seen with the real transformers 4.57.6 / accelerate 1.10.1 / DeepSpeed 0.19.8: an "auto" warmup_num_steps
+    without warmup is filled with 0 (4.x has no max(1, .)) and DeepSpeed refuses it building the scheduler;
+    5.18+ fills 1 and it trains."""
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},
+                                  "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
+                                  "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}}}))
+    common = ["check", str(config), "--trainer-args=--max_steps 1", "--version", "0.19.8"]
+    assert main([*common, "--hf-version", "4.57.6,1.10.1"]) == 1
+    out = capsys.readouterr().out
+    assert "filled by the Trainer from --warmup_steps default (0), then deepspeed.initialize raises ValueError" in out
+    assert main([*common, "--hf-version", "5.24.0,1.15.0"]) == 0
