@@ -129,9 +129,20 @@ HELP_ZH: dict[str, str] = {
         "训练样本数，未给 --max_steps 时用于计算 num_training_steps",
     "accelerate's YAML config (accelerate launch --config_file): mixed_precision and its deepspeed_config settings":
         "accelerate 的 YAML 配置（accelerate launch --config_file）：其中的 mixed_precision 与 deepspeed_config 设置",
-    "the transformers release whose TrainingArguments to parse (default: the installed one if snapshotted, else the "
-    "newest)":
-        "按哪个 transformers 版本的 TrainingArguments 解析（默认：已安装的版本，若有其快照；否则最新版本）",
+    "the transformers (and accelerate) releases whose flags and rules to follow (default: the installed ones if "
+    "snapshotted, else the newest transformers and its accelerate)":
+        "按哪个 transformers（及 accelerate）版本的参数与规则判断（默认：已安装的版本，若有其快照；"
+        "否则最新的 transformers 及与之配对的 accelerate）",
+    "the transformers (and accelerate) releases whose flags and rules to follow":
+        "按哪个 transformers（及 accelerate）版本的参数与规则判断",
+    "the HF Trainer's flags (as for check): the config as the Trainer hands it to DeepSpeed "
+    "(--per_device_train_batch_size as micro batch, --bf16/--fp16, --gradient_checkpointing)":
+        "HF Trainer 的命令行参数（同 check）：按 Trainer 交给 DeepSpeed 的配置估算"
+        "（--per_device_train_batch_size 作为微批大小，--bf16/--fp16，--gradient_checkpointing）",
+    "OLD and NEW are HF releases T[,A] (transformers, accelerate): the Trainer's flags and "
+    "the Trainer's and accelerate's rules that changed (generated/hf/)":
+        "OLD 与 NEW 是 HF 版本 T[,A]（transformers、accelerate）：比较 Trainer 的参数，以及 Trainer 与 "
+        "accelerate 规则的变化（generated/hf/）",
     "en or zh for the text report (default: zh when LANG is a zh locale, else en)":
         "文本报告的语言：en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # resolve
