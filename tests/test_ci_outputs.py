@@ -104,10 +104,11 @@ def test_json_output_carries_its_format_version(tmp_path: Path, capsys) -> None:
     payload = json.loads(capsys.readouterr().out)
     assert payload["format_version"] == JSON_FORMAT_VERSION == 1
     assert list(payload) == ["format_version", "deepspeed_version", "options", "files", "summary"]
-    doc = (REPO / "docs" / "check-output.md").read_text(encoding="utf-8")
-    # Every key the JSON carries is documented.
-    for key in [*payload, *payload["files"][0], *payload["files"][0]["findings"][0], *payload["summary"]]:
-        assert f"`{key}`" in doc, key
+    # Every key the JSON carries is documented, on the English page and on its Chinese twin.
+    for page in ("check-output.md", "check-output.zh.md"):
+        doc = (REPO / "docs" / page).read_text(encoding="utf-8")
+        for key in [*payload, *payload["files"][0], *payload["files"][0]["findings"][0], *payload["summary"]]:
+            assert f"`{key}`" in doc, (page, key)
 
 
 # A structural schema of the parts of SARIF 2.1.0 (OASIS standard, section 3) that code-scanning UIs

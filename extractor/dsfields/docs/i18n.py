@@ -157,6 +157,8 @@ ZH: dict[str, str] = {
     "resolve and migrate": "resolve 与 migrate",
     "Memory estimate": "内存估算",
     "Practitioner journeys": "实践问答",
+    "check in CI": "在 CI 中检查",
+    "Editor schema": "编辑器 schema",
     "This page is for developers and is written in English only.": "本页是面向开发者的格式说明，只有英文版。",
     "Home": "首页",
     "Guides": "指南",
