@@ -801,14 +801,11 @@ def share_built_ops() -> None:
 def _build_lock(name: str, key: str) -> Iterator[None]:
     """Held while one process builds op ``name`` with ``key``: every other builder of the same key waits.
 
-    A ``flock``: the kernel drops it when a builder dies, so a killed build never blocks the next one.
+    A ``filelock``: the kernel drops it when a builder dies, so a killed build never blocks the next one.
     """
-    import fcntl
+    from dsfields.model.safewrite import lock_file
 
-    folder = _own_extensions_root() / ".build-locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{name}-{key[:24]}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with lock_file(_own_extensions_root() / ".build-locks" / f"{name}-{key[:24]}.lock"):
         yield
 
 
