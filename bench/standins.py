@@ -1,4 +1,4 @@
-"""What the hot-path stand-ins for json, textwrap and argparse buy: lookup and check with and without them, against grep.
+"""What the hot-path stand-ins for json, textwrap and argparse buy: lookup and check with and without them.
 
 dsfields keeps three stand-ins on the start-up path (``model/jsonlite.py`` for ``json``, ``lookup.wrap`` for
 ``textwrap``, ``lookup.parse_fast`` for ``argparse``), and issue #22 removes them only if the start-up budget
