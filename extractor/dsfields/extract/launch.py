@@ -50,6 +50,7 @@ from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any, Literal
 
+from dsfields.extract.forked import fork
 from dsfields.extract.quickcxx import file_digest
 from dsfields.model.errors import DsfieldsError
 from dsfields.model.hf_trainer import (  # noqa: F401  (re-exported: the launch witness's calling styles)
@@ -1186,15 +1187,11 @@ class ForkedWorker:
         answer_read, answer_write = os.pipe()
         life_read, life_write = os.pipe()
         errors = tempfile.TemporaryFile()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            code = 1
+
+        def child() -> int:
             try:
                 import atexit
 
-                atexit._clear()  # the parent's exit handlers are not the worker's
                 os.setsid()  # a session of its own, as a subprocess worker: killed as one group with its builds
                 os.close(life_write)
                 os.dup2(request_read, 0)
@@ -1215,15 +1212,14 @@ class ForkedWorker:
                 sys.path[1:1] = [p for p in added if p not in sys.path]
                 code = main(["--jsonl", *([] if warm_up else ["--no-warm-up"])])
                 atexit._run_exitfuncs()  # the worker's own: its working directory goes
+                return code
             except BaseException:
                 import traceback
 
-                traceback.print_exc()
-            finally:
-                with contextlib.suppress(Exception):
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                os._exit(code)
+                traceback.print_exc()  # into the worker's stderr file: the client's one line says why
+                return 1
+
+        pid = fork(child)
         os.close(request_read)
         os.close(answer_write)
         os.close(life_read)
