@@ -51,6 +51,7 @@ from types import FrameType, SimpleNamespace
 from typing import Any, Literal
 
 from dsfields.extract.forked import fork
+from dsfields.extract.quickcxx import BUILD_ENV as OPS_BUILD_ENV
 from dsfields.extract.quickcxx import file_digest
 from dsfields.model.errors import DsfieldsError
 from dsfields.model.hf_trainer import (  # noqa: F401  (re-exported: the launch witness's calling styles)
@@ -666,6 +667,12 @@ def guard_ops_dir() -> None:
     fcntl.flock(handle, fcntl.LOCK_SH)
     _OPS_GUARD.append(handle)
     pin_ninja(Path(sys.executable).parent)
+    if os.environ.get(OPS_BUILD_ENV) == "ccache":
+        # ccache's own store beside the ops (an empty ops cache is a cold ccache too); paths of different
+        # releases left out of its hash where it can (base dir, no working-directory hash).
+        os.environ.setdefault("CCACHE_DIR", str(_own_extensions_root().parent / "ccache"))
+        os.environ.setdefault("CCACHE_BASEDIR", str(_own_extensions_root().parent.parent))
+        os.environ.setdefault("CCACHE_NOHASHDIR", "1")
     share_built_ops()
     remember_cpu_info()  # before DeepSpeed imports: releases up to 0.18 bind get_cpu_info at import
 
@@ -770,6 +777,9 @@ def share_built_ops() -> None:
                 if p.default is not inspect.Parameter.empty}
 
     def load(name: str, sources: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.environ.get(OPS_BUILD_ENV) == "ccache":  # measured alternative: no sharing; ninja and ccache decide
+            with _building(name):  # still outside the launch's time budget
+                return original(name, sources, *args, **kwargs)
         root = _release_root()
         if root is None or args or kwargs.get("build_directory") or not os.environ.get("TORCH_EXTENSIONS_DIR"):
             return original(name, sources, *args, **kwargs)

@@ -439,6 +439,9 @@ def compile_args(args: list[str], root: Path, real: str) -> list[str]:
     return [*args, "-include", str(built[0])]
 
 
+BUILD_ENV = "DSFIELDS_OPS_BUILD"
+"""``ccache``: compile through ccache (at :func:`quick_flags`) instead of this file's PCH and object cache, and
+without ``launch.share_built_ops``: the switch the ccache-versus-quickcxx measurement (bench/ops_cache.py) runs."""
 RELEASE_ENV = "DSFIELDS_OPS_RELEASE"
 """The folder holding the ``deepspeed`` package being built for, as imported and resolved (``os.pathsep``
 between them; set by ``guard_ops_dir``): its path is mapped away in ``__FILE__`` and in the object cache's key,
@@ -584,6 +587,8 @@ def main(argv: list[str], real: str, root: Path, objects: Path | None = None) ->
     args = argv[1:]
     if "-c" not in args:
         return subprocess.run([real, *args], check=False).returncode
+    if os.environ.get(BUILD_ENV) == "ccache":  # the measured alternative: DeepSpeed's flags made quick, ccache
+        return subprocess.run(["ccache", real, *quick_flags(args)], check=False).returncode
     releases = release_paths(os.environ.get(RELEASE_ENV))
     quick = quick_flags(args)
     chosen = compile_args(args, root, real)
