@@ -1,7 +1,7 @@
 """ccache versus quickcxx: a cold and a warm ``dsfields snapshot --force --launch`` of releases, both ways.
 
 Issue #22 asks whether the well-kept tool (ccache) can replace the hand-written compiler cache
-(``extract/quickcxx.py``: PCH, object sharing) and the op sharing (``launch.share_built_ops``). One run is
+(``extract/quickcxx.py``: PCH, object sharing) and the op sharing (``ops.share_built_ops``). One run is
 ``dsfields snapshot --force --launch V...`` into a kept ``--out`` with its own op cache (``DSFIELDS_OPS_CACHE``):
 a fresh empty one is the cold case, the same one again the warm case. ``quickcxx`` is the default build;
 ``ccache`` sets ``DSFIELDS_OPS_BUILD=ccache`` (DeepSpeed's flags made quick, then ccache, whose store is inside
