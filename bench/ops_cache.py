@@ -11,6 +11,14 @@ alternate (A B cold, then B A warm) and each line gives wall time and the CPU se
 tree, so a loaded moment shows as wall without CPU.
 
     python bench/ops_cache.py 0.19.7 0.19.8 [--order quickcxx,ccache] [--phase cold|warm|both] [--keep DIR]
+
+Measured 2026-12-02 on the shared 2-core machine (0.19.7 and 0.19.8, --jobs 2; load is the 1-min average):
+quickcxx cold 353 s wall / 320 s CPU (load 7.7), warm 58 s / 30 s (load 11); ccache cold did not finish within
+the 600 s bound (load 14; its compiles parse torch/extension.h without a precompiled header). A first ccache
+pair (380 s / 246 s cold, 212 s / 115 s warm) is void: its builds ran under the launch's time budget and were
+killed (fixed since: ``_building`` wraps them). ccache is not within 20% on the cold run: quickcxx stays.
+A warm quickcxx run of the refactored tree wrote 0.19.8's fields.json, launch.json and paths.json
+byte-identical to the committed ones.
 """
 
 from __future__ import annotations
