@@ -16,7 +16,9 @@ Measured 2026-12-02 on the shared 2-core machine (0.19.7 and 0.19.8, --jobs 2; l
 quickcxx cold 353 s wall / 320 s CPU (load 7.7), warm 58 s / 30 s (load 11); ccache cold did not finish within
 the 600 s bound (load 14; its compiles parse torch/extension.h without a precompiled header). A first ccache
 pair (380 s / 246 s cold, 212 s / 115 s warm) is void: its builds ran under the launch's time budget and were
-killed (fixed since: ``_building`` wraps them). ccache is not within 20% on the cold run: quickcxx stays.
+killed (fixed since: ``_building`` wraps them). Not conclusive: the ccache cold run had about twice the load
+and its CPU seconds are unknown (not reaped at the bound); until an idle re-measurement shows ccache within
+20% on cold and warm, quickcxx stays.
 A warm quickcxx run of the refactored tree wrote 0.19.8's fields.json, launch.json and paths.json
 byte-identical to the committed ones.
 """
