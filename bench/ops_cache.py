@@ -29,6 +29,7 @@ import argparse
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,13 +49,19 @@ def run(variant: str, versions: list[str], cache: Path, timeout: float, out: Pat
         env["DSFIELDS_OPS_BUILD"] = "ccache"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
+    # A session of its own: at the bound the whole tree (release runtimes, ninja, compilers) is killed, not
+    # only the snapshot process, whose orphans would otherwise load the machine for the next run.
+    proc = subprocess.Popen([sys.executable, "-m", "dsfields", "snapshot", "--force", "--launch", "--out", str(out),
+                             *versions], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-m", "dsfields", "snapshot", "--force", "--launch", "--out", str(out),
-                               *versions], env=env, capture_output=True, timeout=timeout, check=False)
-        code = done.returncode
+        _, err = proc.communicate(timeout=timeout)
+        code = proc.returncode
         if code:
-            sys.stderr.write(done.stderr.decode(errors="replace")[-2000:])
+            sys.stderr.write(err.decode(errors="replace")[-2000:])
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         code = -1
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
