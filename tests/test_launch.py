@@ -425,7 +425,7 @@ def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_
     pytest.importorskip("torch")
     import torch.utils.cpp_extension as cpp_extension
 
-    from dsfields.extract import launch
+    from dsfields.extract import ops
 
     built: list[Path] = []
     imported: list[str] = []
@@ -438,11 +438,11 @@ def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_
 
     monkeypatch.setattr(cpp_extension, "load", fake_load)
     monkeypatch.setattr(cpp_extension, "_import_module_from_library", lambda name, path, _: imported.append(path))
-    monkeypatch.setattr(launch, "_own_extensions_root", lambda: tmp_path / "extensions")
-    launch.share_built_ops()
+    monkeypatch.setattr(ops, "_own_extensions_root", lambda: tmp_path / "extensions")
+    ops.share_built_ops()
     for version, header in (("0.1.0", "#define X 1\n"), ("0.1.1", "#define X 1\n"), ("0.2.0", "#define X 2\n")):
         root = _release(tmp_path / version, header)
-        monkeypatch.setattr(launch, "_release_root", lambda root=root: root)
+        monkeypatch.setattr(ops, "_release_root", lambda root=root: root)
         monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "extensions" / version))
         cpp_extension.load(name="op", sources=[str(root / "deepspeed/ops/csrc/op.c")], extra_cflags=["-O3"])
     assert [r.name for r in built] == ["0.1.0", "0.2.0"]
@@ -457,7 +457,7 @@ def test_two_builders_of_one_op_at_once_compile_it_once(tmp_path, monkeypatch):
 
     import torch.utils.cpp_extension as cpp_extension
 
-    from dsfields.extract import launch
+    from dsfields.extract import ops
 
     built: list[str] = []
     imported: list[str] = []
@@ -472,11 +472,11 @@ def test_two_builders_of_one_op_at_once_compile_it_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cpp_extension, "load", slow_load)
     monkeypatch.setattr(cpp_extension, "_import_module_from_library", lambda name, path, _: imported.append(path))
-    monkeypatch.setattr(launch, "_own_extensions_root", lambda: tmp_path / "extensions")
+    monkeypatch.setattr(ops, "_own_extensions_root", lambda: tmp_path / "extensions")
     root = _release(tmp_path / "0.1.0", "#define X 1\n")
-    monkeypatch.setattr(launch, "_release_root", lambda: root)
+    monkeypatch.setattr(ops, "_release_root", lambda: root)
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "extensions" / "0.1.0"))
-    launch.share_built_ops()
+    ops.share_built_ops()
 
     def load() -> None:
         cpp_extension.load(name="op", sources=[str(root / "deepspeed/ops/csrc/op.c")], extra_cflags=["-O3"])

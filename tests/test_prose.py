@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import pytest
 
@@ -142,11 +143,40 @@ def test_schema_in_chinese_puts_our_text_into_descriptions(capsys):
     assert prose.explain("zero_optimization.stage", "zh").summary in stage
 
 
+CHECKOUT_PROSE = Path(__file__).resolve().parent.parent / "extractor" / "dsfields" / "prose"
+
+
 @pytest.mark.parametrize("lang", prose.LANGUAGES)
-def test_compiled_prose_is_current(lang):
-    """lookup reads prose/<lang>.json (no tomllib at start-up): it must say exactly what the TOML says."""
-    committed = (prose.PROSE_DIR / f"{lang}.jsonl").read_text(encoding="utf-8")
+def test_compiled_prose_is_current(lang, monkeypatch):
+    """lookup reads prose/<lang>.jsonl (no tomllib at start-up), and the wheel ships only that form: it must say
+    exactly what the checkout's TOML says (the checkout's, as an installed wheel has no TOML)."""
+    monkeypatch.setattr(prose, "PROSE_DIR", CHECKOUT_PROSE)
+    committed = (CHECKOUT_PROSE / f"{lang}.jsonl").read_text(encoding="utf-8")
     assert committed == prose.compile_language(lang), "run: python -m dsfields.model.prose --compile"
+
+
+def test_without_the_toml_sources_the_compiled_form_is_the_prose(tmp_path, monkeypatch):
+    """An installed wheel has prose/<lang>.jsonl and no prose/<lang>/: every file and entry is read from it,
+    the same as from the sources in a checkout."""
+    monkeypatch.setattr(prose, "PROSE_DIR", CHECKOUT_PROSE)
+    prose.read_file.cache_clear()
+    prose._compiled_lines.cache_clear()
+    try:
+        from_sources = {lang: prose.all_entries(lang) for lang in prose.LANGUAGES}
+        names = prose.file_names("en")
+        for lang in prose.LANGUAGES:
+            (tmp_path / f"{lang}.jsonl").write_bytes((CHECKOUT_PROSE / f"{lang}.jsonl").read_bytes())
+        monkeypatch.setattr(prose, "PROSE_DIR", tmp_path)
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()
+        assert prose.file_names("en") == names and "zero_optimization" in names
+        for lang in prose.LANGUAGES:
+            assert prose.all_entries(lang) == from_sources[lang]
+        assert prose.explain("zero_optimization.stage", "zh") is not None
+        assert prose.hf_auto("zero_optimization.reduce_bucket_size", "en") is not None
+    finally:
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()
 
 
 def test_an_edited_source_wins_over_a_stale_compiled_file(tmp_path, monkeypatch):

@@ -37,7 +37,7 @@ _Missing: Any = type("Missing", (), {})()
 
 def _base(ex: Any, record: dict[str, Any]) -> dict[str, Any]:
     """The config under which DeepSpeedConfig reads the key (its exploration config if it needed one)."""
-    from dsfields.extract.build import with_section
+    from dsfields.extract.extraction import with_section
 
     base = ex.bases.get(record["path"])
     section = record["section"]

@@ -7,14 +7,12 @@ written and what its docstring says. The result is plain data in the documented 
 
 from __future__ import annotations
 
-import copy
 import enum
 import importlib
 import json
 import logging
 import platform
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +20,12 @@ from dsfields import __version__
 from dsfields.extract.discover import (
     BASE_CONFIG,
     PROBE_KEY,
-    Discovery,
     Prober,
     all_model_classes,
     discover,
     set_path,
 )
+from dsfields.extract.extraction import Extraction, _state, with_section
 from dsfields.extract.jsonvalue import stable_repr, to_json
 from dsfields.extract.models import (
     DEPRECATION_KEYS,
@@ -40,38 +38,13 @@ from dsfields.extract.models import (
     type_repr,
 )
 from dsfields.extract.source import Located, SourceIndex
-from dsfields.extract.state import instances_of, parsed_state
+from dsfields.extract.state import instances_of
 from dsfields.extract.trace import ReadEvent, join
 from dsfields.model.jsontypes import types_of
 from dsfields.model.records import Field
 from dsfields.model.store import FORMAT_VERSION
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Extraction:
-    """Mutable working set while building one snapshot."""
-
-    package: str
-    """Top-level package name being extracted (``deepspeed``; fixtures use their own)."""
-    config_module: Any
-    prober: Prober
-    source: SourceIndex
-    discovery: Discovery
-    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
-    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
-    enums: dict[str, dict[str, Any]] = field(default_factory=dict)
-    placed_models: set[type] = field(default_factory=set)
-    modules_by_file: dict[str, Any] = field(default_factory=dict)
-    constant_files: list[str] = field(default_factory=list)
-    instance_memo: dict[tuple[int, type], list[Any]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    model_classes: dict[str, type] = field(default_factory=dict)
-    """Section path → the pydantic model validating it (value probes validate it directly)."""
-    bases: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Field path → the probe config under which the trace read it (conditional reads)."""
-    witnesses: dict[str, Any] = field(default_factory=dict)
 
 
 def extract_installed(static: Any = None, launch: Any = None) -> dict[str, Any]:
@@ -431,13 +404,6 @@ def _enum(ex: Extraction, cls: type[enum.Enum]) -> None:
 # ---------------------------------------------------------------- behaviour probes
 
 
-def _state(ex: Extraction, config: dict[str, Any]) -> tuple[Any, str | None]:
-    run = ex.prober.run(config, trace=False)
-    if run.error is not None:
-        return None, f"{type(run.error).__name__}: {run.error}"
-    return parsed_state(run.config, ex.package), None
-
-
 def _effective_defaults(ex: Extraction) -> None:
     """Where a validator replaces the declared default (e.g. ``overlap_comm``), record what DeepSpeed uses."""
     roots = {p: c for p, c in ex.discovery.model_sections.items()}
@@ -494,14 +460,6 @@ def _value_at(cfg: Any, root_cls: type, rest: str, ex: Extraction) -> Any:
             return _NOTFOUND
         obj = getattr(obj, name, None)
     return obj
-
-
-def with_section(config: dict[str, Any], section: str) -> dict[str, Any]:
-    """``config`` with the (possibly nested) section present, as an empty dict where it was absent."""
-    if not section:
-        return copy.deepcopy(config)
-    parent, _, last = section.rpartition(".")
-    return set_path(config, parent, last, {})
 
 
 def _auto_behaviour(ex: Extraction) -> None:

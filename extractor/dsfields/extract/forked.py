@@ -1,19 +1,48 @@
-"""Run one function in a forked child on the other core; collect its pickled result later.
+"""The extractor's one way to fork: :func:`fork`, and :class:`Forked`, one function's pickled result from a child.
 
-The extractor has two such jobs: the static scan while DeepSpeed imports, and the value probes
-while the parsed-state witnesses run. A plain ``fork`` and a pipe, not a process pool: the child
-ends itself (``os._exit``) once it has sent its result, so a parent that exits early or at once
+:func:`fork` is the protocol every forked child follows (the launch worker, :class:`~dsfields.extract.launch.
+ForkedWorker`, and :class:`Forked`): the parent's buffered output flushed first, the child without the parent's
+exit handlers, its end an ``os._exit`` with the body's code (1 if it raised). :class:`Forked` has two jobs: the
+static scan while DeepSpeed imports, and the value probes while the parsed-state witnesses run. A plain ``fork``
+and a pipe, not a process pool: the child ends itself once it has sent its result, so a parent that exits early
+or at once
 (``dsfields extract`` skips interpreter finalization) leaves no worker waiting for work, and
 :meth:`Forked.cancel` ends a child whose result is no longer wanted.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import pickle
 import signal
+import sys
 from collections.abc import Callable
 from typing import Any
+
+
+def fork(child: Callable[[], int]) -> int:
+    """Fork; the child runs ``child()`` and ends with its return code (1 if it raised), the parent gets its pid.
+
+    The parent's buffered output is flushed first (or the child would write it again), the child drops the
+    parent's exit handlers and ends with ``os._exit`` after flushing its own output: nothing of the parent's
+    interpreter finalization runs twice. ``child`` reports its own errors (it knows where its stderr goes).
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            atexit._clear()  # the parent's exit handlers are not the child's
+            code = child()
+        finally:
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+    return pid
 
 
 class ForkFailed(Exception):
@@ -25,17 +54,15 @@ class Forked:
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: compute, send, end without the parent's exit handlers or buffers
-            code = 1
-            try:
-                os.close(read_end)
-                value = fn()
-                with os.fdopen(write_end, "wb") as out:
-                    pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-                code = 0
-            finally:
-                os._exit(code)
+
+        def child() -> int:  # compute, send; an exception is a child without a result (ForkFailed)
+            os.close(read_end)
+            value = fn()
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+            return 0
+
+        pid = fork(child)
         os.close(write_end)
         self.pid: int | None = pid
         self._read_end = read_end

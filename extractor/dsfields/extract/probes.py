@@ -28,7 +28,7 @@ from dsfields.extract.jsonvalue import to_json
 from dsfields.model.jsontypes import json_type
 
 if TYPE_CHECKING:
-    from dsfields.extract.build import Extraction
+    from dsfields.extract.extraction import Extraction
 
 PROBES: tuple[tuple[str, Any], ...] = (
     ("-1", -1),

@@ -24,7 +24,7 @@ one, so :func:`install` points ``CXX`` at this file, run as a script, which
   73 compiles before, 46 objects).
 
 Everything else (linking, ``-v``, ``-dumpversion``) goes to the real compiler unchanged. Only dsfields' own
-extensions directory uses it (:func:`dsfields.extract.launch.guard_ops_dir`): a ``TORCH_EXTENSIONS_DIR`` the
+extensions directory uses it (:func:`dsfields.extract.ops.guard_ops_dir`): a ``TORCH_EXTENSIONS_DIR`` the
 caller chose keeps DeepSpeed's flags. Stdlib only: it runs as ``python -I``, outside any dsfields import.
 """
 
@@ -439,6 +439,9 @@ def compile_args(args: list[str], root: Path, real: str) -> list[str]:
     return [*args, "-include", str(built[0])]
 
 
+BUILD_ENV = "DSFIELDS_OPS_BUILD"
+"""``ccache``: compile through ccache (at :func:`quick_flags`) instead of this file's PCH and object cache, and
+without ``ops.share_built_ops``: the switch the ccache-versus-quickcxx measurement (bench/ops_cache.py) runs."""
 RELEASE_ENV = "DSFIELDS_OPS_RELEASE"
 """The folder holding the ``deepspeed`` package being built for, as imported and resolved (``os.pathsep``
 between them; set by ``guard_ops_dir``): its path is mapped away in ``__FILE__`` and in the object cache's key,
@@ -584,6 +587,8 @@ def main(argv: list[str], real: str, root: Path, objects: Path | None = None) ->
     args = argv[1:]
     if "-c" not in args:
         return subprocess.run([real, *args], check=False).returncode
+    if os.environ.get(BUILD_ENV) == "ccache":  # the measured alternative: DeepSpeed's flags made quick, ccache
+        return subprocess.run(["ccache", real, *quick_flags(args)], check=False).returncode
     releases = release_paths(os.environ.get(RELEASE_ENV))
     quick = quick_flags(args)
     chosen = compile_args(args, root, real)
@@ -613,7 +618,7 @@ def install(cache: Path, environ: dict[str, str] | None = None) -> Path:
     """Write the wrapper into ``cache`` (once per script, interpreter and real compiler) and point ``CXX`` at it.
 
     The folder is named by a hash of all three and of this file, so an op built through another version of the
-    wrapper has another compiler in its key (:func:`dsfields.extract.launch.op_key`) and is not reused.
+    wrapper has another compiler in its key (:func:`dsfields.extract.ops.op_key`) and is not reused.
     """
     env = os.environ if environ is None else environ
     real = env.get("DSFIELDS_REAL_CXX") or env.get("CXX") or "c++"

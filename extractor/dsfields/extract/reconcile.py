@@ -33,7 +33,7 @@ from dsfields.extract.trace import ReadEvent, join
 from dsfields.model.records import Field
 
 if TYPE_CHECKING:
-    from dsfields.extract.build import Extraction
+    from dsfields.extract.extraction import Extraction
 
 NEW_FIELD_KEYS = {
     "witnesses": [],

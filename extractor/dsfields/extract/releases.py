@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import compileall
 import contextlib
-import fcntl
 import functools
 import hashlib
 import json
@@ -50,7 +49,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -63,6 +61,8 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+from dsfields.model.safewrite import lock_file
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +130,6 @@ COMPAT_ADDED_ENV_VAR = "DSFIELDS_COMPAT_ADDED"
 _VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)$", re.IGNORECASE)
 _DSFIELDS_SOURCE = Path(__file__).resolve().parent.parent.parent
 _COMPAT_FILE = Path(__file__).resolve().parent / "compat.py"
-_thread_locks: dict[str, threading.Lock] = {}
-_thread_locks_guard = threading.Lock()
 
 
 # --------------------------------------------------------------------------- cache & locking
@@ -156,16 +154,8 @@ def cache_dir() -> Path:
 @contextlib.contextmanager
 def _locked(name: str) -> Iterator[None]:
     """Hold an exclusive lock called ``name``, across threads of this process and across processes."""
-    with _thread_locks_guard:
-        thread_lock = _thread_locks.setdefault(name, threading.Lock())
-    lock_dir = cache_dir() / "locks"
-    lock_dir.mkdir(exist_ok=True)
-    with thread_lock, open(lock_dir / f"{name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with lock_file(cache_dir() / "locks" / f"{name}.lock"):
+        yield
 
 
 def _remove_stale(parent: Path, name: str) -> None:

@@ -24,7 +24,7 @@ from dsfields.extract.probes import PROBES, _stored, accepted_types, error_line,
 from dsfields.model.jsontypes import json_type
 
 if TYPE_CHECKING:
-    from dsfields.extract.build import Extraction
+    from dsfields.extract.extraction import Extraction
 
 CANDIDATES: tuple[Any, ...] = (1, [1], True, "1", {}, 1.5, "x")
 """Values tried, in order, for a required key without a usable default: the first DeepSpeed accepts is kept."""
@@ -113,7 +113,7 @@ def _when(ex: Extraction, satisfied: dict[str, Any], section: str, key: str, req
 
 def _auto_on(ex: Extraction, config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
     """The ``auto`` record measured again on the satisfying config (the first one was refused for want of a key)."""
-    from dsfields.extract.build import _state  # the same measurement as build's _auto_behaviour
+    from dsfields.extract.extraction import _state  # the same measurement as build's _auto_behaviour
 
     reference, _ = _state(ex, config)
     state, error = _state(ex, set_path(config, section, key, "auto"))

@@ -20,7 +20,7 @@ from dsfields.extract.discover import set_path
 from dsfields.extract.probes import probe_base
 
 if TYPE_CHECKING:
-    from dsfields.extract.build import Extraction
+    from dsfields.extract.extraction import Extraction
 
 _NOT_A_CHOICE = "__dsfields_not_a_choice__"
 

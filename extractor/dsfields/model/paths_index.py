@@ -92,7 +92,7 @@ def build(text: str) -> str:
 
 
 def write_for(snapshot_file: Path) -> Path:
-    from dsfields.model.store import write_atomic
+    from dsfields.model.generated import write_atomic
 
     target = snapshot_file.with_name(INDEX_NAME)
     write_atomic(target, build(snapshot_file.read_text(encoding="utf-8")))
@@ -240,7 +240,7 @@ class IndexedSnapshot(Snapshot):
 def load_indexed(snapshot_file: str) -> Snapshot | None:
     """The snapshot in ``snapshot_file`` read through its index, or ``None`` (no index, or a stale one)."""
     index_file = os.path.join(os.path.dirname(snapshot_file), INDEX_NAME)
-    from dsfields.model.store import read_generated
+    from dsfields.model.generated import read_generated
 
     try:
         index = jsonlite.loads(read_generated(index_file).decode("utf-8"))
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     import sys
     from pathlib import Path
 
-    from dsfields.model.store import SNAPSHOT_FILE, available_versions, repo_generated_dir
+    from dsfields.model.generated import SNAPSHOT_FILE, available_versions, repo_generated_dir
 
     args = sys.argv[1:] if argv is None else argv
     root = Path(args[0]) if args else repo_generated_dir()

@@ -8,7 +8,9 @@ TOML files are the source; ``prose/<lang>.jsonl`` is the same content compiled f
 (``python -m dsfields.model.prose --compile``; a test keeps it current), because ``lookup`` must start
 about as fast as grep and ``tomllib`` costs more than the rest of a lookup together. One line per
 source file, so a lookup decodes only the line it needs; each line records its source's size, and a
-source edited since (its size differs) is read from the TOML instead.
+source edited since (its size differs) is read from the TOML instead. The wheel ships only the compiled
+form (``pyproject.toml`` leaves ``prose/<lang>/`` out): where a language's TOML folder is absent, its
+``.jsonl`` is the prose.
 
 A key is a JSON path, or a pattern with ``*`` standing for one user-named key
 (``compression_training.weight_quantization.different_groups.*.params.start_bits``). The tests
@@ -118,14 +120,33 @@ def file_for(path: str) -> str:
 @cache
 def _files_with_sections() -> frozenset[str]:
     # A section key (``zero_optimization``) has its own file; a scalar top-level key lives in top-level.toml.
-    names = set()
+    names: set[str] = set()
     for lang in LANGUAGES:
-        try:
-            listing = os.listdir(os.path.join(_root(), lang))
-        except OSError:  # absent, or not a folder
-            continue
-        names |= {n[:-len(".toml")] for n in listing if n.endswith(".toml") and not n.startswith(".")}
+        names.update(file_names(lang))
     return frozenset(names - {TOP_LEVEL_FILE, HF_AUTO_FILE, *CATALOG_FILES.values()})
+
+
+def _sources_shipped(lang: str) -> bool:
+    """Whether ``prose/<lang>/`` (the TOML sources) is here: a checkout, not an installed wheel."""
+    return os.path.isdir(os.path.join(_root(), lang))
+
+
+def file_names(lang: str) -> list[str]:
+    """The prose files of ``lang`` (without ``.toml``) in file-name order: the TOML sources, or the compiled lines
+    where the sources are not shipped."""
+    if _sources_shipped(lang):
+        listing = os.listdir(os.path.join(_root(), lang))
+        return [n[:-len(".toml")] for n in sorted(listing) if n.endswith(".toml") and not n.startswith(".")]
+    text, names, marker = _compiled_lines(lang), [], b'\n{"file": '
+    start = text.find(marker)
+    while start >= 0:
+        start += len(marker)
+        end = text.find(b", ", start)  # compile_language writes the name, then ", "size"
+        name = jsonlite.loads(text[start:end].decode("utf-8")) if end > start else None
+        if isinstance(name, str):
+            names.append(name)
+        start = text.find(marker, start)
+    return names  # in the sources' order: compile_language writes them sorted
 
 
 @cache
@@ -159,7 +180,11 @@ def read_file(lang: str, name: str) -> dict[str, Any]:
     try:
         size = os.stat(path).st_size
     except OSError:
-        return {}
+        if _sources_shipped(lang):
+            return {}
+        compiled = _compiled(lang, name)  # an installed wheel: the compiled form is all there is
+        entries = compiled.get("entries") if compiled is not None else None
+        return entries if isinstance(entries, dict) else {}
     compiled = _compiled(lang, name)
     if compiled is not None and compiled.get("size") == size and isinstance(compiled.get("entries"), dict):
         return compiled["entries"]
@@ -390,14 +415,11 @@ def explain_type(section: str, name: str, lang: str, scope: Scope | None = None)
 def all_entries(lang: str) -> dict[str, dict[str, Explanation]]:
     """Every entry of ``lang``: file name → key → explanation (for tests, coverage and the site)."""
     out: dict[str, dict[str, Explanation]] = {}
-    from pathlib import Path
-
-    folder = Path(_root()) / lang
-    for file in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        if file.stem == HF_AUTO_FILE:
+    for name in file_names(lang):
+        if name == HF_AUTO_FILE:
             continue
-        table = read_file(lang, file.stem)
-        out[file.stem] = {k: e for k, raw in table.items() if (e := _entry(k, lang, raw)) is not None}
+        table = read_file(lang, name)
+        out[name] = {k: e for k, raw in table.items() if (e := _entry(k, lang, raw)) is not None}
     return out
 
 

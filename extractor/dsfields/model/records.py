@@ -26,6 +26,45 @@ def _dict(value: Any) -> Raw:
     return value if isinstance(value, dict) else {}
 
 
+class _Key:
+    """A read-only attribute of a record: ``raw[key]`` (None where absent) through ``convert``.
+
+    The records' plain accessors are these, made from the key and a conversion, instead of one hand-written
+    ``@property`` each; the accessors that compute something stay properties.
+    """
+
+    __slots__ = ("key", "convert")
+
+    def __init__(self, key: str, convert: Any = None) -> None:
+        self.key = key
+        self.convert = convert
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.raw.get(self.key)
+        return value if self.convert is None else self.convert(value)
+
+
+def _or_none(value: Any) -> Any:
+    return value or None
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value or [])
+
+
+def _not_false(value: Any) -> bool:
+    return value is not False
+
+
+def _text(default: str) -> Any:
+    def text(value: Any) -> str:
+        return str(value or default)
+
+    return text
+
+
 def join(section: str, key: str) -> str:
     """The JSON path of ``key`` inside ``section`` (``""`` is the top level)."""
     return f"{section}.{key}" if section else key
@@ -83,17 +122,11 @@ class Defaulted(Record):
 
     __slots__ = ()
 
-    @property
-    def default(self) -> Any:
-        return self.raw.get("default")
+    default: Any = _Key("default")
 
-    @property
-    def default_repr(self) -> str | None:
-        return self.raw.get("default_repr")
+    default_repr: str | None = _Key("default_repr")
 
-    @property
-    def required(self) -> bool:
-        return bool(self.raw.get("required"))
+    required: bool = _Key("required", bool)
 
 
 class Source(Record):
@@ -101,22 +134,16 @@ class Source(Record):
 
     __slots__ = ()
 
-    @property
-    def file(self) -> str:
-        return str(self.raw.get("file") or "")
+    file: str = _Key("file", _text(""))
 
     @property
     def line(self) -> int | None:
         line = self.raw.get("line")
         return line if isinstance(line, int) and not isinstance(line, bool) else None
 
-    @property
-    def function(self) -> str | None:
-        return self.raw.get("function")
+    function: str | None = _Key("function")
 
-    @property
-    def table(self) -> str | None:
-        return self.raw.get("table")
+    table: str | None = _Key("table")
 
 
 def _source(value: Any) -> Source | None:
@@ -128,21 +155,13 @@ class Deprecation(Record):
 
     __slots__ = ()
 
-    @property
-    def new_param(self) -> str | None:
-        return self.raw.get("new_param")
+    new_param: str | None = _Key("new_param")
 
-    @property
-    def message(self) -> str | None:
-        return self.raw.get("deprecated_msg")
+    message: str | None = _Key("deprecated_msg")
 
-    @property
-    def set_new_param(self) -> bool:
-        return self.raw.get("set_new_param", True) is not False
+    set_new_param: bool = _Key("set_new_param", _not_false)
 
-    @property
-    def converts_value(self) -> bool:
-        return bool(self.raw.get("converts_value"))
+    converts_value: bool = _Key("converts_value", bool)
 
 
 class Auto(Record):
@@ -150,18 +169,12 @@ class Auto(Record):
 
     __slots__ = ()
 
-    @property
-    def accepted(self) -> bool:
-        return bool(self.raw.get("accepted"))
+    accepted: bool = _Key("accepted", bool)
 
-    @property
-    def becomes(self) -> str | None:
-        """``"default"`` (dropped, the default is used) or ``"kept"`` (stored as given)."""
-        return self.raw.get("becomes")
+    becomes: str | None = _Key("becomes")
+    """``"default"`` (dropped, the default is used) or ``"kept"`` (stored as given)."""
 
-    @property
-    def error(self) -> str | None:
-        return self.raw.get("error")
+    error: str | None = _Key("error")
 
 
 class Field(Placed, Defaulted):
@@ -204,9 +217,7 @@ class Field(Placed, Defaulted):
         key = self.raw.get("key")
         return key if isinstance(key, str) else self.path.rpartition(".")[2]
 
-    @property
-    def python_name(self) -> str | None:
-        return self.raw.get("python_name") or None
+    python_name: str | None = _Key("python_name", _or_none)
 
     @property
     def python_path(self) -> str | None:
@@ -214,18 +225,14 @@ class Field(Placed, Defaulted):
         name = self.python_name
         return join(self.section, name).lower() if name else None
 
-    @property
-    def reader(self) -> str:
-        """``"pydantic"`` or ``"dict"``."""
-        return str(self.raw.get("reader") or "dict")
+    reader: str = _Key("reader", _text("dict"))
+    """``"pydantic"`` or ``"dict"``."""
 
     @property
     def is_pydantic(self) -> bool:
         return self.reader == "pydantic"
 
-    @property
-    def type(self) -> str:
-        return str(self.raw.get("type") or "any")
+    type: str = _Key("type", _text("any"))
 
     @property
     def json_types(self) -> list[str]:
@@ -257,31 +264,23 @@ class Field(Placed, Defaulted):
         """:attr:`used_as` comes from the default's type, not from a declaration or a validator."""
         return bool(self.used_as) and not self.json_types
 
-    @property
-    def default_factory(self) -> str | None:
-        return self.raw.get("default_factory")
+    default_factory: str | None = _Key("default_factory")
 
     @property
     def comparable_default(self) -> Any:
         """The default as compared across releases: the symbolic spelling where JSON alone misleads."""
         return self.default_repr if self.default_repr is not None else self.default
 
-    @property
-    def read_without_default(self) -> bool:
-        return bool(self.raw.get("read_without_default"))
+    read_without_default: bool = _Key("read_without_default", bool)
 
-    @property
-    def constraints(self) -> Raw:
-        return _dict(self.raw.get("constraints"))
+    constraints: Raw = _Key("constraints", _dict)
 
     @property
     def choices(self) -> list[Any] | None:
         choices = self.raw.get("choices")
         return list(choices) if isinstance(choices, list) else None
 
-    @property
-    def enum(self) -> str | None:
-        return self.raw.get("enum")
+    enum: str | None = _Key("enum")
 
     @property
     def deprecated(self) -> Deprecation | None:
@@ -299,22 +298,16 @@ class Field(Placed, Defaulted):
         value = self.raw.get("auto")
         return Auto(value) if isinstance(value, dict) else None
 
-    @property
-    def description(self) -> str | None:
-        return self.raw.get("description") or None
+    description: str | None = _Key("description", _or_none)
 
-    @property
-    def source(self) -> Source | None:
-        return _source(self.raw.get("source"))
+    source: Source | None = _Key("source", _source)
 
     @property
     def constant(self) -> Raw | None:
         value = self.raw.get("constant")
         return value if isinstance(value, dict) else None
 
-    @property
-    def is_section(self) -> bool:
-        return bool(self.raw.get("is_section"))
+    is_section: bool = _Key("is_section", bool)
 
     # ---------------------------------------------------------------- witnesses (format 2)
 
@@ -324,10 +317,8 @@ class Field(Placed, Defaulted):
         value = self.raw.get("witnesses")
         return [str(v) for v in value] if isinstance(value, list) else []
 
-    @property
-    def condition(self) -> str | None:
-        """Source text of the branch every read of the key sits under, ``None`` when read unconditionally."""
-        return self.raw.get("condition") or None
+    condition: str | None = _Key("condition", _or_none)
+    """Source text of the branch every read of the key sits under, ``None`` when read unconditionally."""
 
     @property
     def conditions(self) -> list[Raw]:
@@ -335,10 +326,8 @@ class Field(Placed, Defaulted):
         value = self.raw.get("conditions")
         return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
-    @property
-    def pattern(self) -> bool:
-        """The path has ``*`` segments: user-named keys (``different_groups.*.params.start_bits``)."""
-        return bool(self.raw.get("pattern"))
+    pattern: bool = _Key("pattern", bool)
+    """The path has ``*`` segments: user-named keys (``different_groups.*.params.start_bits``)."""
 
     @property
     def alternatives(self) -> list[Raw]:
@@ -346,15 +335,11 @@ class Field(Placed, Defaulted):
         value = self.raw.get("alternatives")
         return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
-    @property
-    def choices_normalized(self) -> str | None:
-        """``"lower"``/``"upper"`` when DeepSpeed case-folds the value before comparing it with :attr:`choices`."""
-        return self.raw.get("choices_normalized") or None
+    choices_normalized: str | None = _Key("choices_normalized", _or_none)
+    """``"lower"``/``"upper"`` when DeepSpeed case-folds the value before comparing it with :attr:`choices`."""
 
-    @property
-    def truthiness(self) -> bool:
-        """A dict reader tests the value's truth (any non-empty string, ``"false"`` too, switches it on)."""
-        return bool(self.raw.get("truthiness"))
+    truthiness: bool = _Key("truthiness", bool)
+    """A dict reader tests the value's truth (any non-empty string, ``"false"`` too, switches it on)."""
 
     @property
     def requires(self) -> list[Raw]:
@@ -475,36 +460,24 @@ class Section(Placed):
 
     __slots__ = ()
 
-    @property
-    def kind(self) -> str:
-        """``"model"`` or ``"dict"``."""
-        return str(self.raw.get("kind") or "dict")
+    kind: str = _Key("kind", _text("dict"))
+    """``"model"`` or ``"dict"``."""
 
-    @property
-    def model(self) -> str | None:
-        return self.raw.get("model")
+    model: str | None = _Key("model")
 
     @property
     def model_name(self) -> str | None:
         """The class name alone (``DeepSpeedZeroConfig``), as pydantic titles its errors."""
         return self.model.rsplit(".", 1)[-1] if self.model else None
 
-    @property
-    def parent(self) -> str | None:
-        return self.raw.get("parent")
+    parent: str | None = _Key("parent")
 
-    @property
-    def strict(self) -> bool:
-        return bool(self.raw.get("strict"))
+    strict: bool = _Key("strict", bool)
 
-    @property
-    def unknown_keys(self) -> str:
-        """``"error"``, ``"ignored"`` or ``"kept"``."""
-        return str(self.raw.get("unknown_keys") or "ignored")
+    unknown_keys: str = _Key("unknown_keys", _text("ignored"))
+    """``"error"``, ``"ignored"`` or ``"kept"``."""
 
-    @property
-    def passthrough(self) -> bool:
-        return bool(self.raw.get("passthrough"))
+    passthrough: bool = _Key("passthrough", bool)
 
     @property
     def passed_to(self) -> list[Raw]:
@@ -512,17 +485,11 @@ class Section(Placed):
         value = self.raw.get("passed_to")
         return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
-    @property
-    def pattern(self) -> bool:
-        return bool(self.raw.get("pattern"))
+    pattern: bool = _Key("pattern", bool)
 
-    @property
-    def source(self) -> Source | None:
-        return _source(self.raw.get("source"))
+    source: Source | None = _Key("source", _source)
 
-    @property
-    def description(self) -> str | None:
-        return self.raw.get("description") or None
+    description: str | None = _Key("description", _or_none)
 
 
 class Removed(Placed):
@@ -540,13 +507,9 @@ class Removed(Placed):
         key = self.raw.get("key")
         return key if isinstance(key, str) else self.path.rpartition(".")[2]
 
-    @property
-    def message(self) -> str:
-        return str(self.raw.get("message") or "")
+    message: str = _Key("message", _text(""))
 
-    @property
-    def source(self) -> Source | None:
-        return _source(self.raw.get("source"))
+    source: Source | None = _Key("source", _source)
 
     python_name = None
 
@@ -558,9 +521,7 @@ class EnumMember(Record):
     def name(self) -> str:
         return str(self.raw.get("name", ""))
 
-    @property
-    def value(self) -> Any:
-        return self.raw.get("value")
+    value: Any = _Key("value")
 
 
 class Enum(Record):
@@ -577,13 +538,9 @@ class Enum(Record):
         members = self.raw.get("members")
         return [EnumMember(m) for m in members if isinstance(m, dict)] if isinstance(members, list) else []
 
-    @property
-    def description(self) -> str | None:
-        return self.raw.get("description") or None
+    description: str | None = _Key("description", _or_none)
 
-    @property
-    def source(self) -> Source | None:
-        return _source(self.raw.get("source"))
+    source: Source | None = _Key("source", _source)
 
 
 class CatalogParam(Defaulted):
@@ -601,9 +558,7 @@ class CatalogClass(Record):
     def name(self) -> str:
         return str(self.raw.get("class", ""))
 
-    @property
-    def importable(self) -> bool:
-        return bool(self.raw.get("importable"))
+    importable: bool = _Key("importable", bool)
 
     @property
     def params(self) -> dict[str, CatalogParam] | None:
@@ -612,13 +567,9 @@ class CatalogClass(Record):
             return None
         return {name: CatalogParam(p) for name, p in params.items() if isinstance(p, dict)}
 
-    @property
-    def var_keyword(self) -> bool:
-        return bool(self.raw.get("var_keyword"))
+    var_keyword: bool = _Key("var_keyword", bool)
 
-    @property
-    def source(self) -> Source | None:
-        return _source(self.raw.get("source"))
+    source: Source | None = _Key("source", _source)
 
 
 class CatalogEntry(Record):
@@ -630,30 +581,20 @@ class CatalogEntry(Record):
         super().__init__(raw)
         self.name = name
 
-    @property
-    def origin(self) -> str:
-        return str(self.raw.get("origin") or "")
+    origin: str = _Key("origin", _text(""))
 
-    @property
-    def case_insensitive(self) -> bool:
-        return bool(self.raw.get("case_insensitive"))
+    case_insensitive: bool = _Key("case_insensitive", bool)
 
-    @property
-    def engine_params(self) -> list[str]:
-        return list(self.raw.get("engine_params") or [])
+    engine_params: list[str] = _Key("engine_params", _list)
 
-    @property
-    def params_passed(self) -> bool:
-        return self.raw.get("params_passed", True) is not False
+    params_passed: bool = _Key("params_passed", _not_false)
 
     @property
     def classes(self) -> list[CatalogClass]:
         classes = self.raw.get("classes")
         return [CatalogClass(c) for c in classes if isinstance(c, dict)] if isinstance(classes, list) else []
 
-    @property
-    def constant(self) -> str | None:
-        return self.raw.get("constant")
+    constant: str | None = _Key("constant")
 
 
 class Catalog(Record):
@@ -670,25 +611,17 @@ class Catalog(Record):
     def section(self) -> str:
         return str(self.raw.get("section") or self.label)
 
-    @property
-    def type_key(self) -> str:
-        return str(self.raw.get("type_key") or "type")
+    type_key: str = _Key("type_key", _text("type"))
 
-    @property
-    def params_key(self) -> str:
-        return str(self.raw.get("params_key") or "params")
+    params_key: str = _Key("params_key", _text("params"))
 
-    @property
-    def source(self) -> Source | None:
-        return _source(self.raw.get("source"))
+    source: Source | None = _Key("source", _source)
 
     @property
     def rejected_params(self) -> dict[str, str]:
         return {str(k): str(v) for k, v in _dict(self.raw.get("rejected_params")).items()}
 
-    @property
-    def fallback_modules(self) -> list[str]:
-        return list(self.raw.get("fallback_modules") or [])
+    fallback_modules: list[str] = _Key("fallback_modules", _list)
 
     @cached_property
     def names(self) -> dict[str, CatalogEntry]:
@@ -701,9 +634,7 @@ class HfTrainer(Record):
 
     __slots__ = ()
 
-    @property
-    def transformers_version(self) -> str | None:
-        return self.raw.get("transformers_version")
+    transformers_version: str | None = _Key("transformers_version")
 
     @property
     def paths(self) -> dict[str, Raw]:
@@ -741,22 +672,14 @@ class Snapshot(Record):
     def version(self) -> str:
         return str(self.raw.get("deepspeed_version", "?"))
 
-    @property
-    def format_version(self) -> Any:
-        return self.raw.get("format_version")
+    format_version: Any = _Key("format_version")
 
-    @property
-    def document(self) -> str:
-        """``"training"`` (``fields.json``: DeepSpeedConfig) or ``"inference"`` (``inference.json``)."""
-        return str(self.raw.get("document") or "training")
+    document: str = _Key("document", _text("training"))
+    """``"training"`` (``fields.json``: DeepSpeedConfig) or ``"inference"`` (``inference.json``)."""
 
-    @property
-    def environment(self) -> Raw:
-        return _dict(self.raw.get("environment"))
+    environment: Raw = _Key("environment", _dict)
 
-    @property
-    def coverage(self) -> Raw:
-        return _dict(self.raw.get("coverage"))
+    coverage: Raw = _Key("coverage", _dict)
 
     # ------------------------------------------------------------ the records
 

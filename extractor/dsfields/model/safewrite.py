@@ -1,4 +1,5 @@
-"""The one way dsfields writes a file or swaps in a folder: atomic where that is safe, never destructive.
+"""The one way dsfields writes a file or swaps in a folder, and takes a lock: atomic where that is safe, never
+destructive.
 
 Every writer (``migrate -o``/``--in-place``, ``schema -o``, snapshots and indexes through
 :func:`dsfields.model.store.write_atomic`, the docs site's swap-in) comes here, because renaming a temp
@@ -17,6 +18,9 @@ file over "the path" is only right when the path names an ordinary, singly linke
   writes into that folder removes it (each folder is swept once per process).
 
 Refusals are :class:`UnsafeTarget` (a :class:`DsfieldsError` and an :class:`OSError`): one line, exit 2.
+
+Locks live here too: :func:`lock_file` (a named lock file, through ``filelock``) for the extractor's builds
+and caches, :func:`exclusive_lock` for a file that must not be written to be locked (``mkdocs.yml``).
 """
 
 from __future__ import annotations
@@ -432,8 +436,26 @@ def take_over(new: Path, existing: Path) -> None:
 
 
 @contextlib.contextmanager
+def lock_file(path: Path | str) -> Iterator[None]:
+    """Hold the lock file ``path`` (made if absent), across processes and this process's threads.
+
+    ``filelock`` takes a ``flock`` the kernel drops when the holder dies, so a killed build or download never
+    blocks the next one; its folder is made here.
+    """
+    from filelock import FileLock
+
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    with FileLock(os.fspath(path)):
+        yield
+
+
+@contextlib.contextmanager
 def exclusive_lock(path: Path, waiting: str | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on the existing file ``path``; ``waiting`` is said on stderr if it is held."""
+    """Hold an exclusive lock on the existing file ``path``; ``waiting`` is said on stderr if it is held.
+
+    A plain ``flock`` on the file itself, not :func:`lock_file`: the file is a user's (``mkdocs.yml``, perhaps
+    read-only), which ``filelock`` would open for writing and truncate, and no lock file is left in their tree.
+    """
     try:
         import fcntl
     except ImportError:  # no flock (Windows): nothing is serialised
