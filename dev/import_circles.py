@@ -34,7 +34,8 @@ def edges() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
                 targets = [base] + [f"{base}.{a.name}" for a in node.names]
             for target in targets:
                 if target in modules and target != name:

@@ -434,6 +434,7 @@ def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[
     """Launch rules that fire on this file in one release and not the other, where ``launch.json`` confirms them."""
     from dsfields.check import Checker, Kind, Options
     from dsfields.configfile import ConfigFile
+    from dsfields.model.messages import localize
 
     fired: dict[str, dict[str, str]] = {}
     for snapshot in (old, new):
@@ -445,8 +446,12 @@ def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[
                         {"rule": rule, "message": fired[old.version][rule]}))
     for rule in sorted(set(fired[new.version]) - set(fired[old.version])):
         message = fired[new.version][rule]
+        # check's finding is English; the text form speaks the report's language (the json form keeps it).
+        # It is localized as check prints it, after "key: ", so the catalogue's phrases match.
+        shown = localize(": " + message, "zh" if w is WORDS["zh"] else "en", "check.")
+        shown = shown[2:] if shown.startswith(": ") else shown[1:]
         out.append(Item("rejected", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)
-                        + w["colon"] + message, {"rule": rule, "message": message}))
+                        + w["colon"] + shown, {"rule": rule, "message": message}))
     return out
 
 

@@ -589,7 +589,26 @@ def localize(text: str, lang: str, *groups: str) -> str:
     for group in groups:
         for pattern, zh in _compiled(group):
             text = pattern.sub(lambda match, zh=zh: zh.format(**_zh_values(match.groupdict())), text)
-    return text
+    return _close_full_width(text)
+
+
+def _close_full_width(text: str) -> str:
+    """A Chinese template opens "（" where the English opened "(", and the ASCII ")" that closed it comes later in
+    the same line, outside the template: it becomes "）", so every bracket closes in the form it opened. ASCII
+    pairs inside (a ``file:line (function)``) are left as they are."""
+    if "（" not in text:
+        return text
+    out, stack = [], []
+    for char in text:
+        if char == "\n":
+            stack.clear()
+        elif char in "（(":
+            stack.append(char)
+        elif char in "）)" and stack:
+            if stack.pop() == "（":
+                char = "）"
+        out.append(char)
+    return "".join(out)
 
 
 def requested_language(argv: list[str] | tuple[str, ...]) -> str:
