@@ -1050,16 +1050,19 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
 
 def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str, str]:
     """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
-    schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them."""
-    import json
-
+    schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them; their
+    large sections are references to files shared by every release that has them the same
+    (``dsfields.docs.schemas``), returned here too."""
+    from dsfields.docs.schemas import split
     from dsfields.links import SITE_URL
     from dsfields.schema import build_schema, schema_file
 
-    # Compact (no indentation, characters as they are): 4 schemas x 77 releases were ~170 MB of the site indented.
-    return {f"{version}/{schema_file(hf)}": json.dumps(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf),
-                                                        sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            + "\n" for hf in (False, True)}
+    files: dict[str, str] = {}
+    for hf in (False, True):
+        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf), files)
+        files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
+                                                           separators=(",", ":")) + "\n"
+    return files
 
 
 def _fork_pool(workers: int) -> Any:
