@@ -227,6 +227,10 @@ def test_site_render_writes_each_releases_schemas(snapshot):
     plain = jsonschema.Draft202012Validator({"$ref": f"https://site.test/{VERSION}/{SCHEMA_FILE}"}, registry=registry)
     whole_validator = jsonschema.Draft202012Validator(whole)
     for config in ({"zero_optimization": {"stage": 3, "overlap_comm": "yes"}}, {"zero_optimization": {"stage": 2}},
-                   {"bf16": {"enabled": 1}}, {"train_batch_size": "auto"}):
+                   {"bf16": {"enabled": 1}}, {"train_batch_size": "auto"}, {"train_batch_size": 1.5},
+                   {"train_batch_size": 8}):
         assert bool(list(plain.iter_errors(config))) == bool(list(whole_validator.iter_errors(config))), config
+    # Both a section (behind its own reference) and a top-level key (behind the root's) are still judged.
     assert list(plain.iter_errors({"zero_optimization": {"stage": 3, "overlap_comm": "yes"}}))
+    assert list(plain.iter_errors({"train_batch_size": 1.5}))
+    assert not list(plain.iter_errors({"train_batch_size": 8}))

@@ -488,6 +488,10 @@ def on_post_build(config: Any) -> None:
     _cache_finish()  # first: the cache keeps each page's own entries, as a build from it adds them
     augment_search(config, _search_entries(config) or [])
     site = Path(config["site_dir"])
+    # Material's source maps (1.2 MB per language) are for debugging its minified JavaScript, never read by
+    # a reader's browser; the bundles keep working without them (devtools just shows the minified code).
+    for source_map in (site / "assets" / "javascripts").rglob("*.min.js.map"):
+        source_map.unlink()
     for path, html in _read(config, "stubs.json").items():
         target = site / path
         target.parent.mkdir(parents=True, exist_ok=True)
