@@ -36,11 +36,22 @@ def test_only_deepspeeds_message_is_marked_original():
     ("no longer read; a value here is now silently ignored", "不再读取；此处的值现在被静默忽略"),
     ("unknown keys: ignored → error (dict reader → pydantic model; a typo that was silently ignored now raises)",
      "未知键：静默忽略 → 报错（dict 读取 → pydantic 模型；以前被静默忽略的拼错现在会报错）"),
-    ('JSON types [] → ["integer"]', 'JSON 类型 [] → ["integer"]'),
-    ("0.0 → 1.0", "0.0 → 1.0"),
 ])
 def test_our_details_are_translated_and_not_marked(detail, zh):
     change = Change(ChangeKind.ADDED, "k", "", None, None, detail)
+    shown = change_detail_html(change, "zh")
+    assert "dsf-original" not in shown
+    assert shown == zh
+
+
+@pytest.mark.parametrize(("kind", "detail", "zh"), [
+    (ChangeKind.TYPE_CHANGED, 'JSON types [] → ["integer"]', 'JSON 类型 <code>[] → ["integer"]</code>'),
+    (ChangeKind.DEFAULT_CHANGED, "0.0 → 1.0", "<code>0.0 → 1.0</code>"),
+    (ChangeKind.CONSTRAINT_CHANGED, 'choices: null → ["auto", "step"]',
+     '<code>choices: null → ["auto", "step"]</code>'),
+])
+def test_value_details_are_code(kind, detail, zh):
+    change = Change(kind, "k", "", None, None, detail)
     shown = change_detail_html(change, "zh")
     assert "dsf-original" not in shown
     assert shown == zh

@@ -1037,7 +1037,17 @@ def change_detail_html(change: Any, lang: str) -> str:
             words = f'<span class="dsf-original" lang="en">{words}</span> <small>（{original}）</small>'
             rest = f"（{change_detail(rest.strip(), lang)}）" if rest.strip() else ""
         return words + html.escape(rest, quote=False)
+    if change.kind.key in VALUE_DETAILS and " → " in detail and not detail.startswith("effective default"):
+        # "old → new" values (types, defaults, constraints): code, as values are everywhere on the site.
+        label, values = "", detail
+        if detail.startswith("JSON types "):
+            label, values = ("JSON 类型 " if lang == "zh" else "JSON types "), detail[len("JSON types "):]
+        return f"{label}<code>{html.escape(values, quote=False)}</code>"
     return html_text(change_detail(detail, lang))
+
+
+VALUE_DETAILS = {"default_changed", "type_changed", "constraint_changed"}
+"""Change kinds whose detail is values only (``0.0 → 1.0``, ``choices: null → [...]``), shown as code."""
 
 
 def release_page(site: Site, path: str, release: str) -> bool:
