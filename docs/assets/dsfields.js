@@ -254,6 +254,8 @@
   function restateHeadings(data, shown, owner) {
     var strong = document.querySelector(".dsf-banner__release");
     if (strong) strong.textContent = shown.version;
+    // Other mentions of the release in a shared page's text (the section example's title).
+    document.querySelectorAll(".dsf-shown-release").forEach(function (node) { node.textContent = shown.version; });
     var date = document.querySelector(".dsf-banner__date");
     if (date) date.textContent = data.dates[shown.version] ? " (" + t("released") + " " + data.dates[shown.version] + ")" : "";
     var newest = document.querySelector(".dsf-banner__newest");
