@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import REPO
+from referencing import Registry, Resource
 
 from dsfields.check import Checker, Finding, Options, Severity, check_text
 from dsfields.configfile import ConfigFileError, load
@@ -205,9 +206,31 @@ def test_id_per_release_and_language_is_the_file_the_site_serves(snapshot):
 
 def test_site_render_writes_each_releases_schemas(snapshot):
     from dsfields.docs.render import schema_files
+    from dsfields.docs.schemas import SHARED_FOLDER, resolve
 
     files = schema_files(VERSION, snapshot, "en")
-    assert set(files) == {f"{VERSION}/{SCHEMA_FILE}", f"{VERSION}/ds_config.hf.schema.json"}
-    assert json.loads(files[f"{VERSION}/{SCHEMA_FILE}"]) == json.loads(dumps(build_schema(snapshot)))
+    releases = {f"{VERSION}/{SCHEMA_FILE}", f"{VERSION}/ds_config.hf.schema.json"}
+    assert releases <= set(files)
+    shared = set(files) - releases
+    assert shared and all(name.startswith(f"{SHARED_FOLDER}/") for name in shared)
+    # Each release's file, its references read from the shared files, is the whole schema `dsfields schema` writes.
+    whole = resolve(json.loads(files[f"{VERSION}/{SCHEMA_FILE}"]), files.__getitem__)
+    assert whole == json.loads(dumps(build_schema(snapshot)))
+    hf = resolve(json.loads(files[f"{VERSION}/ds_config.hf.schema.json"]), files.__getitem__)
+    assert hf == json.loads(dumps(build_schema(snapshot, hf=True)))
     zh = schema_files(VERSION, snapshot, "zh")
-    assert json.loads(zh[f"{VERSION}/{SCHEMA_FILE}"]) == json.loads(dumps(build_schema(snapshot, lang="zh")))
+    assert resolve(json.loads(zh[f"{VERSION}/{SCHEMA_FILE}"]), zh.__getitem__) == json.loads(
+        dumps(build_schema(snapshot, lang="zh")))
+    # A validator that follows the references (as an editor fetching them from the site does) judges as before.
+    registry = Registry().with_resources(
+        (f"https://site.test/{name}", Resource.from_contents(json.loads(text))) for name, text in files.items())
+    plain = jsonschema.Draft202012Validator({"$ref": f"https://site.test/{VERSION}/{SCHEMA_FILE}"}, registry=registry)
+    whole_validator = jsonschema.Draft202012Validator(whole)
+    for config in ({"zero_optimization": {"stage": 3, "overlap_comm": "yes"}}, {"zero_optimization": {"stage": 2}},
+                   {"bf16": {"enabled": 1}}, {"train_batch_size": "auto"}, {"train_batch_size": 1.5},
+                   {"train_batch_size": 8}):
+        assert bool(list(plain.iter_errors(config))) == bool(list(whole_validator.iter_errors(config))), config
+    # Both a section (behind its own reference) and a top-level key (behind the root's) are still judged.
+    assert list(plain.iter_errors({"zero_optimization": {"stage": 3, "overlap_comm": "yes"}}))
+    assert list(plain.iter_errors({"train_batch_size": 1.5}))
+    assert not list(plain.iter_errors({"train_batch_size": 8}))

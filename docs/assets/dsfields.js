@@ -254,6 +254,8 @@
   function restateHeadings(data, shown, owner) {
     var strong = document.querySelector(".dsf-banner__release");
     if (strong) strong.textContent = shown.version;
+    // Other mentions of the release in a shared page's text (the section example's title).
+    document.querySelectorAll(".dsf-shown-release").forEach(function (node) { node.textContent = shown.version; });
     var date = document.querySelector(".dsf-banner__date");
     if (date) date.textContent = data.dates[shown.version] ? " (" + t("released") + " " + data.dates[shown.version] + ")" : "";
     var newest = document.querySelector(".dsf-banner__newest");
@@ -489,6 +491,7 @@
   }
 
   // ------------------------------------------------------------ changes between two releases
+  // changes.json holds each detail as HTML in the page's language, DeepSpeed's own words already marked (render.py).
   function comparePage(data) {
     var form = document.getElementById("dsf-compare");
     if (!form) return;
@@ -511,7 +514,7 @@
             var key = path ? "<code>" + escapeHtml(path).replace(/([._\/])/g, "$1<wbr>") + "</code>" : escapeHtml(t("top level"));
             return "<tr><td data-label=\"" + escapeHtml(t("Key")) + "\">" + (i ? "" : key) +
               "</td><td data-label=\"" + escapeHtml(t("Release")) + "\">" + c[0] + "</td><td data-label=\"" + escapeHtml(t("Change")) + "\">" +
-              escapeHtml(t(c[1])) + (c[2] ? " — " + detail(c[2]) : "") + "</td></tr>";
+              escapeHtml(t(c[1])) + (c[2] ? " — " + c[2] : "") + "</td></tr>";
           }).join("");
         }).join("");
         out.innerHTML = "<p>" + escapeHtml(t("{n} keys changed from {a} to {b}.").replace("{n}", order.length)
@@ -543,13 +546,6 @@
     }
     input.addEventListener("input", apply);
     apply();
-  }
-
-  // A change's detail: DeepSpeed's own message stays English, marked as DeepSpeed's words on a Chinese page.
-  function detail(text) {
-    var words = escapeHtml(text);
-    return zh && !CJK.test(text) && /[a-z]{3,} [a-z]{3,}/i.test(text) ? "<span class=\"dsf-original\" lang=\"en\">" + words +
-      "</span> <small>（" + escapeHtml(t("original")) + "）</small>" : words;
   }
 
   // Narrow screens show each table row as a card whose cells name their column (dsfields.css): the names

@@ -258,17 +258,32 @@ def _search_on_focus(output: str) -> str:
 
 VERBATIM = re.compile(r"<pre[\s>].*?</pre>|<textarea[\s>].*?</textarea>|<script[\s>].*?</script>", re.S)
 BLANKS = re.compile(r"\n\s+")
+_BLOCK = (r"(?:html|head|body|title|meta|link|style|script|noscript|header|footer|main|article|aside|nav|div|"
+          r"form|input|label|ul|ol|li|table|thead|tbody|tr|td|th|p|h[1-6]|hr|br|details|summary)\b")
+BLOCK_BREAKS = re.compile(rf"(?<=>)\n(?=</?{_BLOCK})|(<{_BLOCK}[^<>]*>|</{_BLOCK}>)\n")
+"""A line break right before or after a block-level tag: white space there is not rendered (it collapses at a
+block's edge), so it goes; a break between two inline elements (``</code>\n<code>`` is a space) stays."""
+NAV_LABEL = re.compile(r'(<span class="md-ellipsis">)\n([^<\n]*)\n</span>(?:\n(?=<span class="md-nav__icon|</a>))?')
+NAV_LINK = re.compile(r'(<a [^<>]*class="md-nav__link[^"<>]*">)\n')
+"""Material's nav item text: ``<span class="md-ellipsis">`` inside a flex link (``NAV_LINK``), where the breaks
+around the text and before the next flex item are not rendered either."""
 
 
 def _compact(output: str) -> str:
-    """The page with every run of white space that holds a line break made one line break, outside <pre>,
-    <textarea> and <script>: Material's templates indent each nav item over ~30 lines (a third of a page's
-    bytes), and a browser renders a run of white space as one space either way."""
+    """The page with every run of white space that holds a line break made one line break (none at a block
+    tag's edge, :data:`BLOCK_BREAKS`, nor in a nav link), outside <pre>, <textarea> and <script>: Material's
+    templates indent each nav item over ~30 lines (a third of a page's bytes), and a browser renders a run of
+    white space as one space either way."""
+
+    def squeeze(text: str) -> str:
+        text = NAV_LINK.sub(r"\1", NAV_LABEL.sub(r"\1\2</span>", BLANKS.sub("\n", text)))
+        return BLOCK_BREAKS.sub(lambda match: match.group(1) or "", text)
+
     out, last = [], 0
     for verbatim in VERBATIM.finditer(output):
-        out += [BLANKS.sub("\n", output[last:verbatim.start()]), verbatim.group()]
+        out += [squeeze(output[last:verbatim.start()]), verbatim.group()]
         last = verbatim.end()
-    out.append(BLANKS.sub("\n", output[last:]))
+    out.append(squeeze(output[last:]))
     return "".join(out)
 
 
@@ -488,6 +503,10 @@ def on_post_build(config: Any) -> None:
     _cache_finish()  # first: the cache keeps each page's own entries, as a build from it adds them
     augment_search(config, _search_entries(config) or [])
     site = Path(config["site_dir"])
+    # Material's source maps (1.2 MB per language) are for debugging its minified JavaScript, never read by
+    # a reader's browser; the bundles keep working without them (devtools just shows the minified code).
+    for source_map in (site / "assets" / "javascripts").rglob("*.min.js.map"):
+        source_map.unlink()
     for path, html in _read(config, "stubs.json").items():
         target = site / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ the Chinese site says them in Chinese; a string without a translation falls back
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 LANGUAGES = ("en", "zh")
@@ -42,6 +43,9 @@ ZH: dict[str, str] = {
     "Effective when omitted (DeepSpeed derives it, world size 1)":
         "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
     "with": "配置为",
+    "not set": "未设置",
+    "<code>true</code> passes too, as 1 (a Python bool is an int)":
+        "<code>true</code> 也能通过，按 1 计（Python 的 bool 是 int）",
     "Example": "示例",
     "Example: every key of this section at its default in DeepSpeed {v}": "示例：本节每个键取 DeepSpeed {v} 的默认值",
     ("Types: where the page and the code both name a plain type (boolean, integer, float, string), "
@@ -362,3 +366,61 @@ def translator(lang: str) -> Callable[[str], str]:
     if lang == "zh":
         return lambda text: ZH.get(text, text)
     return lambda text: text
+
+
+# The details dsfields.diff writes for a change (its own words, with values and key names in them): each
+# shape it writes, in Chinese. DeepSpeed's own messages inside a detail are not translated (render.py
+# marks them 原文); a shape missing here stays English.
+_FATES_ZH = {
+    "silently ignored": "被静默忽略",
+    "ignored (its section is not read either)": "被忽略（它所在的节也不再读取）",
+    "rejected as an unknown key": "作为未知键被拒绝",
+    "passed on but unused": "被透传但不使用",
+}
+_UNKNOWN_KEYS_ZH = {"ignored": "静默忽略", "passed": "整体透传", "error": "报错", "kept": "保留"}
+_NOTES_ZH = {
+    " (dict reader → pydantic model; a typo that was silently ignored now raises)":
+        "（dict 读取 → pydantic 模型；以前被静默忽略的拼错现在会报错）",
+    " (a typo that was silently ignored now raises)": "（以前被静默忽略的拼错现在会报错）",
+    " (a typo is no longer reported)": "（拼错不再被报告）",
+    "": "",
+}
+_DETAILS_ZH: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]], ...] = (
+    (re.compile(r"default (.+)", re.S), lambda m: f"默认值 {m[1]}"),
+    (re.compile(r"new section"), lambda m: "新的节"),
+    (re.compile(r"rejected with its section (.+)"), lambda m: f"随所在的节 {m[1]} 一起被拒绝"),
+    (re.compile(r"no longer read; a value here is now (.+)"),
+     lambda m: f"不再读取；此处的值现在{_FATES_ZH[m[1]]}" if m[1] in _FATES_ZH else None),
+    (re.compile(r"no longer rejected with a message; a value here is now (.+)"),
+     lambda m: f"不再报错拒绝；此处的值现在{_FATES_ZH[m[1]]}" if m[1] in _FATES_ZH else None),
+    (re.compile(r"unknown keys: (\w+) → (\w+)(.*)"),
+     lambda m: f"未知键：{_UNKNOWN_KEYS_ZH.get(m[1], m[1])} → {_UNKNOWN_KEYS_ZH.get(m[2], m[2])}{_NOTES_ZH[m[3]]}"
+     if m[3] in _NOTES_ZH else None),
+    (re.compile(r"JSON types (.+)"), lambda m: f"JSON 类型 {m[1]}"),
+    (re.compile(r"effective default same values, now decided by a validator"),
+     lambda m: "实际默认值：取值不变，改由校验器决定"),
+    (re.compile(r"effective default (.+)"), lambda m: f"实际默认值 {m[1]}"),
+    (re.compile(r"use (\S+) instead \(legacy spelling: DeepSpeed reads (\S+) only when (\S+) is absent, "
+                r"into the same (\S+)\)"),
+     lambda m: f"请改用 {m[1]}（旧写法：只有 {m[3]} 不存在时 DeepSpeed 才读取 {m[2]}，读入同一个 {m[4]}）"),
+    (re.compile(r"use (\S+) instead"), lambda m: f"请改用 {m[1]}"),
+    (re.compile(r"no longer deprecated"), lambda m: "不再弃用"),
+    (re.compile(r"description text changed"), lambda m: "说明文字有变"),
+)
+WAS_NOT_READ = " (was not read before)"
+"""What dsfields.diff appends to DeepSpeed's message for a key that is rejected and was not read before."""
+
+
+def change_detail(text: str, lang: str) -> str:
+    """A change detail dsfields.diff wrote, in ``lang`` (values, types and key names stay as they are)."""
+    if lang != "zh" or not text:
+        return text
+    if text == WAS_NOT_READ.strip():
+        return "之前未读取"
+    for pattern, say in _DETAILS_ZH:
+        match = pattern.fullmatch(text)
+        if match is not None:
+            said = say(match)
+            if said is not None:
+                return said
+    return text

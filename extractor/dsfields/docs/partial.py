@@ -29,6 +29,7 @@ import os
 import sys
 from pathlib import Path
 
+from dsfields.docs.schemas import SHARED_FOLDER
 from dsfields.model.safewrite import write_text
 
 CHILD_ENV = "DSFIELDS_DOCS_CHILD"
@@ -111,10 +112,11 @@ def build_release(config_file: Path, site_dir: Path, release: str) -> int:
                     _populate_page(target.page, config, files)
         for file in chosen:
             file.page.validate_anchor_links(files=files, log_level=config.validation.links.anchors)
-        # The release's own files that are not pages (its ds_config.schema.json and the --hf one): copied as a
-        # full build copies them.
+        # The release's own files that are not pages (its ds_config.schema.json and the --hf one, and the
+        # shared schema sections they reference): copied as a full build copies them.
         for file in files.static_pages():
-            if selected(file.src_uri, release, navs["newest"]) and file.inclusion.is_included():
+            shared = file.src_uri.startswith(f"{SHARED_FOLDER}/")
+            if (selected(file.src_uri, release, navs["newest"]) or shared) and file.inclusion.is_included():
                 file.copy_file()
         _write_stubs(docs_dir, site_dir, release)
         _merge_search_index(config, site_dir, [file.page for file in chosen], hooks)

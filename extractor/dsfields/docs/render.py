@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import html
 import json
 import logging
 import os
@@ -286,6 +287,11 @@ class Release:
         if self.lang == "en" or not text:
             return text
         return f'<span class="dsf-original" lang="en">{text}</span> <small>（{self._("original")}）</small>'
+
+    def change_detail(self, change: Any) -> str:
+        """A change's detail as HTML (changes page, compare page): dsfields.diff's own words in the page's
+        language, and only DeepSpeed's own message in it (a key now rejected) marked as the original."""
+        return change_detail_html(change, self.lang)
 
     def explain(self, path: str) -> prose.Explanation | None:
         """Our explanation of ``path`` in the page's language (English where the translation is missing),
@@ -1008,8 +1014,40 @@ def hand_written_pages(docs_dir: Path, lang: str) -> dict[str, str]:
 
 
 def changes_data(site: Site) -> dict[str, list[list[Any]]]:
-    """``releases/changes.json``: per release, its changes from the previous one (as far as diffed)."""
-    return {v: [[c.kind.value, c.path, c.detail] for c in items] for v, items in (site.changes or {}).items()}
+    """``releases/changes.json``: per release, its changes from the previous one (as far as diffed); the
+    detail as HTML in the site's language (:func:`change_detail_html`)."""
+    return {v: [[c.kind.value, c.path, change_detail_html(c, site.lang)] for c in items]
+            for v, items in (site.changes or {}).items()}
+
+
+def change_detail_html(change: Any, lang: str) -> str:
+    """The detail of a ``dsfields.diff`` change as HTML in ``lang``. Its words are ours, translated
+    (``i18n.change_detail``), except DeepSpeed's message for a key it now rejects (the change's new value,
+    which the detail starts with): that stays as DeepSpeed wrote it, marked 原文 on a page in another language."""
+    from dsfields.docs.filters import html_text
+    from dsfields.docs.i18n import change_detail
+
+    detail = change.detail or ""
+    message = change.new.strip() if isinstance(change.new, str) else ""
+    if change.kind.key == "became_removed" and message and detail.startswith(message):
+        words = html_text(message)
+        rest = detail[len(message):]
+        if lang != "en":
+            original = translator(lang)("original")
+            words = f'<span class="dsf-original" lang="en">{words}</span> <small>（{original}）</small>'
+            rest = f"（{change_detail(rest.strip(), lang)}）" if rest.strip() else ""
+        return words + html.escape(rest, quote=False)
+    if change.kind.key in VALUE_DETAILS and " → " in detail and not detail.startswith("effective default"):
+        # "old → new" values (types, defaults, constraints): code, as values are everywhere on the site.
+        label, values = "", detail
+        if detail.startswith("JSON types "):
+            label, values = ("JSON 类型 " if lang == "zh" else "JSON types "), detail[len("JSON types "):]
+        return f"{label}<code>{html.escape(values, quote=False)}</code>"
+    return html_text(change_detail(detail, lang))
+
+
+VALUE_DETAILS = {"default_changed", "type_changed", "constraint_changed"}
+"""Change kinds whose detail is values only (``0.0 → 1.0``, ``choices: null → [...]``), shown as code."""
 
 
 def release_page(site: Site, path: str, release: str) -> bool:
@@ -1050,16 +1088,19 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
 
 def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str, str]:
     """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
-    schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them."""
-    import json
-
+    schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them; their
+    large sections are references to files shared by every release that has them the same
+    (``dsfields.docs.schemas``), returned here too."""
+    from dsfields.docs.schemas import split
     from dsfields.links import SITE_URL
     from dsfields.schema import build_schema, schema_file
 
-    # Compact (no indentation, characters as they are): 4 schemas x 77 releases were ~170 MB of the site indented.
-    return {f"{version}/{schema_file(hf)}": json.dumps(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf),
-                                                        sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            + "\n" for hf in (False, True)}
+    files: dict[str, str] = {}
+    for hf in (False, True):
+        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf), files)
+        files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
+                                                           separators=(",", ":")) + "\n"
+    return files
 
 
 def _fork_pool(workers: int) -> Any:

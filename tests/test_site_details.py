@@ -1,0 +1,80 @@
+"""What the site says about a change and a batch key's type (issue 24): our words in the page's language, only
+DeepSpeed's own message marked 原文; a key DeepSpeed uses as an integer is not called a boolean."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsfields.diff import Change, ChangeKind
+from dsfields.docs.filters import integer_taking_true
+from dsfields.docs.render import change_detail_html
+
+pytestmark = pytest.mark.unit
+
+MESSAGE = "Elastic training has been removed; the 'elasticity' configuration block is no longer supported."
+
+
+def test_only_deepspeeds_message_is_marked_original():
+    removed = Change(ChangeKind.BECAME_REMOVED, "elasticity", "", None, MESSAGE, MESSAGE)
+    zh = change_detail_html(removed, "zh")
+    assert zh.startswith('<span class="dsf-original" lang="en">Elastic training has been removed;')
+    assert zh.endswith("（原文）</small>")
+    assert change_detail_html(removed, "en") == "Elastic training has been removed; the 'elasticity' " \
+        "configuration block is no longer supported."
+    # DeepSpeed's message for a key it did not read before: our note after it is ours, in Chinese, not 原文.
+    new = Change(ChangeKind.BECAME_REMOVED, "x", "", None, MESSAGE, f"{MESSAGE} (was not read before)")
+    assert change_detail_html(new, "zh").endswith("</small>（之前未读取）")
+    # A key rejected with its section: the detail is ours (the message is the section's, not in the detail).
+    inside = Change(ChangeKind.BECAME_REMOVED, "elasticity.enabled", "elasticity", None, MESSAGE,
+                    "rejected with its section elasticity")
+    assert change_detail_html(inside, "zh") == "随所在的节 elasticity 一起被拒绝"
+
+
+@pytest.mark.parametrize(("detail", "zh"), [
+    ("default 1.0", "默认值 1.0"),
+    ("new section", "新的节"),
+    ("no longer read; a value here is now silently ignored", "不再读取；此处的值现在被静默忽略"),
+    ("unknown keys: ignored → error (dict reader → pydantic model; a typo that was silently ignored now raises)",
+     "未知键：静默忽略 → 报错（dict 读取 → pydantic 模型；以前被静默忽略的拼错现在会报错）"),
+])
+def test_our_details_are_translated_and_not_marked(detail, zh):
+    change = Change(ChangeKind.ADDED, "k", "", None, None, detail)
+    shown = change_detail_html(change, "zh")
+    assert "dsf-original" not in shown
+    assert shown == zh
+
+
+@pytest.mark.parametrize(("kind", "detail", "zh"), [
+    (ChangeKind.TYPE_CHANGED, 'JSON types [] → ["integer"]', 'JSON 类型 <code>[] → ["integer"]</code>'),
+    (ChangeKind.DEFAULT_CHANGED, "0.0 → 1.0", "<code>0.0 → 1.0</code>"),
+    (ChangeKind.CONSTRAINT_CHANGED, 'choices: null → ["auto", "step"]',
+     '<code>choices: null → ["auto", "step"]</code>'),
+])
+def test_value_details_are_code(kind, detail, zh):
+    change = Change(kind, "k", "", None, None, detail)
+    shown = change_detail_html(change, "zh")
+    assert "dsf-original" not in shown
+    assert shown == zh
+
+
+def _record(json_types, probes, **extra):
+    return {"type": "any", "default": None, "json_types": json_types,
+            "probes": {name: {"ok": ok} for name, ok in probes.items()}, **extra}
+
+
+def test_a_batch_key_is_an_integer_that_also_takes_true():
+    accumulation = _record(["boolean", "integer", "null"], {"true": True, "1": True, "0": False, "-1": False})
+    assert integer_taking_true(accumulation) == {"types": ["integer", "null"], "least": 1}
+    # Without probes that show 0 and -1 refused, no lower bound is claimed.
+    assert integer_taking_true(_record(["boolean", "integer"], {"true": True, "1": True})) == {
+        "types": ["integer"], "least": None}
+
+
+@pytest.mark.parametrize("record", [
+    _record(["boolean", "integer"], {"true": True}, type="bool", default=False),  # a flag that takes 0/1 too
+    _record(["boolean", "integer", "number", "string"], {"true": True}),  # takes anything: no claim
+    _record(["boolean", "integer"], {"true": False}),  # true not seen to pass
+    _record(["integer"], {"true": True}),
+])
+def test_other_keys_keep_their_recorded_types(record):
+    assert integer_taking_true(record) is None
