@@ -243,6 +243,9 @@ class _Run:
             needed = requirement["key"]
             if needed in obj or not record.requirement_applies(requirement, value):
                 continue
+            beside = requirement.get("with")
+            if isinstance(beside, list) and not any(k in self.config.data for k in beside if isinstance(k, str)):
+                continue  # needed only beside top-level keys this config does not set
             source = requirement.get("source") or {}
             where = f", {source.get('file')}:{source.get('line')}" if source.get("file") else ""
             self.requirement_paths.add(record.path)
