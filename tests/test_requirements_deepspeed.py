@@ -102,6 +102,11 @@ NEW_FACTS = [
     ("autotuning.results_dir", {}, ["out", "", None, 0, [], {}, 1]),
     ("zero_optimization.leaf_module.classes", {"zero_optimization": {"stage": 3, "leaf_module": {}}},
      ["MyBlock", ["A", "B"], [], 1, None]),
+    # A key probed again with its section switched on (its requirement met by the key itself): alone on the
+    # neutral base every value was refused for want of enabled's own requirement.
+    ("data_efficiency.data_sampling.dynamic_batching.max_tokens",
+     {"data_efficiency": {"data_sampling": {"dynamic_batching": {"enabled": True}}}},
+     [2048, 1, 0, -1, None, [], {}]),
 ]
 
 
