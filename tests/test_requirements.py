@@ -135,3 +135,17 @@ def test_a_bound_checked_only_when_the_section_is_on_is_probed_with_it_on(fake_s
     assert [f.path for f in zero if f.severity is Severity.ERROR] == ["elastic.parallel"]
     assert not [f for f in _check(snapshot, {"train_batch_size": 1, "elastic": {**base, "parallel": 2}})
                 if f.severity is Severity.ERROR]
+
+
+def test_a_string_an_after_validator_allows_only_as_auto_is_refused_whatever_the_word(fake_snapshot):
+    # `isinstance(v, str) and v != "auto": raise`: the two string probes are refused with one message, "auto"
+    # passes; a word no probe stands for ("sometimes") gets the same verdict, an integer none.
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    base = {"train_batch_size": 1}
+    bad = _check(snapshot, base | {"zero_optimization": {"select_interval": "sometimes"}})
+    errors = [f for f in bad if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["zero_optimization.select_interval"]
+    assert 'must be "auto"' in errors[0].message
+    for fine in ("auto", 4):
+        assert not [f for f in _check(snapshot, base | {"zero_optimization": {"select_interval": fine}})
+                    if f.severity is Severity.ERROR]
