@@ -50,7 +50,8 @@ def test_a_refusal_naming_another_key_is_a_requirement_not_a_verdict(fake_snapsh
 
 
 def test_a_key_refused_for_its_own_value_gets_no_requirement(fake_snapshot):
-    assert not [p for p, f in fake_snapshot["fields"].items() if f.get("requires") and p != "batching.enabled"]
+    assert not [p for p, f in fake_snapshot["fields"].items() if f.get("requires")
+                and p not in ("batching.enabled", "elastic.enabled")]  # the fixture's two requirements
 
 
 def test_check_reports_the_missing_key_once_and_never_the_flag(fake_snapshot):
@@ -87,3 +88,64 @@ def test_a_choice_list_in_an_after_validator_becomes_the_fields_choices(fake_sna
     assert [f.path for f in found if f.severity is Severity.ERROR] == ["zero_optimization.select_strategy"]
     assert not [f for f in _check(snapshot, {"train_batch_size": 1, "zero_optimization": {"select_strategy": "step"}})
                 if f.severity is Severity.ERROR]
+
+
+def test_a_choice_list_in_an_assert_is_confirmed_on_a_config_giving_the_parents_key(fake_snapshot):
+    # pruning.shared_parameters.method set alone is refused (KeyError: 'different_groups', a key of the parent):
+    # the list is confirmed on a config that gives it, as compression's quantization_type and method are.
+    method = fake_snapshot["fields"]["pruning.shared_parameters.method"]
+    assert method["choices"] == ["l1", "topk"]
+    line = _line_of("assert output[PRUNING_METHOD] in [")
+    assert f"pruning.shared_parameters.method: ['l1', 'topk'] confirmed (fakeds/runtime/config.py:{line})" in (
+        fake_snapshot["coverage"]["witnesses"]["choices"])
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    bad = _check(snapshot, {"train_batch_size": 1, "pruning": {"shared_parameters": {"method": "l2"},
+                                                                "different_groups": {}}})
+    assert [f.path for f in bad if f.severity is Severity.ERROR] == ["pruning.shared_parameters.method"]
+    good = _check(snapshot, {"train_batch_size": 1, "pruning": {"shared_parameters": {"method": "topk"},
+                                                                 "different_groups": {}}})
+    assert not [f for f in good if f.severity is Severity.ERROR]
+
+
+def test_a_requirement_named_beside_a_top_level_key_applies_only_beside_it(fake_snapshot):
+    elastic = fake_snapshot["fields"]["elastic.enabled"]
+    by_key = {r["key"]: r for r in elastic["requires"]}
+    assert set(by_key) == {"max_batch", "ignore_batch_info"}
+    assert by_key["ignore_batch_info"]["with"] == ["train_batch_size"] and "with" not in by_key["max_batch"]
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    missing = _check(snapshot, {"train_batch_size": 1, "elastic": {"enabled": True, "ignore_batch_info": True}})
+    assert [f.path for f in missing if f.severity is Severity.ERROR] == ["elastic.max_batch"]
+    full = {"train_batch_size": 1, "elastic": {"enabled": True, "max_batch": 8, "ignore_batch_info": True}}
+    assert not [f for f in _check(snapshot, full) if f.severity is Severity.ERROR]
+    # Without train_batch_size the fixture (like DeepSpeed's elasticity) does not ask for ignore_batch_info; the
+    # fixture's own assert wants a batch size, so only check's requirement logic is looked at here.
+    alone = _check(snapshot, {"elastic": {"enabled": True, "max_batch": 8}})
+    assert "elastic.ignore_batch_info" not in [f.path for f in alone if f.severity is Severity.ERROR]
+
+
+def test_a_bound_checked_only_when_the_section_is_on_is_probed_with_it_on(fake_snapshot):
+    # elastic.parallel >= 1 is checked only inside ElasticConfig, built only when enabled: probed alone, the
+    # key is never read; probed again with enabled on and its requirements met, 0 and -1 are refused.
+    parallel = fake_snapshot["fields"]["elastic.parallel"]
+    assert parallel["probes"]["0"]["ok"] is False and parallel["probes"]["-1"]["ok"] is False
+    assert "cannot be less than 1" in parallel["probes"]["0"]["error"] and parallel["probes"]["1"] == {"ok": True}
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    base = {"enabled": True, "max_batch": 8, "ignore_batch_info": True}
+    zero = _check(snapshot, {"train_batch_size": 1, "elastic": {**base, "parallel": 0}})
+    assert [f.path for f in zero if f.severity is Severity.ERROR] == ["elastic.parallel"]
+    assert not [f for f in _check(snapshot, {"train_batch_size": 1, "elastic": {**base, "parallel": 2}})
+                if f.severity is Severity.ERROR]
+
+
+def test_a_string_an_after_validator_allows_only_as_auto_is_refused_whatever_the_word(fake_snapshot):
+    # `isinstance(v, str) and v != "auto": raise`: the two string probes are refused with one message, "auto"
+    # passes; a word no probe stands for ("sometimes") gets the same verdict, an integer none.
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    base = {"train_batch_size": 1}
+    bad = _check(snapshot, base | {"zero_optimization": {"select_interval": "sometimes"}})
+    errors = [f for f in bad if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["zero_optimization.select_interval"]
+    assert 'must be "auto"' in errors[0].message
+    for fine in ("auto", 4):
+        assert not [f for f in _check(snapshot, base | {"zero_optimization": {"select_interval": fine}})
+                    if f.severity is Severity.ERROR]

@@ -100,8 +100,17 @@ NEW_FACTS = [
                                                    "zero_optimization": {"stage": 2, "zenflow": {}}},
      ["auto", "step", "epoch", "sometimes", "STEP", 1]),
     ("autotuning.results_dir", {}, ["out", "", None, 0, [], {}, 1]),
+    # `isinstance(v, str) and v != "auto"` in an after-validator: any word but "auto" is refused, numbers pass.
+    ("zero_optimization.zenflow.select_interval", {"optimizer": {"type": "Adam", "params": {"lr": 1e-3}},
+                                                   "zero_optimization": {"stage": 2, "zenflow": {}}},
+     ["auto", "sometimes", "step", 4, 0]),
     ("zero_optimization.leaf_module.classes", {"zero_optimization": {"stage": 3, "leaf_module": {}}},
      ["MyBlock", ["A", "B"], [], 1, None]),
+    # A key probed again with its section switched on (its requirement met by the key itself): alone on the
+    # neutral base every value was refused for want of enabled's own requirement.
+    ("data_efficiency.data_sampling.dynamic_batching.max_tokens",
+     {"data_efficiency": {"data_sampling": {"dynamic_batching": {"enabled": True}}}},
+     [2048, 1, 0, -1, None, [], {}]),
 ]
 
 

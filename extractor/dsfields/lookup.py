@@ -547,7 +547,9 @@ def requires_text(record: Any) -> str | None:
         values = "a true value" if when == "truthy" else " or ".join(when or []) or "some values"
         source = requirement.get("source") or {}
         where = f" ({source['file']}:{source['line']})" if source.get("file") else ""
-        parts.append(f'"{requirement["key"]}" when set to {values}{where}')
+        beside = requirement.get("with")
+        only = f" and {', '.join(beside)} is set" if isinstance(beside, list) and beside else ""
+        parts.append(f'"{requirement["key"]}" when set to {values}{only}{where}')
     return "; ".join(parts) or None
 
 

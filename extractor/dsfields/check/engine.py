@@ -243,6 +243,9 @@ class _Run:
             needed = requirement["key"]
             if needed in obj or not record.requirement_applies(requirement, value):
                 continue
+            beside = requirement.get("with")
+            if isinstance(beside, list) and not any(k in self.config.data for k in beside if isinstance(k, str)):
+                continue  # needed only beside top-level keys this config does not set
             source = requirement.get("source") or {}
             where = f", {source.get('file')}:{source.get('line')}" if source.get("file") else ""
             self.requirement_paths.add(record.path)
@@ -378,6 +381,8 @@ class _Run:
                      f"({alternative.get('means')})", f'write "{record.key}": {{ ... }} as the documentation does')
             return
         probe = record.probe_for(value)
+        if probe is None and isinstance(value, str) and not record.choices:
+            probe = self.string_refused(record)
         mark = len(self.findings)
         self.declared_value(record, value, here)
         if probe is None or probe[1].get("ok"):
@@ -395,6 +400,17 @@ class _Run:
         self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
                  f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "
                  f"{probe[1].get('error')})", self._type_fix(record))
+
+    @staticmethod
+    def string_refused(record: Field) -> tuple[str, dict[str, Any]] | None:
+        """The verdict standing for a word no probe stands for (``"sometimes"``), where DeepSpeed refuses every
+        string but "auto" with one message (zenflow ``select_interval``: 'If select_interval is a string, it
+        must be "auto"'): both string probes refused alike, "auto" accepted. None otherwise."""
+        probes = record.probes
+        one, word, auto = probes.get('"1"'), probes.get('"false"'), probes.get('"auto"')
+        if not (one and word and auto) or not auto.get("ok") or one.get("ok") or word.get("ok"):
+            return None
+        return ('"false"', word) if one.get("error") == word.get("error") else None
 
     def wants_a_key_given(self, error: str, here: Path_) -> bool:
         """Whether a probe's refusal names another key this config sets in the field's own section tree.

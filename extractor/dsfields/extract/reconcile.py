@@ -537,6 +537,8 @@ def _alternatives(ex: Extraction, report: StaticReport) -> None:
 
 def _choices(ex: Extraction, report: StaticReport) -> list[str]:
     """Per-release choices of keys checked against a list in code, each confirmed by building DeepSpeedConfig."""
+    from dsfields.extract.requirements import satisfying_base  # it imports the probes, which import this module
+
     notes: list[str] = []
     grouped: dict[str, list[Choices]] = {}
     for c in report.choices:
@@ -550,13 +552,22 @@ def _choices(ex: Extraction, report: StaticReport) -> list[str]:
         validated = [c for c in entries if c.raises]
         if not validated:
             continue
-        chosen = validated[0]
+        # The longest list first: an `if method == "snip_momentum": ... raise` elsewhere is one branch, not the
+        # list the config's own assert checks (0.16.9 sparse pruning: [l1, topk, snip_momentum]).
+        chosen = max(validated, key=lambda c: len(c.values))
         values = [v for v in chosen.values if not isinstance(v, bool) or record["reader"] != "dict"]
         if not values:
             continue
         base = _base_for(ex, path)
         section, _, key = path.rpartition(".")
         good = ex.prober.run(set_path(base, section, key, values[0]), trace=False)
+        if good.error is not None:
+            # Refused for want of another key (pruning ``method`` without ``different_groups``)? Confirm the
+            # list on a config that gives it, as DeepSpeed's users do.
+            satisfied = satisfying_base(ex, base, section, key, values[0])
+            if satisfied is not None:
+                base = satisfied
+                good = ex.prober.run(set_path(base, section, key, values[0]), trace=False)
         bad_value = "__dsfields_not_a_choice__"
         bad = ex.prober.run(set_path(base, section, key, bad_value), trace=False)
         other = [] if isinstance(values[0], str) else "x"  # another JSON type: a closed list rejects it too

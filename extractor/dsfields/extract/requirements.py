@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from dsfields.extract.discover import set_path, without_path
 from dsfields.extract.probes import PROBES, _stored, accepted_types, error_line, probe_base
 from dsfields.model.jsontypes import json_type
+from dsfields.model.records import probe_id
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction
@@ -62,7 +63,8 @@ def _raised_at(exc: BaseException | None, ex: Extraction) -> dict[str, Any] | No
 def _candidates(ex: Extraction, section: str, key: str) -> list[Any]:
     record = ex.fields.get(f"{section}.{key}" if section else key) or {}
     default = record.get("default")
-    first = [default] if default not in (None, False, "", [], {}) else []
+    # A switch off by default is switched on first: ``1`` for a boolean would be a poor value to record.
+    first = [True] if default is False else [default] if default not in (None, "", [], {}) else []
     return first + [c for c in CANDIDATES if c not in first]
 
 
@@ -81,12 +83,20 @@ def _satisfy(ex: Extraction, base: dict[str, Any], section: str, key: str, trigg
             # The value each required key was given: the re-probed verdicts are reproducible from it.
             return config, [{**r, "satisfied_by": copy.deepcopy(node[r["key"]])} for r in found.values()]
         message = error_line(run.error)
-        named = [k for k in _names(message, siblings) if tried.get(k, 0) < len(_candidates(ex, section, k))]
+        # The whole message: elasticity's names the sibling that lifts it after the first 200 characters.
+        full = f"{type(run.error).__name__}: {run.error}"
+        named = [k for k in _names(full, siblings) if tried.get(k, 0) < len(_candidates(ex, section, k))]
         if not named:
             return None  # refused for another reason (or no candidate value satisfies the key): not a requirement
         required = named[0]
         if required not in found:
             found[required] = {"key": required, "message": message, "source": _raised_at(run.error, ex)}
+            # A refusal that also names top-level keys the base sets ("batch related parameters were found"):
+            # the key is needed only beside them, so it is recorded with them and check asks for it only then.
+            top = {r["key"] for r in ex.fields.values() if r["section"] == "" and not r["is_section"]}
+            given = [k for k in _names(full, top) if k in base]
+            if given:
+                found[required]["with"] = given
         candidates = _candidates(ex, section, required)
         config = set_path(config, section, required, copy.deepcopy(candidates[tried.get(required, 0)]))
         tried[required] = tried.get(required, 0) + 1
@@ -104,7 +114,7 @@ def _when(ex: Extraction, satisfied: dict[str, Any], section: str, key: str, req
             continue  # refused even with the requirement met: the value's own verdict, not the requirement's
         accepted.append((pid, value))
         alone = ex.prober.run(set_path(without, section, key, copy.deepcopy(value)), trace=False)
-        if alone.error is not None and required in _names(error_line(alone.error), {required}):
+        if alone.error is not None and required in _names(f"{type(alone.error).__name__}: {alone.error}", {required}):
             needing.append(pid)
     if needing and {pid for pid, value in accepted if value} == set(needing):
         return "truthy"
@@ -174,4 +184,91 @@ def learn_requirements(ex: Extraction) -> list[str]:
             record["json_types"] = types
         given = ", ".join(f"{r['key']}" for r in record["requires"])
         notes.append(f"{path}: requires {given} (probed again with them given)")
+        notes.extend(_siblings_on(ex, set_path(config, section, key, copy.deepcopy(trigger)), section, key,
+                                  by_section.get(section, set())))
     return notes
+
+
+def _siblings_on(ex: Extraction, switched_on: dict[str, Any], section: str, key: str,
+                 keys: set[str]) -> list[str]:
+    """Probe the section's other keys again with the feature on and its requirements met.
+
+    DeepSpeed checks some keys only when the section is switched on (elasticity's ``model_parallel_size``
+    and ``num_gpus_per_node`` must be >= 1); set alone on the neutral base, every value passed. A key whose
+    verdicts change gets the new ones: what a user who turns the feature on is told.
+    """
+    notes = []
+    for sibling in sorted(keys - {key}):
+        path = f"{section}.{sibling}" if section else sibling
+        record = ex.fields.get(path)
+        if record is None or record["is_section"] or record.get("pattern") or record.get("requires"):
+            continue
+        cls = ex.model_classes.get(section) if record["reader"] == "pydantic" else None
+        verdicts: dict[str, dict[str, Any]] = {}
+        for pid, value in PROBES:
+            run = ex.prober.run(set_path(switched_on, section, sibling, copy.deepcopy(value)), trace=False)
+            verdicts[pid] = (_stored(cls, sibling, record.get("python_name"), value) if run.error is None
+                             else {"ok": False, "error": error_line(run.error)})
+        before = record.get("probes") or {}
+        if {p: v.get("ok") for p, v in verdicts.items()} == {p: v.get("ok") for p, v in before.items()} or (
+                not before and all(v.get("ok") for v in verdicts.values())):
+            continue  # the same verdicts, or a key not probed before that refuses nothing: nothing learned
+        # The default and the value that met a requirement are valid: where the probe standing for one is
+        # refused while it passes (elasticity ``version`` 0.2 accepted, 1.5 not; ``micro_batch_sizes`` [2, 4]
+        # accepted, [] not), these probes would misjudge valid values, so the first ones stand.
+        known = [record.get("default"), _node(switched_on, section).get(sibling)]
+        if any(v is not None and probe_id(v) in verdicts and not verdicts[probe_id(v)].get("ok") and ex.prober.run(
+                set_path(switched_on, section, sibling, copy.deepcopy(v)), trace=False).error is None for v in known):
+            notes.append(f"{path}: probed again with {key} on, but the probes misjudge a valid value: kept")
+            continue
+        record["probes"] = verdicts
+        if record["reader"] == "dict" and before:  # a key first typed by the static witness keeps its types
+            types = accepted_types(verdicts)
+            if types and record["choices"]:
+                types = sorted(set(types) | {json_type(c) for c in record["choices"]})
+            record["json_types"] = types
+        refused = sorted(p for p, v in verdicts.items() if not v.get("ok"))
+        notes.append(f"{path}: probed again with {key} on: refuses {', '.join(refused) or 'none'}")
+    return notes
+
+
+def _node(config: dict[str, Any], section: str) -> dict[str, Any]:
+    node: Any = config
+    for part in section.split(".") if section else []:
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    return node if isinstance(node, dict) else {}
+
+
+def satisfying_base(ex: Extraction, base: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any] | None:
+    """A config on which ``key: value`` is accepted, built from ``base`` one refusal at a time; None if none is found.
+
+    For confirming a choice list whose allowed value was refused for want of another key: a refusal naming a key
+    of the section or of its parent (compression's pruning ``method`` set alone: ``KeyError: 'different_groups'``,
+    a key of ``sparse_pruning``, the parent of ``shared_parameters``) gives that key the first candidate value
+    DeepSpeed accepts. A refusal naming no such key is the value's own verdict: None.
+    """
+    def keys_of(where: str) -> set[str]:
+        return {r["key"] for r in ex.fields.values() if r["section"] == where and not r.get("pattern")}
+
+    scopes = {k: section for k in keys_of(section) - {key}}
+    if section:
+        parent, _, own = section.rpartition(".")
+        scopes.update({k: parent for k in keys_of(parent) - {own} if k not in scopes})
+    config = copy.deepcopy(base)
+    tried: dict[str, int] = {}
+    last: str | None = None
+    for _ in range(MAX_STEPS):
+        run = ex.prober.run(set_path(config, section, key, copy.deepcopy(value)), trace=False)
+        if run.error is None:
+            return config
+        full = f"{type(run.error).__name__}: {run.error}"
+        named = [k for k in _names(full, set(scopes)) if tried.get(k, 0) < len(_candidates(ex, scopes[k], k))]
+        if not named and last is not None and tried[last] < len(_candidates(ex, scopes[last], last)):
+            named = [last]  # the candidate just given broke the build (``different_groups: 1``): try the next
+        if not named:
+            return None
+        required = last = named[0]
+        candidates = _candidates(ex, scopes[required], required)
+        config = set_path(config, scopes[required], required, copy.deepcopy(candidates[tried.get(required, 0)]))
+        tried[required] = tried.get(required, 0) + 1
+    return None

@@ -315,6 +315,8 @@ def _pld_without_theta_gamma(launch: Launch) -> str | None:
 def _no_batch_size(launch: Launch) -> str | None:
     if launch.plan is None:
         return None
+    if launch.get("elasticity.enabled"):
+        return None  # DeepSpeedConfig computes the batch sizes from the elasticity section
     if launch.get("train_batch_size") is None and launch.get("train_micro_batch_size_per_gpu") is None:
         return "train_micro_batch_size_per_gpu"
     return None
