@@ -58,3 +58,13 @@ def test_compression_choice_lists(version):
     wq = "compression_training.weight_quantization.shared_parameters"
     assert sorted(_errors(version, config("l2", "skewed", "up"))) == [
         "compression_training.sparse_pruning.shared_parameters.method", f"{wq}.quantization_type", f"{wq}.rounding"]
+
+
+@pytest.mark.parametrize("version", ["0.16.9", "0.11.2"])
+def test_verdicts_probed_with_the_switch_on_hold_only_while_it_is_on(version):
+    # DeepSpeedConfig (both releases) accepts these with elasticity off: it reads its keys only when enabled.
+    off = {"enabled": False, "ignore_non_elastic_batch_info": False, "model_parallel_size": 0}
+    assert _errors(version, {"train_batch_size": 16, "elasticity": off}) == []
+    assert _errors(version, {"train_batch_size": 16, "elasticity": {"ignore_non_elastic_batch_info": False}}) == []
+    on = ELASTIC | {"ignore_non_elastic_batch_info": False}
+    assert _errors(version, {"train_batch_size": 16, "elasticity": on}) == ["elasticity.ignore_non_elastic_batch_info"]

@@ -10,6 +10,7 @@ Older releases: ``PYTHONPATH=extractor python -m pytest tests/test_witnesses.py 
 from __future__ import annotations
 
 import copy
+import re
 import sys
 
 import pytest
@@ -237,13 +238,21 @@ def test_probe_verdicts_equal_deepspeedconfig_on_0_19_8():
 
     snapshot = load_snapshot("0.19.8")
     values = dict(PROBES)
+    # A key DeepSpeed checks only with its section switched on was probed again that way, and the witness says
+    # so ("X: probed again with enabled on: refuses ..."): its verdicts are judged on that config (issue 25).
+    switched = dict(re.findall(r"^(\S+): probed again with (\S+) on:", "\n".join(
+        snapshot.coverage.get("witnesses", {}).get("requirements", [])), re.M))
     mismatches = []
     for path, record in sorted(snapshot.fields.items()):
         if not record.probes or record.condition:
             continue
         base: dict = {"train_batch_size": 1}
-        for requirement in record.requires:  # re-probed with the keys it requires given (issue 25)
-            base = _set(base, f"{record.section}.{requirement['key']}", requirement["satisfied_by"])
+        switch = snapshot.fields.get(f"{record.section}.{switched[path]}") if path in switched else None
+        if switch is not None:
+            base = _set(base, switch.path, True)
+        for requirement in (switch or record).requires:  # re-probed with the keys it requires given (issue 25)
+            if requirement["key"] != record.key:
+                base = _set(base, f"{record.section}.{requirement['key']}", requirement["satisfied_by"])
         for pid, verdict in record.probes.items():
             error = _deepspeed_verdict(_set(base, path, values[pid]))
             if (error is None) != bool(verdict.get("ok")):

@@ -366,6 +366,9 @@ class _Run:
         if isinstance(value, str) and value == "auto":
             self.auto(record, here)
             return
+        if self.switched_off(record, here):
+            self.declared_value(record, value, here)  # the verdicts hold with the feature on; its type still does
+            return
         if not value and not record.is_pydantic and not record.is_section and record.refuses_falsy:
             # `assert self.results_dir`: the probes show every false or empty value refused with one message.
             self.add(here, Severity.ERROR, Kind.RUNTIME,
@@ -400,6 +403,18 @@ class _Run:
         self.add(here, Severity.ERROR, Kind.WRONG_TYPE if record.is_pydantic else Kind.RUNTIME,
                  f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (probed with {probe[0]}: "
                  f"{probe[1].get('error')})", self._type_fix(record))
+
+    def switched_off(self, record: Field, here: Path_) -> bool:
+        """Whether ``record``'s verdicts were probed with its section's switch on and this config leaves it off:
+        ``elasticity.ignore_non_elastic_batch_info: false`` is refused beside batch keys only while elasticity
+        is enabled; with it off DeepSpeed never looks at the value."""
+        switch = self.c.snapshot.probed_switched_on.get(record.path)
+        if switch is None:
+            return False
+        node: Any = self.config.data
+        for part in here[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        return not (isinstance(node, dict) and node.get(switch))
 
     @staticmethod
     def string_refused(record: Field) -> tuple[str, dict[str, Any]] | None:

@@ -681,6 +681,17 @@ class Snapshot(Record):
 
     coverage: Raw = _Key("coverage", _dict)
 
+    @cached_property
+    def probed_switched_on(self) -> dict[str, str]:
+        """Keys whose probe verdicts were taken with their section's switch on (``{path: switch key}``), as the
+        requirements witness says ("elasticity.min_gpus: probed again with enabled on: refuses ..."). DeepSpeed
+        judges those values only with the feature on, so ``check`` applies the verdicts only then (issue 25)."""
+        import re
+
+        notes = _dict(_dict(self.raw.get("coverage")).get("witnesses")).get("requirements") or []
+        found = (re.match(r"(\S+): probed again with (\S+) on: refuses", n) for n in notes if isinstance(n, str))
+        return {m[1]: m[2] for m in found if m}
+
     # ------------------------------------------------------------ the records
 
     @cached_property
