@@ -178,7 +178,10 @@ def test_a_reader_of_an_old_release_clicks_through_the_inference_section_and_sta
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(f"{served}{prefix}{OLD}/inference/")
             expect(page.locator("h1")).to_contain_text(f"DeepSpeed {OLD}")
-            page.locator(".md-sidebar--primary a.md-nav__link", has_text=defaults).first.click()
+            # The section's own "Default values" (the release's training one is in the same sidebar).
+            link = page.locator('.md-sidebar--primary a.md-nav__link[href="defaults/"]')
+            expect(link).to_contain_text(defaults)
+            link.click()
             page.wait_for_url(f"**/{prefix}{OLD}/inference/defaults/")
             expect(page.locator("h1")).to_contain_text(f"DeepSpeed {OLD}")
             page.locator("table.dsf-table a", has_text="max_out_tokens").first.click()

@@ -273,7 +273,7 @@ def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
     rows = [f"<thead><tr><th>{_('Key')}</th><th>{_('Type')}</th><th>{_('Default')}</th></tr></thead><tbody>"]
     for f in sorted((f for f in doc.fields.values() if not f.is_section), key=lambda f: f.path):
         note = f" ({_('Deprecated')})" if f.raw.get("deprecated") else ""
-        kind = html.escape(str(f.raw.get("type") or "any"))
+        kind = hkey(str(f.raw.get("type") or "any"))
         rows.append(f'<tr><td><a href="../#{anchor(f.path)}">{hkey(f.path)}</a>{note}</td>'
                     f"<td>{kind}</td><td>{_(default_text(f.raw, True))}</td></tr>")
     out.append('<table class="dsf-table">' + "".join(rows) + "</tbody></table>\n<!--/raw-->\n")
