@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from test_docs_site import CHROMIUM_ARGS, _need_chromium, _Page, latin_sentences
+from test_docs_site import CHROMIUM_ARGS, _need_chromium, _Page, _shows, latin_sentences
 
 from dsfields.cli import main
 from dsfields.links import anchor
@@ -188,5 +188,11 @@ def test_a_reader_of_an_old_release_clicks_through_the_inference_section_and_sta
             page.wait_for_url(f"**/{prefix}{OLD}/inference/#max_out_tokens")
             expect(page.locator("#max_out_tokens")).to_be_in_viewport()
             assert f"/{OLD}/" in page.url
+            _shows(page, expect, OLD)  # selector, sidebar heading, banner, every sidebar/footer link: OLD
+            page.goto(f"{served}{prefix}{OLD}/inference/defaults/")
+            _shows(page, expect, OLD)
+            page.select_option("#dsf-version", NEW)  # the same inference page of the release chosen
+            page.wait_for_url(f"**/{prefix}{NEW}/inference/defaults/**")
+            _shows(page, expect, NEW)
         finally:
             browser.close()

@@ -1035,6 +1035,7 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
     files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
     urls = page_urls(site, pages)
+    inference_pages.extend_urls(site, urls)
     for version in site.versions:
         data = release_data(site, version, urls[version], navs["releases"][version])
         files[f"{RELEASES}/{RELEASE_DATA_FOLDER}/{version}.json"] = json.dumps(data, ensure_ascii=False) + "\n"
