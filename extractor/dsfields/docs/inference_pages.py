@@ -29,8 +29,8 @@ EN_TEXT = {
               "{v}: {n} fields in {s} sections. It is a document of its own, apart from `ds_config.json` (the config "
               "of `deepspeed.initialize`): a key of the same spelling there is another key. Check a file against this "
               "release with `dsfields check --inference FILE --version {v}`."),
-    "defaults_intro": ("Every field of the inference config of DeepSpeed {v} with its type and default; each key "
-                       "links to its entry."),
+    "defaults_intro": ("Every field of the inference config of DeepSpeed {v} with its default; each key links to "
+                       "its entry (type, source, history)."),
     "changes_oldest": "DeepSpeed {v} is the oldest release with an inference config snapshot: nothing to compare.",
     "changes_none": "Nothing changed in the inference config since DeepSpeed {p}.",
     "changes_intro": "{n} changes in the inference config since DeepSpeed {p} (`dsfields diff --inference {p} {v}`).",
@@ -52,7 +52,7 @@ ZH = {
               "{s} 个节中共 {n} 个字段。它是一份独立的配置，与 `ds_config.json`（`deepspeed.initialize` 的配置）"
               "分开：那里拼写相同的键是另一个键。"
               "用 `dsfields check --inference FILE --version {v}` 按本版本检查文件。"),
-    "defaults_intro": "DeepSpeed {v} 推理配置的每个字段及其类型和默认值；每个键都链接到它的条目。",
+    "defaults_intro": "DeepSpeed {v} 推理配置的每个字段及其默认值；每个键都链接到它的条目（类型、源码、历史）。",
     "changes_oldest": "DeepSpeed {v} 是最早有推理配置快照的版本：没有可比较的版本。",
     "changes_none": "自 DeepSpeed {p} 以来，推理配置没有变化。",
     "changes_intro": "自 DeepSpeed {p} 以来推理配置的 {n} 处变化（`dsfields diff --inference {p} {v}`）。",
@@ -278,12 +278,13 @@ def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
     out.append(f"# DeepSpeed {version}: {_('Inference config')}, {_('Default values')} {{ #inference-defaults }}\n\n")
     out.append(_banner(_, version, DEFAULTS, site.dates.get(version)))
     out.append(_("defaults_intro").format(v=version) + "\n\n<!--raw-->\n")
-    rows = [f"<thead><tr><th>{_('Key')}</th><th>{_('Type')}</th><th>{_('Default')}</th></tr></thead><tbody>"]
+    # Key and default only: the type is on the field's entry, one click away, and a lean table keeps this page
+    # (one per release and language) lighter than the site's median page.
+    rows = [f"<thead><tr><th>{_('Key')}</th><th>{_('Default')}</th></tr></thead><tbody>"]
     for f in sorted((f for f in doc.fields.values() if not f.is_section), key=lambda f: f.path):
         note = f" ({_('Deprecated')})" if f.raw.get("deprecated") else ""
-        kind = hkey(str(f.raw.get("type") or "any"))
         rows.append(f'<tr><td><a href="../#{anchor(f.path)}">{hkey(f.path)}</a>{note}</td>'
-                    f"<td>{kind}</td><td>{_(default_text(f.raw, True))}</td></tr>")
+                    f"<td>{_(default_text(f.raw, True))}</td></tr>")
     out.append('<table class="dsf-table">' + "".join(rows) + "</tbody></table>\n<!--/raw-->\n")
     return "".join(out)
 
