@@ -101,7 +101,9 @@ def test_lookup_inference_json_gives_the_default_and_aliases(generated, capsys):
     match = json.loads(out)["matches"][0]
     assert (match["path"], match["field"]["default"], match["field"]["aliases"]) == (
         "replace_with_kernel_inject", False, ["kernel_inject"])
-    assert match["explanation"] is None  # our prose is keyed by ds_config paths: none is borrowed
+    # Our inference prose (prose/inference/), never a ds_config key's text borrowed by spelling.
+    assert match["explanation"]["key"] == "replace_with_kernel_inject"
+    assert "kernel" in match["explanation"]["summary"]
 
 
 def test_lookup_inference_history_shows_the_changed_default(generated, capsys):

@@ -27,6 +27,7 @@ def test_up_to_date_snapshots_are_skipped_and_stale_ones_redone(tmp_path, monkey
     for version, fmt in (("0.1.0", FORMAT_VERSION), ("0.2.0", FORMAT_VERSION - 1)):
         (tmp_path / version).mkdir()
         (tmp_path / version / "fields.json").write_text(json.dumps({"format_version": fmt}))
+        (tmp_path / version / "inference.json").write_text("{}")
     done: list[str] = []
 
     def fake(version, root, launch):
@@ -61,6 +62,9 @@ def test_launch_runs_every_witness_in_the_release_and_reports_its_outcomes(tmp_p
 
     def fake_run(version, argv, timeout, **_):
         calls.append(argv)
+        if "--inference" in argv:
+            (tmp_path / version / "inference.json").write_text("{}")
+            return subprocess.CompletedProcess(argv, 0, "", "")
         _snapshot(tmp_path, version, 12, {"configs": 3, "paths": 40,
                                           "outcomes": {"launched": 1, "config_error": 1, "machine_error": 1}})
         (tmp_path / version / "launch.json").write_text(json.dumps({"rules": {
@@ -71,6 +75,7 @@ def test_launch_runs_every_witness_in_the_release_and_reports_its_outcomes(tmp_p
     monkeypatch.setattr(releases, "run_in_release", fake_run)
     assert main(["snapshot", "0.1.0", "--launch", "--out", str(tmp_path)]) == 0
     assert calls and "--launch" in calls[0] and "--launch-rules" in calls[0]
+    assert calls[1] == ["dsfields", "extract", "--inference", "--out", str(tmp_path)]  # the same run writes both
     err = capsys.readouterr().err
     assert "0 up to date, 1 to extract" in err
     assert ("0.1.0    ok: 12 fields (was 10); launch witness: 40 paths from 3 configs (1 launched, 1 refused, "
@@ -121,3 +126,29 @@ def test_without_transformers_beside_dsfields_nothing_is_extracted(tmp_path, mon
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "transformers is not installed" in err
     assert not (tmp_path / "failures.json").exists()
+
+
+def test_a_release_without_its_inference_document_is_redone_and_a_failed_one_reported(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """Issue 29: ``snapshot`` writes inference.json beside fields.json; a current fields.json without one is
+    not up to date, and an inference extraction that fails fails the release with its cause."""
+    import subprocess
+
+    from dsfields.extract import releases
+
+    _snapshot(tmp_path, "0.1.0", 10)
+    calls: list[list[str]] = []
+
+    def fake_run(version, argv, timeout, **_):
+        calls.append(argv)
+        if "--inference" in argv:
+            return subprocess.CompletedProcess(argv, 2, "", "dsfields extract --inference: ImportError: x\n")
+        _snapshot(tmp_path, version, 10)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(releases, "run_in_release", fake_run)
+    assert main(["snapshot", "0.1.0", "--out", str(tmp_path)]) == 1
+    assert [("--inference" in c) for c in calls] == [False, True]
+    err = capsys.readouterr().err
+    assert "0 up to date, 1 to extract" in err
+    assert "FAILED: inference: dsfields extract --inference: ImportError: x" in err

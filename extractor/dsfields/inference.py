@@ -89,8 +89,10 @@ def lookup_inference(args: argparse.Namespace) -> int:
         suggest,
         terminal_width,
     )
+    from dsfields.model.prose import language
 
     snapshot = load_inference(args.deepspeed_version)
+    lang = language(getattr(args, "lang", None))
     matches = find(snapshot, args.query)
     events = histories([m.path for m in matches]) if args.history else {}
     if args.json:
@@ -98,7 +100,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
             "document": "inference",
             "deepspeed_version": snapshot.version,
             "query": args.query,
-            "matches": [match_json(snapshot, m) for m in matches],
+            "matches": [match_json(snapshot, m, lang) for m in matches],
             "suggestions": [] if matches else suggest(snapshot, args.query),
         }
         for item in payload["matches"]:
@@ -108,7 +110,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
         return 0 if matches else 1
     width = terminal_width()
     lines = [f"inference config (DeepSpeedInferenceConfig), DeepSpeed {snapshot.version}", ""]
-    lines += format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout))
+    lines += format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout), lang)
     if args.history:
         for m in matches:
             lines += [""] + ([m.path] if len(matches) > 1 else [])

@@ -446,9 +446,9 @@ def _docstring_label(lang: str) -> str:
 def _explanation(snapshot: Snapshot, path: str, lang: str, width: int) -> list[str]:
     """Our own explanation (summary, body, pitfall) as it holds for the snapshot's release, before
     DeepSpeed's docstring."""
-    if snapshot.document != "training":
-        return []  # our prose is keyed by ds_config paths: none is the inference config's (issue 29)
-    text = prose.explain_shown(path, lang, prose.Scope.of_snapshot(snapshot))
+    from dsfields.model.inference_prose import explain_for  # each document its own prose (issue 29)
+
+    text = explain_for(snapshot.document, path, lang, prose.Scope.of_snapshot(snapshot))
     if text is None:
         return []
     lines = _paragraphs(text.summary, width)
@@ -700,8 +700,9 @@ def match_json(snapshot: Snapshot, match: Match, lang: str = "en") -> dict[str, 
     """The snapshot's own records, untouched, so a script gets exactly what the snapshot says; our
     explanation beside them (``null`` where we have none)."""
     enum = snapshot.enum_of(match.field) if match.field else None
-    explanation = (prose.explain_shown(match.path, lang, prose.Scope.of_snapshot(snapshot))
-                   if snapshot.document == "training" else None)
+    from dsfields.model.inference_prose import explain_for
+
+    explanation = explain_for(snapshot.document, match.path, lang, prose.Scope.of_snapshot(snapshot))
     return {
         "explanation": explanation.as_dict() if explanation else None,
         "path": match.path,

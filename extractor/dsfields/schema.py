@@ -22,6 +22,7 @@ from typing import Any
 
 from dsfields.links import SITE_URL, field_url
 from dsfields.model import prose
+from dsfields.model.inference_prose import explain_for
 from dsfields.model.records import Catalog, CatalogEntry, Field, Snapshot
 from dsfields.model.store import dumps, load_requested, write_atomic
 
@@ -188,8 +189,7 @@ class _Builder:
 
     def describe(self, record: Field) -> str:
         parts = []
-        ours = prose.explain_shown(record.path, self.lang, self.scope) if self.snapshot.document == "training" \
-            else None
+        ours = explain_for(self.snapshot.document, record.path, self.lang, self.scope)
         if ours is not None:
             parts.append(ours.summary + (f" {ours.body}" if ours.body else ""))
         if record.description:
@@ -213,7 +213,8 @@ class _Builder:
     def markdown(self, record: Field) -> str | None:
         """What an editor's hover shows (VS Code's ``markdownDescription``): our explanation as the Markdown it
         is written in, the pitfall, the default, "auto" and the docs link; DeepSpeed's docstring quoted apart."""
-        ours = prose.explain(record.path, self.lang) if self.snapshot.document == "training" else None
+        ours = (prose.explain(record.path, self.lang) if self.snapshot.document == "training"
+                else explain_for(self.snapshot.document, record.path, self.lang, self.scope))
         zh = self.lang == "zh"
         parts = []
         if ours is not None:

@@ -1064,11 +1064,16 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     header = {"by": GENERATED_BY, "dsfields": __version__}
     files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages
              if only is None or release_page(site, page.path, only)}
+    from dsfields.docs import inference_pages  # issue 29: each release's inference section, its own module
+
+    files.update(inference_pages.pages(site, only))
     navs = nav(site, pages, hand_written)
+    inference_pages.extend_nav(site, navs)
     files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(navs, indent=0, ensure_ascii=False) + "\n"
     files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
     files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
     urls = page_urls(site, pages)
+    inference_pages.extend_urls(site, urls)
     for version in site.versions:
         data = release_data(site, version, urls[version], navs["releases"][version])
         files[f"{RELEASES}/{RELEASE_DATA_FOLDER}/{version}.json"] = json.dumps(data, ensure_ascii=False) + "\n"

@@ -38,10 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def up_to_date(root: Path, version: str) -> bool:
+    """Current training snapshot and an inference document beside it (every release from 0.8.0 has one)."""
     try:
-        return json.loads((root / version / SNAPSHOT_FILE).read_text())["format_version"] == FORMAT_VERSION
+        current = json.loads((root / version / SNAPSHOT_FILE).read_text())["format_version"] == FORMAT_VERSION
     except (OSError, ValueError, KeyError, TypeError):
         return False
+    return current and (root / version / INFERENCE_FILE).is_file()
 
 
 def extract_release(version: str, root: Path, launch: bool = False) -> str | None:
@@ -64,6 +66,28 @@ def extract_release(version: str, root: Path, launch: bool = False) -> str | Non
         return lines[-1] if lines else f"exit {done.returncode}"
     if not (root / version / SNAPSHOT_FILE).is_file():
         return "extraction wrote no snapshot for this version (DeepSpeed reports another __version__)"
+    return extract_inference(version, root)
+
+
+INFERENCE_FILE = "inference.json"
+"""The init_inference document (issue 29), written beside the training snapshot by the same run."""
+
+
+def extract_inference(version: str, root: Path) -> str | None:
+    """The release's ``inference.json`` (``dsfields extract --inference`` in its runtime): None on success,
+    else the cause in one line. Its own process, as ``extract --inference`` imports only the inference config."""
+    from dsfields.extract import releases
+
+    try:
+        done = releases.run_in_release(version, ["dsfields", "extract", "--inference", "--out", str(root)],
+                                       timeout=EXTRACT_TIMEOUT)
+    except Exception as exc:  # download, environment or timeout: the cause is the answer
+        return f"inference: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
+        return "inference: " + (lines[-1] if lines else f"exit {done.returncode}")
+    if not (root / version / INFERENCE_FILE).is_file():
+        return "inference: extraction wrote no inference.json for this version"
     return None
 
 

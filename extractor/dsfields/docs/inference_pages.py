@@ -1,0 +1,356 @@
+"""The site's inference section (issue 29): each release's ``init_inference`` config, from its inference.json only.
+
+Three pages per release and language, under ``<release>/inference/`` like the release's own pages, so every
+URL names one release and every link on them stays in it: the fields (one page, a block per field with its
+anchor, ``links.anchor`` of the path, in the compact field layout of the training pages), the default values
+(one table) and what changed since the previous release with each changed field's history. Three lean
+pages rather than one page per field: 77 releases x 136 fields would be ~20,000 pages for what fits in 231.
+The prose is :mod:`dsfields.model.inference_prose`, scoped to the release shown. ``render.render_language``
+calls :func:`pages` and :func:`extend_nav`; nothing else of the renderer knows about this section.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from dsfields.docs.filters import default_text, hkey, html_paras, html_text, jcode, source_html, type_text
+from dsfields.docs.i18n import translator
+from dsfields.links import anchor
+from dsfields.model import inference_prose, prose
+from dsfields.model.store import inference_versions, load_inference
+
+FOLDER = "inference"
+FIELDS, DEFAULTS, CHANGES = "index", "defaults", "changes"
+GENERATED_BY = "dsfields docs build"
+
+EN_TEXT = {
+    "intro": ("The config of `deepspeed.init_inference(model, config=...)` (`DeepSpeedInferenceConfig`) in DeepSpeed "
+              "{v}: {n} fields in {s} sections. It is a document of its own, apart from `ds_config.json` (the config "
+              "of `deepspeed.initialize`): a key of the same spelling there is another key. Check a file against this "
+              "release with `dsfields check --inference FILE --version {v}`."),
+    "defaults_intro": ("Every field of the inference config of DeepSpeed {v} with its default; each key links to "
+                       "its entry (type, source, history)."),
+    "changes_oldest": "DeepSpeed {v} is the oldest release with an inference config snapshot: nothing to compare.",
+    "changes_none": "Nothing changed in the inference config since DeepSpeed {p}.",
+    "changes_intro": "{n} changes in the inference config since DeepSpeed {p} (`dsfields diff --inference {p} {v}`).",
+    "history_intro": "The history of each field named above, over every snapshotted release.",
+}
+"""This section's sentences, by a short key (the labels are their own English key, as in i18n.ZH)."""
+ZH = {
+    "Inference config": "推理配置",
+    "Fields": "字段",
+    "What changed": "变化",
+    "release overview": "版本概览",
+    "top level": "顶层",
+    "Aliases": "别名",
+    "Read at": "读取位置",
+    "pydantic model": "pydantic 模型",
+    "Unknown keys": "未知键",
+    "and {n} more": "另有 {n} 处",
+    "intro": ("DeepSpeed {v} 中 `deepspeed.init_inference(model, config=...)` 的配置（`DeepSpeedInferenceConfig`）："
+              "{s} 个节中共 {n} 个字段。它是一份独立的配置，与 `ds_config.json`（`deepspeed.initialize` 的配置）"
+              "分开：那里拼写相同的键是另一个键。"
+              "用 `dsfields check --inference FILE --version {v}` 按本版本检查文件。"),
+    "defaults_intro": "DeepSpeed {v} 推理配置的每个字段及其默认值；每个键都链接到它的条目（类型、源码、历史）。",
+    "changes_oldest": "DeepSpeed {v} 是最早有推理配置快照的版本：没有可比较的版本。",
+    "changes_none": "自 DeepSpeed {p} 以来，推理配置没有变化。",
+    "changes_intro": "自 DeepSpeed {p} 以来推理配置的 {n} 处变化（`dsfields diff --inference {p} {v}`）。",
+    "history_intro": "上面列出的每个字段在所有已快照版本中的历史。",
+}
+"""This section's Chinese words; a label not here is the site's (i18n.ZH), else English."""
+
+
+def words(lang: str) -> Any:
+    """``_`` of this section in ``lang``."""
+    if lang == "zh":
+        site = translator(lang)
+        return lambda text: ZH.get(text) or site(text)
+    return lambda text: EN_TEXT.get(text, text)
+
+
+class Section:
+    """What the inference pages of one site render from: every release's inference document, its history."""
+
+    def __init__(self, site: Any) -> None:
+        have = set(inference_versions(site.generated))
+        self.versions = [v for v in site.versions if v in have]
+        self.docs = {v: load_inference(v, site.generated) for v in self.versions}
+        from dsfields.model.history import walk_snapshots
+
+        self.events = walk_snapshots([(v, self.docs[v]) for v in self.versions])
+        self._changes: dict[str, list[Any]] = {}
+
+    def previous(self, version: str) -> str | None:
+        i = self.versions.index(version)
+        return self.versions[i - 1] if i else None
+
+    def changes(self, version: str) -> list[Any]:
+        if version not in self._changes:
+            from dsfields.diff import diff_snapshots
+
+            before = self.previous(version)
+            self._changes[version] = (diff_snapshots(self.docs[before].raw, self.docs[version].raw)
+                                      if before else [])
+        return self._changes[version]
+
+
+def section_of(site: Any) -> Section:
+    """One :class:`Section` per site object (forked languages inherit it once built)."""
+    found = site.__dict__.get("_inference_section")
+    if found is None:
+        found = site.__dict__["_inference_section"] = Section(site)
+    return found
+
+
+def page_path(version: str, name: str) -> str:
+    return f"{version}/{FOLDER}/{name}.md"
+
+
+def page_key(name: str) -> str:
+    """The page's name within its release (the version selector's key, ``releases/data/<v>.json`` pages)."""
+    return FOLDER if name == FIELDS else f"{FOLDER}/{name}"
+
+
+def _front(title: str, newest: bool, version: str, name: str) -> str:
+    """Front matter, the generated-by line and the page marker assets/dsfields.js reads (its release, its key)."""
+    search = "" if newest else "search:\n  exclude: true\n"
+    return (f'---\ntitle: "{title}"\n{search}---\n\n<!-- generated by `{GENERATED_BY}` from '
+            f"generated/{version}/inference.json: edit extractor/dsfields/docs/inference_pages.py, not this file -->\n"
+            f'<!--raw-->\n<div id="dsf-page" data-version="{version}" data-page="{page_key(name)}" hidden></div>\n'
+            "<!--/raw-->\n\n")
+
+
+def _banner(_: Any, version: str, here: str, date: str | None) -> str:
+    """The release line of the training pages' banner: the release, then this section's other pages."""
+    # From <v>/inference/ (index) or <v>/inference/<page>/ (the others): directory URLs.
+    up = "" if here == FIELDS else "../"
+    links = [(FIELDS, _("Fields")), (DEFAULTS, _("Default values")), (CHANGES, _("What changed"))]
+    parts = [f'<a href="{up}{"" if name == FIELDS else name + "/"}">{title}</a>' for name, title in links
+             if name != here]
+    parts.append(f'<a href="{up}../">{_("release overview")}</a>')
+    released = f' <span class="dsf-banner__date">({html.escape(date)})</span>' if date else ""
+    return ('<!--raw-->\n<p class="dsf-banner">DeepSpeed <strong class="dsf-banner__release">'
+            f"{html.escape(version)}</strong>{released} · {_('Inference config')} · " + " · ".join(parts)
+            + "</p>\n<!--/raw-->\n\n")
+
+
+def _original(text: str, lang: str, _: Any) -> str:
+    if lang == "en" or not text:
+        return text
+    return f'<span class="dsf-original" lang="en">{text}</span> <small>（{_("original")}）</small>'
+
+
+def _field_block(record: Any, version: str, lang: str, scope: prose.Scope, events: list[Any], oldest: str,
+                 _: Any) -> str:
+    raw = record.raw
+    ex = inference_prose.explain_shown(record.path, lang, scope)
+    out = ['<div class="dsf-field">']
+    if ex:
+        out.append(f'<p class="dsf-summary">{html_text(ex.summary)}</p>')
+    facts = [f"<li><strong>{_('Default')}</strong>: {_(default_text(raw, True))}</li>",
+             f"<li><strong>{_('Type')}</strong>: {type_text(raw, True)}</li>"]
+    aliases = raw.get("aliases") or []
+    if aliases:
+        facts.append(f"<li><strong>{_('Aliases')}</strong>: " + ", ".join(hkey(a) for a in aliases) + "</li>")
+    if raw.get("choices"):
+        facts.append(f"<li><strong>{_('Allowed values')}</strong>: "
+                     + ", ".join(jcode(c, True) for c in raw["choices"]) + "</li>")
+    if raw.get("constraints"):
+        facts.append(f"<li><strong>{_('Constraints')}</strong>: "
+                     + ", ".join(f"{html.escape(k)} {jcode(v, True)}" for k, v in sorted(raw["constraints"].items()))
+                     + "</li>")
+    deprecated = raw.get("deprecated")
+    if deprecated:
+        new = deprecated.get("new_param") if isinstance(deprecated, dict) else None
+        target = f' <a href="#{anchor(new)}">{hkey(new)}</a>' if new else ""
+        message = deprecated.get("deprecated_msg") if isinstance(deprecated, dict) else None
+        facts.append(f"<li><strong>{_('Deprecated')}</strong>{(': ' + _('use') + target) if new else ''}"
+                     + (f" — {_original(html_text(message), lang, _)}" if message else "") + "</li>")
+    if raw.get("source"):
+        facts.append(f"<li><strong>{_('Source')}</strong>: {source_html(raw['source'], version)}</li>")
+    reads = raw.get("read_at") or []
+    if reads:
+        shown = source_html(reads[0], version)
+        more = f" ({_('and {n} more').format(n=len(reads) - 1)})" if len(reads) > 1 else ""
+        facts.append(f"<li><strong>{_('Read at')}</strong>: {shown}{more}</li>")
+    history = history_text(events, oldest, _)
+    if history:
+        facts.append(f"<li><strong>{_('History')}</strong>: {history}</li>")
+    out.append('<ul class="dsf-facts">' + "".join(facts) + "</ul>")
+    if ex and ex.body:
+        out.append(html_paras(ex.body))
+    if ex and ex.pitfall:
+        out.append(f'<div class="admonition warning"><p class="admonition-title">{_("Pitfall")}</p>'
+                   f"{html_paras(ex.pitfall)}</div>")
+    if record.description:
+        label = _("DeepSpeed's docstring")
+        out.append(f'<blockquote class="dsf-docstring"><p class="dsf-quote-label">{label}</p>'
+                   f"{html_paras(record.description)}</blockquote>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def history_text(events: list[Any], oldest: str, _: Any) -> str:
+    """The field's history in one line, worded as the training pages word it (``Release.history_line``)."""
+    parts = []
+    for event in (e.as_dict() for e in events):
+        version, kind = f"<strong>{event['version']}</strong>", event["kind"]
+        if kind in ("introduced", "reintroduced") and event["version"] == oldest:
+            parts.append(_("present in the oldest snapshot ({v})").format(v=event["version"]))
+        elif kind == "introduced":
+            parts.append(_("added in {v}").format(v=version))
+        elif kind == "reintroduced":
+            parts.append(_("back in {v}").format(v=version))
+        elif kind in ("default_changed", "type_changed"):
+            change = f"{jcode(event.get('old'), True)} → {jcode(event.get('new'), True)}"
+            parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version, change=change))
+        else:
+            parts.append(_("{kind} in {v}").format(kind=_(kind.replace("_", " ")), v=version))
+    return "; ".join(parts)
+
+
+def fields_page(section: Section, site: Any, version: str, lang: str) -> str:
+    _ = words(lang)
+    doc = section.docs[version]
+    scope = prose.Scope.of_snapshot(doc)
+    title = f"{_('Inference config')} · DeepSpeed {version}"
+    out = [_front(title, version == site.newest, version, FIELDS)]
+    out.append(f"# DeepSpeed {version}: {_('Inference config')} {{ #inference }}\n\n")
+    out.append(_banner(_, version, FIELDS, site.dates.get(version)))
+    sections = sorted(doc.sections)
+    fields = [f for f in doc.fields.values() if not f.is_section]
+    out.append(_("intro").format(v=version, n=len(fields), s=len(sections)) + "\n\n")
+    for name in sections:
+        record = doc.sections[name]
+        heading = f"`{name}`" if name else _("top level")
+        out.append(f"## {heading} {{ #{anchor(name) if name else 'top-level'} }}\n\n<!--raw-->\n")
+        facts = []
+        if record.raw.get("model"):
+            facts.append(f"<li><strong>{_('pydantic model')}</strong>: {hkey(record.raw['model'])}"
+                         + (f" ({source_html(record.raw['source'], version)})" if record.raw.get("source") else "")
+                         + "</li>")
+        if record.raw.get("unknown_keys") == "error":
+            facts.append(f"<li><strong>{_('Unknown keys')}</strong>: "
+                         f"{_('rejected: DeepSpeed raises a validation error')}</li>")
+        out.append('<ul class="dsf-facts">' + "".join(facts) + "</ul>\n")
+        ex = inference_prose.explain_shown(name, lang, scope) if name else None
+        if ex:
+            out.append(f'<p class="dsf-summary">{html_text(ex.summary)}</p>\n{html_paras(ex.body)}\n')
+        out.append("<!--/raw-->\n\n")
+        own, shared = [], []
+        for f in sorted((f for f in fields if f.section == name), key=lambda f: f.path):
+            ex = inference_prose.explain_shown(f.path, lang, scope)
+            (shared if ex is not None and ex.key != f.path else own).append((f, ex))
+        for f, _ex in own:
+            out.append(f"### `{f.key}` {{ #{anchor(f.path)} }}\n\n<!--raw-->\n")
+            out.append(_field_block(f, version, lang, scope, section.events.get(f.path, []), section.versions[0], _))
+            out.append("\n<!--/raw-->\n\n")
+        if shared:
+            out.append(_shared_rows(shared, _))
+    return "".join(out)
+
+
+def _shared_rows(shared: list[tuple[Any, prose.Explanation]], _: Any) -> str:
+    """Fields that one pattern entry explains alike (the ``zero`` keys): their text once, then one row each,
+    the row carrying the field's anchor. 76 full blocks saying the same were most of a page's weight."""
+    out = ["<!--raw-->\n"]
+    texts: dict[str, prose.Explanation] = {}
+    for _f, ex in shared:
+        texts.setdefault(ex.key, ex)
+    for ex in texts.values():
+        out.append(f'<p class="dsf-summary">{html_text(ex.summary)}</p>\n{html_paras(ex.body)}\n')
+    out.append(f'<table class="dsf-table"><thead><tr><th>{_("Key")}</th><th>{_("Type")}</th><th>{_("Default")}</th>'
+               "</tr></thead><tbody>")
+    for f, _ex in shared:
+        note = f" ({_('Deprecated')})" if f.raw.get("deprecated") else ""
+        out.append(f'<tr id="{anchor(f.path)}"><td>{hkey(f.key)}{note}</td><td>{type_text(f.raw, True)}</td>'
+                   f"<td>{_(default_text(f.raw, True))}</td></tr>")
+    out.append("</tbody></table>\n<!--/raw-->\n\n")
+    return "".join(out)
+
+
+def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
+    _ = words(lang)
+    doc = section.docs[version]
+    title = f"{_('Default values')} · {_('Inference config')} · DeepSpeed {version}"
+    out = [_front(title, version == site.newest, version, DEFAULTS)]
+    out.append(f"# DeepSpeed {version}: {_('Inference config')}, {_('Default values')} {{ #inference-defaults }}\n\n")
+    out.append(_banner(_, version, DEFAULTS, site.dates.get(version)))
+    out.append(_("defaults_intro").format(v=version) + "\n\n<!--raw-->\n")
+    # Key and default only: the type is on the field's entry, one click away, and a lean table keeps this page
+    # (one per release and language) lighter than the site's median page.
+    rows = [f"<thead><tr><th>{_('Key')}</th><th>{_('Default')}</th></tr></thead><tbody>"]
+    for f in sorted((f for f in doc.fields.values() if not f.is_section), key=lambda f: f.path):
+        note = f" ({_('Deprecated')})" if f.raw.get("deprecated") else ""
+        rows.append(f'<tr><td><a href="../#{anchor(f.path)}">{hkey(f.path)}</a>{note}</td>'
+                    f"<td>{_(default_text(f.raw, True))}</td></tr>")
+    out.append('<table class="dsf-table">' + "".join(rows) + "</tbody></table>\n<!--/raw-->\n")
+    return "".join(out)
+
+
+def changes_page(section: Section, site: Any, version: str, lang: str) -> str:
+    _ = words(lang)
+    doc = section.docs[version]
+    title = f"{_('What changed')} · {_('Inference config')} · DeepSpeed {version}"
+    out = [_front(title, version == site.newest, version, CHANGES)]
+    out.append(f"# DeepSpeed {version}: {_('Inference config')}, {_('What changed')} {{ #inference-changes }}\n\n")
+    out.append(_banner(_, version, CHANGES, site.dates.get(version)))
+    before = section.previous(version)
+    changes = section.changes(version)
+    if before is None:
+        out.append(_("changes_oldest").format(v=version) + "\n")
+    elif not changes:
+        out.append(_("changes_none").format(p=before) + "\n")
+    else:
+        out.append(_("changes_intro").format(n=len(changes), p=before, v=version) + "\n\n<!--raw-->\n<ul>\n")
+        for c in changes:
+            key = (f'<a href="../#{anchor(c.path)}">{hkey(c.path)}</a>' if c.path in doc.fields
+                   else html.escape(c.path or _("top level")))
+            detail = f" — {_original(html_text(c.detail), lang, _)}" if c.detail else ""
+            out.append(f"<li>{key}: <strong>{html.escape(_(c.kind.value))}</strong>{detail}</li>\n")
+        out.append("</ul>\n<!--/raw-->\n")
+        named = sorted({c.path for c in changes if c.path in section.events})
+        if named:
+            out.append(f"\n## {_('History')} {{ #inference-history }}\n\n{_('history_intro')}\n\n<!--raw-->\n<ul>\n")
+            for path in named:
+                out.append(f"<li>{hkey(path)}: {history_text(section.events[path], section.versions[0], _)}</li>\n")
+            out.append("</ul>\n<!--/raw-->\n")
+    return "".join(out)
+
+
+def pages(site: Any, only: str | None = None) -> dict[str, str]:
+    """Every page of the inference section in ``site.lang`` (docs/-relative), or only release ``only``'s."""
+    section = section_of(site)
+    out: dict[str, str] = {}
+    for version in section.versions if only is None else [v for v in section.versions if v == only]:
+        out[page_path(version, FIELDS)] = fields_page(section, site, version, site.lang)
+        out[page_path(version, DEFAULTS)] = defaults_page(section, site, version, site.lang)
+        out[page_path(version, CHANGES)] = changes_page(section, site, version, site.lang)
+    return out
+
+
+def extend_nav(site: Any, navs: dict[str, Any]) -> None:
+    """Each release's nav gets its inference pages (in the release's group, after its own pages), and the
+    pages their release (``hooks.page_release``)."""
+    _ = words(site.lang)
+    for version in section_of(site).versions:
+        entry = {_("Inference config"): [{_("Fields"): page_path(version, FIELDS)},
+                                         {_("Default values"): page_path(version, DEFAULTS)},
+                                         {_("What changed"): page_path(version, CHANGES)}]}
+        for item in navs["releases"].get(version, []):
+            title, children = next(iter(item.items()))
+            if title.startswith(f"DeepSpeed {version}") and isinstance(children, list):
+                children.append(entry)
+                break
+        for name in (FIELDS, DEFAULTS, CHANGES):
+            navs["pages"][page_path(version, name)] = version
+
+
+def extend_urls(site: Any, urls: dict[str, dict[str, str]]) -> None:
+    """The section's pages in each release's page map (``render.page_urls``): the version selector then
+    takes a reader to the same inference page of the release they choose."""
+    for version in section_of(site).versions:
+        for name in (FIELDS, DEFAULTS, CHANGES):
+            url = f"{version}/{FOLDER}/" + ("" if name == FIELDS else f"{name}/")
+            urls.setdefault(version, {})[page_key(name)] = url
