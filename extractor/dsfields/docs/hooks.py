@@ -287,11 +287,38 @@ def _compact(output: str) -> str:
     return "".join(out)
 
 
+ICONS_CSS = "assets/dsfields-icons.css"
+"""Written by :func:`on_post_build` into each language's site (linked from every page by :func:`on_config`)."""
+ICON = re.compile(r'<svg xmlns="http://www\.w3\.org/2000/svg"( viewBox="[^"<>]*")>((?:(?!</?svg|<title).)*?)</svg>',
+                  re.S)
+"""An inline icon of Material's templates (header, search, palette, footer, back-to-top): one colour, no title."""
+_icons: dict[str, str] = {}
+
+
+def _icon(match: re.Match[str]) -> str:
+    svg = match.group()
+    name = "dsf-i" + hashlib.sha1(svg.encode()).hexdigest()[:6]
+    _icons[name] = svg
+    return f'<svg{match.group(1)} class="{name}"></svg>'
+
+
+def _icons_css(icons: dict[str, str]) -> str:
+    """One rule a line: the icon as a mask over the text colour (what Material's ``fill: currentcolor`` gives)."""
+    from urllib.parse import quote
+
+    rules = []
+    for name, svg in sorted(icons.items()):
+        url = 'url("data:image/svg+xml;charset=utf-8,' + quote(svg, safe=" =/:;,.-_") + '")'
+        rules.append(f"svg.{name}{{background-color:currentcolor;-webkit-mask:{url} center/contain no-repeat;"
+                     f"mask:{url} center/contain no-repeat}}")
+    return "\n".join(rules) + "\n"
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
     """A cached page: its HTML and search entries; a built one: into the cache (if it logged no warning)."""
     output = _compact(_search_on_focus(output))
     if not _cache:
-        return output
+        return ICON.sub(_icon, output)
     entries = _search_entries(config)
     hit = _cache["hits"].pop(page.file.src_uri, None)
     if hit is not None:
@@ -310,7 +337,8 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
             del _cache["fresh"][page.file.src_uri]
     if entries is not None:
         _cache["mark"] = len(entries)
-    return output
+    # After the cache (which keeps the page as rendered): every page, cached or not, names its icons here.
+    return ICON.sub(_icon, output)
 
 
 def _cache_finish() -> None:
@@ -353,6 +381,9 @@ def on_config(config: Any) -> Any:
     _state["navs"] = navs
     _navs.clear()
     config["nav"] = navs["releases"][navs["newest"]]
+    _icons.clear()
+    if ICONS_CSS not in config["extra_css"]:
+        config["extra_css"].append(ICONS_CSS)
     _cache_start(config)
     zh_config = Path(config["config_file_path"]).with_name("mkdocs.zh.yml")
     if (not os.environ.get(CHILD_ENV) and zh_config.is_file()
@@ -507,6 +538,11 @@ def on_post_build(config: Any) -> None:
     # a reader's browser; the bundles keep working without them (devtools just shows the minified code).
     for source_map in (site / "assets" / "javascripts").rglob("*.min.js.map"):
         source_map.unlink()
+    # Material writes each icon inline, ~3 KB a page (9 MB of the site); the pages name them by class and
+    # this stylesheet draws them (a rebuild of one release keeps the full build's file, whose names it uses).
+    if _icons:
+        (site / ICONS_CSS).parent.mkdir(parents=True, exist_ok=True)
+        (site / ICONS_CSS).write_text(_icons_css(_icons), encoding="utf-8")
     for path, html in _read(config, "stubs.json").items():
         target = site / path
         target.parent.mkdir(parents=True, exist_ok=True)
