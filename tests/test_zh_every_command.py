@@ -211,6 +211,16 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
     yield ("lookup", "OneBitAdam", "--history")
     yield ("lookup", "zero_optimization.stage", "--version", "0.10.3")
     yield ("schema", "-o", os.devnull)
+    # the init_inference document (issue 29): its corpus, a typo and a deprecated alias, its lookups and diff
+    inference = sorted(str(p) for p in (Path(__file__).parent / "fixtures" / "inference-corpus").rglob("*.json"))
+    typo = folder / "inference-typo.json"
+    typo.write_text('{"replace_with_kernel_injct": true, "mp_size": 2, "dtype": "fp17"}', encoding="utf-8")
+    yield ("check", "--inference", *inference, str(typo))
+    for path in inference[:3]:
+        yield ("resolve", "--inference", path)
+    for words in ("tensor_parallel.tp_size", "replace_with_kernel_inject", "mp_size"):
+        yield ("lookup", "--inference", words)
+    yield ("diff", "--inference", "0.14.4", "0.19.8")
     yield ("--help",)
     for command in COMMANDS:
         yield (command, "--help")

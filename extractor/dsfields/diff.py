@@ -489,8 +489,9 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
     if getattr(args, "inference", False):  # issue 29: the init_inference document of each release
         from dsfields.model.store import load_inference
 
-        old, old_label = load_inference(args.old, root), f"{args.old} (inference config)"
-        new, new_label = load_inference(args.new, root), f"{args.new} (inference config)"
+        document = "（推理配置）" if lang == "zh" and args.format in ("text", "markdown") else " (inference config)"
+        old, old_label = load_inference(args.old, root), f"{args.old}{document}"
+        new, new_label = load_inference(args.new, root), f"{args.new}{document}"
     else:
         old, old_label = _snapshot(args.old, root, installed, cache)
         new, new_label = _snapshot(args.new, root, installed, cache)

@@ -109,15 +109,18 @@ def lookup_inference(args: argparse.Namespace) -> int:
         _write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", lambda: json.dumps(payload, indent=1) + "\n")
         return 0 if matches else 1
     width = terminal_width()
-    lines = [f"inference config (DeepSpeedInferenceConfig), DeepSpeed {snapshot.version}", ""]
+    heading = "推理配置（DeepSpeedInferenceConfig），DeepSpeed" if lang == "zh" else \
+        "inference config (DeepSpeedInferenceConfig), DeepSpeed"
+    lines = [f"{heading} {snapshot.version}", ""]
     lines += format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout), lang)
     if args.history:
         for m in matches:
             lines += [""] + ([m.path] if len(matches) > 1 else [])
             lines += history_lines(events[m.path], inference_versions(), width)
     if not matches:
-        lines += [""] + fill("(without --inference: the ds_config of deepspeed.initialize)", width)
-    _write("\n".join(line.rstrip() for line in lines) + "\n")
+        lines += [""] + fill("（不带 --inference：查 deepspeed.initialize 的 ds_config）" if lang == "zh" else
+                             "(without --inference: the ds_config of deepspeed.initialize)", width)
+    _write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0 if matches else 1
 
 
@@ -141,6 +144,11 @@ def check_inference(args: argparse.Namespace) -> int:
         style = OutputStyle(args.format)
         label = f"{snapshot.version} (inference config)" if style is OutputStyle.TEXT else snapshot.version
         output = render(reports, label, style, options)  # JSON keeps the plain version scripts compare
+        if style is OutputStyle.TEXT:  # the text report speaks --lang (or the locale), as check's does
+            from dsfields.model.messages import localize
+            from dsfields.model.prose import language
+
+            output = localize(output, language(getattr(args, "lang", None)), "check.", "error.")
     if output:
         print(output)
     return exit_code(reports, args.strict)

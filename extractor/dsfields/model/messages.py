@@ -351,6 +351,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "check.file": {"en": "  (file): ", "zh": "  （文件）："},
     "check.fix": {"en": "                 fix: ", "zh": "                 修改："},
     "check.ok": {"en": ": ok$", "zh": "：没有问题"},
+    # check --inference: the document named after the release (issue 29)
+    "check.summary_inf": {"en": "{n} files checked against DeepSpeed {v} (inference config): ",
+                          "zh": "已按 DeepSpeed {v} 的推理配置检查 {n} 个文件："},
+    "check.summary_inf_one": {"en": "1 file checked against DeepSpeed {v} (inference config): ",
+                              "zh": "已按 DeepSpeed {v} 的推理配置检查 1 个文件："},
     "check.summary": {"en": "{n} files checked against DeepSpeed {v}: ", "zh": "已按 DeepSpeed {v} 检查 {n} 个文件："},
     "check.summary_one": {"en": "1 file checked against DeepSpeed {v}: ", "zh": "已按 DeepSpeed {v} 检查 1 个文件："},
     "check.not_checked": {"en": " not checked (unusable: see stderr)", "zh": " 个未检查（无法使用：见 stderr）"},
@@ -385,6 +390,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "check.drops": {
         "en": ": DeepSpeed drops {value} here and uses the default {default}$",
         "zh": "：DeepSpeed 在此丢弃 {value}，改用默认值 {default}"},
+    "check.raises_extra_top": {
+        "en": " is not a key of the top level: DeepSpeed {v} raises (extra inputs are not permitted)",
+        "zh": " 不是顶层的键：DeepSpeed {v} 会报错（" + ORIGINAL + "extra inputs are not permitted）"},
+    "check.raises_top": {
+        "en": " is not a key of the top level: DeepSpeed {v} raises ({message})$",
+        "zh": " 不是顶层的键：DeepSpeed {v} 会报错（" + ORIGINAL + "{message}）"},
     "check.raises_extra": {
         "en": " is not a key of {section}: DeepSpeed {v} raises (extra inputs are not permitted)",
         "zh": " 不是 {section} 的键：DeepSpeed {v} 会报错（" + ORIGINAL + "extra inputs are not permitted）"},
@@ -400,6 +411,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "check.python_name": {
         "en": " is the Python name of {name}; DeepSpeed accepts both spellings",
         "zh": " 是 {name} 的 Python 名称；DeepSpeed 两种写法都接受"},
+    "check.alias_of": {
+        "en": " is an alias of {name}; DeepSpeed accepts both spellings",
+        "zh": " 是 {name} 的别名；DeepSpeed 两种写法都接受"},
+    "check.fix_as_kwargs": {"en": "修改：write {name} as init_inference's arguments do$",
+                            "zh": "修改：像 init_inference 的参数那样写 {name}"},
+    "check.deprecated_said": {"en": " is deprecated ({message})$", "zh": " 已弃用（" + ORIGINAL + "{message}）"},
     "check.deprecated": {"en": " is deprecated; use {new} instead", "zh": " 已弃用；请改用 {new}"},
     "check.out_of_range": {
         "en": " is out of range: DeepSpeed requires {bound}$",
