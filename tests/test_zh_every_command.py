@@ -286,7 +286,8 @@ def schema_english(text: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("flags", [(), ("--hf",), ("--version", "0.10.3")])
+@pytest.mark.parametrize("flags", [(), ("--hf",), ("--version", "0.10.3"), ("--inference",),
+                                   ("--inference", "--version", "0.8.0")])
 def test_the_chinese_schema_describes_in_chinese(flags: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     """What an editor shows on hover (``description``, ``markdownDescription``) with ``schema --lang zh``: no
     English sentence of ours; DeepSpeed's docstrings are marked 原文."""

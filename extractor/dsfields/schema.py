@@ -81,8 +81,10 @@ class _Builder:
                         f"{' --lang ' + self.lang if self.lang != 'en' else ''}"
                         f"{' --site-url ' + self.site_url if self.site_url else ''}` from generated/{self.version}/"
                         "fields.json; do not edit.",
-            "title": f"DeepSpeed {self.version} " + ("ds_config.json" if self.snapshot.document == "training"
-                                                     else "init_inference config (DeepSpeedInferenceConfig)"),
+            "title": f"DeepSpeed {self.version} " + (
+                "ds_config.json" if self.snapshot.document == "training" else
+                "init_inference 推理配置（DeepSpeedInferenceConfig）" if self.lang == "zh" else
+                "init_inference config (DeepSpeedInferenceConfig)"),
             "description": said,
         } | schema
 
@@ -374,11 +376,15 @@ def run(args: argparse.Namespace) -> int:
         from dsfields.model.store import load_inference
 
         snapshot = load_inference(args.version)
-        schema = build_schema(snapshot, strict_unknown=args.strict_unknown, site_url=None)
+        lang = prose.language(args.lang)
+        schema = build_schema(snapshot, strict_unknown=args.strict_unknown, site_url=None, lang=lang)
         schema["$comment"] = schema["$comment"].replace("schema --version", "schema --inference --version").replace(
             "fields.json", "inference.json")
-        schema["description"] = (f"The config deepspeed.init_inference of DeepSpeed {snapshot.version} takes "
-                                 "(config= or keyword arguments), derived from its source by dsfields.")
+        schema["description"] = (
+            f"DeepSpeed {snapshot.version} 的 deepspeed.init_inference 接受的配置（config= 或关键字参数），"
+            "由 dsfields 从其源码提取。" if lang == "zh" else
+            f"The config deepspeed.init_inference of DeepSpeed {snapshot.version} takes "
+            "(config= or keyword arguments), derived from its source by dsfields.")
         text = dumps(schema)
         if args.output is None or str(args.output) == "-":
             sys.stdout.write(text)
