@@ -379,6 +379,35 @@ def json_block(config: Any) -> str:
     return f'<pre class="dsf-json"><code class="language-json">{text}</code></pre>'
 
 
+
+def history_phrase(events: list[dict[str, Any]], oldest: str | None, _: Any, as_html: bool = False) -> str:
+    """A key's history events (``HistoryEvent.as_dict()``) in one line, in the translator ``_``'s language:
+    Markdown, or HTML for raw blocks. The training and the inference pages word history alike through it."""
+    parts = []
+    for event in events:
+        version = f"<strong>{event['version']}</strong>" if as_html else f"**{event['version']}**"
+        kind = event["kind"]
+        if kind in ("introduced", "reintroduced") and event["version"] == oldest:
+            parts.append(_("present in the oldest snapshot ({v})").format(v=event["version"]))
+        elif kind == "introduced":
+            parts.append(_("added in {v}").format(v=version))
+        elif kind == "reintroduced":
+            parts.append(_("back in {v}").format(v=version))
+        elif kind in ("default_changed", "type_changed"):
+            change = f"{jcode(event.get('old'), as_html)} → {jcode(event.get('new'), as_html)}"
+            parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version,
+                                                             change=change))
+        elif kind == "became_removed":
+            parts.append(_("rejected from {v} on").format(v=version))
+        elif kind == "no_longer_rejected":
+            parts.append(_("no longer rejected from {v} on").format(v=version))
+        elif kind == "renamed":
+            parts.append(_("renamed in {v}: {old} → {new}").format(
+                v=version, old=code(str(event.get("old")), as_html), new=code(str(event.get("new")), as_html)))
+        else:
+            parts.append(_("{kind} in {v}").format(kind=_(kind.replace("_", " ")), v=version))
+    return "; ".join(parts)
+
 FILTERS = {
     "json_block": json_block,
     "official_code": official_code,

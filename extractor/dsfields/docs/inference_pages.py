@@ -14,7 +14,16 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from dsfields.docs.filters import default_text, hkey, html_paras, html_text, jcode, source_html, type_text
+from dsfields.docs.filters import (
+    default_text,
+    history_phrase,
+    hkey,
+    html_paras,
+    html_text,
+    jcode,
+    source_html,
+    type_text,
+)
 from dsfields.docs.i18n import translator
 from dsfields.links import anchor
 from dsfields.model import inference_prose, prose
@@ -192,22 +201,8 @@ def _field_block(record: Any, version: str, lang: str, scope: prose.Scope, event
 
 
 def history_text(events: list[Any], oldest: str, _: Any) -> str:
-    """The field's history in one line, worded as the training pages word it (``Release.history_line``)."""
-    parts = []
-    for event in (e.as_dict() for e in events):
-        version, kind = f"<strong>{event['version']}</strong>", event["kind"]
-        if kind in ("introduced", "reintroduced") and event["version"] == oldest:
-            parts.append(_("present in the oldest snapshot ({v})").format(v=event["version"]))
-        elif kind == "introduced":
-            parts.append(_("added in {v}").format(v=version))
-        elif kind == "reintroduced":
-            parts.append(_("back in {v}").format(v=version))
-        elif kind in ("default_changed", "type_changed"):
-            change = f"{jcode(event.get('old'), True)} → {jcode(event.get('new'), True)}"
-            parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version, change=change))
-        else:
-            parts.append(_("{kind} in {v}").format(kind=_(kind.replace("_", " ")), v=version))
-    return "; ".join(parts)
+    """The field's history in one line, worded as the training pages word it."""
+    return history_phrase([e.as_dict() for e in events], oldest, _, as_html=True)
 
 
 def fields_page(section: Section, site: Any, version: str, lang: str) -> str:

@@ -35,7 +35,7 @@ import jinja2
 
 from dsfields import __version__
 from dsfields.docs import groups
-from dsfields.docs.filters import FILTERS, code, format_config, jcode, json_value
+from dsfields.docs.filters import FILTERS, format_config, history_phrase, json_value
 from dsfields.docs.i18n import LANGUAGES, SEARCH_TERMS, script_words, translator
 from dsfields.model import examples as examples_model
 from dsfields.model import official_docs, prose
@@ -476,31 +476,7 @@ class Release:
 
     def history_line(self, path: str, as_html: bool = False) -> str:
         """The key's history events in one line (Markdown, or HTML for raw blocks)."""
-        parts = []
-        _ = self._
-        for event in self.field_history(path):
-            version = f"<strong>{event['version']}</strong>" if as_html else f"**{event['version']}**"
-            kind = event["kind"]
-            if kind in ("introduced", "reintroduced") and event["version"] == self.oldest:
-                parts.append(_("present in the oldest snapshot ({v})").format(v=event["version"]))
-            elif kind == "introduced":
-                parts.append(_("added in {v}").format(v=version))
-            elif kind == "reintroduced":
-                parts.append(_("back in {v}").format(v=version))
-            elif kind in ("default_changed", "type_changed"):
-                change = f"{jcode(event.get('old'), as_html)} → {jcode(event.get('new'), as_html)}"
-                parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version,
-                                                                 change=change))
-            elif kind == "became_removed":
-                parts.append(_("rejected from {v} on").format(v=version))
-            elif kind == "no_longer_rejected":
-                parts.append(_("no longer rejected from {v} on").format(v=version))
-            elif kind == "renamed":
-                parts.append(_("renamed in {v}: {old} → {new}").format(
-                    v=version, old=code(str(event.get("old")), as_html), new=code(str(event.get("new")), as_html)))
-            else:
-                parts.append(_("{kind} in {v}").format(kind=_(kind.replace("_", " ")), v=version))
-        return "; ".join(parts)
+        return history_phrase(self.field_history(path), self.oldest, self._, as_html)
 
     def removed_in(self, path: str) -> str | None:
         """The release from which DeepSpeed stopped reading ``path`` or started rejecting it (its last such event)."""
