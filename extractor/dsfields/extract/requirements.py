@@ -166,22 +166,14 @@ def learn_requirements(ex: Extraction) -> list[str]:
                 requires.append({**requirement, "when": when})
         if not requires:
             continue
-        cls = ex.model_classes.get(section) if record["reader"] == "pydantic" else None
-        verdicts: dict[str, dict[str, Any]] = {}
-        for pid, value in PROBES:
-            run = ex.prober.run(set_path(config, section, key, copy.deepcopy(value)), trace=False)
-            verdicts[pid] = (_stored(cls, key, record.get("python_name"), value) if run.error is None
-                             else {"ok": False, "error": error_line(run.error)})
+        verdicts = _probe_on(ex, config, section, key, record)
         record["probes"] = verdicts
         record["requires"] = sorted(requires, key=lambda r: r["key"])
         auto = record.get("auto") or {}
         if auto.get("error") and _names(str(auto["error"]), {r["key"] for r in requires}):
             record["auto"] = _auto_on(ex, config, section, key)
         if record["reader"] == "dict":
-            types = accepted_types(verdicts)
-            if types and record["choices"]:
-                types = sorted(set(types) | {json_type(c) for c in record["choices"]})
-            record["json_types"] = types
+            _retype(record, verdicts)
         given = ", ".join(f"{r['key']}" for r in record["requires"])
         notes.append(f"{path}: requires {given} (probed again with them given)")
         notes.extend(_siblings_on(ex, set_path(config, section, key, copy.deepcopy(trigger)), section, key,
@@ -203,12 +195,7 @@ def _siblings_on(ex: Extraction, switched_on: dict[str, Any], section: str, key:
         record = ex.fields.get(path)
         if record is None or record["is_section"] or record.get("pattern") or record.get("requires"):
             continue
-        cls = ex.model_classes.get(section) if record["reader"] == "pydantic" else None
-        verdicts: dict[str, dict[str, Any]] = {}
-        for pid, value in PROBES:
-            run = ex.prober.run(set_path(switched_on, section, sibling, copy.deepcopy(value)), trace=False)
-            verdicts[pid] = (_stored(cls, sibling, record.get("python_name"), value) if run.error is None
-                             else {"ok": False, "error": error_line(run.error)})
+        verdicts = _probe_on(ex, switched_on, section, sibling, record)
         before = record.get("probes") or {}
         if {p: v.get("ok") for p, v in verdicts.items()} == {p: v.get("ok") for p, v in before.items()} or (
                 not before and all(v.get("ok") for v in verdicts.values())):
@@ -223,13 +210,30 @@ def _siblings_on(ex: Extraction, switched_on: dict[str, Any], section: str, key:
             continue
         record["probes"] = verdicts
         if record["reader"] == "dict" and before:  # a key first typed by the static witness keeps its types
-            types = accepted_types(verdicts)
-            if types and record["choices"]:
-                types = sorted(set(types) | {json_type(c) for c in record["choices"]})
-            record["json_types"] = types
+            _retype(record, verdicts)
         refused = sorted(p for p, v in verdicts.items() if not v.get("ok"))
         notes.append(f"{path}: probed again with {key} on: refuses {', '.join(refused) or 'none'}")
     return notes
+
+
+def _probe_on(ex: Extraction, config: dict[str, Any], section: str, key: str,
+              record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every probe value of ``section.key`` set on ``config``: DeepSpeed's verdict on each, as stored."""
+    cls = ex.model_classes.get(section) if record["reader"] == "pydantic" else None
+    verdicts: dict[str, dict[str, Any]] = {}
+    for pid, value in PROBES:
+        run = ex.prober.run(set_path(config, section, key, copy.deepcopy(value)), trace=False)
+        verdicts[pid] = (_stored(cls, key, record.get("python_name"), value) if run.error is None
+                         else {"ok": False, "error": error_line(run.error)})
+    return verdicts
+
+
+def _retype(record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> None:
+    """A dict-read key's JSON types from new verdicts, its choices' types kept."""
+    types = accepted_types(verdicts)
+    if types and record["choices"]:
+        types = sorted(set(types) | {json_type(c) for c in record["choices"]})
+    record["json_types"] = types
 
 
 def _node(config: dict[str, Any], section: str) -> dict[str, Any]:
