@@ -376,6 +376,21 @@ def _py(value: Any) -> str:
     return str(value)
 
 
+def _must_match(fill: dict[str, Any], names: dict[str, Any]) -> bool:
+    """Whether the Trainer mismatch-checks this fill: its extracted ``must_match`` (a constant or an expression)."""
+    if isinstance(fill["must_match"], bool):
+        return fill["must_match"]
+    from dsfields.model.hf_rules import evaluate
+
+    return bool(evaluate(fill["must_match"], names))
+
+
+def _not_evaluated(run: TrainerRun, rules: Any, function: str, fill: dict[str, Any], exc: Exception) -> None:
+    """Said, never dropped: a pair's rule this mirror cannot evaluate falls back to 5.24.0's."""
+    run.notes.append(f"transformers {rules.transformers_version} {function}:{fill['line']} "
+                     f"{fill['path']}: {exc} could not be evaluated here; transformers 5.24.0's rule is used")
+
+
 def _match(run: TrainerRun, cfg: dict[str, Any], path: str, value: Any, hf_key: str | None, origin: str,
            must_match: bool = True) -> None:
     """transformers integrations/deepspeed.py:108 ``fill_match`` with the user's value, mismatches collected."""
@@ -613,11 +628,9 @@ def _snapshot_fills(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any,
             if fill["when"]:
                 raise Unreadable(" and ".join(fill["when"]))
             value = evaluate(fill["expression"], names) if "expression" in fill else None
-            match = fill["must_match"] if isinstance(fill["must_match"], bool) else bool(
-                evaluate(fill["must_match"], names))
+            match = _must_match(fill, names)
         except (Unreadable, KeyError, TypeError) as exc:
-            run.notes.append(f"transformers {rules.transformers_version} {function}:{fill['line']} "
-                             f"{fill['path']}: {exc} could not be evaluated here; transformers 5.24.0's rule is used")
+            _not_evaluated(run, rules, function, fill, exc)
             return False
         planned.append((fill, value, match))
     for fill, value, match in planned:
@@ -774,11 +787,9 @@ def _snapshot_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: A
                 origin = f"max(1, {origin})" if expression.startswith("max(1,") else origin
             else:
                 value, origin = evaluate(expression, names), _origin_of(fill, args)
-            match = fill["must_match"] if isinstance(fill["must_match"], bool) else bool(
-                evaluate(fill["must_match"], names))
+            match = _must_match(fill, names)
         except (Unreadable, KeyError, TypeError) as exc:
-            run.notes.append(f"transformers {rules.transformers_version} trainer_config_finalize:{fill['line']} "
-                             f"{fill['path']}: {exc} could not be evaluated here; transformers 5.24.0's rule is used")
+            _not_evaluated(run, rules, "trainer_config_finalize", fill, exc)
             return False
         planned.append((fill | {"_match": match}, value, origin))
     for fill, value, origin in planned:
