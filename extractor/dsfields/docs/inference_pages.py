@@ -205,14 +205,20 @@ def history_text(events: list[Any], oldest: str, _: Any) -> str:
     return history_phrase([e.as_dict() for e in events], oldest, _, as_html=True)
 
 
+def _head(_: Any, site: Any, version: str, page: str, name: str | None, heading_id: str) -> list[str]:
+    """A page's front matter, its heading naming the release and the page, and the release banner."""
+    shown = f"{_('Inference config')}, {_(name)}" if name else _("Inference config")
+    title = f"{_(name)} · {_('Inference config')}" if name else _("Inference config")
+    return [_front(f"{title} · DeepSpeed {version}", version == site.newest, version, page),
+            f"# DeepSpeed {version}: {shown} {{ #{heading_id} }}\n\n",
+            _banner(_, version, page, site.dates.get(version))]
+
+
 def fields_page(section: Section, site: Any, version: str, lang: str) -> str:
     _ = words(lang)
     doc = section.docs[version]
     scope = prose.Scope.of_snapshot(doc)
-    title = f"{_('Inference config')} · DeepSpeed {version}"
-    out = [_front(title, version == site.newest, version, FIELDS)]
-    out.append(f"# DeepSpeed {version}: {_('Inference config')} {{ #inference }}\n\n")
-    out.append(_banner(_, version, FIELDS, site.dates.get(version)))
+    out = _head(_, site, version, FIELDS, None, "inference")
     sections = sorted(doc.sections)
     fields = [f for f in doc.fields.values() if not f.is_section]
     out.append(_("intro").format(v=version, n=len(fields), s=len(sections)) + "\n\n")
@@ -268,10 +274,7 @@ def _shared_rows(shared: list[tuple[Any, prose.Explanation]], _: Any) -> str:
 def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
     _ = words(lang)
     doc = section.docs[version]
-    title = f"{_('Default values')} · {_('Inference config')} · DeepSpeed {version}"
-    out = [_front(title, version == site.newest, version, DEFAULTS)]
-    out.append(f"# DeepSpeed {version}: {_('Inference config')}, {_('Default values')} {{ #inference-defaults }}\n\n")
-    out.append(_banner(_, version, DEFAULTS, site.dates.get(version)))
+    out = _head(_, site, version, DEFAULTS, "Default values", "inference-defaults")
     out.append(_("defaults_intro").format(v=version) + "\n\n<!--raw-->\n")
     # Key and default only: the type is on the field's entry, one click away, and a lean table keeps this page
     # (one per release and language) lighter than the site's median page.
@@ -287,10 +290,7 @@ def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
 def changes_page(section: Section, site: Any, version: str, lang: str) -> str:
     _ = words(lang)
     doc = section.docs[version]
-    title = f"{_('What changed')} · {_('Inference config')} · DeepSpeed {version}"
-    out = [_front(title, version == site.newest, version, CHANGES)]
-    out.append(f"# DeepSpeed {version}: {_('Inference config')}, {_('What changed')} {{ #inference-changes }}\n\n")
-    out.append(_banner(_, version, CHANGES, site.dates.get(version)))
+    out = _head(_, site, version, CHANGES, "What changed", "inference-changes")
     before = section.previous(version)
     changes = section.changes(version)
     if before is None:
