@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,3 +57,31 @@ def english_locale(monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
+
+
+@contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    """``python -m http.server`` for ``folder`` on 127.0.0.1, in its own process, yielding its URL.
+
+    In-process, pytest's warnings-as-errors turns the server threads' harmless ResourceWarnings into
+    failed requests (the search index then never loads); a child process keeps the server plain.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

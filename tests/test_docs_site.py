@@ -14,9 +14,6 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -24,6 +21,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
+from conftest import serving
 
 from dsfields import links
 from dsfields.cli import main
@@ -280,30 +278,8 @@ def test_release_rebuild_writes_exactly_what_the_full_build_wrote(site, generate
 
 @pytest.fixture
 def served(site) -> Iterator[str]:
-    """``python -m http.server`` on 127.0.0.1 in its own process.
-
-    In-process, pytest's warnings-as-errors turns the server threads' harmless ResourceWarnings into
-    failed requests (the search index then never loads); a child process keeps the server plain.
-    """
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with serving(site) as url:
+        yield url
 
 
 @pytest.mark.browser

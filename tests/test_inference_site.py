@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from conftest import serving
 from test_docs_site import CHROMIUM_ARGS, _need_chromium, _Page, _shows, latin_sentences
 
 from dsfields.cli import main
@@ -146,23 +143,8 @@ def test_an_old_release_shows_its_own_prose_and_facts(site):
 
 @pytest.fixture
 def served(site) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with serving(site) as url:
+        yield url
 
 
 @pytest.mark.browser
