@@ -2,7 +2,7 @@
 
 Every config of ../shared/realworld-configs and every mutation below is checked statically (in this
 process, as `dsfields check` does) and launched with `deepspeed.initialize` on CPU (one worker process,
-dsfields.extract.launch) in the calling style matching the check options:
+dsfields.extract.launch_worker) in the calling style matching the check options:
 
   hf     `check --hf`                    vs the HF Trainer + accelerate plan (every config)
   plain  `check`                         vs plain code, optimizer from the config (configs without "auto")
@@ -35,7 +35,8 @@ from typing import Any
 from dsfields.check import Checker, Options, Severity, check_text
 from dsfields.check.command import newest_hf_list
 from dsfields.configfile import ConfigFileError
-from dsfields.extract.launch import LaunchClient, LaunchVerdict
+from dsfields.extract.launch_client import LaunchClient
+from dsfields.extract.launch_verdict import LaunchVerdict
 from dsfields.model.store import load_requested
 
 REPO = Path(__file__).resolve().parent.parent
@@ -223,7 +224,7 @@ def _count(rows: list[dict[str, Any]], key: str) -> dict[str, int]:
 
 def release_client(version: str) -> LaunchClient:
     """A launch worker running DeepSpeed ``version`` from its release runtime (dsfields.extract.releases)."""
-    from dsfields.extract.launch import release_launch_env
+    from dsfields.extract.launch_witness import release_launch_env
     from dsfields.extract.releases import environment_for
 
     return LaunchClient(python=str(environment_for(version)), env=release_launch_env(version))

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, requires_deepspeed
 
-from dsfields.extract.launch import LaunchClient, confirm_rule
+from dsfields.extract.launch_client import LaunchClient
+from dsfields.extract.launch_witness import confirm_rule
 from dsfields.model import launch_rules as catalogue
 
 pytestmark = [requires_deepspeed, pytest.mark.deepspeed]
@@ -115,7 +116,7 @@ def test_check_launch_on_this_machine(tmp_path):
 
 
 def test_the_release_runtime_environment_for_an_old_release_has_its_cpu_stubs(tmp_path):
-    from dsfields.extract.launch import cpu_stub_dir, needs_cpu_stubs
+    from dsfields.extract.launch_witness import cpu_stub_dir, needs_cpu_stubs
 
     old = tmp_path / "deepspeed" / "accelerator"
     old.mkdir(parents=True)

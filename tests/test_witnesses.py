@@ -83,7 +83,7 @@ def test_launch_witness_is_recorded_per_field_and_reported(witnessed):
 
         from dsfields.extract.build import extract
 
-        # what dsfields.extract.launch.launch_witness returns: the paths deepspeed.initialize read
+        # what dsfields.extract.launch_witness.launch_witness returns: the paths deepspeed.initialize read
         launch = {"paths": ["fp16", "fp16.enabled", "pipeline.stages", "launch_only_key"], "configs": 2,
                   "outcomes": {"config_error": 1, "launched": 1}}
         snap = extract(config_module, version="0.0.9", package="staticds", launch=launch)

@@ -152,7 +152,7 @@ def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
 
             lent["build"] = build_deepspeed_config
         if getattr(opts, "launch", False):  # check --launch: deepspeed.initialize in a worker subprocess
-            from dsfields.extract.launch import LaunchClient
+            from dsfields.extract.launch_client import LaunchClient
 
             lent["launcher"] = LaunchClient.for_check  # sandboxed, start and builds bounded, builds shown
         return lent

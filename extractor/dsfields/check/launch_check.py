@@ -1,7 +1,7 @@
 """``check --launch``: run ``deepspeed.initialize`` itself on the config, and report its verdict on the key.
 
 The launch needs DeepSpeed, which only :mod:`dsfields.extract` may import: the command line passes
-:class:`dsfields.extract.launch.LaunchClient` in as ``client`` (a worker subprocess on CPU: gloo, world
+:class:`dsfields.extract.launch_client.LaunchClient` in as ``client`` (a worker subprocess on CPU: gloo, world
 size 1, a tiny model). The config is launched as the HF Trainer / accelerate pass it (``--hf``) or as
 plain code does (with ``--optimizer-from-code``, an AdamW passed in). A failure this machine causes
 (no fp16 kernels, CUDA-only ops, async_io, too few ranks) is said as "not checked on this machine",

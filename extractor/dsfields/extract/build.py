@@ -87,13 +87,15 @@ def start_static(package: str = "deepspeed") -> Any:
 def start_launch(rules: bool = False) -> Any:
     """Start the launch witness (``dsfields extract --launch``); a future of its report.
 
-    Its launches run in a worker process (:class:`dsfields.extract.launch.LaunchClient`), driven from a
+    Its launches run in a worker process (:class:`dsfields.extract.launch_client.LaunchClient`), driven from a
     thread here, so the worker imports DeepSpeed and launches while this process extracts. ``rules``: the
     same worker then confirms the launch rules (its report's ``launch_json``).
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from dsfields.extract.launch import ForkedWorker, LaunchClient, launch_witness, witness_env
+    from dsfields.extract.launch_client import LaunchClient
+    from dsfields.extract.launch_witness import launch_witness, witness_env
+    from dsfields.extract.launch_worker import ForkedWorker
 
     env = witness_env()
     # Forked after torch and transformers are imported here, before DeepSpeed (see ForkedWorker): one import of
@@ -128,7 +130,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     """Extract from ``config_module.DeepSpeedConfig`` of ``package`` (DeepSpeed, or a test fixture imitating it).
 
     ``static``: the static witness's report (or a handle on it); ``launch``: the launch witness's report
-    (:func:`dsfields.extract.launch.launch_witness`, or a future of it), None when it is not run.
+    (:func:`dsfields.extract.launch_witness.launch_witness`, or a future of it), None when it is not run.
     """
     from dsfields.extract import absent, probes, reconcile, requirements, validators
 

@@ -142,13 +142,13 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(target.with_name(VERIFICATION_FILE), dumps(report))
     document = launch.result().get("launch_json") if launch is not None and launch_rules else None
     if document is not None:  # confirmed by the launch witness's worker, after its traced launches
-        from dsfields.extract.launch import launch_json_text
+        from dsfields.extract.launch_witness import launch_json_text
 
         write_atomic(target.with_name("launch.json"), launch_json_text(document))
     elif launch_rules:  # its own process: a launch changes process-wide state
         import subprocess
 
-        from dsfields.extract.launch import witness_env
+        from dsfields.extract.launch_witness import witness_env
 
         argv = [sys.executable, "-m", "dsfields.extract.launch", "--rules", "--out",
                   str(target.with_name("launch.json"))]

@@ -42,7 +42,7 @@ class TrainerWitness:
     """One warm process; :meth:`run` forks a child per (config, arguments)."""
 
     def __init__(self) -> None:
-        from dsfields.extract.launch import guard_ops_dir, own_extensions_dir
+        from dsfields.extract.ops import guard_ops_dir, own_extensions_dir
 
         os.environ["DS_ACCELERATOR"] = "cpu"
         os.environ.setdefault("ACCELERATE_USE_CPU", "false")
@@ -125,7 +125,7 @@ class TrainerWitness:
 
 
 def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[str, Any]:
-    from dsfields.extract.launch import free_port
+    from dsfields.extract.launcher import free_port
 
     for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
                         ("LOCAL_WORLD_SIZE", "1"), ("MASTER_PORT", str(free_port()))):

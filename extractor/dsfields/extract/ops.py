@@ -1,6 +1,6 @@
 """DeepSpeed's CPU ops for dsfields' launches: where they are built, built once, outside a launch's time budget.
 
-The op cache of the launch worker (:mod:`dsfields.extract.launch`) and of the HF Trainer witness: one extensions
+The op cache of the launch worker (:mod:`dsfields.extract.launcher`) and of the HF Trainer witness: one extensions
 directory per DeepSpeed (:func:`own_extensions_dir`), torch's stale build locks cleared (:func:`guard_ops_dir`),
 one ninja per environment, the CPU description read once, and an op one release built loaded by another with
 the same files (:func:`share_built_ops`). Apart from the launch itself, which only asks for the ops.

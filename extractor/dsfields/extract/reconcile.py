@@ -7,8 +7,8 @@ Witnesses:
 * ``static``: :mod:`dsfields.extract.static` found the read in the source;
 * ``probe``: the read was only triggered by a probe config built to satisfy a static condition
   (:func:`explore`, "conditional exploration"), or DeepSpeed gave verdicts on value probes;
-* ``launch``: ``deepspeed.initialize`` on tracing dicts (``extract/launch.py``
-  :func:`~dsfields.extract.launch.launch_witness`, run by ``dsfields extract --launch``): :func:`merge` takes
+* ``launch``: ``deepspeed.initialize`` on tracing dicts (``extract/launch_witness.py``
+  :func:`~dsfields.extract.launch_witness.launch_witness`, run by ``dsfields extract --launch``): :func:`merge` takes
   its report as ``launch``.
 
 :func:`explore` runs before the dict-read fields are built (its reads become ordinary trace
@@ -334,7 +334,7 @@ def merge(ex: Extraction, report: StaticReport, explored: Exploration, removed: 
           launch: dict[str, Any] | None = None) -> dict[str, Any]:
     """Add the static witness to the fields; return the witness report for ``coverage.witnesses``.
 
-    ``launch`` is the launch witness's report (:func:`dsfields.extract.launch.launch_witness`) or None when
+    ``launch`` is the launch witness's report (:func:`dsfields.extract.launch_witness.launch_witness`) or None when
     it was not run: fields whose path ``deepspeed.initialize`` was seen to read get the ``launch`` witness.
     """
     launch_paths = set(launch["paths"]) if launch else set()

@@ -17,7 +17,7 @@ error, ``get_warmup_steps``, the hidden-size keys; accelerate's plugin mapping a
 refuses beside a config file, ``set_mixed_precision``'s sections and clash. A rule that cannot be evaluated is
 noted in ``run.notes`` and the 5.24.0 / 1.15.0 rule spelt out here is used.
 
-Both the launch witness (:mod:`dsfields.extract.launch`, which then runs DeepSpeed on the plan) and
+Both the launch (:mod:`dsfields.extract.launcher`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
 rules, and ``check --runtime``'s HF fills) use this one copy.
 
