@@ -20,9 +20,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .findings import SURE_DICT_KINDS, aggregate_choices, known_sections
 from .modules import Package
 from .records import MISSING, Choices, Condition, PassedWhole, StaticRead, StaticReport, Test, Unplaced
-from .scan import SURE_DICT_KINDS, aggregate_choices, known_sections, scan
+from .scan import scan
 
 __all__ = [
     "MISSING",

@@ -164,3 +164,39 @@ def join(a: Any, b: Any) -> Any:
     if isinstance(b, Tracked | Shape) and not isinstance(a, Tracked | Shape):
         return b
     return a
+
+
+@dataclass(frozen=True)
+class ShapeItems:
+    """``d.items()`` of a dict built in code: iterated key by key."""
+
+    shape: Shape
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A name bound by an import inside the function being read."""
+
+    module: str
+    name: str
+
+
+def tests_of(value: Any) -> tuple[Test, ...]:
+    """The tests ``value`` stands for as a condition (a tracked value: truthy)."""
+    if isinstance(value, Tests):
+        return value.tests
+    if isinstance(value, Tracked):
+        return tuple(Test(dotted(p), "truthy") for p in sorted(value.paths))
+    return ()
+
+
+def paths_of(value: Any, depth: int = 0) -> list[Path]:
+    """Paths of ds_config a value carries (a built dict carries its base and its items)."""
+    if isinstance(value, Tracked):
+        return sorted(value.paths)
+    if isinstance(value, Shape) and depth < 4:
+        out = set(value.base.paths) if value.base is not None else set()
+        for _key, item in value.items:
+            out.update(paths_of(item, depth + 1))
+        return sorted(out)
+    return []
