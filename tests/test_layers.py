@@ -124,3 +124,41 @@ def test_the_rule_catches_lazy_and_relative_imports():
     assert found == ["deepspeed", "dsfields.extract", "dsfields.extract", "torch"]
     assert not any(allowed("dsfields.lookup", name) for name in found)
     assert all(allowed("dsfields.cli", name) for name in found if name.startswith("dsfields"))
+
+
+USER_RUN_LAUNCH = ("launch_verdict", "launch_reset", "launcher", "launch_worker", "launch_client")
+"""``extract/`` modules a user's ``check --launch`` runs: the client in ``dsfields check``, the worker it starts."""
+SNAPSHOT_FACTORY = ("launch_witness", "build", "reconcile", "command", "snapshot_command", "releases", "static",
+                    "probes", "absent")
+"""``extract/`` modules only the making of snapshots runs (``dsfields extract``, ``snapshot``, ``--rules``)."""
+
+
+def _reached(start: str) -> set[str]:
+    """Every dsfields module ``start`` imports, directly or through others (lazy imports included)."""
+    known = {module_name(p): p for p in MODULES}
+
+    def named(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out = {name for _, name in imports(path)}
+        for node in ast.walk(tree):  # `from dsfields.extract import ops` imports the module dsfields.extract.ops
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                out |= {f"{node.module}.{alias.name}" for alias in node.names}
+        return {name for name in out if name in known}
+
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += named(known[module])
+    return seen
+
+
+@pytest.mark.parametrize("module", USER_RUN_LAUNCH)
+def test_the_user_run_launch_never_imports_the_snapshot_factory(module):
+    factory = {f"dsfields.extract.{name}" for name in SNAPSHOT_FACTORY}
+    reached = _reached(f"dsfields.extract.{module}")
+    wrong = sorted(m for m in reached if m in factory or any(m.startswith(f + ".") for f in factory))
+    assert wrong == [], f"dsfields.extract.{module} reaches the snapshot factory's {wrong}"
+    assert "dsfields.extract.launch_witness" in _reached("dsfields.extract.launch")  # the checker sees lazy imports
