@@ -1,6 +1,6 @@
 """What the hot-path stand-ins for json, textwrap and argparse buy: lookup and check with and without them.
 
-dsfields keeps three stand-ins on the start-up path (``model/jsonlite.py`` for ``json``, ``lookup.wrap`` for
+dsfields keeps three stand-ins on the start-up path (``model/jsonlite.py`` for ``json``, ``terminal.fill`` for
 ``textwrap``, ``lookup.parse_fast`` for ``argparse``), and issue #22 removes them only if the start-up budget
 still holds without them (lookup <= 1.0x grep, check <= 1.2x grep). This runs, alternating within each round:
 

@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from dsfields.lookup import dedent, fill
 from dsfields.model import jsonlite
+from dsfields.terminal import dedent, fill
 
 ALPHABET = ["a", "b", "zero_optimization", "1e9", " ", " ", "  ", "\t", "\n", "\n\n", "\r", "\x0b", "\x0c",
             "\xa0", "-", "--", "x" * 45, "é", "→", "`code`", "    ", "\u2003"]

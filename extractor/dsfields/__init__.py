@@ -43,12 +43,10 @@ def load_snapshot(version: str | None = None) -> Snapshot:
 
 def lookup_key(query: str, version: str | None = None, lang: str = "en") -> list[dict[str, Any]]:
     """What ``dsfields lookup QUERY --json`` answers: one record per matching field, section or removed key."""
-    import importlib
-
-    command = importlib.import_module("dsfields.lookup")
+    from dsfields.field_answer import find, match_json
 
     snapshot = load_snapshot(version)
-    return [command.match_json(snapshot, match, lang) for match in command.find(snapshot, query)]
+    return [match_json(snapshot, match, lang) for match in find(snapshot, query)]
 
 
 def check_file(path: str | PathLike[str], version: str | None = None, *, hf: bool = False,
