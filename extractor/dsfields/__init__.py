@@ -17,15 +17,15 @@ start-up needs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
 # Not ``lookup``/``diff``: importing the submodules dsfields.lookup and dsfields.diff rebinds those names.
 __all__ = ["DsfieldsError", "Snapshot", "check_file", "diff_releases", "load_snapshot", "lookup_key"]
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and re, which it imports) cost every command ~5 ms of start-up; annotations are strings
     from os import PathLike
+    from typing import Any
 
     from dsfields.check.findings import FileReport
     from dsfields.diff import Change

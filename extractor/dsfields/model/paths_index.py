@@ -157,6 +157,10 @@ class IndexedSnapshot(Snapshot):
         return self._top("format_version")
 
     @property
+    def document(self) -> str:  # type: ignore[override]
+        return str(self._top("document") or "training")  # as Snapshot.document, without decoding the whole file
+
+    @property
     def environment(self) -> dict[str, Any]:
         return self._group("environment")
 

@@ -219,14 +219,12 @@ def resolve_inference_version(requested: str | None, generated: Path | str | Non
 
 def load_inference(version: str | None, generated: Path | None = None) -> Snapshot:
     """The inference document of ``version`` (:func:`resolve_inference_version`) as a :class:`Snapshot`."""
-    from pathlib import Path
-
-    root = Path(generated) if generated else repo_generated_dir()
+    root = os.fspath(generated) if generated else generated_root()  # not pathlib: every lookup reads this
     name = resolve_inference_version(version, root)
-    path = root / name / INFERENCE_FILE
-    found = generated_file(str(path))
+    path = os.path.join(root, name, INFERENCE_FILE)
+    found = generated_file(path)
     assert found is not None  # resolve_inference_version listed it
-    snapshot = _load_cached(str(path), os.stat(found).st_mtime)
+    snapshot = _load_cached(path, os.stat(found).st_mtime)
     if snapshot.document != "inference":
         raise SnapshotError(f"{path}: not an inference document (no \"document\": \"inference\"); re-extract it")
     return snapshot
