@@ -168,16 +168,15 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = check_file(path, checker, options)
             extra = []
-            if not options.hf and report.error is None and report.config is not None:
-                from dsfields.check.trainer_check import hf_hint
+            if not options.hf and checker.hf_fills is None and report.error is None and report.config is not None:
+                # The engine gives the HF hint from its snapshot's fill list; a release older than the list
+                # borrows the newest one, as --hf does.
+                newest = newest_hf_list()
+                if newest is not None:
+                    from dsfields.check.trainer_check import hf_hint
 
-                hf = checker.hf_fills if checker.hf_fills is not None else getattr(newest_hf_list(), "paths", None)
-                # This hint says what --hf would change for these findings; it replaces the engine's shorter one
-                # (kept for callers of the engine alone), so a file gets one hint, never two.
-                plain = [f for f in report.findings if not f.message.startswith("this looks like an HF Trainer")]
-                hinted = hf_hint(report.config, hf, checker.hf_version or "", plain)
-                if len(hinted) > len(plain):  # else no fill list to judge by: the engine's hint stays
-                    report.findings = hinted
+                    report.findings = hf_hint(report.config, newest.paths, newest.transformers_version,
+                                              report.findings)
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 
