@@ -40,7 +40,7 @@ OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
     ("--inference", "inference", None, "answer from the inference config (DeepSpeedInferenceConfig, what "
      "deepspeed.init_inference takes) instead of ds_config"),
 )
-"""(flag, attribute, metavar or None for a switch, help): the one list both parsers below are made from."""
+"""(flag, attribute, metavar or None for a switch, help)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,36 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=dest, metavar=metavar, default=None, help=text)
         else:
             parser.add_argument(flag, dest=dest, action="store_true", help=text)
-
-
-def parse_fast(argv: list[str]) -> Any:
-    """``lookup QUERY [options]`` parsed without argparse, whose import and parser cost ~8 ms of a lookup
-    that should answer as fast as grep; ``None`` for anything unusual (help, ``--opt=value``,
-    abbreviations, a second query), which argparse then parses and explains."""
-    from types import SimpleNamespace
-
-    flags = {flag: (dest, metavar) for flag, dest, metavar, _ in OPTIONS}
-    values: dict[str, Any] = {dest: (None if metavar else False) for _, dest, metavar, _ in OPTIONS}
-    query = None
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        if arg in flags:
-            dest, metavar = flags[arg]
-            if metavar is None:
-                values[dest] = True
-                index += 1
-                continue
-            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
-                return None
-            values[dest] = argv[index + 1]
-            index += 2
-            continue
-        if arg.startswith("-") or query is not None:
-            return None
-        query = arg
-        index += 1
-    return None if query is None else SimpleNamespace(command="lookup", verbose=False, query=query, **values)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,9 @@ below all of them; stdlib only and cheap to import, since ``dsfields lookup`` mu
 from __future__ import annotations
 
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Callable
 
 from dsfields.model import termsafe
@@ -75,65 +77,11 @@ def wrap(text: str, width: int, indent: str, hanging: str) -> list[str]:
     return fill(text, width, indent, hanging)
 
 
-_TO_SPACE = dict.fromkeys(map(ord, "\t\n\x0b\x0c\r "), ord(" "))
-
-
 def fill(text: str, width: int, indent: str = "", hanging: str = "") -> list[str]:
-    """``textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging, break_long_words=False,
-    break_on_hyphens=False)``, line for line, without importing textwrap (and ``re``, which lookup skips):
-    the same chunks (runs of spaces and of the rest) and the same greedy fill."""
-    if width <= 0:
-        raise ValueError(f"invalid width {width!r} (must be > 0)")
-    chunks: list[str] = []
-    spaces = 0
-    for number, part in enumerate(text.expandtabs(8).translate(_TO_SPACE).split(" ")):
-        spaces += bool(number)
-        if part:
-            if spaces:
-                chunks.append(" " * spaces)
-                spaces = 0
-            chunks.append(part)
-    if spaces:
-        chunks.append(" " * spaces)
-    chunks.reverse()
-    lines: list[str] = []
-    while chunks:
-        line: list[str] = []
-        used = 0
-        lead = hanging if lines else indent
-        room = width - len(lead)
-        if chunks[-1].strip() == "" and lines:
-            del chunks[-1]
-        while chunks and used + len(chunks[-1]) <= room:
-            used += len(chunks[-1])
-            line.append(chunks.pop())
-        if chunks and len(chunks[-1]) > room and not line:
-            line.append(chunks.pop())  # a token longer than a line stays whole
-        if line and line[-1].strip() == "":
-            del line[-1]
-        if line:
-            lines.append(lead + "".join(line))
-    return lines
-
-
-def dedent(text: str) -> str:
-    """``textwrap.dedent(text)`` without importing textwrap: blank lines emptied, the common margin removed."""
-    lines = ["" if line and not line.strip(" \t") else line for line in text.split("\n")]
-    margin: str | None = None
-    for line in lines:
-        if not line:
-            continue
-        indent = line[:len(line) - len(line.lstrip(" \t"))]
-        if margin is None or margin.startswith(indent):
-            margin = indent
-        elif not indent.startswith(margin):
-            for i, (x, y) in enumerate(zip(margin, indent, strict=False)):
-                if x != y:
-                    margin = margin[:i]
-                    break
-    if not margin:
-        return "\n".join(lines)
-    return "\n".join(line[len(margin):] if line.startswith(margin) else line for line in lines)
+    """``text`` in lines of ``width`` (``indent`` before the first, ``hanging`` before the others), never
+    breaking a word or at a hyphen."""
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def display_width(text: str) -> int:
@@ -146,8 +94,6 @@ def display_width(text: str) -> int:
 def _wrap_wide(text: str, width: int, indent: str, hanging: str) -> list[str]:
     """Wrap Chinese text: a line may break between any two CJK characters or at a space, never inside a
     Latin token (a key like ``stage3_prefetch_bucket_size`` stays whole)."""
-    import re
-
     tokens = re.findall(r"[\u2e80-\uffef]|[^\s\u2e80-\uffef]+|\s+", text)
     lines: list[str] = []
     line, used = indent, display_width(indent)
@@ -174,7 +120,7 @@ def paragraphs(text: str, width: int, indent: str = "  ") -> list[str]:
     lists) keep their own line and indentation.
     """
     lines: list[str] = []
-    for block in dedent(text.strip("\n")).split("\n\n"):
+    for block in textwrap.dedent(text.strip("\n")).split("\n\n"):
         items: list[tuple[int, str]] = []
         for line in block.splitlines():
             stripped = line.strip()

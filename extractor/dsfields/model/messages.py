@@ -17,51 +17,54 @@ Only the standard library: every layer may import this module.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from functools import cache
-
-from dsfields.model import jsonlite
 
 ORIGINAL = "原文："
 """The mark before DeepSpeed's verbatim words in Chinese text."""
 
 MESSAGES_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "prose", "messages.json")
-with open(MESSAGES_FILE, encoding="utf-8") as _handle:
-    _TABLES = jsonlite.loads(_handle.read())
-"""``prose/messages.json``: the catalogue as data (key -> ``{"en": template, "zh": template}``; a key starting with
-``#`` is a note). Order matters: a longer phrase comes before a shorter one it contains. A placeholder at the
-very end of an English template runs to the end of the line (to the end of its line with a final ``$``);
-elsewhere it takes as little as lets the rest match."""
+"""The catalogue as data: key -> ``{"en": template, "zh": template}`` (a key starting with ``#`` is a note), in three
+groups applied in order: ``before`` (longer forms of phrases a ``catalogue`` entry would take first),
+``catalogue``, ``after``; ``diff_kinds_zh`` names diff's change kinds. Order matters: a longer phrase comes before
+a shorter one it contains. A placeholder at the very end of an English template runs to the end of the line (to
+the end of its line with a final ``$``); elsewhere it takes as little as lets the rest match."""
 
 
-def _entries(group: str) -> dict[str, dict[str, str]]:
-    return {key: entry for key, entry in _TABLES[group].items() if not key.startswith("#")}
+@cache
+def catalogue() -> dict[str, dict[str, str]]:
+    """Every entry of :data:`MESSAGES_FILE` in the order they are applied, with diff's Markdown forms; read on
+    first use (English output never needs it)."""
+    with open(MESSAGES_FILE, encoding="utf-8") as handle:
+        tables = json.load(handle)
 
+    def entries(group: str) -> dict[str, dict[str, str]]:
+        return {key: entry for key, entry in tables[group].items() if not key.startswith("#")}
 
-CATALOGUE: dict[str, dict[str, str]] = _entries("catalogue")
-
-DIFF_KINDS_ZH: dict[str, str] = _entries("diff_kinds_zh")  # type: ignore[assignment]
-"""diff's change kinds (``ChangeKind`` values) in Chinese."""
-
-
-def _markdown_forms() -> dict[str, dict[str, str]]:
-    """diff's Markdown lines say ``**Kind** — detail`` where text says ``: Kind: detail``: the same entries."""
-    out: dict[str, dict[str, str]] = {}
-    for key, entry in CATALOGUE.items():
-        kind, colon, rest = entry["en"].removeprefix(": ").partition(": ")
-        if not (key.startswith("diff.") and entry["en"].startswith(": ") and kind in DIFF_KINDS_ZH):
-            continue
-        zh_kind = DIFF_KINDS_ZH[kind]
-        zh_rest = entry["zh"].removeprefix("：" + zh_kind).removeprefix("：")
-        out[f"diff.md.{key}"] = {"en": f"**{kind}**" + (f" — {rest}" if colon else ""),
-                                 "zh": f"**{zh_kind}**" + (f" — {zh_rest}" if colon else "")}
-    for kind, zh_kind in DIFF_KINDS_ZH.items():
-        out[f"diff.md.kind.{kind}"] = {"en": f"**{kind}**", "zh": f"**{zh_kind}**"}
+    main = entries("catalogue")
+    main |= _markdown_forms(main, entries("diff_kinds_zh"))
+    out = entries("before")
+    out.update(main)
+    out.update(entries("after"))
     return out
 
 
-CATALOGUE |= _markdown_forms()
+def _markdown_forms(entries: dict[str, dict[str, str]], kinds_zh: dict[str, str]) -> dict[str, dict[str, str]]:
+    """diff's Markdown lines say ``**Kind** — detail`` where text says ``: Kind: detail``: the same entries."""
+    out: dict[str, dict[str, str]] = {}
+    for key, entry in entries.items():
+        kind, colon, rest = entry["en"].removeprefix(": ").partition(": ")
+        if not (key.startswith("diff.") and entry["en"].startswith(": ") and kind in kinds_zh):
+            continue
+        zh_kind = kinds_zh[kind]
+        zh_rest = entry["zh"].removeprefix("：" + zh_kind).removeprefix("：")
+        out[f"diff.md.{key}"] = {"en": f"**{kind}**" + (f" — {rest}" if colon else ""),
+                                 "zh": f"**{zh_kind}**" + (f" — {zh_rest}" if colon else "")}
+    for kind, zh_kind in kinds_zh.items():
+        out[f"diff.md.kind.{kind}"] = {"en": f"**{kind}**", "zh": f"**{zh_kind}**"}
+    return out
 
 
 TOKENS = frozenset({"v", "low", "high", "n", "version"})
@@ -92,7 +95,7 @@ def _pattern(template: str) -> re.Pattern[str]:
 
 @cache
 def _compiled(prefix: str) -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((_pattern(entry["en"]), entry["zh"]) for key, entry in CATALOGUE.items()
+    return tuple((_pattern(entry["en"]), entry["zh"]) for key, entry in catalogue().items()
                  if key.startswith(prefix) and entry["en"] != entry["zh"])
 
 
@@ -147,7 +150,7 @@ def requested_language(argv: list[str] | tuple[str, ...]) -> str:
 
 def say(key: str, lang: str, **values: object) -> str:
     """One catalogue entry in ``lang``, its placeholders filled."""
-    entry = CATALOGUE[key]
+    entry = catalogue()[key]
     return (entry["zh"] if lang == "zh" else entry["en"]).format(**values)
 
 
@@ -155,7 +158,7 @@ def english_templates(*groups: str) -> list[str]:
     """The fixed English words of each entry (placeholders and Chinese removed, two words or more): what
     Chinese output must not contain."""
     out: list[str] = []
-    for key, entry in CATALOGUE.items():
+    for key, entry in catalogue().items():
         if key.startswith(groups) and entry["en"] != entry["zh"]:
             for part in re.split(r"\{\w+\}", entry["en"].removesuffix("$")):
                 words = re.sub(r"[^\x00-\x7f]", "", part).strip(" :;(),.")
@@ -205,13 +208,3 @@ TOKENS = TOKENS | {"m", "k", "t", "nb"}
 SHAPED = {"types": TYPE_LIST, "release": r"\d+\.\d+\.\d+\w*", "dotted": r"(?=[\w.-]*[._])[\w-]+(?:\.[\w-]+)*",
           "fn": r"[\w.<>]+", "word": r"[A-Za-z_][\w-]*", "word2": r"[A-Za-z_][\w-]*", "flag": r"\w+", "flag2": r"\w+"}
 """Placeholders that match one shape only, so a short template cannot take a phrase it does not mean."""
-
-_BEFORE = _entries("before")
-_AFTER = _entries("after")
-
-_rest = dict(CATALOGUE)
-CATALOGUE.clear()
-CATALOGUE.update(_BEFORE)
-CATALOGUE.update(_rest)
-CATALOGUE.update(_AFTER)
-del _rest

@@ -9,11 +9,11 @@ re-extraction of the same version is a no-op in git. Loading needs only the stdl
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from functools import cache
 
-from dsfields.model import jsonlite
 from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.generated import (  # noqa: F401 (re-exported: store is every consumer's entry to the tree)
     COMPRESSED_SUFFIX,
@@ -80,7 +80,7 @@ def validate(data: Any, path: str | Path = "snapshot") -> dict[str, Any]:
 @cache
 def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
-        data = jsonlite.loads(read_generated(path).decode("utf-8"))
+        data = json.loads(read_generated(path).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
     return Snapshot.from_dict(validate(data, path), f"snapshot {path}")
