@@ -71,7 +71,9 @@ def terminal_width() -> int:
 
 
 def wrap(text: str, width: int, indent: str, hanging: str) -> list[str]:
-    # Never split a token: a cut URL, dotted name or number is worse than a long line.
+    """Every answer's wrapping: :func:`fill`, or for Chinese text a break between any two CJK characters.
+
+    Never split a token: a cut URL, dotted name or number is worse than a long line."""
     if any("\u2e80" <= char <= "\uffef" for char in text):
         return _wrap_wide(text, width, indent, hanging)
     return fill(text, width, indent, hanging)
@@ -140,6 +142,8 @@ def paragraphs(text: str, width: int, indent: str = "  ") -> list[str]:
 
 
 def write(text: str, ascii_text: Callable[[], str] | None = None, lang: str = "en") -> None:
+    """Print an answer to stdout (``lang`` zh: its fixed words in Chinese); ``ascii_text`` for a terminal whose
+    encoding cannot show it (else the unshowable characters replaced)."""
     if lang == "zh":  # issue 28: our fixed words (defaults, strictness, "auto", history) in Chinese
         from dsfields.model.messages import localize
 
