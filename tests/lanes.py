@@ -161,7 +161,6 @@ MODULE_LANES: dict[str, tuple[str, dict[str, str]]] = {
     "test_snapshot_format.py": ("unit", {
         "test_committed_snapshot_matches_schema_and_is_canonical": "data",
     }),
-    "test_startup_helpers.py": ("unit", {}),
     "test_static_reads.py": ("unit", {}),
     "test_witnesses.py": ("unit", {
         "test_communication_data_type_choices_come_from_the_release": "data",

@@ -17,7 +17,9 @@ import pytest
 from dsfields.cli import main
 from dsfields.docs import filters, groups
 from dsfields.docs.filters import format_config
-from dsfields.docs.render import FIELDS, load_examples, load_site, plan, render
+from dsfields.docs.planning import plan
+from dsfields.docs.views import FIELDS, load_examples, load_site
+from dsfields.docs.writing import render
 from dsfields.model.store import available_versions, load, repo_generated_dir
 
 REPO = Path(__file__).resolve().parent.parent

@@ -68,7 +68,7 @@ def test_every_twin_and_its_nav_title_are_in_chinese():
     """The zh site's nav names each hand-written page in Chinese, and every Chinese twin belongs to a page of
     the nav (a twin of a page outside HAND_WRITTEN_TITLES would never be served)."""
     from dsfields.docs.i18n import ZH
-    from dsfields.docs.render import HAND_WRITTEN_TITLES
+    from dsfields.docs.planning import HAND_WRITTEN_TITLES
 
     assert [title for title in HAND_WRITTEN_TITLES.values() if title not in ZH] == []
     twins = {p.name.replace(".zh.md", ".md") for p in DOCS.glob("*.zh.md")}
@@ -87,7 +87,7 @@ def test_example_output(page, command, expected, monkeypatch, capsys):
 
 @pytest.mark.parametrize("twin", sorted(p.name for p in DOCS.glob("*.zh.md")))
 def test_chinese_twin_has_no_english_sentence_outside_code(twin):
-    """The zh site serves ``<stem>.zh.md`` as ``<stem>.md`` (render.hand_written_pages); the site test's
+    """The zh site serves ``<stem>.zh.md`` as ``<stem>.md`` (planning.hand_written_pages); the site test's
     sentence counter does not reach hand-written pages, so each twin is rendered here with the zh site's
     Markdown extensions (mkdocs.zh.yml, minus snippets: the twins include none) and counted the same way."""
     import markdown

@@ -70,6 +70,16 @@ def test_goal_words_name_one_goal_each_and_the_issues_words_are_there() -> None:
         assert found is not None and found.name == goal, word
 
 
+def test_the_quick_no_goal_answer_never_hides_a_goal_word() -> None:
+    """goal_for answers None for most one-word lookups without parsing goals.toml: never for a goal's word."""
+    for goal in goals.goals().values():
+        for word in (goal.name, *goal.words):
+            for spelling in (word, word.upper(), f" goal:{word.title()} "):
+                found = goals.goal_for(spelling)
+                assert found is not None and found.name == goal.name, spelling
+    assert not goals._may_name_a_goal("fp16") and goals.goal_for("fp16") is None  # the quick answer, taken
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_each_release_shows_only_its_fields_and_names_the_tagged_ones_it_lacks(version: str) -> None:
     snapshot = load_indexed(version)

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from test_history import field_record, removed_record, write_snapshot
 
-from dsfields import lookup
 from dsfields.cli import main
 from dsfields.model import store as snapshot_module
 from dsfields.model import wording
 from dsfields.model.records import Field
 from dsfields.model.store import load, repo_generated_dir
+from dsfields.terminal import Style
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -308,10 +308,10 @@ def test_colour_only_on_a_tty_without_no_color(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
-    assert lookup.Style.for_stream(Tty()).enabled
-    assert not lookup.Style.for_stream(io.StringIO()).enabled
+    assert Style.for_stream(Tty()).enabled
+    assert not Style.for_stream(io.StringIO()).enabled
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not lookup.Style.for_stream(Tty()).enabled
+    assert not Style.for_stream(Tty()).enabled
 
 
 def test_terminal_without_unicode_still_gets_the_answer(snapshot, monkeypatch) -> None:

@@ -19,6 +19,8 @@ def _view(snapshot: Snapshot) -> dict[str, object]:
     return {
         "version": snapshot.version,
         "format_version": snapshot.format_version,
+        "document": snapshot.document,
+        "probed_switched_on": snapshot.probed_switched_on,
         "environment": snapshot.environment,
         "coverage": snapshot.coverage,
         "fields": {p: f.raw for p, f in snapshot.fields.items()},
@@ -55,6 +57,15 @@ def test_index_records_are_decoded_only_when_used() -> None:
     assert not decoded
     assert section["stage3_max_live_parameters"].default == 1_000_000_000
     assert [p for p, f in indexed.fields.items() if _decoded(f)] == ["zero_optimization.stage3_max_live_parameters"]
+
+
+def test_what_lookup_and_check_read_of_every_snapshot_decodes_no_whole_file() -> None:
+    """The prose scope reads ``document``, check's switch rule ``probed_switched_on``: from the index, each."""
+    indexed = store.load_indexed(VERSIONS[-1], ROOT)
+    assert isinstance(indexed, paths_index.IndexedSnapshot)
+    assert indexed.document == "training" and isinstance(indexed.probed_switched_on, dict)
+    assert indexed.version and indexed.coverage is not None and indexed.hf_trainer is not None
+    assert "raw" not in indexed.__dict__  # cached_property: set only once the whole fields.json is decoded
 
 
 def _decoded(record: object) -> bool:

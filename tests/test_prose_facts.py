@@ -183,10 +183,10 @@ def test_scoping_leaves_no_key_without_its_summary(raws):
 
 def test_a_field_page_shared_by_releases_shows_each_of_them_its_own_prose(raws):
     """The site stores a field page once for a run of releases with identical records; prose scoped by
-    release must keep two releases apart where their texts differ (render.page_contents keys on it)."""
-    from dsfields.docs import groups, render
+    release must keep two releases apart where their texts differ (views.page_contents keys on it)."""
+    from dsfields.docs import groups, views
 
-    site = render.load_site()
+    site = views.load_site()
     scopes = {v: prose.Scope.of_raw(raw) for v, raw in raws.items()}
     differ = []
     for (version, page), owner in site.owners.items():

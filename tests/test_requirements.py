@@ -69,7 +69,7 @@ def test_check_reports_the_missing_key_once_and_never_the_flag(fake_snapshot):
 
 
 def test_lookup_shows_the_requirement(fake_snapshot):
-    from dsfields.lookup import requires_text
+    from dsfields.field_answer import requires_text
 
     record = Snapshot(copy.deepcopy(fake_snapshot)).fields["batching.enabled"]
     assert requires_text(record) == (f'"max_tokens" when set to a true value (fakeds/runtime/config.py:'

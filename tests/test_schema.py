@@ -205,7 +205,7 @@ def test_id_per_release_and_language_is_the_file_the_site_serves(snapshot):
 
 
 def test_site_render_writes_each_releases_schemas(snapshot):
-    from dsfields.docs.render import schema_files
+    from dsfields.docs.planning import schema_files
     from dsfields.docs.schemas import SHARED_FOLDER, resolve
 
     files = schema_files(VERSION, snapshot, "en")

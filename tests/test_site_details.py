@@ -7,7 +7,7 @@ import pytest
 
 from dsfields.diff import Change, ChangeKind
 from dsfields.docs.filters import integer_taking_true
-from dsfields.docs.render import change_detail_html
+from dsfields.docs.views import change_detail_html
 
 pytestmark = pytest.mark.unit
 

@@ -167,19 +167,20 @@ def test_string_booleans_follow_the_probes():
 
 
 def test_lookup_resolves_a_concrete_group_name_to_its_pattern_path():
-    from dsfields import lookup
+    from dsfields import field_answer
+    from dsfields.terminal import Style
 
     snapshot = load_snapshot("0.14.4")
     concrete = "compression_training.weight_quantization.different_groups.wq1.params.start_bits"
-    (match,) = lookup.find(snapshot, concrete)
+    (match,) = field_answer.find(snapshot, concrete)
     assert match.path == "compression_training.weight_quantization.different_groups.*.params.start_bits"
     assert match.kind == "field" and match.concrete == concrete
-    text = " ".join(" ".join(lookup.format_field(snapshot, match, 200, lookup.Style(False))).split())
+    text = " ".join(" ".join(field_answer.format_field(snapshot, match, 200, Style(False))).split())
     assert f"{concrete} resolves to the pattern path {match.path}" in text and '"wq1" is a user-named group' in text
-    assert lookup.match_json(snapshot, match)["concrete_path"] == concrete
-    (section,) = lookup.find(snapshot, "compression_training.weight_quantization.different_groups.MyGroup.params")
+    assert field_answer.match_json(snapshot, match)["concrete_path"] == concrete
+    (section,) = field_answer.find(snapshot, "compression_training.weight_quantization.different_groups.MyGroup.params")
     assert section.kind == "section" and section.path.endswith("different_groups.*.params")
-    assert lookup.find(snapshot, "compression_training.weight_quantization.nope.wq1.params") == []
+    assert field_answer.find(snapshot, "compression_training.weight_quantization.nope.wq1.params") == []
 
 
 def test_sequence_and_data_parallel_size_are_read_by_0_19_8():

@@ -17,15 +17,15 @@ start-up needs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
 # Not ``lookup``/``diff``: importing the submodules dsfields.lookup and dsfields.diff rebinds those names.
 __all__ = ["DsfieldsError", "Snapshot", "check_file", "diff_releases", "load_snapshot", "lookup_key"]
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and re, which it imports) cost every command ~5 ms of start-up; annotations are strings
     from os import PathLike
+    from typing import Any
 
     from dsfields.check.findings import FileReport
     from dsfields.diff import Change
@@ -43,12 +43,10 @@ def load_snapshot(version: str | None = None) -> Snapshot:
 
 def lookup_key(query: str, version: str | None = None, lang: str = "en") -> list[dict[str, Any]]:
     """What ``dsfields lookup QUERY --json`` answers: one record per matching field, section or removed key."""
-    import importlib
-
-    command = importlib.import_module("dsfields.lookup")
+    from dsfields.field_answer import find, match_json
 
     snapshot = load_snapshot(version)
-    return [command.match_json(snapshot, match, lang) for match in command.find(snapshot, query)]
+    return [match_json(snapshot, match, lang) for match in find(snapshot, query)]
 
 
 def check_file(path: str | PathLike[str], version: str | None = None, *, hf: bool = False,

@@ -11,10 +11,12 @@ Stdlib only, like ``lookup``; imported only for these answers.
 
 from __future__ import annotations
 
+from dsfields.field_answer import edit_distance
 from dsfields.model import goals, prose
 from dsfields.model.records import Catalog, CatalogEntry, Snapshot
 from dsfields.model.store import available_versions, load_indexed
 from dsfields.model.wording import source_text, value_text
+from dsfields.terminal import LABEL_WIDTH, display_width, paragraphs, wrap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,8 +119,6 @@ def find_types(snapshot: Snapshot, name: str, section: str | None = None) -> lis
 
 def spelling_suggestions(snapshot: Snapshot, name: str, section: str) -> list[str]:
     """Names of ``section``'s catalogue that differ from ``name`` in letter case or by a small typo."""
-    from dsfields.lookup import edit_distance
-
     catalog = snapshot.catalogs.get(section)
     if catalog is None:
         return []
@@ -218,8 +218,6 @@ def _event_text(event: dict[str, Any]) -> str:
 
 def history_lines(events: list[dict[str, Any]], versions: list[str], width: int, lang: str) -> list[str]:
     """One line per release range, as ``lookup --history`` shows a field's."""
-    from dsfields.lookup import _wrap
-
     if not versions:
         return []
     lines = [label(lang, "history", count=len(versions), first=versions[0], last=versions[-1])]
@@ -237,7 +235,7 @@ def history_lines(events: list[dict[str, Any]], versions: list[str], width: int,
     span_width = max((len(s) for s in spans), default=0)
     for span, start in zip(spans, starts, strict=True):
         text = "; ".join(_event_text(e) for e in grouped[start])
-        lines += _wrap(f"{span.ljust(span_width)}  {text}", width, "  ", " " * (4 + span_width))
+        lines += wrap(f"{span.ljust(span_width)}  {text}", width, "  ", " " * (4 + span_width))
     return lines
 
 
@@ -267,27 +265,25 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
                 style: Any, lang: str = "en") -> list[str]:
     """The whole answer for one type: our explanation, where it is built, the classes and which one runs,
     every param with its default (and which classes take it), the rejected keys."""
-    from dsfields.lookup import _paragraphs, _wrap
-
     section = catalog.section
     key = f"{section}:{entry.name}"
     classes = entry.classes
     count = label(lang, "classes" if len(classes) != 1 else "class")
     head = f"{key}: {label(lang, 'type', section=section)}, {len(classes)} {count}"
-    lines = _wrap(head, width, "", "    ")
+    lines = wrap(head, width, "", "    ")
     lines[0] = style.bold(key) + lines[0][len(key):]
     if asked != entry.name:
-        lines += _wrap(f'"{catalog.type_key}": "{asked}" → {entry.name} ({label(lang, "any_case")})',
-                       width, "  ", "    ")
+        lines += wrap(f'"{catalog.type_key}": "{asked}" → {entry.name} ({label(lang, "any_case")})',
+                      width, "  ", "    ")
     lines.append("")
     ours = prose.explain_type(section, entry.name, lang) or (
         prose.explain_type(section, entry.name, "en") if lang != "en" else None)
     if ours is not None:
-        lines += _paragraphs(ours.summary, width)
+        lines += paragraphs(ours.summary, width)
         if ours.body:
-            lines += [""] + _paragraphs(ours.body, width)
+            lines += [""] + paragraphs(ours.body, width)
         if ours.pitfall:
-            lines += [""] + _paragraphs(("注意：" if lang == "zh" else "Pitfall: ") + ours.pitfall, width)
+            lines += [""] + paragraphs(("注意：" if lang == "zh" else "Pitfall: ") + ours.pitfall, width)
         lines.append("")
     spelling = label(lang, "any_case") if entry.case_insensitive else label(lang, "exact")
     if entry.constant:
@@ -314,18 +310,14 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
 
 def _row_cols(row_label: str, text: str, width: int, style: Any) -> list[str]:
     """``lookup``'s label column, padded by terminal columns so that Chinese labels line up too."""
-    from dsfields.lookup import LABEL_WIDTH, _columns, _wrap
-
     indent = " " * (2 + LABEL_WIDTH)
-    lines = _wrap(text, width, indent, indent) or [indent]
-    pad = " " * max(1, LABEL_WIDTH - _columns(row_label))
+    lines = wrap(text, width, indent, indent) or [indent]
+    pad = " " * max(1, LABEL_WIDTH - display_width(row_label))
     lines[0] = "  " + style.label(row_label) + pad + lines[0][len(indent):]
     return lines
 
 
 def _class_lines(snapshot: Snapshot, section: str, entry: CatalogEntry, width: int, lang: str) -> list[str]:
-    from dsfields.lookup import _wrap
-
     classes = entry.classes
     if not classes:
         return ["", label(lang, "not_passed")] if not entry.params_passed else []
@@ -334,23 +326,21 @@ def _class_lines(snapshot: Snapshot, section: str, entry: CatalogEntry, width: i
     lines = ["", label(lang, "runs_head", read=read, note=note)]
     for cls in classes:
         where = source_text(cls.source)
-        lines += _wrap(f"{_short(cls.name)}  {cls.name}" + (f" ({where})" if where else ""), width, "  ", "      ")
+        lines += wrap(f"{_short(cls.name)}  {cls.name}" + (f" ({where})" if where else ""), width, "  ", "      ")
         if len(classes) == 1:
             when = label(lang, "one_class")
         else:
             when = goals.runs_when(section, entry.name, cls.name, lang) or label(lang, "not_curated")
-        lines += _wrap(f"{label(lang, 'runs')}: {when}", width, "    ", "      ")
+        lines += wrap(f"{label(lang, 'runs')}: {when}", width, "    ", "      ")
         if not cls.importable or cls.params is None:
-            lines += _wrap(label(lang, "not_importable"), width, "    ", "      ")
+            lines += wrap(label(lang, "not_importable"), width, "    ", "      ")
         elif cls.var_keyword:
-            lines += _wrap(label(lang, "var_keyword"), width, "    ", "      ")
+            lines += wrap(label(lang, "var_keyword"), width, "    ", "      ")
     return lines
 
 
 def _param_lines(entry: CatalogEntry, ours: dict[str, str], width: int, lang: str) -> list[str]:
     """Each param once: default(s), "required", the classes that take it when not all do, our line."""
-    from dsfields.lookup import _wrap
-
     known = [c for c in entry.classes if c.params is not None]
     if not known and not entry.engine_params:
         return []
@@ -379,9 +369,9 @@ def _param_lines(entry: CatalogEntry, ours: dict[str, str], width: int, lang: st
                     f"{shown[v]} ({', '.join(c)})" for v, c in by_default.items()))
         if takers and len(takers) < len(known) and name not in entry.engine_params:
             detail += "; " + label(lang, "only", classes=", ".join(_short(c.name) for c in takers))
-        lines += _wrap(detail, width, f"  {name.ljust(name_width)}  ", " " * (4 + name_width))
+        lines += wrap(detail, width, f"  {name.ljust(name_width)}  ", " " * (4 + name_width))
         if name in ours:
-            lines += _wrap(ours[name], width, " " * (4 + name_width), " " * (4 + name_width))
+            lines += wrap(ours[name], width, " " * (4 + name_width), " " * (4 + name_width))
     return lines
 
 
@@ -391,13 +381,11 @@ def _same_number(value: Any) -> Any:
 
 
 def format_gone(section: str, name: str, version: str, where: tuple[str, ...], lang: str, width: int) -> list[str]:
-    from dsfields.lookup import _paragraphs
-
     key = f"{section}:{name}"
     if where[0] == "removed":
-        return [label(lang, "removed_head", label=key, section=section, version=version), ""] + _paragraphs(
+        return [label(lang, "removed_head", label=key, section=section, version=version), ""] + paragraphs(
             label(lang, "removed_text", label=key, last=where[1], gone=where[2]), width)
-    return [label(lang, "later_head", label=key, section=section, version=version), ""] + _paragraphs(
+    return [label(lang, "later_head", label=key, section=section, version=version), ""] + paragraphs(
         label(lang, "later_text", first=where[1]), width)
 
 

@@ -230,27 +230,12 @@ def _guarded_main(args: Sequence[str] | None) -> int:
             return 2
 
 
-def _fast_options(argv: list[str], chosen: str | None) -> argparse.Namespace | None:
-    """A subcommand's own ``parse_fast`` for its common case (``lookup``: argparse would cost ~8 ms)."""
-    if chosen is None or not argv or argv[0] != chosen:
-        return None
-    module = importlib.import_module(COMMANDS[chosen][0])
-    fast = getattr(module, "parse_fast", None)
-    opts = fast(argv[1:]) if fast is not None else None
-    if opts is not None:
-        opts._module = module
-    return opts
-
-
 def _main(args: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if args is None else args)
     chosen = chosen_command(argv)
-    opts = _fast_options(argv, chosen)
-    if opts is None:
-        from dsfields.model.messages import requested_language
+    from dsfields.model.messages import requested_language
 
-        parser = get_parser([chosen] if chosen else [], requested_language(argv))
-        opts = parser.parse_args(argv)
+    opts = get_parser([chosen] if chosen else [], requested_language(argv)).parse_args(argv)
     # A subcommand that logs has imported logging by now; the others (lookup) skip its ~6 ms import.
     if opts.verbose or "logging" in sys.modules:
         import logging

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dsfields.model.goals import Goal, Tag, read_from
 from dsfields.model.records import Snapshot
 from dsfields.model.wording import default_text, type_text
+from dsfields.terminal import wrap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,47 +55,41 @@ def split(snapshot: Snapshot, goal: Goal) -> tuple[list[Tag], list[Tag]]:
 
 
 def format_goal(snapshot: Snapshot, goal: Goal, width: int, style: Any, lang: str = "en") -> list[str]:
-    from dsfields.lookup import _wrap
-
     present, missing = split(snapshot, goal)
-    lines = _wrap(_label(lang, "head", goal=goal.name, title=goal.title_in(lang), count=len(present),
-                         version=snapshot.version), width, "", "    ")
+    lines = wrap(_label(lang, "head", goal=goal.name, title=goal.title_in(lang), count=len(present),
+                        version=snapshot.version), width, "", "    ")
     lines[0] = style.bold(goal.name) + lines[0][len(goal.name):]
     lines.append("")
     number_width = len(str(len(present)))
     indent = " " * (4 + number_width)
     for number, tag in enumerate(present, 1):
         record = snapshot.fields[tag.path]
-        head = _wrap(f"{str(number).rjust(number_width)}. {tag.path}  {type_text(record)} "
-                     f"{default_text(record, compact=True)}", width, "  ", indent)
+        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {type_text(record)} "
+                    f"{default_text(record, compact=True)}", width, "  ", indent)
         head[0] = head[0].replace(tag.path, style.bold(tag.path), 1)
         lines += head
-        lines += _wrap(tag.text(lang), width, indent, indent)
+        lines += wrap(tag.text(lang), width, indent, indent)
     if missing:
-        lines += [""] + _wrap(_label(lang, "missing", goal=goal.name, version=snapshot.version,
-                                     paths=", ".join(t.path for t in missing)), width, "", "    ")
+        lines += [""] + wrap(_label(lang, "missing", goal=goal.name, version=snapshot.version,
+                                    paths=", ".join(t.path for t in missing)), width, "", "    ")
     read = read_from()
     note = "" if read == snapshot.version else _LABELS.get(lang, _LABELS["en"])["older"]
-    lines += [""] + _wrap(_label(lang, "more", goal=goal.name, read=read, note=note), width, "", "")
+    lines += [""] + wrap(_label(lang, "more", goal=goal.name, read=read, note=note), width, "", "")
     if goal.name == "memory":  # journey "my ZeRO-3 run OOMs": the answer for one config is estimate's OOM list
-        lines += _wrap(_label(lang, "estimate"), width, "", "")
+        lines += wrap(_label(lang, "estimate"), width, "", "")
     return lines
 
 
 def hint(goal: Goal, snapshot: Snapshot, query: str, width: int, lang: str) -> list[str]:
     """The line under a field or section answer whose query is also a goal word (``checkpoint``)."""
-    from dsfields.lookup import _wrap
-
     count = len(split(snapshot, goal)[0])
-    return [""] + _wrap(_label(lang, "hint", query=query, goal=goal.name, count=count, title=goal.title_in(lang)),
-                        width, "", "")
+    return [""] + wrap(_label(lang, "hint", query=query, goal=goal.name, count=count, title=goal.title_in(lang)),
+                       width, "", "")
 
 
 def also_keys(query: str, paths: list[str], width: int, lang: str) -> list[str]:
     """The line under a goal answer whose word is also a nested key (zenflow's ``offload``)."""
-    from dsfields.lookup import _wrap
-
-    return [""] + _wrap(_label(lang, "keys", query=query, paths=", ".join(paths)), width, "", "")
+    return [""] + wrap(_label(lang, "keys", query=query, paths=", ".join(paths)), width, "", "")
 
 
 def goal_json(snapshot: Snapshot, goal: Goal, lang: str) -> dict[str, Any]:

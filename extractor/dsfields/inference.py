@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import sys
 
+from dsfields.field_answer import find, format_answer, history_lines, match_json, suggest
 from dsfields.model.errors import SnapshotError
 from dsfields.model.store import inference_versions, load_inference, repo_generated_dir
+from dsfields.terminal import Style, fill, terminal_width, write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,8 +38,6 @@ def inference_note(query: str, training: Snapshot, training_matches: bool) -> di
     Fields of a model the training config uses too (the inference config's ``zero`` is DeepSpeedZeroConfig)
     are left out: the training answer already describes them."""
     version = training.version
-    from dsfields.lookup import find
-
     versions = inference_versions()
     if not versions:
         return None
@@ -78,17 +78,6 @@ def histories(paths: list[str]) -> dict[str, list[Any]]:
 def lookup_inference(args: argparse.Namespace) -> int:
     import json
 
-    from dsfields.lookup import (
-        Style,
-        _write,
-        fill,
-        find,
-        format_answer,
-        history_lines,
-        match_json,
-        suggest,
-        terminal_width,
-    )
     from dsfields.model.prose import language
 
     snapshot = load_inference(args.deepspeed_version)
@@ -106,7 +95,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
         for item in payload["matches"]:
             if args.history:
                 item["history"] = [e.as_dict() for e in events[item["path"]]]
-        _write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", lambda: json.dumps(payload, indent=1) + "\n")
+        write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", lambda: json.dumps(payload, indent=1) + "\n")
         return 0 if matches else 1
     width = terminal_width()
     heading = "推理配置（DeepSpeedInferenceConfig），DeepSpeed" if lang == "zh" else \
@@ -120,7 +109,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
     if not matches:
         lines += [""] + fill("（不带 --inference：查 deepspeed.initialize 的 ds_config）" if lang == "zh" else
                              "(without --inference: the ds_config of deepspeed.initialize)", width)
-    _write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
+    write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0 if matches else 1
 
 

@@ -269,7 +269,16 @@ HEADINGS = {
            "defaults": "文件未设置、但默认值改变的键", "lost": "文件失去的行为",
            "new": "文件所用配置段中的新键"},
 }
-WORDS = {
+class Words(dict[str, str]):
+    """One language's words of the report, which know their language (``lang``): the check findings quoted in
+    the report are localized to it."""
+
+    def __init__(self, lang: str, words: dict[str, str]) -> None:
+        super().__init__(words)
+        self.lang = lang
+
+
+_WORDS = {
     "en": {"title": "Upgrading {file} from DeepSpeed {u} to {v}", "none": "nothing", "from": "from",
            "default": "default", "removed_msg": "DeepSpeed {v}: {message}",
            "gone": "read by DeepSpeed {u} ({where}); DeepSpeed {v} no longer reads it: the value is ignored",
@@ -300,6 +309,7 @@ WORDS = {
            "already": "（在 DeepSpeed {u} 中已弃用）", "colon": "：",
            "choose": "；没有能保持原意的值：请在 {options} 中选择"},
 }
+WORDS = {lang: Words(lang, words) for lang, words in _WORDS.items()}
 
 
 def _sections_used(data: dict[str, Any]) -> set[str]:
@@ -362,7 +372,7 @@ def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en",
     return sorted(items, key=lambda i: order[i.kind])
 
 
-def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[str, str]) -> list[Item]:
+def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
     """Written values the old release took and the new one rejects, from the new release's value probes."""
     from dsfields.check.values import accepts
 
@@ -404,7 +414,7 @@ def choices_for(snapshot: Snapshot, path: str, value: Any) -> list[Any]:
 
 
 def _lost(data: dict[str, Any], old: Snapshot, new: Snapshot, before: dict[str, Resolved],
-          w: dict[str, str]) -> list[Item]:
+          w: Words) -> list[Item]:
     out = []
     for section in sorted({n for n in (old.catalogs or {})}):
         old_catalog, new_catalog = old.catalogs.get(section), new.catalogs.get(section)
@@ -430,7 +440,7 @@ def _lost(data: dict[str, Any], old: Snapshot, new: Snapshot, before: dict[str, 
     return out
 
 
-def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[str, str]) -> list[Item]:
+def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
     """Launch rules that fire on this file in one release and not the other, where ``launch.json`` confirms them."""
     from dsfields.check import Checker, Kind, Options
     from dsfields.configfile import ConfigFile
@@ -448,14 +458,14 @@ def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[
         message = fired[new.version][rule]
         # check's finding is English; the text form speaks the report's language (the json form keeps it).
         # It is localized as check prints it, after "key: ", so the catalogue's phrases match.
-        shown = localize(": " + message, "zh" if w is WORDS["zh"] else "en", "check.")
+        shown = localize(": " + message, w.lang, "check.")
         shown = shown[2:] if shown.startswith(": ") else shown[1:]
         out.append(Item("rejected", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)
                         + w["colon"] + shown, {"rule": rule, "message": message}))
     return out
 
 
-def _new_keys(data: dict[str, Any], old: Snapshot, new: Snapshot, w: dict[str, str]) -> list[Item]:
+def _new_keys(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
     """Keys the new release reads in the sections the file writes and the old release did not read."""
     used = _sections_used(data)
     params = tuple(f"{c.section}.{c.params_key}" for c in new.catalogs.values() if c.section)

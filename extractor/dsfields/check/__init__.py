@@ -6,9 +6,9 @@ coercions), ``findings`` (what is reported), ``rules`` (cross-field rules), ``en
 ``runtime`` (DeepSpeed's second opinion), ``report`` (output styles), ``command`` (the CLI).
 """
 
-from dsfields.check.command import add_arguments, parse_fast, run
+from dsfields.check.command import add_arguments, run
 from dsfields.check.engine import Checker, check_file, check_text
 from dsfields.check.findings import FileReport, Finding, Kind, Options, Severity, exit_code
 
 __all__ = ["Checker", "FileReport", "Finding", "Kind", "Options", "Severity", "add_arguments", "check_file",
-           "check_text", "exit_code", "parse_fast", "run"]
+           "check_text", "exit_code", "run"]

@@ -12,7 +12,7 @@ from dsfields.model.store import available_versions, load, load_indexed, resolve
 from dsfields.model.style import OutputStyle
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # argparse, pathlib and typing cost check's start-up milliseconds; annotations are strings
+if TYPE_CHECKING:  # annotations are strings
     import argparse
     from typing import Any
 
@@ -21,10 +21,6 @@ if TYPE_CHECKING:  # argparse, pathlib and typing cost check's start-up millisec
 
 FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN] + ["sarif"]
 """``sarif`` is check's alone (SARIF 2.1.0 for code-scanning UIs), so it is not an OutputStyle shared with diff."""
-
-SWITCHES = {"--hf": "hf", "--strict": "strict", "--runtime": "runtime", "--optimizer-from-code": "optimizer_from_code",
-            "--launch": "launch", "--sniff": "sniff"}
-"""The flags without a value, as ``add_arguments`` declares them (option → attribute)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,61 +53,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cli_arguments(parser)  # --trainer-args & co. (issue 27): the HF Trainer with the user's own flags
     parser.add_argument("--lang", default=None, metavar="LANG",  # issue 28: text only; machine formats stay English
                         help="en or zh for the text report (default: zh when LANG is a zh locale, else en)")
-
-
-def path_text(arg: str) -> str:
-    """``str(Path(arg))`` on POSIX without importing pathlib: repeated and trailing slashes and ``.`` parts
-    dropped, ``..`` kept, ``//`` kept at the start only, ``"."`` for nothing."""
-    root = "//" if arg.startswith("//") and not arg.startswith("///") else "/" if arg.startswith("/") else ""
-    parts = [part for part in arg.split("/") if part and part != "."]
-    return root + "/".join(parts) if root or parts else "."
-
-
-def parse_fast(argv: list[str]) -> Any:
-    """``check [options] FILE...`` parsed without argparse (its import and parser cost a check ~8 ms);
-    ``None`` for anything unusual (help, ``--opt=value``, abbreviations, a bad value, options between
-    files, another platform's paths), which argparse then parses and explains."""
-    if sys.platform == "win32" or not argv:
-        return None
-    from types import SimpleNamespace
-
-    values: dict[str, Any] = {"version": None, "format": "text", "world_size": None, **dict.fromkeys(SWITCHES.values(),
-                                                                                                     False)}
-    files: list[str] = []
-    ended = False  # argparse takes the files as one run: an option after them ends it
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        if arg in SWITCHES:
-            values[SWITCHES[arg]] = True
-            index += 1
-            ended = bool(files)
-            continue
-        if arg in ("--version", "--format", "--world-size"):
-            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
-                return None
-            value = argv[index + 1]
-            if arg == "--version":
-                values["version"] = value
-            elif arg == "--format":
-                if value not in FORMATS:
-                    return None
-                values["format"] = value
-            else:
-                try:
-                    values["world_size"] = int(value)
-                except ValueError:
-                    return None
-            index += 2
-            ended = bool(files)
-            continue
-        if arg.startswith("-") or ended:
-            return None
-        files.append(path_text(arg))
-        index += 1
-    if not files:
-        return None
-    return SimpleNamespace(command="check", verbose=False, files=files, **values)
 
 
 def newest_hf_list() -> HfTrainer | None:
@@ -168,16 +109,15 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = check_file(path, checker, options)
             extra = []
-            if not options.hf and report.error is None and report.config is not None:
-                from dsfields.check.trainer_check import hf_hint
+            if not options.hf and checker.hf_fills is None and report.error is None and report.config is not None:
+                # The engine gives the HF hint from its snapshot's fill list; a release older than the list
+                # borrows the newest one, as --hf does.
+                newest = newest_hf_list()
+                if newest is not None:
+                    from dsfields.check.trainer_check import hf_hint
 
-                hf = checker.hf_fills if checker.hf_fills is not None else getattr(newest_hf_list(), "paths", None)
-                # This hint says what --hf would change for these findings; it replaces the engine's shorter one
-                # (kept for callers of the engine alone), so a file gets one hint, never two.
-                plain = [f for f in report.findings if not f.message.startswith("this looks like an HF Trainer")]
-                hinted = hf_hint(report.config, hf, checker.hf_version or "", plain)
-                if len(hinted) > len(plain):  # else no fill list to judge by: the engine's hint stays
-                    report.findings = hinted
+                    report.findings = hf_hint(report.config, newest.paths, newest.transformers_version,
+                                              report.findings)
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 

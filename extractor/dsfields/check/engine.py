@@ -65,12 +65,16 @@ class Checker:
         run = _Run(self, config, options)
         run.file_level()
         run.section("", config.data, ())
-        if self.snapshot.document == "inference":  # init_inference: no optimizer, batch or launch rules apply
-            return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
-        run.optimizers()
-        run.rules()
-        run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
-        return sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
+        if self.snapshot.document != "inference":  # init_inference: no optimizer, batch or launch rules apply
+            run.optimizers()
+            run.rules()
+            run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
+        findings = sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
+        if options.hf or not self.hf_fills:
+            return findings
+        from dsfields.check.trainer_check import hf_hint  # the one HF hint (rule hf-config), after the findings
+
+        return hf_hint(config, self.hf_fills, self.hf_version, findings)
 
     def departure_note(self, path: str) -> str:
         """" (removed in X, last in Y)" from the committed snapshots' history, or "" where it is not known."""
@@ -155,8 +159,6 @@ class _Run:
                     dotted(path), Severity.ERROR, Kind.DUPLICATE_KEY,
                     "key repeated in one object; DeepSpeed raises \"Duplicate keys in DeepSpeed config\"",
                     "keep one of them", line))
-        if not self.options.hf:
-            self.hf_hint()
         if self.options.hf and self.c.hf_borrowed:
             self.add((), Severity.INFO, Kind.LIMITATION,
                      f"the {self.c.version} snapshot predates the HF Trainer fill list; using the one of "
@@ -167,30 +169,6 @@ class _Run:
                      f"the {self.c.version} snapshot has no HF Trainer fill list (transformers was not installed "
                      "at extraction): every \"auto\" is judged as DeepSpeed alone would",
                      "re-extract with transformers installed (pip install dsfields[extract])")
-
-    def hf_hint(self) -> None:
-        """Once per file: ``"auto"`` values the HF Trainer fills, checked as plain DeepSpeed, point at ``--hf``.
-
-        Each such "auto" is still judged as DeepSpeed alone treats it (that is what it does without the
-        Trainer); the hint says why there are so many of them and what makes them fine.
-        """
-        fills = self.c.hf_fills or {}
-        autos: list[Path_] = []
-        stack: list[tuple[Path_, Any]] = [((), self.config.data)]
-        while stack and len(autos) < 1000:  # a hostile file of a million "auto" costs no more than this
-            where, node = stack.pop()
-            if isinstance(node, dict):
-                stack.extend(reversed([((*where, k), v) for k, v in node.items() if isinstance(k, str)]))
-            elif isinstance(node, str) and node == "auto" and where:
-                autos.append(where)
-        filled = [p for p in autos if dotted(p) in fills]
-        if not filled:
-            return
-        shown = ", ".join(dotted(p) for p in filled[:3]) + (f" and {len(filled) - 3} more" if len(filled) > 3 else "")
-        self.add(filled[0], Severity.INFO, Kind.AUTO,
-                 f'this looks like an HF Trainer config: {shown} {"is" if len(filled) == 1 else "are"} "auto", '
-                 "which the HF Trainer fills; run with --hf to check it as the Trainer will use it",
-                 "dsfields check --hf FILE")
 
     # ------------------------------------------------------------ sections and keys
 

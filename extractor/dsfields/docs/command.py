@@ -192,15 +192,9 @@ def _run(args: argparse.Namespace, config: Path) -> int:
 
 def _render_and_build(args: argparse.Namespace, config: Path, started: float) -> int | None:
     """Render, then build (``docs build``): the exit code; None when ``docs serve`` may start serving."""
-    from dsfields.docs.render import (
-        LANDING_SNIPPET,
-        generated_folders,
-        inputs_digest,
-        load_site,
-        remember_render,
-        render,
-        render_is_current,
-    )
+    from dsfields.docs.planning import LANDING_SNIPPET
+    from dsfields.docs.views import load_site
+    from dsfields.docs.writing import generated_folders, inputs_digest, remember_render, render, render_is_current
 
     root = config.parent
     release = getattr(args, "release", None)

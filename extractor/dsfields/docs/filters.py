@@ -443,4 +443,4 @@ FILTERS = {
     "drop_empty_columns": drop_empty_columns,
     "source_html": source_html,
 }
-"""Every filter the templates may use, by name; :func:`dsfields.docs.render.environment` registers them."""
+"""Every filter the templates may use, by name; :func:`dsfields.docs.views.environment` registers them."""

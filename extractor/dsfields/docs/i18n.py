@@ -373,7 +373,7 @@ def translator(lang: str) -> Callable[[str], str]:
 
 
 # The details dsfields.diff writes for a change (its own words, with values and key names in them): each
-# shape it writes, in Chinese. DeepSpeed's own messages inside a detail are not translated (render.py
+# shape it writes, in Chinese. DeepSpeed's own messages inside a detail are not translated (views.py
 # marks them 原文); a shape missing here stays English.
 _FATES_ZH = {
     "silently ignored": "被静默忽略",

@@ -5,7 +5,7 @@ URL names one release and every link on them stays in it: the fields (one page, 
 anchor, ``links.anchor`` of the path, in the compact field layout of the training pages), the default values
 (one table) and what changed since the previous release with each changed field's history. Three lean
 pages rather than one page per field: 77 releases x 136 fields would be ~20,000 pages for what fits in 231.
-The prose is :mod:`dsfields.model.inference_prose`, scoped to the release shown. ``render.render_language``
+The prose is :mod:`dsfields.model.inference_prose`, scoped to the release shown. ``planning.render_language``
 calls :func:`pages` and :func:`extend_nav`; nothing else of the renderer knows about this section.
 """
 
@@ -343,7 +343,7 @@ def extend_nav(site: Any, navs: dict[str, Any]) -> None:
 
 
 def extend_urls(site: Any, urls: dict[str, dict[str, str]]) -> None:
-    """The section's pages in each release's page map (``render.page_urls``): the version selector then
+    """The section's pages in each release's page map (``planning.page_urls``): the version selector then
     takes a reader to the same inference page of the release they choose."""
     for version in section_of(site).versions:
         for name in (FIELDS, DEFAULTS, CHANGES):

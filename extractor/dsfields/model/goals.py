@@ -88,10 +88,31 @@ def goal_for(word: str) -> Goal | None:
     wanted = word.strip().lower()
     if wanted.startswith("goal:"):
         wanted = wanted[len("goal:"):].strip()
+    if not _may_name_a_goal(wanted):
+        return None
     for goal in goals().values():
         if wanted in goal.words:
             return goal
     return None
+
+
+def _may_name_a_goal(wanted: str) -> bool:
+    """False only when ``goals.toml`` cannot name ``wanted`` as a goal or a goal word: it is nowhere in the file as a
+    quoted string or a ``[goals.NAME]`` table. Most one-word lookups (``fp16``) are no goal, and parsing the
+    file costs them ~15 ms (tomllib's import and parse) that the answer does not need. A file with escapes
+    (``\\u663e``) is always parsed."""
+    text = _lowered_goals_text()
+    return text is None or "\\" in text or any(f"{o}{wanted}{c}" in text
+                                              for o, c in (('"', '"'), ("'", "'"), ("goals.", "]")))
+
+
+@cache
+def _lowered_goals_text() -> str | None:
+    try:
+        with open(GOALS_FILE, "rb") as handle:
+            return handle.read().decode("utf-8").lower()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def tags_by_path() -> dict[str, list[Tag]]:

@@ -14,10 +14,10 @@ Written by every snapshot write (``dsfields extract`` / ``snapshot``) and by
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cached_property
 
-from dsfields.model import jsonlite
 from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog, join
 
 INDEX_NAME = "paths.json"
@@ -30,14 +30,12 @@ if TYPE_CHECKING:  # typing costs lookup's start-up milliseconds; annotations ar
     from typing import Any
 
 def _decode(data: bytes, span: list[int]) -> Any:
-    return jsonlite.loads(data[span[0]:span[1]].decode("utf-8"))
+    return json.loads(data[span[0]:span[1]].decode("utf-8"))
 
 
 def _spans(text: str, keys: list[str], depth: int = 1, start: int = 0) -> dict[str, tuple[int, int]]:
     """Character spans of the values under ``keys`` of one object, in a snapshot written by ``store.dumps``
     (``indent=1``: a key of nesting ``depth`` starts a line indented by ``depth`` spaces), from ``start`` on."""
-    import json
-
     decoder = json.JSONDecoder()
     spans: dict[str, tuple[int, int]] = {}
     cursor = start
@@ -146,7 +144,7 @@ class IndexedSnapshot(Snapshot):
     @cached_property
     def raw(self) -> dict[str, Any]:  # type: ignore[override]
         """The whole snapshot, for a caller that wants it all (decoded once)."""
-        return jsonlite.loads(self._data.decode("utf-8"))
+        return json.loads(self._data.decode("utf-8"))
 
     @property
     def version(self) -> str:
@@ -155,6 +153,10 @@ class IndexedSnapshot(Snapshot):
     @property
     def format_version(self) -> Any:
         return self._top("format_version")
+
+    @property
+    def document(self) -> str:  # type: ignore[override]
+        return str(self._top("document") or "training")  # as Snapshot.document, without decoding the whole file
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -243,7 +245,7 @@ def load_indexed(snapshot_file: str) -> Snapshot | None:
     from dsfields.model.generated import read_generated
 
     try:
-        index = jsonlite.loads(read_generated(index_file).decode("utf-8"))
+        index = json.loads(read_generated(index_file).decode("utf-8"))
         data = read_generated(snapshot_file)
     except (OSError, ValueError):
         return None

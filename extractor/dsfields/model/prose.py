@@ -31,10 +31,9 @@ release's facts.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
-
-from dsfields.model import jsonlite
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost lookup's start-up milliseconds; annotations are strings anyway
@@ -142,7 +141,7 @@ def file_names(lang: str) -> list[str]:
     while start >= 0:
         start += len(marker)
         end = text.find(b", ", start)  # compile_language writes the name, then ", "size"
-        name = jsonlite.loads(text[start:end].decode("utf-8")) if end > start else None
+        name = json.loads(text[start:end].decode("utf-8")) if end > start else None
         if isinstance(name, str):
             names.append(name)
         start = text.find(marker, start)
@@ -161,13 +160,13 @@ def _compiled_lines(lang: str) -> bytes:
 
 def _compiled(lang: str, name: str) -> dict[str, Any] | None:
     text = _compiled_lines(lang)
-    quoted = jsonlite.dumps(name) if name.isascii() else _json().dumps(name)  # as compile_language spells it
+    quoted = json.dumps(name)  # as compile_language spells it
     start = text.find(b'\n{"file": ' + quoted.encode() + b",")
     if start < 0 or not name:
         return None
     end = text.find(b"\n", start + 1)
     try:
-        data = jsonlite.loads(text[start + 1:end if end >= 0 else len(text)].decode("utf-8"))
+        data = json.loads(text[start + 1:end if end >= 0 else len(text)].decode("utf-8"))
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
@@ -200,7 +199,6 @@ def _parse(path: Path | str) -> dict[str, Any]:
 
 def compile_language(lang: str) -> str:
     """``prose/<lang>.jsonl``: a header line, then one line per ``prose/<lang>/*.toml`` (sorted, byte-stable)."""
-    json = _json()
     lines = [json.dumps({"generated_by": "python -m dsfields.model.prose --compile", "lang": lang})]
     from pathlib import Path
 
@@ -208,12 +206,6 @@ def compile_language(lang: str) -> str:
         entries = json.dumps(_parse(path), sort_keys=True, ensure_ascii=False)
         lines.append(f'{{"file": {json.dumps(path.stem)}, "size": {path.stat().st_size}, "entries": {entries}}}')
     return "\n".join(lines) + "\n"
-
-
-def _json() -> Any:
-    import json  # writers only: lookup reads through jsonlite
-
-    return json
 
 
 CONDITIONS = ("since", "until", "requires", "lacks", "default", "default_not")

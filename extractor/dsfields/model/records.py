@@ -688,7 +688,7 @@ class Snapshot(Record):
         judges those values only with the feature on, so ``check`` applies the verdicts only then (issue 25)."""
         import re
 
-        notes = _dict(_dict(self.raw.get("coverage")).get("witnesses")).get("requirements") or []
+        notes = _dict(self.coverage.get("witnesses")).get("requirements") or []  # not raw: an indexed one decodes all
         found = (re.match(r"(\S+): probed again with (\S+) on: refuses", n) for n in notes if isinstance(n, str))
         return {m[1]: m[2] for m in found if m}
 

@@ -9,11 +9,11 @@ re-extraction of the same version is a no-op in git. Loading needs only the stdl
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from functools import cache
 
-from dsfields.model import jsonlite
 from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.generated import (  # noqa: F401 (re-exported: store is every consumer's entry to the tree)
     COMPRESSED_SUFFIX,
@@ -80,7 +80,7 @@ def validate(data: Any, path: str | Path = "snapshot") -> dict[str, Any]:
 @cache
 def _load_cached(path: str, mtime: float) -> Snapshot:
     try:
-        data = jsonlite.loads(read_generated(path).decode("utf-8"))
+        data = json.loads(read_generated(path).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
     return Snapshot.from_dict(validate(data, path), f"snapshot {path}")
@@ -219,14 +219,12 @@ def resolve_inference_version(requested: str | None, generated: Path | str | Non
 
 def load_inference(version: str | None, generated: Path | None = None) -> Snapshot:
     """The inference document of ``version`` (:func:`resolve_inference_version`) as a :class:`Snapshot`."""
-    from pathlib import Path
-
-    root = Path(generated) if generated else repo_generated_dir()
+    root = os.fspath(generated) if generated else generated_root()  # not pathlib: every lookup reads this
     name = resolve_inference_version(version, root)
-    path = root / name / INFERENCE_FILE
-    found = generated_file(str(path))
+    path = os.path.join(root, name, INFERENCE_FILE)
+    found = generated_file(path)
     assert found is not None  # resolve_inference_version listed it
-    snapshot = _load_cached(str(path), os.stat(found).st_mtime)
+    snapshot = _load_cached(path, os.stat(found).st_mtime)
     if snapshot.document != "inference":
         raise SnapshotError(f"{path}: not an inference document (no \"document\": \"inference\"); re-extract it")
     return snapshot

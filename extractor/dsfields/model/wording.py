@@ -7,7 +7,8 @@ did). Every function here returns plain text; the site escapes it for Markdown/H
 
 from __future__ import annotations
 
-from dsfields.model import jsonlite
+import json
+
 from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Source
 
 TYPE_CHECKING = False
@@ -17,7 +18,7 @@ if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; anno
 
 def json_text(value: Any) -> str:
     """A value as a user writes it in ``ds_config.json``."""
-    return jsonlite.dumps(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def scientific(number: Any) -> str | None:
@@ -87,7 +88,7 @@ def default_words(field: Field) -> list[tuple[str, str]]:
         return [("text", "required (no default)")]
     if field.read_without_default:
         return [("text", "none (absent means not set)")]
-    value = jsonlite.dumps(field.default, sort_keys=True)
+    value = json.dumps(field.default, ensure_ascii=False, sort_keys=True)
     symbolic = field.default_repr
     if symbolic and field.default is None:
         # `torch.float16` has no JSON form: the snapshot's null is not the default (as in default_text).
@@ -112,7 +113,7 @@ def default_value(field: Field) -> str:
 
 def short_json(value: Any, limit: int = 80) -> str:
     """A value as JSON on one line (keys sorted), cut to ``limit``: for one-line-per-change reports."""
-    text = jsonlite.dumps(value, sort_keys=True)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -198,7 +199,7 @@ def allowed_text(field: Field, enum: Enum | None) -> str | None:
     if enum is not None:
         by_value: dict[str, tuple[Any, list[str]]] = {}
         for member in enum.members:
-            by_value.setdefault(jsonlite.dumps(member.value), (member.value, []))[1].append(member.name)
+            by_value.setdefault(json.dumps(member.value, ensure_ascii=False), (member.value, []))[1].append(member.name)
         items = []
         for value, names in by_value.values():
             names = [n for n in names if n != value]

@@ -1,0 +1,414 @@
+"""Which pages the docs site has, and the data files beside them: the plan of one language's site.
+
+The site must stay buildable in seconds with every DeepSpeed release snapshotted (~77), so pages
+are planned by cost: each release gets a handful of lean pages (overview, default tables, enums,
+deprecated/removed, changes, templates, typos), and only the newest release gets the full
+per-field dictionary, one page per top-level section. Field URLs stay valid for every release and
+across new releases: an older release's field page is a tiny static redirect to the row with the
+same anchor in its default table, so a link shared while a release was the newest keeps working
+after it is superseded. The mkdocs navigation lives in ``releases/nav.json``, read by ``hooks.py``
+at build time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from dsfields import __version__
+from dsfields.docs import groups
+from dsfields.docs.filters import FILTERS
+from dsfields.docs.i18n import SEARCH_TERMS, script_words, translator
+from dsfields.docs.views import (
+    CATALOGS,
+    CHANGES,
+    DEFAULTS,
+    DEPRECATED,
+    ENUMS,
+    FIELDS,
+    OFFICIAL,
+    OVERVIEW,
+    RELEASES,
+    TEMPLATES,
+    TYPOS,
+    Page,
+    Site,
+    change_detail_html,
+    load_examples,
+)
+from dsfields.model import prose
+from dsfields.model.store import SNAPSHOT_FILE
+
+LANDING_SNIPPET = f"{RELEASES}/_landing.md"
+"""Newest release's overview with links relative to the site root, included by ``docs/index.md``."""
+NAV_FILE = "nav.json"
+GENERATED_BY = "dsfields docs build"
+GUIDES_DIR = prose.PROSE_DIR / "guides"
+GUIDES = "guides"
+"""Folder under docs/ (and docs/zh/) of the guide pages, with the scripts they use."""
+GUIDE_ASSETS = Path(__file__).resolve().parent / "assets"
+"""Scripts of the guides (batch-calculator.js), copied into ``guides/`` (mkdocs.yml's extra_javascript)."""
+FIELD_LINK = re.compile(r"\[([^\]]*)\]\(field:([^)#\s]+)\)")
+"""A guide's link to a field: ``[text](field:zero_optimization.stage)``."""
+HAND_WRITTEN_TITLES = {"resolve-migrate.md": "resolve and migrate", "estimate.md": "Memory estimate",
+                       "snapshot-format.md": "Snapshot format", "check-output.md": "check in CI",
+                       "editor-schema.md": "Editor schema", "journeys.md": "Practitioner journeys"}
+"""Hand-written pages of docs/ in the nav (their ``<stem>.zh.md`` is the Chinese site's page, if any)."""
+
+
+# ---------------------------------------------------------------- the pages of one language
+
+
+def guides(lang: str) -> list[tuple[str, str, str]]:
+    """(file name stem, title, Markdown) of every guide page of ``lang`` in nav order.
+
+    Order: a leading number in the file name (``10-batch.md``) or a front-matter ``order:``; the
+    title is the front matter's ``title:`` or the first ``# `` heading.
+    """
+    folder = GUIDES_DIR / lang
+    found = []
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        text = path.read_text(encoding="utf-8")
+        meta: dict[str, str] = {}
+        if text.startswith("---\n") and "\n---\n" in text[4:]:
+            head = text[4:text.index("\n---\n", 4)]
+            meta = {k.strip(): v.strip().strip("\"'") for k, _, v in (line.partition(":") for line in head.splitlines())
+                    if k.strip()}
+        number = path.stem.split("-", 1)[0]
+        order = float(meta["order"]) if meta.get("order", "").replace(".", "", 1).isdigit() else (
+            float(number) if number.isdigit() else 1e9)
+        title = meta.get("title") or next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
+                                          path.stem)
+        found.append((order, path.stem, title, text))
+    return [(stem, title, text) for _, stem, title, text in sorted(found)]
+
+
+def plan(site: Site) -> list[Page]:
+    """Every generated page of ``site.lang``: each release's pages and field pages (identical field pages
+    shared, see :attr:`Site.owners`), then the pages across releases."""
+    examples = load_examples()
+    pages: list[Page] = []
+
+    def add(path: str, template: str, version: str | None = None, *, links_from: str | None = None,
+            **extra: Any) -> None:
+        release = site.release(version or site.newest, links_from or path)
+        source = f"generated/{version}/{SNAPSHOT_FILE}" if version else "generated/"
+        pages.append(Page(path, template, {"r": release, "site": site, "source": source, "_": release._, **extra}))
+
+    for version in site.versions:
+        add(f"{version}/{OVERVIEW}.md", "overview.md.j2", version, landing=False, page_key=OVERVIEW)
+        add(f"{version}/{DEFAULTS}.md", "defaults.md.j2", version, page_key=DEFAULTS)
+        add(f"{version}/{ENUMS}.md", "enums.md.j2", version, page_key=ENUMS)
+        add(f"{version}/{DEPRECATED}.md", "deprecated.md.j2", version, page_key=DEPRECATED)
+        add(f"{version}/{CATALOGS}.md", "catalogs.md.j2", version, page_key=CATALOGS)
+        add(f"{version}/{TEMPLATES}.md", "templates.md.j2", version, examples=examples, page_key=TEMPLATES)
+        add(f"{version}/{TYPOS}.md", "typos.md.j2", version, page_key=TYPOS)
+        if site.release(version, "").official_docs is not None:
+            add(f"{version}/{OFFICIAL}.md", "official_docs.md.j2", version, page_key=OFFICIAL)
+        if site.changes is not None:
+            add(f"{version}/{CHANGES}.md", "changes.md.j2", version, page_key=CHANGES)
+        release = site.release(version, "")
+        for top in [groups.TOP_LEVEL_PAGE, *release.top_sections]:
+            if site.owners.get((version, top)) != version:
+                continue
+            template = "top_level.md.j2" if top == groups.TOP_LEVEL_PAGE else "section.md.j2"
+            add(release.field_doc(top), template, version, top=top, covers=site.covers(version, top),
+                page_key=f"{FIELDS}/{top}")
+    add(f"{RELEASES}/index.md", "versions.md.j2")
+    add(f"{RELEASES}/groups.md", "groups.md.j2", rules=groups.GROUPS)
+    add(f"{RELEASES}/compare.md", "compare.md.j2")
+    if site.index is not None:
+        add(f"{RELEASES}/added.md", "added.md.j2")
+        add(f"{RELEASES}/history.md", "history.md.j2")
+    # Included into index.md, so its links are made relative to the site root.
+    add(LANDING_SNIPPET, "overview.md.j2", site.newest, links_from="index.md", landing=True)
+    return pages
+
+
+def nav_of(site: Site, version: str, pages: set[str]) -> list[Any]:
+    """mkdocs ``nav`` of one release's pages: every group (sections, and the top-level keys of groups
+    that have no section: they are rows of the top-level page), its own pages, the pages across releases."""
+    _ = translator(site.lang)
+    release = site.release(version, "")
+    top_level = release.field_page(groups.TOP_LEVEL_PAGE)
+
+    def entry(title: str, path: str) -> list[dict[str, str]]:
+        return [{title: path}] if path in pages else []
+
+    items: list[Any] = entry(_("Overview"), f"{version}/{OVERVIEW}.md")
+    items += entry(_("Top-level keys"), top_level)
+    for view in release.group_views:
+        group = view["group"]
+        children: list[Any] = [{s: release.field_page(s)} for s in view["sections"]]
+        if view["scalars"] and not children:
+            # A link, not the page again: a page may appear once in a nav.
+            children = [{_("Top-level keys"): top_level.removesuffix(".md") + "/#" + group.slug}]
+        release_title = f"{group.number}. {_(group.title)}"
+        items.append({release_title: children})
+    for title, name in (("Default values", DEFAULTS), ("Enums", ENUMS), ("Deprecated and removed", DEPRECATED),
+                        ("Optimizers and schedulers", CATALOGS), ("Templates A/B/C", TEMPLATES),
+                        ("Typos and errors", TYPOS), ("What changed", CHANGES), ("Official docs vs code", OFFICIAL)):
+        items += entry(_(title), f"{version}/{name}.md")
+    across = entry(_("All versions"), f"{RELEASES}/index.md") + entry(_("Added since"), f"{RELEASES}/added.md")
+    across += entry(_("Changes between two releases"), f"{RELEASES}/compare.md")
+    across += entry(_("Field history"), f"{RELEASES}/history.md") + entry(_("Section groups"), f"{RELEASES}/groups.md")
+    title = f"DeepSpeed {version}" + (f" ({release.date})" if release.date else "")
+    out: list[Any] = [{_("Home"): "index.md"}, {title: items}]
+    guide_pages = [{title: f"{GUIDES}/{stem}.md"} for stem, title, _text in guides(site.lang)]
+    if guide_pages:
+        out.append({_("Guides"): guide_pages})
+    out += [{_("Across releases"): across}]
+    out += [{_(title): name} for name, title in HAND_WRITTEN_TITLES.items() if name in pages]
+    return out
+
+
+def nav(site: Site, pages: list[Page], hand_written: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+    """``releases/nav.json``: every release's nav and the release each page belongs to (hooks.py)."""
+    built = {page.path for page in pages} | {f"{GUIDES}/{stem}.md" for stem, _t, _x in guides(site.lang)}
+    built |= set(hand_written)
+    releases = {version: nav_of(site, version, built) for version in site.versions}
+    owned = {page.path: page.path.split("/")[0] for page in pages if page.path.split("/")[0] in site.versions}
+    return {"newest": site.newest, "releases": releases, "pages": owned}
+
+
+STUB = """<!doctype html>
+<!-- generated by {by}: the {page} fields of DeepSpeed {version} are the same as {owner}'s, on one page -->
+<html lang="{lang}"><head><meta charset="utf-8"><title>DeepSpeed {version}: {page}</title>
+<meta name="robots" content="noindex">
+<script>location.replace("{target}" + location.hash);</script>
+<meta http-equiv="refresh" content="0; url={target}">
+</head><body><a href="{target}">DeepSpeed {version}: {page}</a></body></html>
+"""
+
+
+def stubs(site: Site) -> dict[str, str]:
+    """Redirects keeping ``links.field_url`` valid for every release whose field page is shared with a
+    later release (:attr:`Site.owners`); ``?v=`` tells the page which release the reader came for."""
+    out: dict[str, str] = {}
+    for (version, page), owner in site.owners.items():
+        if owner != version:
+            target = f"../../../{owner}/{FIELDS}/{page}/?v={version}"
+            out[f"{version}/{FIELDS}/{page}/index.html"] = STUB.format(
+                by=GENERATED_BY, page=page, version=version, owner=owner, target=target, lang=site.lang)
+    return out
+
+
+STUBS_FILE = "stubs.json"
+"""Redirect pages for the hook to write straight into the built site (see hooks.py: on_post_build)."""
+DATA_FILE = "site-data.json"
+"""What the version selector and the search hook know about every release (assets/dsfields.js)."""
+KEYS_FOLDER = "keys"
+CHANGES_FILE = "changes.json"
+"""Per release, the changes ``dsfields.diff`` finds from the previous one (the pair picker chains them)."""
+
+
+def site_data(site: Site, pages: list[Page]) -> dict[str, Any]:
+    """``releases/site-data.json``: what every page needs before it knows its release (releases, dates);
+    each release's own pages, fields and nav are in :func:`release_data` (fetched for the release shown)."""
+    return {"newest": site.newest, "versions": site.versions,
+            "dates": {v: site.dates.get(v) for v in site.versions}, "lang": site.lang,
+            "words": script_words(site.lang), "terms": SEARCH_TERMS.get(site.lang, {})}
+
+
+# ---------------------------------------------------------------- per-release data (issue 24: one release per URL)
+
+RELEASE_DATA_FOLDER = "data"
+"""``releases/data/<version>.json``: one release's pages, fields and nav (:func:`release_data`)."""
+ANCHORS_FILE = "anchors.json"
+"""Anchor → JSON path of every key of any release (the "not in this release" notice of an unknown anchor)."""
+
+
+def _nav_url(target: str) -> str:
+    """A nav.json target (a docs/-relative .md path, or a site-root URL with an anchor) as a site-root URL."""
+    if not target.endswith(".md"):
+        return target
+    stem = target.removesuffix(".md")
+    if stem == "index":
+        return ""
+    return stem.removesuffix("index") if stem.endswith("/index") else stem + "/"
+
+
+def _client_nav(items: list[Any]) -> list[Any]:
+    """nav.json's items as ``[title, url]`` (a page or link) or ``[title, null, children]`` (a section)."""
+    out: list[Any] = []
+    for item in items:
+        for title, target in item.items():
+            out.append([title, None, _client_nav(target)] if isinstance(target, list) else [title, _nav_url(target)])
+    return out
+
+
+def page_urls(site: Site, pages: list[Page]) -> dict[str, dict[str, str]]:
+    """Per release: page key (``index``, ``default-values``, ``fields/<top>``) → its URL from the site root,
+    the owner's for a field page shared with a later release."""
+    urls: dict[str, dict[str, str]] = {v: {} for v in site.versions}
+    for page in pages:
+        key = page.context.get("page_key")
+        if key is None:
+            continue
+        url = page.path.removesuffix(".md") + "/"
+        url = url.removesuffix("index/") if url.endswith("/index/") else url
+        for version in page.context.get("covers") or [page.path.split("/")[0]]:
+            urls[version][key] = url
+    return urls
+
+
+def release_data(site: Site, version: str, urls: dict[str, str], release_nav: list[Any]) -> dict[str, Any]:
+    """``releases/data/<version>.json``: the release's pages (key → URL), its fields (anchor → path) and its
+    nav, so assets/dsfields.js can show this release's sidebar, footer and links on a page stored once for
+    several releases (or on a page across releases) without the reader seeing where the page is stored."""
+    snapshot = site.snapshots[version]
+    paths = {*snapshot.get("fields", {}), *snapshot.get("removed", {})}
+    release_title = next(iter(release_nav[1])) if len(release_nav) > 1 else f"DeepSpeed {version}"
+    return {"version": version, "title": release_title, "pages": urls,
+            "fields": {FILTERS["anchor"](p): p for p in sorted(paths)}, "nav": _client_nav(release_nav)}
+
+
+def all_anchors(site: Site) -> dict[str, str]:
+    """:data:`ANCHORS_FILE`: anchor → JSON path of every key any release has (the newest spelling wins)."""
+    out: dict[str, str] = {}
+    for version in site.versions:
+        snapshot = site.snapshots[version]
+        for path in {*snapshot.get("fields", {}), *snapshot.get("removed", {})}:
+            out[FILTERS["anchor"](path)] = path
+    return dict(sorted(out.items()))
+
+
+def keys_of(site: Site, version: str) -> list[list[str]]:
+    """[path, python path, URL from the site root, our one-line summary] of every key of a release, for search."""
+    release = site.release(version, "")
+    out = []
+    snapshot = site.snapshots[version]
+    for path in sorted({*snapshot.get("fields", {}), *snapshot.get("removed", {})}):
+        record = snapshot.get("fields", {}).get(path) or snapshot["removed"][path]
+        page, anchor = groups.field_location(path, snapshot)
+        url = release.field_page(page).removesuffix(".md") + "/#" + anchor
+        name = record.get("python_name")
+        section = record.get("section") or ""
+        python_path = (f"{section}.{name}" if section else name) if name and name != record.get("key") else ""
+        ex = release.explain(path)
+        # Flags for the finder's ranking: s section, d deprecated, r removed (rejected).
+        flags = ("s" if path in snapshot.get("sections", {}) else "") + ("d" if record.get("deprecated") else "") + (
+            "r" if path in snapshot.get("removed", {}) and path not in snapshot.get("fields", {}) else "")
+        out.append([path, python_path, url, ex.summary if ex else "", flags])
+    return out
+
+
+def catalog_keys(site: Site, version: str) -> list[list[str]]:
+    """Optimizer and scheduler types as search entries (``WarmupLR`` finds the scheduler catalogue)."""
+    release = site.release(version, "")
+    out = []
+    for section, catalog in release.catalogs:
+        for name in sorted(catalog.get("names") or {}):
+            ex = release.explain_type(section, name)
+            out.append([f"{section}.type = {name}", "", f"{version}/{CATALOGS}/#{section}-{name}".lower(),
+                        ex.summary if ex else ""])
+    return out
+
+
+def guide_markdown(site: Site, stem: str, text: str) -> str:
+    """A guide page with its ``field:`` links pointing at the newest release's field pages."""
+    page = f"{GUIDES}/{stem}.md"
+    release = site.release(site.newest, page)
+
+    def link(match: re.Match[str]) -> str:
+        text, path = match.groups()
+        if not release.is_documented(path) and path not in release.sections_raw:
+            # tests/test_guides.py holds the guides to the real newest release; a site built from other
+            # snapshots (the tests' fixtures) shows the text unlinked.
+            return text
+        return f"[{text}]({release.field_link(path)})"
+
+    source = f"extractor/dsfields/prose/guides/{site.lang}/{stem}.md"
+    header = f"<!-- generated by `{GENERATED_BY}` (dsfields {__version__}) from {source}: edit that file -->\n"
+    return header + FIELD_LINK.sub(link, text)
+
+
+def hand_written_pages(docs_dir: Path, lang: str) -> dict[str, str]:
+    """The hand-written pages of docs/ for one language's site (name → Markdown).
+
+    English: every ``docs/*.md`` but ``*.<lang>.md``; another language: ``<stem>.<lang>.md`` as
+    ``<stem>.md`` where it exists, else the English page with a note that it is English.
+    """
+    sources = sorted(p for p in docs_dir.glob("*.md") if not re.search(r"\.[a-z]{2}\.md$", p.name))
+    if lang == "en":
+        return {p.name: p.read_text(encoding="utf-8") for p in sources}
+    out = {}
+    for source in sources:
+        translated = source.with_name(f"{source.stem}.{lang}.md")
+        if translated.is_file():
+            out[source.name] = translated.read_text(encoding="utf-8")
+            continue
+        text = source.read_text(encoding="utf-8")
+        note = translator(lang)("This page is for developers and is written in English only.")
+        head, newline, rest = text.partition("\n")
+        out[source.name] = f'{head}{newline}\n!!! note ""\n    {note}\n{rest}' if head.startswith("# ") else text
+    return out
+
+
+def changes_data(site: Site) -> dict[str, list[list[Any]]]:
+    """``releases/changes.json``: per release, its changes from the previous one (as far as diffed); the
+    detail as HTML in the site's language (:func:`change_detail_html`)."""
+    return {v: [[c.kind.value, c.path, change_detail_html(c, site.lang)] for c in items]
+            for v, items in (site.changes or {}).items()}
+
+
+def release_page(site: Site, path: str, release: str) -> bool:
+    """Whether the docs/-relative page ``path`` is one of ``release``'s (for ``docs build --release``): its
+    folder, and for the newest release the landing snippet the home page shows."""
+    return path.startswith(f"{release}/") or (release == site.newest and path == LANDING_SNIPPET)
+
+
+def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] = frozenset(),  # type: ignore[assignment]
+                    only: str | None = None) -> tuple[dict[str, str], list[Page]]:
+    """Every file of one language's docs folder (paths relative to it); with ``only``, the pages of that
+    release and every data file (navs, redirects, site data), but no other page."""
+    pages = plan(site)
+    header = {"by": GENERATED_BY, "dsfields": __version__}
+    files = {page.path: env.get_template(page.template).render(header=header, **page.context) for page in pages
+             if only is None or release_page(site, page.path, only)}
+    from dsfields.docs import inference_pages  # issue 29: each release's inference section, its own module
+
+    files.update(inference_pages.pages(site, only))
+    navs = nav(site, pages, hand_written)
+    inference_pages.extend_nav(site, navs)
+    files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(navs, indent=0, ensure_ascii=False) + "\n"
+    files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site), indent=0, sort_keys=True) + "\n"
+    files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
+    urls = page_urls(site, pages)
+    inference_pages.extend_urls(site, urls)
+    for version in site.versions:
+        data = release_data(site, version, urls[version], navs["releases"][version])
+        files[f"{RELEASES}/{RELEASE_DATA_FOLDER}/{version}.json"] = json.dumps(data, ensure_ascii=False) + "\n"
+    files[f"{RELEASES}/{ANCHORS_FILE}"] = json.dumps(all_anchors(site), ensure_ascii=False) + "\n"
+    if site.changes is not None and only is None:
+        files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes_data(site), ensure_ascii=False) + "\n"
+    for version in site.versions if only is None else [only]:
+        keys = keys_of(site, version) + catalog_keys(site, version)
+        files[f"{RELEASES}/{KEYS_FOLDER}/{version}.json"] = json.dumps(keys, ensure_ascii=False) + "\n"
+        files.update(schema_files(version, site.snapshots[version], site.lang))
+    for stem, _title, text in guides(site.lang):
+        files[f"{GUIDES}/{stem}.md"] = guide_markdown(site, stem, text)
+    for script in sorted(GUIDE_ASSETS.glob("*.js")):
+        files[f"{GUIDES}/{script.name}"] = script.read_text(encoding="utf-8")
+    return files, pages
+
+
+def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str, str]:
+    """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
+    schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them; their
+    large sections are references to files shared by every release that has them the same
+    (``dsfields.docs.schemas``), returned here too."""
+    from dsfields.docs.schemas import split
+    from dsfields.links import SITE_URL
+    from dsfields.schema import build_schema, schema_file
+
+    files: dict[str, str] = {}
+    for hf in (False, True):
+        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf), files)
+        files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
+                                                           separators=(",", ":")) + "\n"
+    return files
