@@ -361,7 +361,12 @@ def load_rules(snapshot: dict[str, Any], accelerate: str | None = None, *, expli
             accelerate = paired or (known[-1] if known else None)
     elif accelerate not in known:
         raise UsageError(f"--hf-version: no HF snapshot for accelerate {accelerate} (have: {', '.join(known)})")
-    rules = HfRules(snapshot, load_accelerate_snapshot(accelerate) if accelerate else None, accelerate)
+    acc_snapshot = load_accelerate_snapshot(accelerate) if accelerate else None
+    if acc_snapshot is None and known:  # the accelerate paired with this transformers was never snapshotted
+        notes.append(f"accelerate {accelerate or '(none paired)'} has no HF snapshot: the newest snapshotted, "
+                     f"accelerate {known[-1]}, is used (--hf-version T,A to choose)")
+        accelerate, acc_snapshot = known[-1], load_accelerate_snapshot(known[-1])
+    rules = HfRules(snapshot, acc_snapshot, accelerate)
     rules.notes[:0] = notes
     return rules
 
@@ -411,8 +416,12 @@ def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
             parent[key.strip()] = _yaml_scalar(value.strip())
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     known = _accelerate_keys(rules)
-    if known is None:  # no accelerate snapshot: accelerate 1.15.0's keys
+    if known is None:  # no accelerate snapshot at all: accelerate 1.15.0's keys, and the user is told so
         out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+        version = getattr(rules, "accelerate_version", None)
+        out["unknown"] = [f"no HF snapshot of accelerate {version or '(none chosen)'}: the deepspeed_config keys are "
+                          f"read as accelerate 1.15.0 names them ({', '.join(ACCELERATE_DS_KEYS)}), not checked "
+                          "against that release's launch code"]
     else:
         exports, launcher, top, plugin_envs = known
         out = {k: ds[k] for k in ds if k in exports and exports[k] in plugin_envs or k == "deepspeed_config_file"}

@@ -452,16 +452,15 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
 
 def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any]) -> None:
     v = args.values
-    # -- TrainingArguments.__post_init__ / _validate_args (training_args.py:1515-1700)
-    if v["fp16"] and v["bf16"]:
-        raise PlanError("transformers", "ValueError", "At most one of fp16 and bf16 can be True, but not both")
-    mixed = str(acc.get("mixed_precision") or "no").lower()  # ACCELERATE_MIXED_PRECISION (accelerate launch)
-    mixed = "fp16" if v["fp16"] else "bf16" if v["bf16"] else mixed
-    # -- trainer_config_process (integrations/deepspeed.py:136-192): fills and mismatches, raised later.
     rules = getattr(args, "rules", None)
     if rules is not None:
         run.notes.extend(rules.notes)
         run.line_template = rules.mismatch_line()
+    # -- TrainingArguments.__post_init__ / _validate_args: the release's own checks on these arguments
+    _training_arguments_checks(run, args, rules)
+    mixed = str(acc.get("mixed_precision") or "no").lower()  # ACCELERATE_MIXED_PRECISION (accelerate launch)
+    mixed = "fp16" if v["fp16"] else "bf16" if v["bf16"] else mixed
+    # -- trainer_config_process (integrations/deepspeed.py:136-192): fills and mismatches, raised later.
     if rules is None or not _snapshot_fills(run, cfg, args, rules, "trainer_config_process"):
         _mirror_process(run, cfg, args)
     # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
@@ -510,8 +509,12 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         head, tail = (rules.mismatch_head_tail() if rules is not None else None) or (MISMATCH_HEAD, MISMATCH_TAIL)
         raise PlanError("transformers", "ValueError", head + "\n" + "\n".join(run.mismatches) + "\n" + tail,
                         run.mismatch_keys[0])
-    # -- deepspeed_optim_sched (integrations/deepspeed.py:559-610)
+    # -- deepspeed_optim_sched (integrations/deepspeed.py:559-610): its refusals are the release's
     offload = _offload_device(cfg)
+    if rules is not None:
+        refused = rules.optim_sched_error({**_arg_names(args), "config": cfg})
+        if refused is not None:
+            raise PlanError("transformers", refused.step["type"], refused.message)  # type: ignore[index]
     if "optimizer" in cfg:
         run.optimizer = "config"
     else:
@@ -563,11 +566,10 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         if not isinstance(zero, dict):
             raise PlanError("accelerate", "AttributeError", f"'{type(zero).__name__}' object has no attribute 'get'",
                             "zero_optimization")
-        offload = _offload_device(cfg)
-        built = TRAINER_OPTIMIZERS.get(str(v["optim"]), f"(--optim {v['optim']}: built by the Trainer)")
-        if offload != "none" and cfg.get("zero_force_ds_cpu_optimizer", True):
+        built = _trainer_optimizer(run, args, rules)
+        if _swaps(run, cfg, built, rules):
             run.optimizer = "ds_cpu_adam"
-            built = CPU_SWAP.get(built, "deepspeed.ops.adam.DeepSpeedCPUAdam")
+            built = _cpu_optimizer(run, built, rules)
             run.notes.append("accelerate swapped in " + built.rpartition(".")[2])
         run.optimizer_class = built
     else:
@@ -577,9 +579,137 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         kind = sched.get("type") if isinstance(sched, dict) else None
         run.scheduler_class = f"deepspeed.runtime.lr_schedules.{kind}" if isinstance(kind, str) else None
     else:
-        run.scheduler_class = TRAINER_SCHEDULERS.get(str(v["lr_scheduler_type"]), "torch.optim.lr_scheduler.LambdaLR")
+        run.scheduler_class = _trainer_scheduler(run, args, rules)
     fp16 = _is_true(cfg, "fp16.enabled")
     run.precision = "fp16" if fp16 else "bf16" if _is_true(cfg, "bf16.enabled") else "fp32"
+
+
+def _rule_failed(run: TrainerRun, rules: Any, what: str, exc: Exception, used: str) -> None:
+    """Said, never dropped: a release's program this mirror cannot evaluate here; what is used instead."""
+    version = f"transformers {rules.transformers_version} / accelerate {rules.accelerate_version}" if rules else \
+        "(no HF snapshot)"
+    run.notes.append(f"{version}: {what} could not be evaluated here ({exc}); {used}")
+
+
+def _check_names(args: Any) -> dict[str, Any]:
+    """The arguments as TrainingArguments' own checks read them (``self.X``): a field whose default is no literal
+    (a factory, an expression) is not known unless the user gave it."""
+    names = _arg_names(args)
+    for name, record in args.fields.items():
+        if name not in args.given and "default" not in record:
+            names.pop(f"self.{name}", None)
+            names.pop(f"args.{name}", None)
+    return names
+
+
+def _training_arguments_checks(run: TrainerRun, args: Any, rules: Any) -> None:
+    """``TrainingArguments.__post_init__`` (and the methods it calls) on the user's arguments: the first of its
+    checks that these values decide raises, with the release's message; a check that needs the machine
+    (``is_torch_bf16_gpu_available()``) is never taken as raised."""
+    from dsfields.model.hf_rules import Unreadable
+
+    if rules is not None:
+        try:
+            refused = rules.post_init_error(_check_names(args))
+        except Unreadable as exc:
+            _rule_failed(run, rules, "TrainingArguments.__post_init__", exc, "only transformers 5.24.0's fp16/bf16 "
+                         "check is made")
+        else:
+            if refused is not None:
+                raise PlanError("transformers", refused.step["type"], refused.message)  # type: ignore[index]
+            return
+    if args.values["fp16"] and args.values["bf16"]:  # transformers 5.24.0 training_args.py _validate_args
+        raise PlanError("transformers", "ValueError", "At most one of fp16 and bf16 can be True, but not both")
+
+
+def _trainer_optimizer(run: TrainerRun, args: Any, rules: Any) -> str:
+    """``Trainer.create_optimizer`` → ``get_optimizer_cls_and_kwargs``: the class ``--optim`` builds, as the
+    release's code decides it."""
+    from dsfields.model.hf_rules import Unreadable
+
+    optim = str(args.values["optim"])
+    fallback = TRAINER_OPTIMIZERS.get(optim, f"(--optim {optim}: built by the Trainer)")
+    if rules is None:
+        return fallback
+    try:
+        return str(rules.optimizer_class(_arg_names(args))[0])
+    except Unreadable as exc:
+        _rule_failed(run, rules, f"the optimizer of --optim {optim}", exc, f"{fallback} is said")
+        return fallback
+
+
+def _trainer_scheduler(run: TrainerRun, args: Any, rules: Any) -> str:
+    """``Trainer.create_scheduler`` → ``get_scheduler``: the class ``--lr_scheduler_type`` builds."""
+    from dsfields.model.hf_rules import Unreadable
+
+    kind = str(args.values["lr_scheduler_type"])
+    fallback = TRAINER_SCHEDULERS.get(kind, "torch.optim.lr_scheduler.LambdaLR")
+    if rules is None:
+        return fallback
+    try:
+        return str(rules.scheduler_class(_arg_names(args))[0])
+    except Unreadable as exc:
+        _rule_failed(run, rules, f"the scheduler of --lr_scheduler_type {kind}", exc, f"{fallback} is said")
+        return fallback
+
+
+def _swaps(run: TrainerRun, cfg: dict[str, Any], built: str, rules: Any) -> bool:
+    """Whether ``Accelerator._prepare_deepspeed`` swaps the Trainer's optimizer for a DeepSpeed CPU one: the
+    release's own tests around ``map_pytorch_optim_to_deepspeed`` (1.x: offload_optimizer.device not "none" and
+    ``zero_force_ds_cpu_optimizer`` not false)."""
+    from dsfields.model.hf_rules import ClassPath, Unreadable, isinstance_by_path
+
+    spelt = _offload_device(cfg) != "none" and bool(cfg.get("zero_force_ds_cpu_optimizer", True))
+    if rules is None:
+        return spelt
+    names = {"self.deepspeed_config": cfg, "optimizer": ClassPath(built), "model": ClassPath("model"),
+             "scheduler": None, "isinstance": isinstance_by_path,
+             "DummyOptim": ClassPath("accelerate.utils.DummyOptim"), "DummyScheduler": ClassPath("accelerate.utils.DummyScheduler"), "self.device.type": "cpu"}
+    try:
+        return rules.cpu_swap(names)
+    except Unreadable as exc:
+        _rule_failed(run, rules, "the ZeRO-Offload optimizer swap", exc, "accelerate 1.15.0's test is used")
+        return spelt
+
+
+def _cpu_optimizer(run: TrainerRun, built: str, rules: Any) -> str:
+    """accelerate's ``map_pytorch_optim_to_deepspeed``: the DeepSpeed CPU optimizer for the Trainer's ``built``."""
+    from dsfields.model.hf_rules import Unreadable
+
+    fallback = CPU_SWAP.get(built, "deepspeed.ops.adam.DeepSpeedCPUAdam")
+    if rules is None:
+        return fallback
+    try:
+        from dsfields.model.store import installed_deepspeed_version
+
+        return str(rules.cpu_optimizer(built, installed_deepspeed_version())[0])
+    except Unreadable as exc:
+        _rule_failed(run, rules, f"the DeepSpeed CPU optimizer for {built}", exc, f"{fallback} is said")
+        return fallback
+
+
+def training_steps(args: Any, run: TrainerRun | None = None) -> int | None:
+    """``num_training_steps`` as the Trainer hands it to ``deepspeed_init``: the release's own computation (the
+    pair's snapshot) on ``--max_steps``, or the epochs over a dataloader of ``--dataset-size`` examples (one rank's
+    share, ``per_device_train_batch_size`` a batch); None when neither is given."""
+    from dsfields.model.hf_rules import Unreadable
+
+    v = args.values
+    if not (v.get("max_steps", -1) > 0 or args.dataset_size is not None):
+        return None
+    rules = getattr(args, "rules", None)
+    if rules is None:
+        return args.num_training_steps()
+    batches = None
+    if args.dataset_size is not None:
+        per_step = args.world_size * v["per_device_train_batch_size"]
+        batches = args.dataset_size // per_step if v.get("dataloader_drop_last") else -(-args.dataset_size // per_step)
+    try:
+        return rules.training_steps(_arg_names(args), batches)
+    except Unreadable as exc:
+        if run is not None:
+            _rule_failed(run, rules, "num_training_steps", exc, "transformers 5.24.0's computation is used")
+        return args.num_training_steps()
 
 
 def _arg_names(args: Any) -> dict[str, Any]:
@@ -721,7 +851,7 @@ def _mirror_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any) -> None:
                    False)
             _match(run, cfg, HIDDEN_KEYS[2], UNKNOWN if size is UNKNOWN else 10 * hidden, None,
                    f"{where} (10 x {hidden})" if hidden else "10 x the model's hidden_size", False)
-    steps = args.num_training_steps()
+    steps = training_steps(args, run)
     _match(run, cfg, "scheduler.params.total_num_steps", UNKNOWN if steps is None else steps,
            "num_training_steps (calculated)", "num_training_steps (" + (
                args.steps_origin() if steps is not None else "give --max_steps, or --dataset-size") + ")")
@@ -745,7 +875,7 @@ def _snapshot_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: A
     autos = [k for k in keys if _is_auto(cfg, k)]
     hidden = args.hidden_size
     where = args.hidden_size_from or "model.config.hidden_size"
-    steps = args.num_training_steps()
+    steps = training_steps(args, run)
     names = _arg_names(args)
     warmup_rule = rules.warmup_expression()
     v = args.values
