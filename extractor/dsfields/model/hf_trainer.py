@@ -664,7 +664,8 @@ def _swaps(run: TrainerRun, cfg: dict[str, Any], built: str, rules: Any) -> bool
         return spelt
     names = {"self.deepspeed_config": cfg, "optimizer": ClassPath(built), "model": ClassPath("model"),
              "scheduler": None, "isinstance": isinstance_by_path,
-             "DummyOptim": ClassPath("accelerate.utils.DummyOptim"), "DummyScheduler": ClassPath("accelerate.utils.DummyScheduler"), "self.device.type": "cpu"}
+             "DummyOptim": ClassPath("accelerate.utils.DummyOptim"),
+             "DummyScheduler": ClassPath("accelerate.utils.DummyScheduler"), "self.device.type": "cpu"}
     try:
         return rules.cpu_swap(names)
     except Unreadable as exc:
