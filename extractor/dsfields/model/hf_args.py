@@ -553,11 +553,28 @@ def hf_pair_diff(old: str, new: str) -> tuple[str, str, list[str]]:
         flags = [x for x in flags if not x.startswith(("the Trainer now fills", "the Trainer no longer fills",
                                                         "fill changed"))]
     lines = flags + trainer_rules_diff(ot.get("rules"), nt.get("rules"))
+    lines += _facts_diff(ot, oa, oas, nt, na, nas)
     if oa or na:
         lines += [f"accelerate {oa} → {na}: {line}" for line in accelerate_rules_diff(
             (oas or {}).get("rules"), (nas or {}).get("rules"))]
     label = lambda snap, acc: f"transformers {snap['transformers_version']}" + (f" / accelerate {acc}" if acc else "")  # noqa: E731
     return label(ot, oa), label(nt, na), lines
+
+
+def _facts_diff(ot: dict[str, Any], oa: str, oas: Any, nt: dict[str, Any], na: str, nas: Any) -> list[str]:
+    """The programs' answers that changed (the class an ``--optim`` builds, the steps, the checks, the swap)."""
+    from dsfields.model.hf_rules import HfRules, facts_diff, program_facts
+    from dsfields.model.hf_trainer import _arg_names
+
+    if not ((ot.get("rules") or {}).get("programs") and (nt.get("rules") or {}).get("programs")):
+        return []
+    facts = []
+    for snap, acc, acc_snap in ((ot, oa, oas), (nt, na, nas)):
+        rules = HfRules(snap, acc_snap, acc)
+        fields = snap["training_arguments"]["fields"]
+        facts.append(program_facts(rules, fields, lambda words, snap=snap: _arg_names(parse_trainer_args(words,
+                                                                                                          snap))))
+    return facts_diff(*facts)
 
 
 def run_hf_diff(old: str, new: str, style: str = "text", fail: bool = False) -> int:

@@ -49,6 +49,10 @@ class ClassPath(str):
     an attribute of it is a longer path, calling it gives an object of that class (named by the same path)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> ClassPath:
+        # only a class (CapWords, as the libraries name them) makes an object of itself; what a function returns
+        # (``is_torchao_available()``, ``version.parse(...)``) is not known here
+        if not self.rpartition(".")[2][:1].isupper():
+            raise Unreadable(f"{self}(...)")
         return self
 
 
@@ -163,6 +167,8 @@ def _eval(node: ast.expr, names: dict[str, Any]) -> Any:
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, right = _eval(node.left, names), _eval(node.comparators[0], names)
         op = node.ops[0]
+        if (isinstance(left, ClassPath) or isinstance(right, ClassPath)) and not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            raise Unreadable(ast.unparse(node))  # an object compared by order, or membership: not known
         table = {ast.Eq: lambda: left == right, ast.NotEq: lambda: left != right, ast.In: lambda: left in right,
                  ast.NotIn: lambda: left not in right, ast.Gt: lambda: left > right, ast.Lt: lambda: left < right,
                  ast.GtE: lambda: left >= right, ast.LtE: lambda: left <= right, ast.Is: lambda: left is right,
@@ -178,7 +184,7 @@ def _eval(node: ast.expr, names: dict[str, Any]) -> Any:
         if func is None:
             raise Unreadable(name)
         if isinstance(func, (ClassPath, Program)):  # an object of that class / what the function returns
-            return func()
+            return func()  # (a ClassPath of a function raises Unreadable)
         if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
             raise Unreadable(ast.unparse(node))
         return func(*[_eval(a, names) for a in node.args], **{k.arg: _eval(k.value, names) for k in node.keywords
@@ -668,4 +674,49 @@ def accelerate_rules_diff(old: dict[str, Any] | None, new: dict[str, Any] | None
     b = {r["message"] for r in new.get("post_init_raises", [])}
     out += [f"DeepSpeedPlugin raises (new): {m}" for m in sorted(b - a)]
     out += [f"DeepSpeedPlugin no longer raises: {m}" for m in sorted(a - b)]
+    return out
+
+
+def program_facts(rules: HfRules, fields: dict[str, Any], names_of: Any) -> dict[str, Any]:
+    """What the pair's programs say, evaluated, for ``diff --hf``: the class each ``--optim`` and
+    ``--lr_scheduler_type`` choice builds, ``num_training_steps`` on a few fixed cases, the messages of
+    TrainingArguments' checks, accelerate's CPU optimizer for each torch class and the swap's tests.
+    ``names_of(words)``: the argument names of those Trainer flags (``hf_trainer._arg_names`` of the parse)."""
+    facts: dict[str, Any] = {}
+    for flag, method in (("optim", rules.optimizer_class), ("lr_scheduler_type", rules.scheduler_class)):
+        for choice in (fields.get(flag) or {}).get("choices") or []:
+            try:
+                facts[f"--{flag} {choice} builds"] = method(names_of(f"--{flag} {choice}"))[0]
+            except (Unreadable, KeyError, TypeError) as exc:
+                facts[f"--{flag} {choice} builds"] = f"(not decided statically: {str(exc)[:80]})"
+    for words, batches in (("--max_steps 7", 10), ("--gradient_accumulation_steps 4 --num_train_epochs 3", 10),
+                           ("--gradient_accumulation_steps 3 --num_train_epochs 1.5", 7)):
+        try:
+            facts[f"num_training_steps ({words}, {batches} batches)"] = rules.training_steps(names_of(words), batches)
+        except (Unreadable, KeyError, TypeError) as exc:
+            facts[f"num_training_steps ({words}, {batches} batches)"] = f"(not known: {str(exc)[:80]})"
+    found = rules._program("transformers", "post_init")
+    if found is not None:
+        facts["TrainingArguments checks"] = sorted({s["message"] for p in found["programs"].values()
+                                                    for s in p["steps"] if s["op"] == "raise" and s["message"]})
+    for built in ("torch.optim.AdamW", "torch.optim.Adagrad", "torch.optim.SGD"):
+        try:
+            facts[f"ZeRO-Offload swaps {built} for"] = rules.cpu_optimizer(built)[0]
+        except (Unreadable, KeyError, TypeError):
+            facts[f"ZeRO-Offload swaps {built} for"] = "(not known)"
+    swap = ((rules.accelerate or {}).get("programs") or {}).get("cpu_swap")
+    facts["ZeRO-Offload swap when"] = swap["when"] if swap else None
+    return facts
+
+
+def facts_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in sorted(old.keys() | new.keys()):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, list) and isinstance(b, list):
+            out += [f"{key} (new): {m}" for m in b if m not in a] + [f"{key} (gone): {m}" for m in a if m not in b]
+        else:
+            _changed(out, key, a, b)
     return out

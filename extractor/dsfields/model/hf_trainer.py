@@ -543,20 +543,28 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
                         "`train_micro_batch_size_per_gpu` in the deepspeed config file or assign integer value to "
                         "`AcceleratorState().deepspeed_plugin.deepspeed_config['train_micro_batch_size_per_gpu']`.",
                         "train_micro_batch_size_per_gpu")
-    if micro_now is not None:
-        kwargs["train_micro_batch_size_per_gpu"] = micro_now
-        with contextlib.suppress(TypeError):
-            kwargs["train_batch_size"] = micro_now * cfg.get("gradient_accumulation_steps") * args.world_size
-    if hidden is not None:
-        kwargs.update({HIDDEN_KEYS[0]: hidden * hidden, HIDDEN_KEYS[1]: int(0.9 * hidden * hidden),
-                       HIDDEN_KEYS[2]: 10 * hidden})
-    if run.optimizer == "config":  # DummyOptim's lr / weight_decay (its defaults 0.001, 0)
-        kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
+    from_rules = _snapshot_prepare(run, cfg, args, rules, micro_now)
+    if from_rules is not None:
+        kwargs = from_rules
+    else:  # accelerate 1.15.0's config_kwargs, spelt out
+        if micro_now is not None:
+            kwargs["train_micro_batch_size_per_gpu"] = micro_now
+            with contextlib.suppress(TypeError):
+                kwargs["train_batch_size"] = micro_now * cfg.get("gradient_accumulation_steps") * args.world_size
+        if hidden is not None:
+            kwargs.update({HIDDEN_KEYS[0]: hidden * hidden, HIDDEN_KEYS[1]: int(0.9 * hidden * hidden),
+                           HIDDEN_KEYS[2]: 10 * hidden})
+        if run.optimizer == "config":  # DummyOptim's lr / weight_decay (its defaults 0.001, 0)
+            kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
     before = _leaves(cfg)
     leftover = _process(cfg, kwargs)
     for path, value in _leaves(cfg).items():
         if before.get(path) == "auto" and value != "auto":
             run.origins[path] = "filled by accelerate (prepare)"
+            if value is UNKNOWN:
+                node, key = _node(cfg, path)
+                node[key] = None
+                run.unknown[path] = "accelerate's prepare fills it with what is not known here"
     if leftover:
         raise PlanError("accelerate", "ValueError", f"`{leftover}` not found in kwargs. Please specify "
                         f"`{leftover}` without `auto` (set to correct value) in the DeepSpeed config file or pass "
@@ -582,6 +590,54 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         run.scheduler_class = _trainer_scheduler(run, args, rules)
     fp16 = _is_true(cfg, "fp16.enabled")
     run.precision = "fp16" if fp16 else "bf16" if _is_true(cfg, "bf16.enabled") else "fp32"
+
+
+def _snapshot_prepare(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any,
+                      micro: Any) -> dict[str, Any] | None:
+    """``Accelerator._prepare_deepspeed``'s ``config_kwargs`` as the pair's accelerate writes them (each key's
+    expression under its own tests), evaluated for what the Trainer passes to ``prepare``: the model (with its
+    config), its optimizer (``DummyOptim`` when the config has one) and scheduler (``DummyScheduler``, with the
+    Trainer's callable when only the optimizer is in the config), no dataloader. A key whose test or value is
+    not known here is filled with an unknown value (said), never guessed. None: no rule (1.15.0's is used)."""
+    from dsfields.model.hf_rules import ClassPath, Unreadable, evaluate, isinstance_by_path, truth
+
+    records = rules.prepare_kwargs() if rules is not None else None
+    if not records:
+        return None
+    dummy = rules.dummy_defaults("DummyOptim") or {}
+    sched = rules.dummy_defaults("DummyScheduler") or {}
+    optimizer = ClassPath("accelerate.utils.DummyOptim") if run.optimizer == "config" else ClassPath(
+        "torch.optim.Optimizer")
+    names: dict[str, Any] = {
+        "batch_size_per_device": micro, "deepspeed_plugin.deepspeed_config": cfg, "self.num_processes":
+        args.world_size, "sp_size": 1, "self.split_batches": False, "model": ClassPath("model"),
+        "hasattr": lambda obj, name: True, "isinstance": isinstance_by_path, "math.ceil": __import__("math").ceil,
+        "deepspeed_plugin.get_value": lambda key, default=None: _node(cfg, key)[0].get(_node(cfg, key)[1], default)
+        if _node(cfg, key)[0] is not None else default,
+        "DummyOptim": ClassPath("accelerate.utils.DummyOptim"), "DummyScheduler":
+        ClassPath("accelerate.utils.DummyScheduler"), "optimizer": optimizer,
+        "scheduler": ClassPath("accelerate.utils.DummyScheduler") if run.scheduler != "none" else None,
+        "scheduler.lr_scheduler_callable": "the Trainer's" if run.scheduler == "callable" else None,
+        "scheduler.warmup_num_steps": sched.get("warmup_num_steps", 0),
+        "scheduler.total_num_steps": sched.get("total_num_steps")}
+    if run.optimizer == "config":
+        names.update({"optimizer.lr": dummy.get("lr"), "optimizer.weight_decay": dummy.get("weight_decay")})
+    if args.hidden_size is not None:
+        names["hidden_size"] = args.hidden_size
+    keys = rules.hidden_size_keys() or list(HIDDEN_KEYS)
+    names["hidden_size_auto_keys"] = [k for k in keys if _is_auto(cfg, k)]
+    kwargs: dict[str, Any] = {}
+    for record in records:
+        verdicts = [truth(c, names) for c in record["when"]]
+        if False in verdicts:
+            continue
+        try:
+            if None in verdicts:
+                raise Unreadable(" and ".join(c for c, v in zip(record["when"], verdicts, strict=True) if v is None))
+            kwargs[record["path"]] = evaluate(record["value"], names)
+        except (Unreadable, TypeError, KeyError, ValueError, AttributeError):
+            kwargs[record["path"]] = UNKNOWN
+    return kwargs
 
 
 def _rule_failed(run: TrainerRun, rules: Any, what: str, exc: Exception, used: str) -> None:
