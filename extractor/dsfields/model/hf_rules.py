@@ -167,7 +167,8 @@ def _eval(node: ast.expr, names: dict[str, Any]) -> Any:
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, right = _eval(node.left, names), _eval(node.comparators[0], names)
         op = node.ops[0]
-        if (isinstance(left, ClassPath) or isinstance(right, ClassPath)) and not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        identity = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+        if (isinstance(left, ClassPath) or isinstance(right, ClassPath)) and not isinstance(op, identity):
             raise Unreadable(ast.unparse(node))  # an object compared by order, or membership: not known
         table = {ast.Eq: lambda: left == right, ast.NotEq: lambda: left != right, ast.In: lambda: left in right,
                  ast.NotIn: lambda: left not in right, ast.Gt: lambda: left > right, ast.Lt: lambda: left < right,
