@@ -418,3 +418,15 @@ def test_an_accelerate_without_snapshot_falls_back_to_the_newest_with_a_notice(t
     assert settings["zero_stage"] == 3
     assert settings["unknown"][0].startswith("no HF snapshot of accelerate 0.30.0: the deepspeed_config keys are read "
                                              "as accelerate 1.15.0 names them")
+
+
+def test_the_inline_swap_of_old_accelerate_is_one_class_whatever_the_optimizer(tmp_path):
+    old = ACCELERATOR.replace("optimizer = map_pytorch_optim_to_deepspeed(optimizer)",
+                              "from deepspeed.ops.adam import DeepSpeedCPUAdam\n\n"
+                              "                        optimizer = DeepSpeedCPUAdam(optimizer.param_groups)")
+    unread: list[dict[str, str]] = []
+    acc = accelerate_programs(_tree(tmp_path / "old", {"utils/deepspeed.py": "", "accelerator.py": old}), unread)
+    assert unread == []
+    rules = HfRules({"transformers_version": "4.0.0", "rules": {"fills": []}}, {"rules": {"programs": acc}}, "0.2")
+    assert rules.cpu_optimizer("torch.optim.Adagrad")[0] == "deepspeed.ops.adam.DeepSpeedCPUAdam"
+    assert acc["cpu_swap"]["when"][-1].endswith("get('zero_force_ds_cpu_optimizer', True)")

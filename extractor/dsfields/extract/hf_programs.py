@@ -381,16 +381,28 @@ def accelerate_programs(package: Any, unread: list[dict[str, str]]) -> dict[str,
                 defaults = {a.arg: ast.literal_eval(d) for a, d in zip(positional, init.args.defaults, strict=True)
                             if isinstance(d, ast.Constant)}
                 out.setdefault("dummy_defaults", {})[cls] = defaults
-    if "cpu_optimizer" not in out:
-        unread.append({"rule": "utils/deepspeed.py map_pytorch_optim_to_deepspeed", "why": "not found"})
     accelerator = _read(package, "accelerator.py")
     fn = functions(accelerator, "Accelerator").get("_prepare_deepspeed") if accelerator is not None else None
     if fn is not None:
+        steps = program(fn, "accelerate.accelerator", module_imports(accelerator, "accelerate.accelerator"))["steps"]
         for stmt, conds in _walk(fn.body):
-            if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
-                    and ast.unparse(stmt.value.func) == "map_pytorch_optim_to_deepspeed"):
+            if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and len(stmt.targets) == 1
+                    and ast.unparse(stmt.targets[0]) == "optimizer"):
+                continue
+            called = ast.unparse(stmt.value.func)
+            if called == "map_pytorch_optim_to_deepspeed" or "param_groups" in ast.unparse(stmt.value):
                 out["cpu_swap"] = {"file": "accelerate/accelerator.py", "when": list(conds), "line": stmt.lineno}
+                if called != "map_pytorch_optim_to_deepspeed" and "cpu_optimizer" not in out:
+                    # before 1.2 the swap is written inline: one class (DeepSpeedCPUAdam) whatever the optimizer
+                    imports = [dict(s, when=[]) for s in steps if s["op"] == "import" and called in s["bind"]]
+                    out["cpu_optimizer"] = {"file": "accelerate/accelerator.py", "root": "_prepare_deepspeed",
+                                            "programs": {"_prepare_deepspeed": {
+                                                "name": "_prepare_deepspeed", "params": [], "line": stmt.lineno,
+                                                "steps": [*imports[-1:], {"op": "return", "value": f"{called}()",
+                                                                          "when": [], "line": stmt.lineno}]}}}
                 break
+    if "cpu_optimizer" not in out:
+        unread.append({"rule": "utils/deepspeed.py map_pytorch_optim_to_deepspeed", "why": "not found"})
     if "cpu_swap" not in out:
         unread.append({"rule": "Accelerator._prepare_deepspeed map_pytorch_optim_to_deepspeed", "why": "not found"})
     return out
