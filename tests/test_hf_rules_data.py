@@ -166,3 +166,67 @@ def test_a_value_the_trainer_fills_is_judged_by_deepspeed_too(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "filled by the Trainer from --warmup_steps default (0), then deepspeed.initialize raises ValueError" in out
     assert main([*common, "--hf-version", "5.24.0,1.15.0"]) == 0
+
+
+def test_the_programs_of_the_pinned_pair_give_the_verified_mirrors_answers():
+    """The optimizer, scheduler and steps the snapshot's programs compute for 5.24.0 / 1.15.0 are the ones the
+    mirror spells out (checked against the real Trainer by the differential)."""
+    from dsfields.model.hf_trainer import CPU_SWAP, TRAINER_OPTIMIZERS, TRAINER_SCHEDULERS, _arg_names
+
+    snap = load_hf_snapshot("5.24.0")
+    rules = load_rules(snap, "1.15.0", explicit=True)
+    names = lambda words, **kw: _arg_names(parse_trainer_args(words, snap, **kw))  # noqa: E731
+    for optim, built in TRAINER_OPTIMIZERS.items():
+        assert rules.optimizer_class(names(f"--optim {optim}"))[0] == built, optim
+    for kind in snap["training_arguments"]["fields"]["lr_scheduler_type"]["choices"]:
+        expected = TRAINER_SCHEDULERS.get(kind, "torch.optim.lr_scheduler.LambdaLR")
+        if kind != "greedy":  # GreedyLR (5.4+): the mirror's table never had it
+            assert rules.scheduler_class(names(f"--lr_scheduler_type {kind}"))[0] == expected, kind
+    for built, swapped in {"torch.optim.AdamW": "deepspeed.ops.adam.DeepSpeedCPUAdam", **CPU_SWAP}.items():
+        assert rules.cpu_optimizer(built, "0.19.8")[0] == swapped
+    for words, size in (("--max_steps 9", None), ("--num_train_epochs 2", 100),
+                        ("--gradient_accumulation_steps 3 --per_device_train_batch_size 4", 50)):
+        args = parse_trainer_args(words, snap, dataset_size=size)
+        batches = None if size is None else -(-size // args.values["per_device_train_batch_size"])
+        assert rules.training_steps(_arg_names(args), batches) == args.num_training_steps(), words
+
+
+def test_release_differences_of_the_programs():
+    offload = {**ZERO3, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    offload.pop("scheduler")
+    # accelerate 1.2 swaps torch's Adagrad for DeepSpeedCPUAdagrad; before, always DeepSpeedCPUAdam
+    new = _run(offload, "--max_steps 4 --optim adagrad", "4.47.1", "1.2.1")
+    old = _run(offload, "--max_steps 4 --optim adagrad", "4.46.3", "1.1.1")
+    assert new.optimizer_class == "deepspeed.ops.adagrad.DeepSpeedCPUAdagrad", new.notes
+    assert old.optimizer_class == "deepspeed.ops.adam.DeepSpeedCPUAdam", old.notes
+    # 4.52 counts a partial accumulation window as an update: ceil(10 / 4) x 3 epochs, before floor(10 / 4) x 3
+    sched = {**ZERO3, "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": "auto"}}}
+    words = "--gradient_accumulation_steps 4 --per_device_train_batch_size 1"
+
+    def steps(version):
+        snap = load_hf_snapshot(version)
+        args = parse_trainer_args(words, snap, hidden_size=10, dataset_size=10)
+        args.rules = load_rules(snap, None, explicit=True)
+        return trainer_run(sched, args, {}).config["scheduler"]["params"]["total_num_steps"]
+
+    assert (steps("4.51.3"), steps("4.52.4")) == (6, 9)
+    # TrainingArguments' own checks, each release's message
+    assert str(_run(ZERO3, "--max_steps 4 --warmup_ratio 1.5", "4.57.6").error) == "warmup_ratio must lie in range [0,1]"
+    assert str(_run(ZERO3, "--max_steps 4 --warmup_steps -1", "5.24.0").error) == (
+        "Got warmup_steps = -1.0, Expected value warmup_steps >= 0")
+    assert str(_run(ZERO3, "--max_steps 4 --fp16 --bf16", "4.36.2").error) == (
+        "At most one of fp16 and bf16 can be True, but not both")
+    assert _run(ZERO3, "--max_steps 4 --bf16", "4.36.2").error is None  # the bf16/gpu check needs the machine
+    # the optimizer --optim builds: adamw_hf (transformers' own AdamW) until 4.49
+    no_opt = {k: v for k, v in offload.items()}
+    no_opt["zero_optimization"] = {"stage": 2}
+    assert _run(no_opt, "--max_steps 4 --optim adamw_hf", "4.49.0").optimizer_class == \
+        "transformers.optimization.AdamW"
+
+
+def test_diff_hf_shows_what_the_programs_answer(capsys):
+    assert main(["diff", "--hf", "4.51.3,1.1.1", "4.52.4,1.2.1"]) == 0
+    out = capsys.readouterr().out
+    assert "num_training_steps (--gradient_accumulation_steps 4 --num_train_epochs 3, 10 batches): 6 → 9" in out
+    assert ('ZeRO-Offload swaps torch.optim.Adagrad for: "deepspeed.ops.adam.DeepSpeedCPUAdam" → '
+            '"deepspeed.ops.adagrad.DeepSpeedCPUAdagrad"') in out
