@@ -230,3 +230,48 @@ def test_diff_hf_shows_what_the_programs_answer(capsys):
     assert "num_training_steps (--gradient_accumulation_steps 4 --num_train_epochs 3, 10 batches): 6 → 9" in out
     assert ('ZeRO-Offload swaps torch.optim.Adagrad for: "deepspeed.ops.adam.DeepSpeedCPUAdam" → '
             '"deepspeed.ops.adagrad.DeepSpeedCPUAdagrad"') in out
+
+
+def _plan(function, config, **kw):
+    from dsfields.model.hf_trainer import PlanError
+
+    try:
+        plan = function(config, **kw)
+    except PlanError as exc:
+        return ("refused", exc.raised_by, exc.exc_type, str(exc), exc.key)
+    return ("plan", plan.config, plan.optimizer, plan.scheduler)
+
+
+def test_hf_plan_from_the_pinned_pairs_snapshots_is_the_spelt_plan():
+    """hf_plan evaluating 5.24.0 / 1.15.0's snapshots gives the spelt-out plan on every corpus config, but where a
+    legacy ``bfloat16.enabled: true`` is taken as --bf16: accelerate 1.15.0's set_mixed_precision then adds a
+    ``bf16`` section (the spelt plan does not)."""
+    from dsfields.model.hf_trainer import hf_plan
+
+    same = 0
+    for path in sorted(CORPUS.glob("*.json")):
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(config, dict):
+            continue
+        spelt, ruled = _plan(hf_plan, config), _plan(hf_plan, config, pair=("5.24.0", "1.15.0"))
+        if (config.get("bfloat16") or {}).get("enabled") is True and "bf16" not in config:
+            assert ruled[1]["bf16"] == {"enabled": True} and spelt[1]["bf16"] == {"enabled": False}, path.name
+            continue
+        assert spelt == ruled, path.name
+        same += 1
+    assert same >= 60
+
+
+def test_hf_plan_follows_another_pair():
+    from dsfields.model.hf_trainer import hf_plan
+
+    config = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size":
+                                                                         "auto"}}
+    # 4.44's Trainer fills 0.9 * h * h unrounded, 5.24's int(...)
+    assert _plan(hf_plan, config, pair=("4.44.2", "0.33.0"))[1]["zero_optimization"][
+        "stage3_prefetch_bucket_size"] == 57.6
+    assert _plan(hf_plan, config, pair=("5.24.0", "1.15.0"))[1]["zero_optimization"][
+        "stage3_prefetch_bucket_size"] == 57

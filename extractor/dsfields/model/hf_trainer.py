@@ -158,11 +158,88 @@ def _is_true(config: dict[str, Any], path: str) -> bool:
     return value is not None and bool(value) and value != "auto"
 
 
-def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
-    """The config and optimizer the HF Trainer (transformers 5.24.0) with accelerate 1.15.0 hand to DeepSpeed.
+def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[str, str] | None = None) -> Plan:
+    """The config and optimizer the HF Trainer with accelerate hand to DeepSpeed, the user's arguments assumed to
+    match the config (:data:`HF_ARGS`; a literal ``enabled: true`` taken as ``--fp16``/``--bf16``).
 
-    Raises :class:`PlanError` where those layers refuse the config before DeepSpeed sees it.
+    With ``pair`` (transformers, accelerate), the Trainer's fills, accelerate's plugin settings, precision sections
+    and prepare fills are those of the pair's HF snapshots (``generated/hf/``), evaluated by :func:`trainer_run`;
+    without one (the default: the launch witness, and ``check``'s launch rules, which read no HF snapshot), or
+    where the pair has no snapshot or a rule of it cannot be evaluated, transformers 5.24.0 / accelerate 1.15.0
+    as spelt out in :func:`_spelt_hf_plan`. Raises :class:`PlanError` where those layers refuse the config.
     """
+    if pair is None:
+        return _spelt_hf_plan(config, hidden_size)
+    try:
+        args = _matched_args(config, hidden_size, pair)
+    except AttributeError:  # a non-dict on a precision path: the spelt plan raises as the Trainer does
+        args = None
+    if args is None:
+        return _spelt_hf_plan(config, hidden_size)
+    # the launch witness judges DeepSpeed at one rank: a tensor-parallel size above it is the world size's
+    # refusal, not the config's (``check --trainer-args --world-size`` says it)
+    run = trainer_run(config, args, mesh_check=False)
+    if [n for n in run.notes if "could not" in n]:
+        return _spelt_hf_plan(config, hidden_size)
+    if run.error is not None:
+        raise run.error
+    assert run.config is not None
+    notes = [f"accelerate added {d}.enabled=false" for d in ("fp16", "bf16")
+             if run.origins.get(f"{d}.enabled") == "added by accelerate (false)"]
+    notes += [n for n in run.notes if n.startswith("accelerate swapped in")]
+    return Plan(at_one_rank(run.config), run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
+
+
+_PAIR_RULES: dict[tuple[str, str], Any] = {}
+
+
+def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str]) -> Any:
+    """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
+    the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
+    None when the pair has no HF snapshot here."""
+    from dsfields.model.errors import UsageError
+    from dsfields.model.hf_args import load_hf_snapshot, parse_trainer_args
+
+    if pair not in _PAIR_RULES:
+        from dsfields.model.hf_rules import HfRules, load_accelerate_snapshot
+
+        try:
+            snapshot = load_hf_snapshot(pair[0])
+        except (UsageError, OSError, ValueError):
+            _PAIR_RULES[pair] = None
+        else:
+            rules = HfRules(snapshot, load_accelerate_snapshot(pair[1]), pair[1])
+            _PAIR_RULES[pair] = (snapshot, _Matching(rules) if rules.trainer and rules.accelerate else None)
+    found = _PAIR_RULES[pair]
+    if found is None or found[1] is None:
+        return None
+    snapshot, rules = found
+    args = parse_trainer_args("", snapshot, world_size=1, hidden_size=hidden_size, hidden_size_from="the model")
+    fp16 = _is_true(config, "fp16.enabled")
+    bf16 = not fp16 and (_is_true(config, "bf16.enabled") or _is_true(config, "bfloat16.enabled"))
+    args.values.update({name: getattr(HF_ARGS, name) for name in vars(HF_ARGS) if name in args.values})
+    args.values.update({"fp16": fp16, "bf16": bf16, "max_steps": NUM_TRAINING_STEPS})
+    args.rules = rules
+    return args
+
+
+class _Matching:
+    """A pair's :class:`dsfields.model.hf_rules.HfRules` whose Trainer fills never mismatch-check (``hf_plan``'s
+    arguments are taken to equal the config's literals)."""
+
+    def __init__(self, rules: Any) -> None:
+        self._rules = rules
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rules, name)
+
+    def fills(self, function: str) -> list[dict[str, Any]] | None:
+        found = self._rules.fills(function)
+        return None if found is None else [dict(f, must_match=False) for f in found]
+
+
+def _spelt_hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
+    """:func:`hf_plan` for transformers 5.24.0 with accelerate 1.15.0, spelt out (no HF snapshot needed)."""
     cfg = clone_json(config)
     args = HF_ARGS
     notes: list[str] = []
@@ -424,7 +501,8 @@ def _zero_stage3(cfg: dict[str, Any]) -> bool:
     return isinstance(zero, dict) and zero.get("stage") == 3
 
 
-def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None) -> TrainerRun:
+def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None,
+                mesh_check: bool = True) -> TrainerRun:
     """The Trainer (transformers 5.24.0) and accelerate 1.15.0 on ``config`` with ``args``
     (:class:`dsfields.model.hf_args.TrainerArgs`) and accelerate's launch settings (``accelerate``:
     ``mixed_precision``, ``gradient_accumulation_steps``, ``gradient_clipping``, ``zero_stage``,
@@ -439,7 +517,7 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
     acc = accelerate or {}
     cfg = clone_json(config)
     try:
-        _trainer_run(run, cfg, args, acc)
+        _trainer_run(run, cfg, args, acc, mesh_check)
     except PlanError as exc:
         run.error = exc
         return run
@@ -450,7 +528,7 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
     return run
 
 
-def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any]) -> None:
+def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any], mesh_check: bool = True) -> None:
     v = args.values
     rules = getattr(args, "rules", None)
     if rules is not None:
@@ -530,7 +608,7 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     # -- Accelerator._prepare_deepspeed (accelerator.py:2141-2400)
     tensor = cfg.get("tensor_parallel", {})
     tp_size = tensor.get("autotp_size", 0) if isinstance(tensor, dict) else 0
-    if isinstance(tp_size, int) and tp_size > args.world_size:  # :2154-2171 init_device_mesh(device, (tp_size,))
+    if mesh_check and isinstance(tp_size, int) and tp_size > args.world_size:  # :2154-2171 init_device_mesh(device, (tp_size,))
         raise PlanError("torch", "RuntimeError", f"Mesh should not be bigger than default world size "
                         f"{args.world_size}, but found {tp_size} ranks!", "tensor_parallel.autotp_size")
     micro_now = cfg.get("train_micro_batch_size_per_gpu")
