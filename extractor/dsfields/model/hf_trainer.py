@@ -608,7 +608,8 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     # -- Accelerator._prepare_deepspeed (accelerator.py:2141-2400)
     tensor = cfg.get("tensor_parallel", {})
     tp_size = tensor.get("autotp_size", 0) if isinstance(tensor, dict) else 0
-    if mesh_check and isinstance(tp_size, int) and tp_size > args.world_size:  # :2154-2171 init_device_mesh(device, (tp_size,))
+    # :2154-2171 init_device_mesh(device, (tp_size,))
+    if mesh_check and isinstance(tp_size, int) and tp_size > args.world_size:
         raise PlanError("torch", "RuntimeError", f"Mesh should not be bigger than default world size "
                         f"{args.world_size}, but found {tp_size} ranks!", "tensor_parallel.autotp_size")
     micro_now = cfg.get("train_micro_batch_size_per_gpu")
