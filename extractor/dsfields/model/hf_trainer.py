@@ -437,6 +437,8 @@ class TrainerRun:
         self.unknown: dict[str, str] = {}
         self.notes: list[str] = []
         self.mismatch_keys: list[str] = []
+        self.built_from: dict[str, str] = {}
+        """``optimizer`` / ``scheduler`` / ``swap`` → the release's source that decided the class built."""
         self.line_template: str | None = None
         """``fill_match``'s mismatch line as the release writes it (its f-string, from the snapshot)."""
 
@@ -767,10 +769,12 @@ def _trainer_optimizer(run: TrainerRun, args: Any, rules: Any) -> str:
     if rules is None:
         return fallback
     try:
-        return str(rules.optimizer_class(_arg_names(args))[0])
+        built, where = rules.optimizer_class(_arg_names(args))
     except Unreadable as exc:
         _rule_failed(run, rules, f"the optimizer of --optim {optim}", exc, f"{fallback} is said")
         return fallback
+    run.built_from["optimizer"] = f"transformers {rules.transformers_version} {where}"
+    return str(built)
 
 
 def _trainer_scheduler(run: TrainerRun, args: Any, rules: Any) -> str:
@@ -782,10 +786,12 @@ def _trainer_scheduler(run: TrainerRun, args: Any, rules: Any) -> str:
     if rules is None:
         return fallback
     try:
-        return str(rules.scheduler_class(_arg_names(args))[0])
+        built, where = rules.scheduler_class(_arg_names(args))
     except Unreadable as exc:
         _rule_failed(run, rules, f"the scheduler of --lr_scheduler_type {kind}", exc, f"{fallback} is said")
         return fallback
+    run.built_from["scheduler"] = f"transformers {rules.transformers_version} {where}"
+    return str(built)
 
 
 def _swaps(run: TrainerRun, cfg: dict[str, Any], built: str, rules: Any) -> bool:
@@ -818,10 +824,12 @@ def _cpu_optimizer(run: TrainerRun, built: str, rules: Any) -> str:
     try:
         from dsfields.model.store import installed_deepspeed_version
 
-        return str(rules.cpu_optimizer(built, installed_deepspeed_version())[0])
+        swapped, where = rules.cpu_optimizer(built, installed_deepspeed_version())
     except Unreadable as exc:
         _rule_failed(run, rules, f"the DeepSpeed CPU optimizer for {built}", exc, f"{fallback} is said")
         return fallback
+    run.built_from["swap"] = f"accelerate {rules.accelerate_version} {where}"
+    return str(swapped)
 
 
 def training_steps(args: Any, run: TrainerRun | None = None) -> int | None:
