@@ -222,6 +222,8 @@ def map_pytorch_optim_to_deepspeed(optimizer):
     from deepspeed.ops.adam import DeepSpeedCPUAdam
 
     optimizer_class = DeepSpeedCPUAdam
+    if compare_versions("deepspeed", ">=", "0.3.1"):
+        defaults["adamw_mode"] = False
     if compare_versions("deepspeed", ">=", "0.5.5"):
         is_ada = isinstance(optimizer, optim.Adagrad)
         if is_bnb_available() and not is_ada:
@@ -368,6 +370,9 @@ def test_accelerates_cpu_swap(tmp_path):
     assert rules.cpu_optimizer("torch.optim.AdamW", "0.19.8")[0] == "deepspeed.ops.adam.DeepSpeedCPUAdam"
     assert rules.cpu_optimizer("torch.optim.Adagrad", "0.19.8")[0] == "deepspeed.ops.adagrad.DeepSpeedCPUAdagrad"
     assert rules.cpu_optimizer("torch.optim.Adagrad", "0.5.0")[0] == "deepspeed.ops.adam.DeepSpeedCPUAdam"
+    # the keywords the swap passes beyond lr / weight_decay (DeepSpeed's signature judges them in check)
+    assert rules.cpu_optimizer_call("torch.optim.Adagrad", "0.19.8")[2] == {"adamw_mode": False}
+    assert rules.cpu_optimizer_call("torch.optim.Adagrad", "0.3.0")[2] == {}
     base = {"optimizer": ClassPath("torch.optim.AdamW"), "model": ClassPath("model"),
             "isinstance": isinstance_by_path, "DummyOptim": ClassPath("accelerate.utils.DummyOptim")}
     offload = {"zero_optimization": {"offload_optimizer": {"device": "cpu"}}}

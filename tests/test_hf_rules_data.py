@@ -276,3 +276,17 @@ def test_hf_plan_follows_another_pair():
         "stage3_prefetch_bucket_size"] == 57.6
     assert _plan(hf_plan, config, pair=("5.24.0", "1.15.0"))[1]["zero_optimization"][
         "stage3_prefetch_bucket_size"] == 57
+
+
+def test_the_zero_offload_swap_of_adagrad_is_refused_where_accelerate_passes_adamw_mode(tmp_path, capsys):
+    """Seen with the real transformers 5.24.0 / accelerate 1.15.0 and 4.51.3 / 1.6.0 (bench/hf_release_rules.py):
+    accelerate 1.2+ swaps Adagrad for DeepSpeedCPUAdagrad but passes it adamw_mode, which it does not take."""
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {
+        "stage": 2, "offload_optimizer": {"device": "cpu"}}}))
+    words = "--trainer-args=--optim adagrad --max_steps 2"
+    assert main(["check", str(config), words, "--hf-version", "5.24.0,1.15.0"]) == 1
+    out = capsys.readouterr().out
+    assert "unexpected keyword argument 'adamw_mode'" in out and "[hf-swap-refusal]" in out
+    assert main(["check", str(config), words, "--hf-version", "4.46.3,1.1.1"]) == 0  # inline DeepSpeedCPUAdam
+    assert main(["check", str(config), "--trainer-args=--max_steps 2", "--hf-version", "5.24.0,1.15.0"]) == 0

@@ -6,7 +6,8 @@ handlers in 5.x), what ``num_training_steps`` comes to, which ``TrainingArgument
 which DeepSpeed CPU optimizer accelerate swaps in. Each such function is recorded here, read with :mod:`ast`
 (never run), as a list of steps:
 
-- ``assign`` (``targets``: local names or ``self.X``; ``value``: the expression as written),
+- ``assign`` (``targets``: local names, ``self.X``, or ``name.key`` for ``name["key"] = ...``; ``value``: the
+  expression as written),
 - ``import`` (``bind``: alias → dotted path, relative imports resolved against the module),
 - ``call`` (``method``: a function of the same class or module this records too; ``args``; ``targets``),
 - ``return`` (``value``) and ``raise`` (``type``, ``message`` as a template with ``{expr}`` pieces),
@@ -69,6 +70,11 @@ def _walk(body: list[ast.stmt], conds: tuple[str, ...] = ()) -> list[tuple[ast.s
 def _target(node: ast.expr) -> list[str] | None:
     if isinstance(node, ast.Name):
         return [node.id]
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)):
+        # ``defaults["adamw_mode"] = False``: one key of a local dict, named ``defaults.adamw_mode`` (what a
+        # ``**defaults`` call then passes)
+        return [f"{node.value.id}.{node.slice.value}"]
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return [f"self.{node.attr}"]
     if isinstance(node, (ast.Tuple, ast.List)):

@@ -193,6 +193,23 @@ def _eval(node: ast.expr, names: dict[str, Any]) -> Any:
     raise Unreadable(ast.unparse(node))
 
 
+def _spread_keys(step: dict[str, Any] | None, names: dict[str, Any]) -> dict[str, Any]:
+    """The keys a returned call spreads with ``**d`` that the program set one by one (``d["adamw_mode"] = False``):
+    what accelerate passes the DeepSpeed CPU optimizer beyond the ``lr``/``weight_decay`` it copies."""
+    if not step or not step.get("value"):
+        return {}
+    node = ast.parse(step["value"], mode="eval").body
+    out: dict[str, Any] = {}
+    if isinstance(node, ast.Call):
+        for keyword in node.keywords:
+            if keyword.arg is None and isinstance(keyword.value, ast.Name):
+                prefix = keyword.value.id + "."
+                out.update({k[len(prefix):]: v for k, v in names.items() if k.startswith(prefix)})
+            elif keyword.arg is not None:
+                out[keyword.arg] = _value_or_none(ast.unparse(keyword.value), names)
+    return out
+
+
 class EnumMember(str):
     """A member of one of transformers' ``(str, Enum)`` classes: equal to its value, written as Python 3.11+ formats
     it in a message (``IntervalStrategy.STEPS``)."""
@@ -407,6 +424,7 @@ class HfRules:
             self.notes.append(f"transformers {self.transformers_version}: {item['rule']} could not be read "
                               f"statically ({item['why']}): the transformers {MIRROR[0]} rule is used")
         self.accelerate = accelerate["rules"] if accelerate else None
+
         if accelerate is None:
             self.notes.append(f"accelerate {accelerate_version}: no HF snapshot (generated/hf/accelerate-"
                               f"{accelerate_version}.json): accelerate {MIRROR[1]}'s rules are used")
@@ -566,8 +584,14 @@ class HfRules:
 
     def cpu_optimizer(self, built: str, deepspeed: str | None = None) -> tuple[str, str]:
         """accelerate's ``map_pytorch_optim_to_deepspeed`` for an optimizer of class ``built``: the DeepSpeed CPU
-        optimizer it swaps in (``compare_versions("deepspeed", ...)`` against ``deepspeed``, None: taken as new
-        enough)."""
+        optimizer it swaps in, and where (``compare_versions("deepspeed", ...)`` against ``deepspeed``, None: taken
+        as new enough)."""
+        swapped, where, _kwargs = self.cpu_optimizer_call(built, deepspeed)
+        return swapped, where
+
+    def cpu_optimizer_call(self, built: str, deepspeed: str | None = None) -> tuple[str, str, dict[str, Any]]:
+        """:meth:`cpu_optimizer` and the keywords the swap passes that class beyond the ``lr`` / ``weight_decay``
+        it copies (1.2+: ``adamw_mode``, which ``DeepSpeedCPUAdagrad`` does not take)."""
         found = self._program("accelerate", "cpu_optimizer")
         if found is None:
             raise Unreadable(f"no map_pytorch_optim_to_deepspeed program in the accelerate {self.accelerate_version} "
@@ -589,7 +613,7 @@ class HfRules:
         where = f"{found['file']}:{found['programs'][found['root']]['line']}"
         if out.kind != "return" or not isinstance(out.value, ClassPath):
             raise Unreadable(f"{where}: the swap for {built} is not decided here")
-        return str(out.value), where
+        return str(out.value), where, _spread_keys(out.step, scope)
 
     def cpu_swap(self, names: dict[str, Any]) -> bool:
         """Whether ``_prepare_deepspeed`` swaps the Trainer's optimizer (the tests around the call, on ``names``:

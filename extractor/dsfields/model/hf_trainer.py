@@ -437,6 +437,9 @@ class TrainerRun:
         self.unknown: dict[str, str] = {}
         self.notes: list[str] = []
         self.mismatch_keys: list[str] = []
+        self.swap_kwargs: dict[str, Any] = {}
+        """The keywords accelerate's ZeRO-Offload swap passes the DeepSpeed CPU optimizer beyond lr / weight_decay
+        (DeepSpeed's own signature judges them: ``check``)."""
         self.built_from: dict[str, str] = {}
         """``optimizer`` / ``scheduler`` / ``swap`` → the release's source that decided the class built."""
         self.line_template: str | None = None
@@ -824,11 +827,12 @@ def _cpu_optimizer(run: TrainerRun, built: str, rules: Any) -> str:
     try:
         from dsfields.model.store import installed_deepspeed_version
 
-        swapped, where = rules.cpu_optimizer(built, installed_deepspeed_version())
+        swapped, where, passed = rules.cpu_optimizer_call(built, installed_deepspeed_version())
     except Unreadable as exc:
         _rule_failed(run, rules, f"the DeepSpeed CPU optimizer for {built}", exc, f"{fallback} is said")
         return fallback
     run.built_from["swap"] = f"accelerate {rules.accelerate_version} {where}"
+    run.swap_kwargs = passed
     return str(swapped)
 
 
