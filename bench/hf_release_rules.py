@@ -30,11 +30,12 @@ SCHEDULED = {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_st
              "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": "auto", "warmup_num_steps": "auto",
                                                                "warmup_max_lr": "auto", "warmup_min_lr": "auto"}}}
 OFFLOAD = {**SCHEDULED, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+EPOCHS = "--warmup_steps 1 --num_train_epochs"
 RUNS = [  # --warmup_steps 1: 4.x fills warmup_num_steps with 0 without it, which DeepSpeed 0.19.6+ refuses
-    (SCHEDULED, "--warmup_steps 1 --num_train_epochs 1 --gradient_accumulation_steps 3"),
-    (SCHEDULED, "--warmup_steps 1 --num_train_epochs 2 --gradient_accumulation_steps 3 "
-                "--per_device_train_batch_size 3"),
-    (SCHEDULED, "--warmup_steps 1 --num_train_epochs 1 --gradient_accumulation_steps 4"),
+    # a partial accumulation window at the end of an epoch: an update from 4.52 on (ceil), not before (floor)
+    (SCHEDULED, f"{EPOCHS} 1 --gradient_accumulation_steps 3 --per_device_train_batch_size 1"),
+    (SCHEDULED, f"{EPOCHS} 2 --gradient_accumulation_steps 5 --per_device_train_batch_size 1"),
+    (SCHEDULED, f"{EPOCHS} 1 --gradient_accumulation_steps 3 --per_device_train_batch_size 2"),
     (OFFLOAD, "--warmup_steps 1 --max_steps 2 --optim adamw_torch"),
     (OFFLOAD, "--warmup_steps 1 --max_steps 2 --optim adagrad"),
     (OFFLOAD, "--warmup_steps 1 --max_steps 2 --optim sgd"),
