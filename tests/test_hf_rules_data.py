@@ -166,3 +166,127 @@ def test_a_value_the_trainer_fills_is_judged_by_deepspeed_too(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "filled by the Trainer from --warmup_steps default (0), then deepspeed.initialize raises ValueError" in out
     assert main([*common, "--hf-version", "5.24.0,1.15.0"]) == 0
+
+
+def test_the_programs_of_the_pinned_pair_give_the_verified_mirrors_answers():
+    """The optimizer, scheduler and steps the snapshot's programs compute for 5.24.0 / 1.15.0 are the ones the
+    mirror spells out (checked against the real Trainer by the differential)."""
+    from dsfields.model.hf_trainer import CPU_SWAP, TRAINER_OPTIMIZERS, TRAINER_SCHEDULERS, _arg_names
+
+    snap = load_hf_snapshot("5.24.0")
+    rules = load_rules(snap, "1.15.0", explicit=True)
+    names = lambda words, **kw: _arg_names(parse_trainer_args(words, snap, **kw))  # noqa: E731
+    for optim, built in TRAINER_OPTIMIZERS.items():
+        assert rules.optimizer_class(names(f"--optim {optim}"))[0] == built, optim
+    for kind in snap["training_arguments"]["fields"]["lr_scheduler_type"]["choices"]:
+        expected = TRAINER_SCHEDULERS.get(kind, "torch.optim.lr_scheduler.LambdaLR")
+        if kind != "greedy":  # GreedyLR (5.4+): the mirror's table never had it
+            assert rules.scheduler_class(names(f"--lr_scheduler_type {kind}"))[0] == expected, kind
+    for built, swapped in {"torch.optim.AdamW": "deepspeed.ops.adam.DeepSpeedCPUAdam", **CPU_SWAP}.items():
+        assert rules.cpu_optimizer(built, "0.19.8")[0] == swapped
+    for words, size in (("--max_steps 9", None), ("--num_train_epochs 2", 100),
+                        ("--gradient_accumulation_steps 3 --per_device_train_batch_size 4", 50)):
+        args = parse_trainer_args(words, snap, dataset_size=size)
+        batches = None if size is None else -(-size // args.values["per_device_train_batch_size"])
+        assert rules.training_steps(_arg_names(args), batches) == args.num_training_steps(), words
+
+
+def test_release_differences_of_the_programs():
+    offload = {**ZERO3, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    offload.pop("scheduler")
+    # accelerate 1.2 swaps torch's Adagrad for DeepSpeedCPUAdagrad; before, always DeepSpeedCPUAdam
+    new = _run(offload, "--max_steps 4 --optim adagrad", "4.47.1", "1.2.1")
+    old = _run(offload, "--max_steps 4 --optim adagrad", "4.46.3", "1.1.1")
+    assert new.optimizer_class == "deepspeed.ops.adagrad.DeepSpeedCPUAdagrad", new.notes
+    assert old.optimizer_class == "deepspeed.ops.adam.DeepSpeedCPUAdam", old.notes
+    # 4.52 counts a partial accumulation window as an update: ceil(10 / 4) x 3 epochs, before floor(10 / 4) x 3
+    sched = {**ZERO3, "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": "auto"}}}
+    words = "--gradient_accumulation_steps 4 --per_device_train_batch_size 1"
+
+    def steps(version):
+        snap = load_hf_snapshot(version)
+        args = parse_trainer_args(words, snap, hidden_size=10, dataset_size=10)
+        args.rules = load_rules(snap, None, explicit=True)
+        return trainer_run(sched, args, {}).config["scheduler"]["params"]["total_num_steps"]
+
+    assert (steps("4.51.3"), steps("4.52.4")) == (6, 9)
+    # TrainingArguments' own checks, each release's message
+    ratio = _run(ZERO3, "--max_steps 4 --warmup_ratio 1.5", "4.57.6")
+    assert str(ratio.error) == "warmup_ratio must lie in range [0,1]"
+    assert str(_run(ZERO3, "--max_steps 4 --warmup_steps -1", "5.24.0").error) == (
+        "Got warmup_steps = -1.0, Expected value warmup_steps >= 0")
+    assert str(_run(ZERO3, "--max_steps 4 --fp16 --bf16", "4.36.2").error) == (
+        "At most one of fp16 and bf16 can be True, but not both")
+    assert _run(ZERO3, "--max_steps 4 --bf16", "4.36.2").error is None  # the bf16/gpu check needs the machine
+    # the optimizer --optim builds: adamw_hf (transformers' own AdamW) until 4.49
+    no_opt = {k: v for k, v in offload.items()}
+    no_opt["zero_optimization"] = {"stage": 2}
+    assert _run(no_opt, "--max_steps 4 --optim adamw_hf", "4.49.0").optimizer_class == \
+        "transformers.optimization.AdamW"
+
+
+def test_diff_hf_shows_what_the_programs_answer(capsys):
+    assert main(["diff", "--hf", "4.51.3,1.1.1", "4.52.4,1.2.1"]) == 0
+    out = capsys.readouterr().out
+    assert "num_training_steps (--gradient_accumulation_steps 4 --num_train_epochs 3, 10 batches): 6 → 9" in out
+    assert ('ZeRO-Offload swaps torch.optim.Adagrad for: "deepspeed.ops.adam.DeepSpeedCPUAdam" → '
+            '"deepspeed.ops.adagrad.DeepSpeedCPUAdagrad"') in out
+
+
+def _plan(function, config, **kw):
+    from dsfields.model.hf_trainer import PlanError
+
+    try:
+        plan = function(config, **kw)
+    except PlanError as exc:
+        return ("refused", exc.raised_by, exc.exc_type, str(exc), exc.key)
+    return ("plan", plan.config, plan.optimizer, plan.scheduler)
+
+
+def test_hf_plan_from_the_pinned_pairs_snapshots_is_the_spelt_plan():
+    """hf_plan evaluating 5.24.0 / 1.15.0's snapshots gives the spelt-out plan on every corpus config, but where a
+    legacy ``bfloat16.enabled: true`` is taken as --bf16: accelerate 1.15.0's set_mixed_precision then adds a
+    ``bf16`` section (the spelt plan does not)."""
+    from dsfields.model.hf_trainer import hf_plan
+
+    same = 0
+    for path in sorted(CORPUS.glob("*.json")):
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(config, dict):
+            continue
+        spelt, ruled = _plan(hf_plan, config), _plan(hf_plan, config, pair=("5.24.0", "1.15.0"))
+        if (config.get("bfloat16") or {}).get("enabled") is True and "bf16" not in config:
+            assert ruled[1]["bf16"] == {"enabled": True} and spelt[1]["bf16"] == {"enabled": False}, path.name
+            continue
+        assert spelt == ruled, path.name
+        same += 1
+    assert same >= 60
+
+
+def test_hf_plan_follows_another_pair():
+    from dsfields.model.hf_trainer import hf_plan
+
+    config = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size":
+                                                                         "auto"}}
+    # 4.44's Trainer fills 0.9 * h * h unrounded, 5.24's int(...)
+    assert _plan(hf_plan, config, pair=("4.44.2", "0.33.0"))[1]["zero_optimization"][
+        "stage3_prefetch_bucket_size"] == 57.6
+    assert _plan(hf_plan, config, pair=("5.24.0", "1.15.0"))[1]["zero_optimization"][
+        "stage3_prefetch_bucket_size"] == 57
+
+
+def test_the_zero_offload_swap_of_adagrad_is_refused_where_accelerate_passes_adamw_mode(tmp_path, capsys):
+    """Seen with the real transformers 5.24.0 / accelerate 1.15.0 and 4.51.3 / 1.6.0 (bench/hf_release_rules.py):
+    accelerate 1.2+ swaps Adagrad for DeepSpeedCPUAdagrad but passes it adamw_mode, which it does not take."""
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {
+        "stage": 2, "offload_optimizer": {"device": "cpu"}}}))
+    words = "--trainer-args=--optim adagrad --max_steps 2"
+    assert main(["check", str(config), words, "--hf-version", "5.24.0,1.15.0"]) == 1
+    out = capsys.readouterr().out
+    assert "unexpected keyword argument 'adamw_mode'" in out and "[hf-swap-refusal]" in out
+    assert main(["check", str(config), words, "--hf-version", "4.46.3,1.1.1"]) == 0  # inline DeepSpeedCPUAdam
+    assert main(["check", str(config), "--trainer-args=--max_steps 2", "--hf-version", "5.24.0,1.15.0"]) == 0

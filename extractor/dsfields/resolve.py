@@ -497,15 +497,18 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
     out = [item for item in out if item.path != "steps_per_print"]
     out.append(Resolved("steps_per_print", None, SET_HF, _has(data, "steps_per_print"),
                         "set by accelerate to float(\"inf\") (not JSON): DeepSpeed never logs"))
+    where = {k: f" ({v})" for k, v in run.built_from.items()}  # the release's source that decided the class
     out.append(Resolved("optimizer.class", run.optimizer_class, BUILT, False, {
-        "config": "DeepSpeed builds it from the optimizer section", "code": f"the Trainer's --optim {trainer.optim}",
-        "ds_cpu_adam": f"the Trainer's --optim {trainer.optim}, swapped by accelerate for ZeRO-Offload"}[
-        run.optimizer], "optimizer"))
+        "config": "DeepSpeed builds it from the optimizer section",
+        "code": f"the Trainer's --optim {trainer.optim}{where.get('optimizer', '')}",
+        "ds_cpu_adam": f"the Trainer's --optim {trainer.optim}{where.get('optimizer', '')}, swapped by accelerate "
+                       f"for ZeRO-Offload{where.get('swap', '')}"}[run.optimizer], "optimizer"))
     out.append(Resolved("scheduler.class", run.scheduler_class, BUILT, False, {
         "config": "DeepSpeed builds it from the scheduler section",
-        "callable": f"the Trainer's --lr_scheduler_type {trainer.lr_scheduler_type}, built inside deepspeed.initialize",
-        "none": f"the Trainer's --lr_scheduler_type {trainer.lr_scheduler_type}, built after deepspeed.initialize"}[
-        run.scheduler], "scheduler"))
+        "callable": f"the Trainer's --lr_scheduler_type {trainer.lr_scheduler_type}{where.get('scheduler', '')}, "
+                    "built inside deepspeed.initialize",
+        "none": f"the Trainer's --lr_scheduler_type {trainer.lr_scheduler_type}{where.get('scheduler', '')}, built "
+                "after deepspeed.initialize"}[run.scheduler], "scheduler"))
     lr = _get(run.config, "optimizer.params.lr") if run.optimizer == "config" else trainer.learning_rate
     out.append(Resolved("optimizer.lr", None if lr is _MISSING else lr, BUILT, False,
                         "from the optimizer section" if run.optimizer == "config" else trainer.origin("learning_rate"),

@@ -61,6 +61,7 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     if error is None:
         out += _batch(run, trainer, config)
         out += _filled_refusals(run, config, deepspeed_version)
+        out += _swap_refusal(run, config, deepspeed_version)
         return out
     text = str(error)
     if run.mismatches and error.raised_by == "transformers" and error.exc_type == "ValueError":
@@ -98,6 +99,33 @@ def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding
                            f"{entry.get('exc_type') or 'an error'}: \"{entry.get('message') or rule.message}\" "
                            f"(DeepSpeed {version}, {rule.source})", rule.fix, _line(config, key), rule=rule.id))
     return out
+
+
+def _swap_refusal(run: Any, config: Any, version: str | None) -> list[Finding]:
+    """accelerate's ZeRO-Offload swap builds the DeepSpeed CPU optimizer with keywords of its own (1.2+:
+    ``adamw_mode`` for every class): one its ``__init__`` does not take is a TypeError at ``prepare``. The class's
+    parameters are DeepSpeed's, from its snapshot's optimizer catalog (``optimizers.names``)."""
+    if version is None or run.optimizer != "ds_cpu_adam" or not run.swap_kwargs or not run.optimizer_class:
+        return []
+    from dsfields.model.store import load_indexed
+
+    catalog = (load_indexed(version).raw.get("optimizers") or {}).get("names") or {}
+    name = run.optimizer_class.rpartition(".")[2]
+    record = next((c for entry in catalog.values() if isinstance(entry, dict) for c in entry.get("classes") or []
+                   if isinstance(c, dict) and str(c.get("class", "")).rpartition(".")[2] == name), None)
+    if record is None or record.get("var_keyword") or not isinstance(record.get("params"), dict):
+        return []
+    refused = [k for k in run.swap_kwargs if k not in record["params"]]
+    if not refused:
+        return []
+    source = (record.get("source") or {}).get("file", "")
+    return [Finding("zero_optimization.offload_optimizer.device", Severity.ERROR, Kind.LAUNCH,
+                    f"under ZeRO-Offload accelerate swaps the Trainer's optimizer for {name} "
+                    f"({run.built_from.get('swap', 'accelerate')}) passing {refused[0]}="
+                    f"{run.swap_kwargs[refused[0]]!r}, which {name}.__init__ does not take (DeepSpeed {version} "
+                    f"{source}): TypeError \"{name}.__init__() got an unexpected keyword argument "
+                    f"'{refused[0]}'\"", "use another --optim (adamw_torch), or no offload_optimizer",
+                    _line(config, "zero_optimization.offload_optimizer.device"), rule="hf-swap-refusal")]
 
 
 def _get(data: Any, path: str) -> Any:

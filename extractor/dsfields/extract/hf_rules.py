@@ -32,7 +32,7 @@ from typing import Any
 
 from dsfields.extract import hf_sources
 
-FORMAT = 2
+FORMAT = 3
 TRAINER_FUNCTIONS = ("trainer_config_process", "trainer_config_finalize")
 PLUGIN_FUNCTIONS = ("__post_init__", "set_mixed_precision", "_deepspeed_config_checks", "fill_match",
                     "deepspeed_config_process")
@@ -416,6 +416,9 @@ def package_rules(package: Path) -> dict[str, Any]:
     rules = {**transformers_rules(integration.read_text(encoding="utf-8")),
              "source": {"file": "transformers/integrations/deepspeed.py"}}
     rules["get_warmup_steps"] = warmup_rule((package / "training_args.py").read_text(encoding="utf-8"))
+    from dsfields.extract.hf_programs import trainer_programs
+
+    rules["programs"] = trainer_programs(package, rules["unread"])
     return rules
 
 
@@ -453,6 +456,9 @@ def accelerate_snapshot(version: str) -> dict[str, Any]:
                              launch.read_text(encoding="utf-8") if launch.is_file() else None)
     rules["config_file_keys"] = config_file_keys(config_args.read_text(encoding="utf-8") if config_args.is_file()
                                                  else None)
+    from dsfields.extract.hf_programs import accelerate_programs
+
+    rules["programs"] = accelerate_programs(package, rules["unread"])
     meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
     return {"format_version": FORMAT, "generated_by": "python -m dsfields.extract.hf_rules",
             "accelerate_version": version, "release": {"built": meta["built"]},

@@ -25,7 +25,9 @@ CACHE = Path(os.environ.get("DSFIELDS_HF_SRC", Path.home() / ".cache" / "dsfield
 WANTED = {
     "transformers": ("src/transformers/integrations/deepspeed.py", "src/transformers/training_args.py",
                      "src/transformers/trainer_utils.py", "src/transformers/debug_utils.py",
-                     "src/transformers/utils/generic.py", "src/transformers/dependency_versions_table.py"),
+                     "src/transformers/utils/generic.py", "src/transformers/dependency_versions_table.py",
+                     "src/transformers/trainer.py", "src/transformers/trainer_optimizer.py",
+                     "src/transformers/optimization.py"),
     "accelerate": ("src/accelerate/utils/dataclasses.py", "src/accelerate/accelerator.py",
                    "src/accelerate/utils/deepspeed.py", "src/accelerate/utils/launch.py",
                    "src/accelerate/commands/config/config_args.py", "src/accelerate/commands/launch.py",
@@ -62,8 +64,11 @@ def last_patches(versions: list[str], first: tuple[int, int]) -> list[str]:
 def fetch(dist: str, version: str) -> Path:
     """The cached source folder of ``dist==version``, downloading and unpacking it when missing."""
     target = source_dir(dist, version)
-    if (target / "meta.json").is_file():
-        return target
+    meta_file = target / "meta.json"
+    if meta_file.is_file():
+        # a cache filled when fewer files were read is topped up (the whole sdist fetched again, once)
+        if not set(WANTED[dist]) - set(json.loads(meta_file.read_text(encoding="utf-8")).get("wanted", [])):
+            return target
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                         "--no-build-isolation", "-q", f"{dist}=={version}", "-d", tmp], check=True, timeout=900,
@@ -86,7 +91,7 @@ def fetch(dist: str, version: str) -> Path:
         # The newest file time in the sdist is when the release was built: it orders transformers and
         # accelerate releases against each other (which accelerate was current when a transformers came out).
         meta = {"dist": dist, "version": version, "sdist": archive.name, "sdist_bytes": archive.stat().st_size,
-                "built": newest, "files": sorted(found)}
+                "built": newest, "files": sorted(found), "wanted": sorted(WANTED[dist])}
         (target / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return target
 

@@ -3,8 +3,9 @@
 What :func:`dsfields.model.hf_trainer.trainer_run` predicts is checked here against the real thing:
 ``TrainingArguments`` parsed by the real ``HfArgumentParser`` from the same words ``--trainer-args``
 takes, a tiny Llama built from a config object (no download), a few random token sequences, world size 1
-over gloo, ``DS_ACCELERATOR=cpu``, ``--max_steps 1``. Each run is a child forked from one warm process
-(torch, transformers, accelerate and DeepSpeed imported once): the Trainer and accelerate keep
+over gloo, ``DS_ACCELERATOR=cpu``, ``--max_steps 1`` (unless the words give ``--max_steps`` or
+``--num_train_epochs``: then as long as they say, over the few examples). Each run is a child forked from
+one warm process (torch, transformers, accelerate and DeepSpeed imported once): the Trainer and accelerate keep
 process-wide state (``AcceleratorState``, the DeepSpeed config weak reference), so every run starts clean.
 
 Two machine limits are lifted, and only those: transformers refuses ``--bf16`` without a bf16 GPU (this
@@ -139,9 +140,11 @@ def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[st
     config_path = run_dir / "ds_config.json"
     config_path.write_text(json.dumps(config), encoding="utf-8")
     parser = HfArgumentParser(TrainingArguments)
+    # one step, unless the words say how long (an epoch over the DATASET_SIZE examples: num_training_steps)
+    steps = [] if {"--max_steps", "--num_train_epochs"} & set(words) else ["--max_steps", "1"]
     (args,) = parser.parse_args_into_dataclasses(
-        args=[*words, "--output_dir", str(run_dir), "--deepspeed", str(config_path), "--max_steps", "1",
-              *BASE_WORDS], return_remaining_strings=False)
+        args=[*words, "--output_dir", str(run_dir), "--deepspeed", str(config_path), *steps, *BASE_WORDS],
+        return_remaining_strings=False)
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(hidden_size=HIDDEN_SIZE, intermediate_size=32, num_hidden_layers=1,
                                          num_attention_heads=2, num_key_value_heads=2, vocab_size=64,
@@ -165,7 +168,8 @@ def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[st
         "gradient_accumulation_steps": engine.gradient_accumulation_steps(),
         "train_batch_size": engine.train_batch_size(), "gradient_clipping": engine.gradient_clipping(),
         "optimizer.params.lr": (optimizer.defaults.get("lr") if optimizer is not None else None),
-        "optimizer.class": _qualname(optimizer), "scheduler.class": _qualname(built)}}
+        "optimizer.class": _qualname(optimizer), "scheduler.class": _qualname(built),
+        "scheduler.params.total_num_steps": getattr(built, "total_num_steps", None)}}
 
 
 def _qualname(obj: Any) -> str | None:

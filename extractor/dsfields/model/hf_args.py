@@ -361,7 +361,12 @@ def load_rules(snapshot: dict[str, Any], accelerate: str | None = None, *, expli
             accelerate = paired or (known[-1] if known else None)
     elif accelerate not in known:
         raise UsageError(f"--hf-version: no HF snapshot for accelerate {accelerate} (have: {', '.join(known)})")
-    rules = HfRules(snapshot, load_accelerate_snapshot(accelerate) if accelerate else None, accelerate)
+    acc_snapshot = load_accelerate_snapshot(accelerate) if accelerate else None
+    if acc_snapshot is None and known:  # the accelerate paired with this transformers was never snapshotted
+        notes.append(f"accelerate {accelerate or '(none paired)'} has no HF snapshot: the newest snapshotted, "
+                     f"accelerate {known[-1]}, is used (--hf-version T,A to choose)")
+        accelerate, acc_snapshot = known[-1], load_accelerate_snapshot(known[-1])
+    rules = HfRules(snapshot, acc_snapshot, accelerate)
     rules.notes[:0] = notes
     return rules
 
@@ -411,8 +416,12 @@ def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
             parent[key.strip()] = _yaml_scalar(value.strip())
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     known = _accelerate_keys(rules)
-    if known is None:  # no accelerate snapshot: accelerate 1.15.0's keys
+    if known is None:  # no accelerate snapshot at all: accelerate 1.15.0's keys, and the user is told so
         out: dict[str, Any] = {k: ds[k] for k in ACCELERATE_DS_KEYS if k in ds}
+        version = getattr(rules, "accelerate_version", None)
+        out["unknown"] = [f"no HF snapshot of accelerate {version or '(none chosen)'}: the deepspeed_config keys are "
+                          f"read as accelerate 1.15.0 names them ({', '.join(ACCELERATE_DS_KEYS)}), not checked "
+                          "against that release's launch code"]
     else:
         exports, launcher, top, plugin_envs = known
         out = {k: ds[k] for k in ds if k in exports and exports[k] in plugin_envs or k == "deepspeed_config_file"}
@@ -544,11 +553,28 @@ def hf_pair_diff(old: str, new: str) -> tuple[str, str, list[str]]:
         flags = [x for x in flags if not x.startswith(("the Trainer now fills", "the Trainer no longer fills",
                                                         "fill changed"))]
     lines = flags + trainer_rules_diff(ot.get("rules"), nt.get("rules"))
+    lines += _facts_diff(ot, oa, oas, nt, na, nas)
     if oa or na:
         lines += [f"accelerate {oa} → {na}: {line}" for line in accelerate_rules_diff(
             (oas or {}).get("rules"), (nas or {}).get("rules"))]
     label = lambda snap, acc: f"transformers {snap['transformers_version']}" + (f" / accelerate {acc}" if acc else "")  # noqa: E731
     return label(ot, oa), label(nt, na), lines
+
+
+def _facts_diff(ot: dict[str, Any], oa: str, oas: Any, nt: dict[str, Any], na: str, nas: Any) -> list[str]:
+    """The programs' answers that changed (the class an ``--optim`` builds, the steps, the checks, the swap)."""
+    from dsfields.model.hf_rules import HfRules, facts_diff, program_facts
+    from dsfields.model.hf_trainer import _arg_names
+
+    if not ((ot.get("rules") or {}).get("programs") and (nt.get("rules") or {}).get("programs")):
+        return []
+    facts = []
+    for snap, acc, acc_snap in ((ot, oa, oas), (nt, na, nas)):
+        rules = HfRules(snap, acc_snap, acc)
+        fields = snap["training_arguments"]["fields"]
+        facts.append(program_facts(rules, fields, lambda words, snap=snap: _arg_names(parse_trainer_args(words,
+                                                                                                          snap))))
+    return facts_diff(*facts)
 
 
 def run_hf_diff(old: str, new: str, style: str = "text", fail: bool = False) -> int:

@@ -158,11 +158,88 @@ def _is_true(config: dict[str, Any], path: str) -> bool:
     return value is not None and bool(value) and value != "auto"
 
 
-def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
-    """The config and optimizer the HF Trainer (transformers 5.24.0) with accelerate 1.15.0 hand to DeepSpeed.
+def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[str, str] | None = None) -> Plan:
+    """The config and optimizer the HF Trainer with accelerate hand to DeepSpeed, the user's arguments assumed to
+    match the config (:data:`HF_ARGS`; a literal ``enabled: true`` taken as ``--fp16``/``--bf16``).
 
-    Raises :class:`PlanError` where those layers refuse the config before DeepSpeed sees it.
+    With ``pair`` (transformers, accelerate), the Trainer's fills, accelerate's plugin settings, precision sections
+    and prepare fills are those of the pair's HF snapshots (``generated/hf/``), evaluated by :func:`trainer_run`;
+    without one (the default: the launch witness, and ``check``'s launch rules, which read no HF snapshot), or
+    where the pair has no snapshot or a rule of it cannot be evaluated, transformers 5.24.0 / accelerate 1.15.0
+    as spelt out in :func:`_spelt_hf_plan`. Raises :class:`PlanError` where those layers refuse the config.
     """
+    if pair is None:
+        return _spelt_hf_plan(config, hidden_size)
+    try:
+        args = _matched_args(config, hidden_size, pair)
+    except AttributeError:  # a non-dict on a precision path: the spelt plan raises as the Trainer does
+        args = None
+    if args is None:
+        return _spelt_hf_plan(config, hidden_size)
+    # the launch witness judges DeepSpeed at one rank: a tensor-parallel size above it is the world size's
+    # refusal, not the config's (``check --trainer-args --world-size`` says it)
+    run = trainer_run(config, args, mesh_check=False)
+    if [n for n in run.notes if "could not" in n]:
+        return _spelt_hf_plan(config, hidden_size)
+    if run.error is not None:
+        raise run.error
+    assert run.config is not None
+    notes = [f"accelerate added {d}.enabled=false" for d in ("fp16", "bf16")
+             if run.origins.get(f"{d}.enabled") == "added by accelerate (false)"]
+    notes += [n for n in run.notes if n.startswith("accelerate swapped in")]
+    return Plan(at_one_rank(run.config), run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
+
+
+_PAIR_RULES: dict[tuple[str, str], Any] = {}
+
+
+def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str]) -> Any:
+    """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
+    the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
+    None when the pair has no HF snapshot here."""
+    from dsfields.model.errors import UsageError
+    from dsfields.model.hf_args import load_hf_snapshot, parse_trainer_args
+
+    if pair not in _PAIR_RULES:
+        from dsfields.model.hf_rules import HfRules, load_accelerate_snapshot
+
+        try:
+            snapshot = load_hf_snapshot(pair[0])
+        except (UsageError, OSError, ValueError):
+            _PAIR_RULES[pair] = None
+        else:
+            rules = HfRules(snapshot, load_accelerate_snapshot(pair[1]), pair[1])
+            _PAIR_RULES[pair] = (snapshot, _Matching(rules) if rules.trainer and rules.accelerate else None)
+    found = _PAIR_RULES[pair]
+    if found is None or found[1] is None:
+        return None
+    snapshot, rules = found
+    args = parse_trainer_args("", snapshot, world_size=1, hidden_size=hidden_size, hidden_size_from="the model")
+    fp16 = _is_true(config, "fp16.enabled")
+    bf16 = not fp16 and (_is_true(config, "bf16.enabled") or _is_true(config, "bfloat16.enabled"))
+    args.values.update({name: getattr(HF_ARGS, name) for name in vars(HF_ARGS) if name in args.values})
+    args.values.update({"fp16": fp16, "bf16": bf16, "max_steps": NUM_TRAINING_STEPS})
+    args.rules = rules
+    return args
+
+
+class _Matching:
+    """A pair's :class:`dsfields.model.hf_rules.HfRules` whose Trainer fills never mismatch-check (``hf_plan``'s
+    arguments are taken to equal the config's literals)."""
+
+    def __init__(self, rules: Any) -> None:
+        self._rules = rules
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rules, name)
+
+    def fills(self, function: str) -> list[dict[str, Any]] | None:
+        found = self._rules.fills(function)
+        return None if found is None else [dict(f, must_match=False) for f in found]
+
+
+def _spelt_hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
+    """:func:`hf_plan` for transformers 5.24.0 with accelerate 1.15.0, spelt out (no HF snapshot needed)."""
     cfg = clone_json(config)
     args = HF_ARGS
     notes: list[str] = []
@@ -360,6 +437,11 @@ class TrainerRun:
         self.unknown: dict[str, str] = {}
         self.notes: list[str] = []
         self.mismatch_keys: list[str] = []
+        self.swap_kwargs: dict[str, Any] = {}
+        """The keywords accelerate's ZeRO-Offload swap passes the DeepSpeed CPU optimizer beyond lr / weight_decay
+        (DeepSpeed's own signature judges them: ``check``)."""
+        self.built_from: dict[str, str] = {}
+        """``optimizer`` / ``scheduler`` / ``swap`` → the release's source that decided the class built."""
         self.line_template: str | None = None
         """``fill_match``'s mismatch line as the release writes it (its f-string, from the snapshot)."""
 
@@ -424,7 +506,8 @@ def _zero_stage3(cfg: dict[str, Any]) -> bool:
     return isinstance(zero, dict) and zero.get("stage") == 3
 
 
-def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None) -> TrainerRun:
+def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None,
+                mesh_check: bool = True) -> TrainerRun:
     """The Trainer (transformers 5.24.0) and accelerate 1.15.0 on ``config`` with ``args``
     (:class:`dsfields.model.hf_args.TrainerArgs`) and accelerate's launch settings (``accelerate``:
     ``mixed_precision``, ``gradient_accumulation_steps``, ``gradient_clipping``, ``zero_stage``,
@@ -439,7 +522,7 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
     acc = accelerate or {}
     cfg = clone_json(config)
     try:
-        _trainer_run(run, cfg, args, acc)
+        _trainer_run(run, cfg, args, acc, mesh_check)
     except PlanError as exc:
         run.error = exc
         return run
@@ -450,18 +533,17 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
     return run
 
 
-def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any]) -> None:
+def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any], mesh_check: bool = True) -> None:
     v = args.values
-    # -- TrainingArguments.__post_init__ / _validate_args (training_args.py:1515-1700)
-    if v["fp16"] and v["bf16"]:
-        raise PlanError("transformers", "ValueError", "At most one of fp16 and bf16 can be True, but not both")
-    mixed = str(acc.get("mixed_precision") or "no").lower()  # ACCELERATE_MIXED_PRECISION (accelerate launch)
-    mixed = "fp16" if v["fp16"] else "bf16" if v["bf16"] else mixed
-    # -- trainer_config_process (integrations/deepspeed.py:136-192): fills and mismatches, raised later.
     rules = getattr(args, "rules", None)
     if rules is not None:
         run.notes.extend(rules.notes)
         run.line_template = rules.mismatch_line()
+    # -- TrainingArguments.__post_init__ / _validate_args: the release's own checks on these arguments
+    _training_arguments_checks(run, args, rules)
+    mixed = str(acc.get("mixed_precision") or "no").lower()  # ACCELERATE_MIXED_PRECISION (accelerate launch)
+    mixed = "fp16" if v["fp16"] else "bf16" if v["bf16"] else mixed
+    # -- trainer_config_process (integrations/deepspeed.py:136-192): fills and mismatches, raised later.
     if rules is None or not _snapshot_fills(run, cfg, args, rules, "trainer_config_process"):
         _mirror_process(run, cfg, args)
     # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
@@ -510,8 +592,12 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         head, tail = (rules.mismatch_head_tail() if rules is not None else None) or (MISMATCH_HEAD, MISMATCH_TAIL)
         raise PlanError("transformers", "ValueError", head + "\n" + "\n".join(run.mismatches) + "\n" + tail,
                         run.mismatch_keys[0])
-    # -- deepspeed_optim_sched (integrations/deepspeed.py:559-610)
+    # -- deepspeed_optim_sched (integrations/deepspeed.py:559-610): its refusals are the release's
     offload = _offload_device(cfg)
+    if rules is not None:
+        refused = rules.optim_sched_error({**_arg_names(args), "config": cfg})
+        if refused is not None:
+            raise PlanError("transformers", refused.step["type"], refused.message)  # type: ignore[index]
     if "optimizer" in cfg:
         run.optimizer = "config"
     else:
@@ -527,7 +613,8 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     # -- Accelerator._prepare_deepspeed (accelerator.py:2141-2400)
     tensor = cfg.get("tensor_parallel", {})
     tp_size = tensor.get("autotp_size", 0) if isinstance(tensor, dict) else 0
-    if isinstance(tp_size, int) and tp_size > args.world_size:  # :2154-2171 init_device_mesh(device, (tp_size,))
+    # :2154-2171 init_device_mesh(device, (tp_size,))
+    if mesh_check and isinstance(tp_size, int) and tp_size > args.world_size:
         raise PlanError("torch", "RuntimeError", f"Mesh should not be bigger than default world size "
                         f"{args.world_size}, but found {tp_size} ranks!", "tensor_parallel.autotp_size")
     micro_now = cfg.get("train_micro_batch_size_per_gpu")
@@ -540,20 +627,28 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
                         "`train_micro_batch_size_per_gpu` in the deepspeed config file or assign integer value to "
                         "`AcceleratorState().deepspeed_plugin.deepspeed_config['train_micro_batch_size_per_gpu']`.",
                         "train_micro_batch_size_per_gpu")
-    if micro_now is not None:
-        kwargs["train_micro_batch_size_per_gpu"] = micro_now
-        with contextlib.suppress(TypeError):
-            kwargs["train_batch_size"] = micro_now * cfg.get("gradient_accumulation_steps") * args.world_size
-    if hidden is not None:
-        kwargs.update({HIDDEN_KEYS[0]: hidden * hidden, HIDDEN_KEYS[1]: int(0.9 * hidden * hidden),
-                       HIDDEN_KEYS[2]: 10 * hidden})
-    if run.optimizer == "config":  # DummyOptim's lr / weight_decay (its defaults 0.001, 0)
-        kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
+    from_rules = _snapshot_prepare(run, cfg, args, rules, micro_now)
+    if from_rules is not None:
+        kwargs = from_rules
+    else:  # accelerate 1.15.0's config_kwargs, spelt out
+        if micro_now is not None:
+            kwargs["train_micro_batch_size_per_gpu"] = micro_now
+            with contextlib.suppress(TypeError):
+                kwargs["train_batch_size"] = micro_now * cfg.get("gradient_accumulation_steps") * args.world_size
+        if hidden is not None:
+            kwargs.update({HIDDEN_KEYS[0]: hidden * hidden, HIDDEN_KEYS[1]: int(0.9 * hidden * hidden),
+                           HIDDEN_KEYS[2]: 10 * hidden})
+        if run.optimizer == "config":  # DummyOptim's lr / weight_decay (its defaults 0.001, 0)
+            kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
     before = _leaves(cfg)
     leftover = _process(cfg, kwargs)
     for path, value in _leaves(cfg).items():
         if before.get(path) == "auto" and value != "auto":
             run.origins[path] = "filled by accelerate (prepare)"
+            if value is UNKNOWN:
+                node, key = _node(cfg, path)
+                node[key] = None
+                run.unknown[path] = "accelerate's prepare fills it with what is not known here"
     if leftover:
         raise PlanError("accelerate", "ValueError", f"`{leftover}` not found in kwargs. Please specify "
                         f"`{leftover}` without `auto` (set to correct value) in the DeepSpeed config file or pass "
@@ -563,11 +658,10 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         if not isinstance(zero, dict):
             raise PlanError("accelerate", "AttributeError", f"'{type(zero).__name__}' object has no attribute 'get'",
                             "zero_optimization")
-        offload = _offload_device(cfg)
-        built = TRAINER_OPTIMIZERS.get(str(v["optim"]), f"(--optim {v['optim']}: built by the Trainer)")
-        if offload != "none" and cfg.get("zero_force_ds_cpu_optimizer", True):
+        built = _trainer_optimizer(run, args, rules)
+        if _swaps(run, cfg, built, rules):
             run.optimizer = "ds_cpu_adam"
-            built = CPU_SWAP.get(built, "deepspeed.ops.adam.DeepSpeedCPUAdam")
+            built = _cpu_optimizer(run, built, rules)
             run.notes.append("accelerate swapped in " + built.rpartition(".")[2])
         run.optimizer_class = built
     else:
@@ -577,9 +671,193 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         kind = sched.get("type") if isinstance(sched, dict) else None
         run.scheduler_class = f"deepspeed.runtime.lr_schedules.{kind}" if isinstance(kind, str) else None
     else:
-        run.scheduler_class = TRAINER_SCHEDULERS.get(str(v["lr_scheduler_type"]), "torch.optim.lr_scheduler.LambdaLR")
+        run.scheduler_class = _trainer_scheduler(run, args, rules)
     fp16 = _is_true(cfg, "fp16.enabled")
     run.precision = "fp16" if fp16 else "bf16" if _is_true(cfg, "bf16.enabled") else "fp32"
+
+
+def _snapshot_prepare(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any,
+                      micro: Any) -> dict[str, Any] | None:
+    """``Accelerator._prepare_deepspeed``'s ``config_kwargs`` as the pair's accelerate writes them (each key's
+    expression under its own tests), evaluated for what the Trainer passes to ``prepare``: the model (with its
+    config), its optimizer (``DummyOptim`` when the config has one) and scheduler (``DummyScheduler``, with the
+    Trainer's callable when only the optimizer is in the config), no dataloader. A key whose test or value is
+    not known here is filled with an unknown value (said), never guessed. None: no rule (1.15.0's is used)."""
+    from dsfields.model.hf_rules import ClassPath, Unreadable, evaluate, isinstance_by_path, truth
+
+    records = rules.prepare_kwargs() if rules is not None else None
+    if not records:
+        return None
+    dummy = rules.dummy_defaults("DummyOptim") or {}
+    sched = rules.dummy_defaults("DummyScheduler") or {}
+    optimizer = ClassPath("accelerate.utils.DummyOptim") if run.optimizer == "config" else ClassPath(
+        "torch.optim.Optimizer")
+    names: dict[str, Any] = {
+        "batch_size_per_device": micro, "deepspeed_plugin.deepspeed_config": cfg, "self.num_processes":
+        args.world_size, "sp_size": 1, "self.split_batches": False, "model": ClassPath("model"),
+        "hasattr": lambda obj, name: True, "isinstance": isinstance_by_path, "math.ceil": __import__("math").ceil,
+        "deepspeed_plugin.get_value": lambda key, default=None: _node(cfg, key)[0].get(_node(cfg, key)[1], default)
+        if _node(cfg, key)[0] is not None else default,
+        "DummyOptim": ClassPath("accelerate.utils.DummyOptim"), "DummyScheduler":
+        ClassPath("accelerate.utils.DummyScheduler"), "optimizer": optimizer,
+        "scheduler": ClassPath("accelerate.utils.DummyScheduler") if run.scheduler != "none" else None,
+        "scheduler.lr_scheduler_callable": "the Trainer's" if run.scheduler == "callable" else None,
+        "scheduler.warmup_num_steps": sched.get("warmup_num_steps", 0),
+        "scheduler.total_num_steps": sched.get("total_num_steps")}
+    if run.optimizer == "config":
+        names.update({"optimizer.lr": dummy.get("lr"), "optimizer.weight_decay": dummy.get("weight_decay")})
+    if args.hidden_size is not None:
+        names["hidden_size"] = args.hidden_size
+    keys = rules.hidden_size_keys() or list(HIDDEN_KEYS)
+    names["hidden_size_auto_keys"] = [k for k in keys if _is_auto(cfg, k)]
+    kwargs: dict[str, Any] = {}
+    for record in records:
+        verdicts = [truth(c, names) for c in record["when"]]
+        if False in verdicts:
+            continue
+        try:
+            if None in verdicts:
+                raise Unreadable(" and ".join(c for c, v in zip(record["when"], verdicts, strict=True) if v is None))
+            kwargs[record["path"]] = evaluate(record["value"], names)
+        except (Unreadable, TypeError, KeyError, ValueError, AttributeError):
+            kwargs[record["path"]] = UNKNOWN
+    return kwargs
+
+
+def _rule_failed(run: TrainerRun, rules: Any, what: str, exc: Exception, used: str) -> None:
+    """Said, never dropped: a release's program this mirror cannot evaluate here; what is used instead."""
+    version = f"transformers {rules.transformers_version} / accelerate {rules.accelerate_version}" if rules else \
+        "(no HF snapshot)"
+    run.notes.append(f"{version}: {what} could not be evaluated here ({exc}); {used}")
+
+
+def _check_names(args: Any) -> dict[str, Any]:
+    """The arguments as TrainingArguments' own checks read them (``self.X``): a field whose default is no literal
+    (a factory, an expression) is not known unless the user gave it."""
+    names = _arg_names(args)
+    for name, record in args.fields.items():
+        if name not in args.given and "default" not in record:
+            names.pop(f"self.{name}", None)
+            names.pop(f"args.{name}", None)
+    return names
+
+
+def _training_arguments_checks(run: TrainerRun, args: Any, rules: Any) -> None:
+    """``TrainingArguments.__post_init__`` (and the methods it calls) on the user's arguments: the first of its
+    checks that these values decide raises, with the release's message; a check that needs the machine
+    (``is_torch_bf16_gpu_available()``) is never taken as raised."""
+    from dsfields.model.hf_rules import Unreadable
+
+    if rules is not None:
+        try:
+            refused = rules.post_init_error(_check_names(args))
+        except Unreadable as exc:
+            _rule_failed(run, rules, "TrainingArguments.__post_init__", exc, "only transformers 5.24.0's fp16/bf16 "
+                         "check is made")
+        else:
+            if refused is not None:
+                raise PlanError("transformers", refused.step["type"], refused.message)  # type: ignore[index]
+            return
+    if args.values["fp16"] and args.values["bf16"]:  # transformers 5.24.0 training_args.py _validate_args
+        raise PlanError("transformers", "ValueError", "At most one of fp16 and bf16 can be True, but not both")
+
+
+def _trainer_optimizer(run: TrainerRun, args: Any, rules: Any) -> str:
+    """``Trainer.create_optimizer`` → ``get_optimizer_cls_and_kwargs``: the class ``--optim`` builds, as the
+    release's code decides it."""
+    from dsfields.model.hf_rules import Unreadable
+
+    optim = str(args.values["optim"])
+    fallback = TRAINER_OPTIMIZERS.get(optim, f"(--optim {optim}: built by the Trainer)")
+    if rules is None:
+        return fallback
+    try:
+        built, where = rules.optimizer_class(_arg_names(args))
+    except Unreadable as exc:
+        _rule_failed(run, rules, f"the optimizer of --optim {optim}", exc, f"{fallback} is said")
+        return fallback
+    run.built_from["optimizer"] = f"transformers {rules.transformers_version} {where}"
+    return str(built)
+
+
+def _trainer_scheduler(run: TrainerRun, args: Any, rules: Any) -> str:
+    """``Trainer.create_scheduler`` → ``get_scheduler``: the class ``--lr_scheduler_type`` builds."""
+    from dsfields.model.hf_rules import Unreadable
+
+    kind = str(args.values["lr_scheduler_type"])
+    fallback = TRAINER_SCHEDULERS.get(kind, "torch.optim.lr_scheduler.LambdaLR")
+    if rules is None:
+        return fallback
+    try:
+        built, where = rules.scheduler_class(_arg_names(args))
+    except Unreadable as exc:
+        _rule_failed(run, rules, f"the scheduler of --lr_scheduler_type {kind}", exc, f"{fallback} is said")
+        return fallback
+    run.built_from["scheduler"] = f"transformers {rules.transformers_version} {where}"
+    return str(built)
+
+
+def _swaps(run: TrainerRun, cfg: dict[str, Any], built: str, rules: Any) -> bool:
+    """Whether ``Accelerator._prepare_deepspeed`` swaps the Trainer's optimizer for a DeepSpeed CPU one: the
+    release's own tests around ``map_pytorch_optim_to_deepspeed`` (1.x: offload_optimizer.device not "none" and
+    ``zero_force_ds_cpu_optimizer`` not false)."""
+    from dsfields.model.hf_rules import ClassPath, Unreadable, isinstance_by_path
+
+    spelt = _offload_device(cfg) != "none" and bool(cfg.get("zero_force_ds_cpu_optimizer", True))
+    if rules is None:
+        return spelt
+    names = {"self.deepspeed_config": cfg, "optimizer": ClassPath(built), "model": ClassPath("model"),
+             "scheduler": None, "isinstance": isinstance_by_path,
+             "DummyOptim": ClassPath("accelerate.utils.DummyOptim"),
+             "DummyScheduler": ClassPath("accelerate.utils.DummyScheduler"), "self.device.type": "cpu"}
+    try:
+        return rules.cpu_swap(names)
+    except Unreadable as exc:
+        _rule_failed(run, rules, "the ZeRO-Offload optimizer swap", exc, "accelerate 1.15.0's test is used")
+        return spelt
+
+
+def _cpu_optimizer(run: TrainerRun, built: str, rules: Any) -> str:
+    """accelerate's ``map_pytorch_optim_to_deepspeed``: the DeepSpeed CPU optimizer for the Trainer's ``built``."""
+    from dsfields.model.hf_rules import Unreadable
+
+    fallback = CPU_SWAP.get(built, "deepspeed.ops.adam.DeepSpeedCPUAdam")
+    if rules is None:
+        return fallback
+    try:
+        from dsfields.model.store import installed_deepspeed_version
+
+        swapped, where, passed = rules.cpu_optimizer_call(built, installed_deepspeed_version())
+    except Unreadable as exc:
+        _rule_failed(run, rules, f"the DeepSpeed CPU optimizer for {built}", exc, f"{fallback} is said")
+        return fallback
+    run.built_from["swap"] = f"accelerate {rules.accelerate_version} {where}"
+    run.swap_kwargs = passed
+    return str(swapped)
+
+
+def training_steps(args: Any, run: TrainerRun | None = None) -> int | None:
+    """``num_training_steps`` as the Trainer hands it to ``deepspeed_init``: the release's own computation (the
+    pair's snapshot) on ``--max_steps``, or the epochs over a dataloader of ``--dataset-size`` examples (one rank's
+    share, ``per_device_train_batch_size`` a batch); None when neither is given."""
+    from dsfields.model.hf_rules import Unreadable
+
+    v = args.values
+    if not (v.get("max_steps", -1) > 0 or args.dataset_size is not None):
+        return None
+    rules = getattr(args, "rules", None)
+    if rules is None:
+        return args.num_training_steps()
+    batches = None
+    if args.dataset_size is not None:
+        per_step = args.world_size * v["per_device_train_batch_size"]
+        batches = args.dataset_size // per_step if v.get("dataloader_drop_last") else -(-args.dataset_size // per_step)
+    try:
+        return rules.training_steps(_arg_names(args), batches)
+    except Unreadable as exc:
+        if run is not None:
+            _rule_failed(run, rules, "num_training_steps", exc, "transformers 5.24.0's computation is used")
+        return args.num_training_steps()
 
 
 def _arg_names(args: Any) -> dict[str, Any]:
@@ -721,7 +999,7 @@ def _mirror_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any) -> None:
                    False)
             _match(run, cfg, HIDDEN_KEYS[2], UNKNOWN if size is UNKNOWN else 10 * hidden, None,
                    f"{where} (10 x {hidden})" if hidden else "10 x the model's hidden_size", False)
-    steps = args.num_training_steps()
+    steps = training_steps(args, run)
     _match(run, cfg, "scheduler.params.total_num_steps", UNKNOWN if steps is None else steps,
            "num_training_steps (calculated)", "num_training_steps (" + (
                args.steps_origin() if steps is not None else "give --max_steps, or --dataset-size") + ")")
@@ -745,7 +1023,7 @@ def _snapshot_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: A
     autos = [k for k in keys if _is_auto(cfg, k)]
     hidden = args.hidden_size
     where = args.hidden_size_from or "model.config.hidden_size"
-    steps = args.num_training_steps()
+    steps = training_steps(args, run)
     names = _arg_names(args)
     warmup_rule = rules.warmup_expression()
     v = args.values
