@@ -126,6 +126,7 @@ MODULE_LANES: dict[str, tuple[str, dict[str, str]]] = {
         "test_history_in_json": "unit",
         "test_history_one_line_per_version_range": "unit",
         "test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands": "unit",
+        "test_a_key_lookup_imports_neither_typing_nor_tomllib_nor_pathlib": "unit",
         "test_scientific": "unit",
         "test_snapshot_of_another_format_exits_2_in_one_line": "unit",
         "test_unknown_version_lists_available_and_exits_2": "unit",

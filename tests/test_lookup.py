@@ -340,6 +340,21 @@ def test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands
     assert proc.stdout.splitlines()[-1] == "['dsfields.lookup']"
 
 
+def test_a_key_lookup_imports_neither_typing_nor_tomllib_nor_pathlib() -> None:
+    """What the start-up of a plain key lookup (``fp16``, ``zero_optimization.stage``) does not need: typing (and
+    the ``re`` it imports) for ``import dsfields``, tomllib for goals.toml (read only when the word may be a goal),
+    pathlib for the inference document beside the snapshot."""
+    code = (
+        "import sys; from dsfields.cli import main; main(['lookup', 'fp16']); "
+        "main(['lookup', 'zero_optimization.stage']); "
+        "print(sorted(m for m in ('typing', 'tomllib', 'pathlib') if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    env.pop("DSFIELDS_GENERATED", None)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert proc.stdout.splitlines()[-1] == "[]"
+
+
 def test_compact_indexes_are_current():
     """generated/<v>/paths.json must describe exactly the committed fields.json (rewrite: python -m
     dsfields.model.paths_index)."""
