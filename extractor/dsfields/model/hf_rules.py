@@ -486,7 +486,7 @@ class HfRules:
 
     # -- the programs (rules.programs): functions of the release evaluated on the user's values
 
-    def _program(self, side: str, key: str) -> dict[str, Any] | None:
+    def program(self, side: str, key: str) -> dict[str, Any] | None:
         rules = self.trainer if side == "transformers" else self.accelerate
         found = ((rules or {}).get("programs") or {}).get(key)
         return found if isinstance(found, dict) and found.get("programs") else None
@@ -504,7 +504,7 @@ class HfRules:
     def _dispatch(self, key: str, choice: str, names: dict[str, Any]) -> tuple[Any, str]:
         """Run the function a dispatch table (``_OPTIMIZER_HANDLERS``, ``TYPE_TO_SCHEDULER_FUNCTION``) picks for
         ``choice``, or the one root program: (what it returned or raised, where)."""
-        found = self._program("transformers", key)
+        found = self.program("transformers", key)
         if found is None:
             raise Unreadable(f"no {key} program in the transformers {self.transformers_version} snapshot")
         programs = found["programs"]
@@ -548,7 +548,7 @@ class HfRules:
     def post_init_error(self, names: dict[str, Any]) -> Outcome | None:
         """The first check of ``TrainingArguments.__post_init__`` that raises on these arguments (None: none that
         these values decide; a check needing the machine, ``is_torch_bf16_gpu_available()``, is never taken)."""
-        found = self._program("transformers", "post_init")
+        found = self.program("transformers", "post_init")
         if found is None:
             raise Unreadable(f"no __post_init__ program in the transformers {self.transformers_version} snapshot")
         scope = {**names, **self.enum_names()}
@@ -557,7 +557,7 @@ class HfRules:
 
     def optim_sched_error(self, names: dict[str, Any]) -> Outcome | None:
         """``deepspeed_optim_sched``'s refusals (4.x: ``--adafactor`` beside a config optimizer)."""
-        found = self._program("transformers", "optim_sched")
+        found = self.program("transformers", "optim_sched")
         if found is None:
             return None
         out = simulate(found["programs"][found["root"]], dict(names), {}, frozenset({"config"}))
@@ -566,7 +566,7 @@ class HfRules:
     def training_steps(self, names: dict[str, Any], batches: int | None) -> int:
         """``max_steps`` as the Trainer hands it to ``deepspeed_init``: the release's own computation, with a
         dataloader of ``batches`` batches per rank (None: one without a length) and no sequence parallelism."""
-        found = self._program("transformers", "num_training_steps")
+        found = self.program("transformers", "num_training_steps")
         if found is None:
             raise Unreadable(f"no num_training_steps program in the transformers {self.transformers_version} snapshot")
         loader = _Loader(batches)
@@ -592,7 +592,7 @@ class HfRules:
     def cpu_optimizer_call(self, built: str, deepspeed: str | None = None) -> tuple[str, str, dict[str, Any]]:
         """:meth:`cpu_optimizer` and the keywords the swap passes that class beyond the ``lr`` / ``weight_decay``
         it copies (1.2+: ``adamw_mode``, which ``DeepSpeedCPUAdagrad`` does not take)."""
-        found = self._program("accelerate", "cpu_optimizer")
+        found = self.program("accelerate", "cpu_optimizer")
         if found is None:
             raise Unreadable(f"no map_pytorch_optim_to_deepspeed program in the accelerate {self.accelerate_version} "
                              "snapshot")
@@ -720,7 +720,7 @@ def program_facts(rules: HfRules, fields: dict[str, Any], names_of: Any) -> dict
             facts[f"num_training_steps ({words}, {batches} batches)"] = rules.training_steps(names_of(words), batches)
         except (Unreadable, KeyError, TypeError) as exc:
             facts[f"num_training_steps ({words}, {batches} batches)"] = f"(not known: {str(exc)[:80]})"
-    found = rules._program("transformers", "post_init")
+    found = rules.program("transformers", "post_init")
     if found is not None:
         facts["TrainingArguments checks"] = sorted({s["message"] for p in found["programs"].values()
                                                     for s in p["steps"] if s["op"] == "raise" and s["message"]})
