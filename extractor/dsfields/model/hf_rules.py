@@ -225,6 +225,34 @@ class EnumMember(str):
     __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
 
+class EnumClass:
+    """One of transformers' enum classes: called, the member of a value (the value itself when none); ``isinstance``
+    of it holds for its members only (:func:`_isinstance`)."""
+
+    def __init__(self, name: str, by_value: dict[str, EnumMember]) -> None:
+        self.name, self.by_value = name, by_value
+
+    def __call__(self, value: Any) -> Any:
+        return self.by_value.get(value, value)
+
+    def holds(self, value: Any) -> bool:
+        return isinstance(value, EnumMember) and str(value).startswith(self.name + ".")
+
+
+def _isinstance(obj: Any, classes: Any) -> bool:
+    """``isinstance`` as the checks write it: Python's types, transformers' enums, imported classes by path; any
+    other class is not known here."""
+    if isinstance(classes, (list, tuple)):
+        return any(_isinstance(obj, c) for c in classes)
+    if isinstance(classes, EnumClass):
+        return classes.holds(obj)
+    if isinstance(classes, type):
+        return isinstance(obj, classes)
+    if isinstance(classes, ClassPath) and isinstance(obj, ClassPath):
+        return isinstance_by_path(obj, classes)
+    raise Unreadable(f"isinstance(..., {classes!r})")
+
+
 def isinstance_by_path(obj: Any, classes: Any) -> bool:
     """``isinstance`` between named classes (:class:`ClassPath`): the same path, or the same class name in the same
     top package (``torch.optim.AdamW`` is ``torch.optim.adamw.AdamW``)."""
@@ -494,10 +522,11 @@ class HfRules:
     def enum_names(self) -> dict[str, Any]:
         """``IntervalStrategy.NO`` → ``"no"`` for every enum the release's checks compare with, and each enum class
         as a call giving back its (str) value (``OptimizerNames(self.optim)``: the arguments are parsed already)."""
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = {"isinstance": _isinstance, **{t.__name__: t for t in (str, int, float, bool, dict,
+                                                                                     list, tuple)}}
         for cls, members in (((self.trainer or {}).get("programs") or {}).get("enums") or {}).items():
             by_value = {value: EnumMember(value, f"{cls}.{member}") for member, value in members.items()}
-            out[cls] = lambda value, by_value=by_value: by_value.get(value, value)
+            out[cls] = EnumClass(cls, by_value)
             out.update({f"{cls}.{member}": by_value[value] for member, value in members.items()})
         return out
 
