@@ -9,7 +9,8 @@ release programs add — the class ``--optim`` builds and accelerate's ZeRO-Offl
     PYTHONPATH=extractor python bench/hf_release_rules.py          # the installed transformers / accelerate
     PYTHONPATH=/tmp/hfpair:extractor python bench/hf_release_rules.py    # another pair (see README)
 
-``check`` must exit 1 exactly where the Trainer refused. Prints one JSON line per run and the agreement; exits 1
+``check`` must exit 1 exactly where the Trainer refused; and TrainingArguments' own checks (``REFUSALS``) must
+raise the message ``check`` quotes, word for word. Prints one JSON line per run and the agreement; exits 1
 on any disagreement.
 """
 
@@ -40,6 +41,11 @@ RUNS = [  # --warmup_steps 1: 4.x fills warmup_num_steps with 0 without it, whic
     (OFFLOAD, "--warmup_steps 1 --max_steps 2 --optim adagrad"),
     (OFFLOAD, "--warmup_steps 1 --max_steps 2 --optim sgd"),
 ]
+REFUSALS = ["--fp16 --bf16", "--warmup_steps -1", "--warmup_ratio 1.5", "--lr_scheduler_type reduce_lr_on_plateau",
+            "--dataloader_prefetch_factor 2", "--fp16_full_eval --bf16_full_eval"]
+"""TrainingArguments checks the words alone decide (none that the witness's own words, BASE_WORDS, change): the
+Trainer's message must be the one ``check`` quotes; a flag the release lacks (``--warmup_ratio`` in 5.x) is left
+out, as HfArgumentParser refuses it."""
 KEYS = ("optimizer.class", "scheduler.class", "scheduler.params.total_num_steps", "train_batch_size",
         "gradient_accumulation_steps")
 
@@ -69,9 +75,36 @@ def main() -> int:
                                    if k in engine and not _same(k, guess.get(k), engine.get(k))}
                 agree += not row["mismatch"]
             print(json.dumps(row)[:1200], flush=True)
+    messages = same = 0
+    for words in REFUSALS:
+        predicted = _refusal(words)
+        if predicted == "":  # a flag this release lacks
+            continue
+        real = witness.run(SCHEDULED, [*shlex.split(words), "--max_steps", "1"])
+        actual = (real.get("error") or {}).get("message") if not real.get("trained") else None
+        messages += 1
+        same += predicted == actual
+        print(json.dumps({"words": words, "dsfields": predicted, "trainer": actual})[:800], flush=True)
     print(f"versions: {json.dumps(witness.versions)}; verdicts agree {verdicts}/{len(RUNS)}; trained {judged}, "
-          f"values agree {agree}/{judged}")
-    return 0 if judged and agree == judged and verdicts == len(RUNS) else 1
+          f"values agree {agree}/{judged}; TrainingArguments refusals quoted exactly {same}/{messages}")
+    return 0 if judged and agree == judged and verdicts == len(RUNS) and same == messages else 1
+
+
+def _refusal(words: str) -> str | None:
+    """The message ``check`` predicts for TrainingArguments on ``words`` (None: none; "": a flag this release
+    lacks)."""
+    import argparse
+
+    from dsfields.model.hf_args import from_cli
+    from dsfields.model.hf_trainer import trainer_run
+
+    ns = argparse.Namespace(trainer_args=words + " --max_steps 1", hidden_size=HIDDEN, model_config=None,
+                            hf_version=None, accelerate_config=None, world_size=None, dataset_size=None)
+    args, accelerate = from_cli(ns)
+    if args.unknown:
+        return ""
+    run = trainer_run(SCHEDULED, args, accelerate)
+    return None if run.error is None else str(run.error)
 
 
 if __name__ == "__main__":

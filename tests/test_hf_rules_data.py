@@ -290,3 +290,28 @@ def test_the_zero_offload_swap_of_adagrad_is_refused_where_accelerate_passes_ada
     assert "unexpected keyword argument 'adamw_mode'" in out and "[hf-swap-refusal]" in out
     assert main(["check", str(config), words, "--hf-version", "4.46.3,1.1.1"]) == 0  # inline DeepSpeedCPUAdam
     assert main(["check", str(config), "--trainer-args=--max_steps 2", "--hf-version", "5.24.0,1.15.0"]) == 0
+
+
+def test_where_the_optimizer_and_scheduler_come_from_is_the_same_in_every_release():
+    """trainer_run spells out deepspeed_optim_sched's choice (DummyOptim when the config has an optimizer, else the
+    Trainer's; DummyScheduler, its callable, or the Trainer's own scheduler): every snapshotted release's program
+    must make the same choice under the same tests. Its refusals differ (``--adafactor`` until 4.57), and where the
+    Trainer's own scheduler is built: inside it until 5.0, after it from 5.1; DeepSpeed is handed it in neither
+    (accelerate passes only DeepSpeed's own scheduler classes), so both are ``run.scheduler == "none"``."""
+    shapes, inside = set(), []
+    for version in hf_versions():
+        programs = load_hf_snapshot(version)["rules"]["programs"]["optim_sched"]["programs"]
+        steps = [s for s in programs["deepspeed_optim_sched"]["steps"] if s["op"] == "assign"
+                 and s["targets"][0] in ("optimizer", "lr_scheduler", "config.zero_allow_untested_optimizer")]
+        if any(s["value"].startswith("trainer.create_scheduler(") for s in steps):
+            inside.append(version)
+        shapes.add(tuple((tuple(s["targets"]), s["value"], tuple(s["when"])) for s in steps
+                         if not s["value"].startswith("trainer.create_scheduler(")))
+    assert len(shapes) == 1
+    assert inside == [v for v in hf_versions() if tuple(map(int, v.split("."))) <= (5, 0, 0)]
+    choice = {(t[0], v): w for t, v, w in next(iter(shapes))}
+    assert choice[("optimizer", "DummyOptim(params=model_parameters)")] == ("'optimizer' in config",)
+    assert choice[("optimizer", "trainer.create_optimizer()")] == ("not ('optimizer' in config)",)
+    assert choice[("lr_scheduler", "DummyScheduler(optimizer)")] == ("'scheduler' in config",)
+    assert choice[("lr_scheduler", "DummyScheduler(optimizer, lr_scheduler_callable=_lr_scheduler_callable)")] == (
+        "not ('scheduler' in config)", "isinstance(optimizer, DummyOptim)")

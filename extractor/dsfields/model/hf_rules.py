@@ -225,6 +225,34 @@ class EnumMember(str):
     __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
 
+class EnumClass:
+    """One of transformers' enum classes: called, the member of a value (the value itself when none); ``isinstance``
+    of it holds for its members only (:func:`_isinstance`)."""
+
+    def __init__(self, name: str, by_value: dict[str, EnumMember]) -> None:
+        self.name, self.by_value = name, by_value
+
+    def __call__(self, value: Any) -> Any:
+        return self.by_value.get(value, value)
+
+    def holds(self, value: Any) -> bool:
+        return isinstance(value, EnumMember) and str(value).startswith(self.name + ".")
+
+
+def _isinstance(obj: Any, classes: Any) -> bool:
+    """``isinstance`` as the checks write it: Python's types, transformers' enums, imported classes by path; any
+    other class is not known here."""
+    if isinstance(classes, (list, tuple)):
+        return any(_isinstance(obj, c) for c in classes)
+    if isinstance(classes, EnumClass):
+        return classes.holds(obj)
+    if isinstance(classes, type):
+        return isinstance(obj, classes)
+    if isinstance(classes, ClassPath) and isinstance(obj, ClassPath):
+        return isinstance_by_path(obj, classes)
+    raise Unreadable(f"isinstance(..., {classes!r})")
+
+
 def isinstance_by_path(obj: Any, classes: Any) -> bool:
     """``isinstance`` between named classes (:class:`ClassPath`): the same path, or the same class name in the same
     top package (``torch.optim.AdamW`` is ``torch.optim.adamw.AdamW``)."""
@@ -486,7 +514,7 @@ class HfRules:
 
     # -- the programs (rules.programs): functions of the release evaluated on the user's values
 
-    def _program(self, side: str, key: str) -> dict[str, Any] | None:
+    def program(self, side: str, key: str) -> dict[str, Any] | None:
         rules = self.trainer if side == "transformers" else self.accelerate
         found = ((rules or {}).get("programs") or {}).get(key)
         return found if isinstance(found, dict) and found.get("programs") else None
@@ -494,17 +522,18 @@ class HfRules:
     def enum_names(self) -> dict[str, Any]:
         """``IntervalStrategy.NO`` → ``"no"`` for every enum the release's checks compare with, and each enum class
         as a call giving back its (str) value (``OptimizerNames(self.optim)``: the arguments are parsed already)."""
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = {"isinstance": _isinstance, **{t.__name__: t for t in (str, int, float, bool, dict,
+                                                                                     list, tuple)}}
         for cls, members in (((self.trainer or {}).get("programs") or {}).get("enums") or {}).items():
             by_value = {value: EnumMember(value, f"{cls}.{member}") for member, value in members.items()}
-            out[cls] = lambda value, by_value=by_value: by_value.get(value, value)
+            out[cls] = EnumClass(cls, by_value)
             out.update({f"{cls}.{member}": by_value[value] for member, value in members.items()})
         return out
 
     def _dispatch(self, key: str, choice: str, names: dict[str, Any]) -> tuple[Any, str]:
         """Run the function a dispatch table (``_OPTIMIZER_HANDLERS``, ``TYPE_TO_SCHEDULER_FUNCTION``) picks for
         ``choice``, or the one root program: (what it returned or raised, where)."""
-        found = self._program("transformers", key)
+        found = self.program("transformers", key)
         if found is None:
             raise Unreadable(f"no {key} program in the transformers {self.transformers_version} snapshot")
         programs = found["programs"]
@@ -548,7 +577,7 @@ class HfRules:
     def post_init_error(self, names: dict[str, Any]) -> Outcome | None:
         """The first check of ``TrainingArguments.__post_init__`` that raises on these arguments (None: none that
         these values decide; a check needing the machine, ``is_torch_bf16_gpu_available()``, is never taken)."""
-        found = self._program("transformers", "post_init")
+        found = self.program("transformers", "post_init")
         if found is None:
             raise Unreadable(f"no __post_init__ program in the transformers {self.transformers_version} snapshot")
         scope = {**names, **self.enum_names()}
@@ -557,7 +586,7 @@ class HfRules:
 
     def optim_sched_error(self, names: dict[str, Any]) -> Outcome | None:
         """``deepspeed_optim_sched``'s refusals (4.x: ``--adafactor`` beside a config optimizer)."""
-        found = self._program("transformers", "optim_sched")
+        found = self.program("transformers", "optim_sched")
         if found is None:
             return None
         out = simulate(found["programs"][found["root"]], dict(names), {}, frozenset({"config"}))
@@ -566,7 +595,7 @@ class HfRules:
     def training_steps(self, names: dict[str, Any], batches: int | None) -> int:
         """``max_steps`` as the Trainer hands it to ``deepspeed_init``: the release's own computation, with a
         dataloader of ``batches`` batches per rank (None: one without a length) and no sequence parallelism."""
-        found = self._program("transformers", "num_training_steps")
+        found = self.program("transformers", "num_training_steps")
         if found is None:
             raise Unreadable(f"no num_training_steps program in the transformers {self.transformers_version} snapshot")
         loader = _Loader(batches)
@@ -592,7 +621,7 @@ class HfRules:
     def cpu_optimizer_call(self, built: str, deepspeed: str | None = None) -> tuple[str, str, dict[str, Any]]:
         """:meth:`cpu_optimizer` and the keywords the swap passes that class beyond the ``lr`` / ``weight_decay``
         it copies (1.2+: ``adamw_mode``, which ``DeepSpeedCPUAdagrad`` does not take)."""
-        found = self._program("accelerate", "cpu_optimizer")
+        found = self.program("accelerate", "cpu_optimizer")
         if found is None:
             raise Unreadable(f"no map_pytorch_optim_to_deepspeed program in the accelerate {self.accelerate_version} "
                              "snapshot")
@@ -720,7 +749,7 @@ def program_facts(rules: HfRules, fields: dict[str, Any], names_of: Any) -> dict
             facts[f"num_training_steps ({words}, {batches} batches)"] = rules.training_steps(names_of(words), batches)
         except (Unreadable, KeyError, TypeError) as exc:
             facts[f"num_training_steps ({words}, {batches} batches)"] = f"(not known: {str(exc)[:80]})"
-    found = rules._program("transformers", "post_init")
+    found = rules.program("transformers", "post_init")
     if found is not None:
         facts["TrainingArguments checks"] = sorted({s["message"] for p in found["programs"].values()
                                                     for s in p["steps"] if s["op"] == "raise" and s["message"]})

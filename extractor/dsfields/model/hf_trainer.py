@@ -756,7 +756,9 @@ def _training_arguments_checks(run: TrainerRun, args: Any, rules: Any) -> None:
                          "check is made")
         else:
             if refused is not None:
-                raise PlanError("transformers", refused.step["type"], refused.message)  # type: ignore[index]
+                where = f"{rules.program('transformers', 'post_init')['file']}:{refused.step['line']}"  # type: ignore[index]
+                raise PlanError(f"transformers {rules.transformers_version} TrainingArguments ({where})",
+                                refused.step["type"], refused.message)  # type: ignore[index]
             return
     if args.values["fp16"] and args.values["bf16"]:  # transformers 5.24.0 training_args.py _validate_args
         raise PlanError("transformers", "ValueError", "At most one of fp16 and bf16 can be True, but not both")
