@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dsfields.cli import main
-from dsfields.model.hf_args import hf_versions, load_hf_snapshot, load_rules, parse_trainer_args
+from dsfields.model.hf_args import arg_names, hf_versions, load_hf_snapshot, load_rules, parse_trainer_args
 from dsfields.model.hf_rules import accelerate_versions, load_accelerate_snapshot
 from dsfields.model.hf_trainer import HIDDEN_KEYS, MISMATCH_HEAD, MISMATCH_TAIL, trainer_run
 
@@ -171,11 +171,11 @@ def test_a_value_the_trainer_fills_is_judged_by_deepspeed_too(tmp_path, capsys):
 def test_the_programs_of_the_pinned_pair_give_the_verified_mirrors_answers():
     """The optimizer, scheduler and steps the snapshot's programs compute for 5.24.0 / 1.15.0 are the ones the
     mirror spells out (checked against the real Trainer by the differential)."""
-    from dsfields.model.hf_trainer import CPU_SWAP, TRAINER_OPTIMIZERS, TRAINER_SCHEDULERS, _arg_names
+    from dsfields.model.hf_trainer import CPU_SWAP, TRAINER_OPTIMIZERS, TRAINER_SCHEDULERS
 
     snap = load_hf_snapshot("5.24.0")
     rules = load_rules(snap, "1.15.0", explicit=True)
-    names = lambda words, **kw: _arg_names(parse_trainer_args(words, snap, **kw))  # noqa: E731
+    names = lambda words, **kw: arg_names(parse_trainer_args(words, snap, **kw))  # noqa: E731
     for optim, built in TRAINER_OPTIMIZERS.items():
         assert rules.optimizer_class(names(f"--optim {optim}"))[0] == built, optim
     for kind in snap["training_arguments"]["fields"]["lr_scheduler_type"]["choices"]:
@@ -188,7 +188,7 @@ def test_the_programs_of_the_pinned_pair_give_the_verified_mirrors_answers():
                         ("--gradient_accumulation_steps 3 --per_device_train_batch_size 4", 50)):
         args = parse_trainer_args(words, snap, dataset_size=size)
         batches = None if size is None else -(-size // args.values["per_device_train_batch_size"])
-        assert rules.training_steps(_arg_names(args), batches) == args.num_training_steps(), words
+        assert rules.training_steps(arg_names(args), batches) == args.num_training_steps(), words
 
 
 def test_release_differences_of_the_programs():

@@ -24,10 +24,25 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from dsfields.extract.hf_rules import _template
-
 LOOP = "__loop__"
 EXCEPT = "__except__"
+
+
+def message_template(node: ast.expr) -> str:
+    """A message as text: f-string pieces kept, ``{expr}`` for the values (``"a" "b"`` and ``+`` joined)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                parts.append("{" + ast.unparse(value.value) + "}")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return message_template(node.left) + message_template(node.right)
+    return "{" + ast.unparse(node) + "}"
 
 
 def module_name(relative: str) -> str:
@@ -138,7 +153,7 @@ def program(fn: ast.FunctionDef, module: str, module_imports: list[dict[str, Any
         elif isinstance(stmt, ast.Raise) and stmt.exc is not None:
             exc = stmt.exc
             if isinstance(exc, ast.Call):
-                message = _template(exc.args[0]) if exc.args else ""
+                message = message_template(exc.args[0]) if exc.args else ""
                 steps.append({"op": "raise", "type": ast.unparse(exc.func), "message": message, **base})
             else:
                 steps.append({"op": "raise", "type": ast.unparse(exc), "message": "", **base})

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.extract import hf_sources
+from dsfields.extract.hf_programs import message_template
 
 FORMAT = 3
 TRAINER_FUNCTIONS = ("trainer_config_process", "trainer_config_finalize")
@@ -58,28 +59,11 @@ def _walk(body: list[ast.stmt], conds: tuple[str, ...] = ()) -> list[tuple[ast.s
     return out
 
 
-def _template(node: ast.expr) -> str:
-    """A message as text: f-string pieces kept, ``{expr}`` for the values (``"a" "b"`` and ``+`` joined)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for value in node.values:
-            if isinstance(value, ast.Constant):
-                parts.append(str(value.value))
-            elif isinstance(value, ast.FormattedValue):
-                parts.append("{" + ast.unparse(value.value) + "}")
-        return "".join(parts)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _template(node.left) + _template(node.right)
-    return "{" + ast.unparse(node) + "}"
-
-
 def _raises(fn: ast.FunctionDef) -> list[dict[str, Any]]:
     out = []
     for stmt, conds in _walk(fn.body):
         if isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call) and stmt.exc.args:
-            out.append({"type": ast.unparse(stmt.exc.func), "message": _template(stmt.exc.args[0]),
+            out.append({"type": ast.unparse(stmt.exc.func), "message": message_template(stmt.exc.args[0]),
                         "when": list(conds), "line": stmt.lineno})
     return out
 
@@ -174,7 +158,7 @@ def transformers_rules(code: str) -> dict[str, Any]:
         for stmt, _conds in _walk(fill_match.body):
             if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
                     and ast.unparse(stmt.value.func).endswith("mismatches.append") and stmt.value.args):
-                mismatch_line = {"template": _template(stmt.value.args[0]), "line": stmt.lineno}
+                mismatch_line = {"template": message_template(stmt.value.args[0]), "line": stmt.lineno}
     if mismatch_line is None:
         unread.append({"rule": "HfTrainerDeepSpeedConfig.fill_match mismatch line",
                        "why": "no self.mismatches.append(...) found"})

@@ -564,7 +564,6 @@ def hf_pair_diff(old: str, new: str) -> tuple[str, str, list[str]]:
 def _facts_diff(ot: dict[str, Any], oa: str, oas: Any, nt: dict[str, Any], na: str, nas: Any) -> list[str]:
     """The programs' answers that changed (the class an ``--optim`` builds, the steps, the checks, the swap)."""
     from dsfields.model.hf_rules import HfRules, facts_diff, program_facts
-    from dsfields.model.hf_trainer import _arg_names
 
     if not ((ot.get("rules") or {}).get("programs") and (nt.get("rules") or {}).get("programs")):
         return []
@@ -572,7 +571,7 @@ def _facts_diff(ot: dict[str, Any], oa: str, oas: Any, nt: dict[str, Any], na: s
     for snap, acc, acc_snap in ((ot, oa, oas), (nt, na, nas)):
         rules = HfRules(snap, acc_snap, acc)
         fields = snap["training_arguments"]["fields"]
-        facts.append(program_facts(rules, fields, lambda words, snap=snap: _arg_names(parse_trainer_args(words,
+        facts.append(program_facts(rules, fields, lambda words, snap=snap: arg_names(parse_trainer_args(words,
                                                                                                           snap))))
     return facts_diff(*facts)
 
@@ -607,3 +606,13 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def arg_names(args: Any) -> dict[str, Any]:
+    """What the extracted expressions may name: ``args.X`` (and ``self.X`` in TrainingArguments' own methods)."""
+    v = args.values
+    names: dict[str, Any] = {"auto_find_batch_size": bool(v.get("auto_find_batch_size"))}
+    for name, value in v.items():
+        names[f"args.{name}"] = names[f"self.{name}"] = value
+    names["args.world_size"] = names["self.world_size"] = args.world_size
+    return names

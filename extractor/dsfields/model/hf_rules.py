@@ -735,7 +735,7 @@ def program_facts(rules: HfRules, fields: dict[str, Any], names_of: Any) -> dict
     """What the pair's programs say, evaluated, for ``diff --hf``: the class each ``--optim`` and
     ``--lr_scheduler_type`` choice builds, ``num_training_steps`` on a few fixed cases, the messages of
     TrainingArguments' checks, accelerate's CPU optimizer for each torch class and the swap's tests.
-    ``names_of(words)``: the argument names of those Trainer flags (``hf_trainer._arg_names`` of the parse)."""
+    ``names_of(words)``: the argument names of those Trainer flags (``hf_args.arg_names`` of the parse)."""
     facts: dict[str, Any] = {}
     for flag, method in (("optim", rules.optimizer_class), ("lr_scheduler_type", rules.scheduler_class)):
         for choice in (fields.get(flag) or {}).get("choices") or []:

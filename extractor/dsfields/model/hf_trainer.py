@@ -863,13 +863,11 @@ def training_steps(args: Any, run: TrainerRun | None = None) -> int | None:
 
 
 def _arg_names(args: Any) -> dict[str, Any]:
-    """What the extracted expressions may name: ``args.X`` (and ``self.X`` in TrainingArguments' own methods)."""
-    v = args.values
-    names: dict[str, Any] = {"auto_find_batch_size": bool(v.get("auto_find_batch_size"))}
-    for name, value in v.items():
-        names[f"args.{name}"] = names[f"self.{name}"] = value
-    names["args.world_size"] = names["self.world_size"] = args.world_size
-    return names
+    """:func:`dsfields.model.hf_args.arg_names`, imported here, not at the top: ``check`` without
+    ``--trainer-args`` never needs the argument parser, and ``args`` comes from it when this runs."""
+    from dsfields.model.hf_args import arg_names
+
+    return arg_names(args)
 
 
 def _origin_of(fill: dict[str, Any], args: Any) -> str:
