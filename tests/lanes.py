@@ -108,6 +108,7 @@ MODULE_LANES: dict[str, tuple[str, dict[str, str]]] = {
         "test_an_op_built_by_one_release_is_shared_only_with_releases_whose_files_are_identical": "build",
         "test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_identical_release": "integration",
         "test_two_builders_of_one_op_at_once_compile_it_once": "integration",
+        "test_a_ccache_on_path_is_not_put_before_dsfields_own_compiler_wrapper": "integration",
     }),
     "test_launch_rules.py": ("data", {
         "test_a_malformed_launch_json_counts_as_absent": "unit",

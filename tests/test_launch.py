@@ -375,6 +375,29 @@ def test_a_stale_torch_build_lock_is_cleared_only_when_no_other_process_may_be_b
 # ---------------------------------------------------------------- ops shared between releases built from the same files
 
 
+def test_a_ccache_on_path_is_not_put_before_dsfields_own_compiler_wrapper(tmp_path):
+    """torch puts a ccache found on PATH before the compiler; before quickcxx it would reorder the wrapper's
+    arguments (the source last) and no precompiled header would apply. dsfields' own builds turn that off."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "ccache").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "ccache").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_EXTENSIONS_DIR", "TORCH_NO_COMPILER_WRAPPER")}
+    env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(REPO / "extractor"),
+               PATH=os.pathsep.join([str(tools), env.get("PATH", "")]))
+    code = ("import json, os; from torch.utils import cpp_extension as c; from dsfields.extract.launch import "
+            "guard_ops_dir; before = c._wrap_compiler(['g++']); guard_ops_dir(); "
+            "print(json.dumps([before, c._wrap_compiler([os.environ['CXX']]), os.environ['CXX']]))")
+    probe = "from torch.utils import cpp_extension as c; raise SystemExit(not hasattr(c, '_wrap_compiler'))"
+    if subprocess.run([sys.executable, "-c", probe], env=env, check=False).returncode:
+        pytest.skip("this torch puts no compiler wrapper before the compiler")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    before, after, cxx = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before == ["ccache", "g++"]  # the fake ccache is seen: the test would catch a prepended one
+    assert Path(cxx).name == "g++" and Path(cxx).parent.parent == tmp_path / "dsfields" / "cxx"
+    assert after == [cxx]
+
+
 def _release(root: Path, header: str) -> Path:
     """A release tree with one op: ``op.c`` including ``inc/x.h`` (found through the include path)."""
     csrc = root / "deepspeed" / "ops" / "csrc"

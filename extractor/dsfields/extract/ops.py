@@ -88,6 +88,9 @@ def guard_ops_dir() -> None:
         from dsfields.extract import quickcxx
 
         quickcxx.install(_own_extensions_root().parent)  # dsfields' own builds only: see quickcxx
+        # torch puts ccache (or sccache), when on PATH, before the compiler: it would hand the wrapper its own
+        # reordered arguments (the source last) and no precompiled header would apply. The wrapper decides.
+        os.environ["TORCH_NO_COMPILER_WRAPPER"] = "1"
         # The release's path is mapped away, so another release's identical objects are shared: as imported (the
         # op sources' paths) and resolved (a cache reached through a symlink).
         found = _release_root(resolve=False)
@@ -103,12 +106,14 @@ def guard_ops_dir() -> None:
     fcntl.flock(handle, fcntl.LOCK_SH)
     _OPS_GUARD.append(handle)
     pin_ninja(Path(sys.executable).parent)
-    if os.environ.get(OPS_BUILD_ENV) == "ccache":
+    if os.environ.get(OPS_BUILD_ENV) in ("ccache", "ccache-pch"):
         # ccache's own store beside the ops (an empty ops cache is a cold ccache too); paths of different
         # releases left out of its hash where it can (base dir, no working-directory hash).
         os.environ.setdefault("CCACHE_DIR", str(_own_extensions_root().parent / "ccache"))
         os.environ.setdefault("CCACHE_BASEDIR", str(_own_extensions_root().parent.parent))
         os.environ.setdefault("CCACHE_NOHASHDIR", "1")
+        if os.environ[OPS_BUILD_ENV] == "ccache-pch":  # what ccache's manual asks of a precompiled header
+            os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros")
     share_built_ops()
     remember_cpu_info()  # before DeepSpeed imports: releases up to 0.18 bind get_cpu_info at import
 
@@ -213,7 +218,7 @@ def share_built_ops() -> None:
                 if p.default is not inspect.Parameter.empty}
 
     def load(name: str, sources: Any, *args: Any, **kwargs: Any) -> Any:
-        if os.environ.get(OPS_BUILD_ENV) == "ccache":  # measured alternative: no sharing; ninja and ccache decide
+        if os.environ.get(OPS_BUILD_ENV) in ("ccache", "ccache-pch"):  # measured: no sharing; ninja, ccache decide
             with _building(name):  # still outside the launch's time budget
                 return original(name, sources, *args, **kwargs)
         root = _release_root()

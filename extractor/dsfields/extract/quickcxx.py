@@ -441,7 +441,8 @@ def compile_args(args: list[str], root: Path, real: str) -> list[str]:
 
 BUILD_ENV = "DSFIELDS_OPS_BUILD"
 """``ccache``: compile through ccache (at :func:`quick_flags`) instead of this file's PCH and object cache, and
-without ``ops.share_built_ops``: the switch the ccache-versus-quickcxx measurement (bench/ops_cache.py) runs."""
+without ``ops.share_built_ops``; ``ccache-pch``: the same with this file's precompiled header: the switches the
+ccache-versus-quickcxx measurement (bench/ops_cache.py) runs."""
 RELEASE_ENV = "DSFIELDS_OPS_RELEASE"
 """The folder holding the ``deepspeed`` package being built for, as imported and resolved (``os.pathsep``
 between them; set by ``guard_ops_dir``): its path is mapped away in ``__FILE__`` and in the object cache's key,
@@ -587,7 +588,17 @@ def main(argv: list[str], real: str, root: Path, objects: Path | None = None) ->
     args = argv[1:]
     if "-c" not in args:
         return subprocess.run([real, *args], check=False).returncode
-    if os.environ.get(BUILD_ENV) == "ccache":  # the measured alternative: DeepSpeed's flags made quick, ccache
+    build = os.environ.get(BUILD_ENV)
+    if build == "ccache":  # the measured alternative: DeepSpeed's flags made quick, ccache
+        return subprocess.run(["ccache", real, *quick_flags(args)], check=False).returncode
+    if build == "ccache-pch":  # measured too: this file's precompiled header, ccache instead of its object cache
+        chosen = compile_args(args, root, real)
+        if chosen != quick_flags(args):
+            done = subprocess.run(["ccache", real, *chosen, "-fpch-preprocess"], capture_output=True, check=False)
+            if done.returncode == 0:
+                sys.stdout.buffer.write(done.stdout)
+                sys.stderr.buffer.write(done.stderr)
+                return 0
         return subprocess.run(["ccache", real, *quick_flags(args)], check=False).returncode
     releases = release_paths(os.environ.get(RELEASE_ENV))
     quick = quick_flags(args)
