@@ -78,7 +78,8 @@ def test_fp16_master_weights_needs_the_zero_stages_of_its_release(version, stage
     path = "fp16.fp16_master_weights_and_grads"
     [needed] = load(version).fields[path].requires_values
     assert (needed["path"], needed["values"]) == ("zero_optimization.stage", stages)
-    on = {"train_batch_size": 1, "fp16": {"enabled": True, "fp16_master_weights_and_grads": True}}
+    on = {"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}},  # ZeRO 1-2 need one
+          "fp16": {"enabled": True, "fp16_master_weights_and_grads": True}}
     for stage in (0, 1, 2, 3):
         errors = _errors(version, on | {"zero_optimization": {"stage": stage}})
         assert errors == ([] if stage in stages else [path]), (stage, errors)
