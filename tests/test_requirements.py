@@ -149,3 +149,51 @@ def test_a_string_an_after_validator_allows_only_as_auto_is_refused_whatever_the
     for fine in ("auto", 4):
         assert not [f for f in _check(snapshot, base | {"zero_optimization": {"select_interval": fine}})
                     if f.severity is Severity.ERROR]
+
+
+def test_a_switch_another_keys_value_lifts_records_the_values_it_needs(fake_snapshot):
+    # fp16.master_weights: true is refused unless zero_optimization.stage is 3 (the fixture's _do_error_check, read
+    # only with fp16 enabled): each of stage's choices is probed with the switch on, and the lifting ones are kept.
+    master = fake_snapshot["fields"]["fp16.master_weights"]
+    [needed] = master["requires_values"]
+    assert needed["path"] == "zero_optimization.stage" and needed["values"] == [3] and needed["when"] == "truthy"
+    assert "only supported with ZeRO Stage 3" in needed["message"]
+    assert needed["source"] == {"file": "fakeds/runtime/config.py", "line": _line_of('"master_weights is only')}
+    assert "fp16.master_weights: true requires zero_optimization.stage in [3] (each of its choices probed)" in (
+        fake_snapshot["coverage"]["witnesses"]["requirements"])
+    assert [p for p, f in fake_snapshot["fields"].items() if f.get("requires_values")] == ["fp16.master_weights"]
+
+
+def test_check_applies_the_stage_the_release_names(fake_snapshot):
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    base = {"train_batch_size": 1}
+    bad = _check(snapshot, base | {"fp16": {"enabled": True, "master_weights": True}})
+    errors = [f for f in bad if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["fp16.master_weights"]
+    assert "ZeRO stage 3 (stage is 0)" in errors[0].message and "only supported with ZeRO Stage 3" in errors[0].message
+    for fine in ({"fp16": {"enabled": True, "master_weights": True}, "zero_optimization": {"stage": 3}},
+                 {"fp16": {"enabled": False, "master_weights": True}}):  # read only with fp16 on, as DeepSpeed does
+        assert not [f for f in _check(snapshot, base | fine) if f.severity is Severity.ERROR], fine
+    # Another release naming other stages is answered with its own: the fact, not a range kept here.
+    other = copy.deepcopy(fake_snapshot)
+    other["fields"]["fp16.master_weights"]["requires_values"][0]["values"] = [0, 3]
+    assert not [f for f in _check(Snapshot(other), base | {"fp16": {"enabled": True, "master_weights": True}})
+                if f.severity is Severity.ERROR]
+
+
+def test_the_items_of_a_list_are_probed_with_the_section_on(fake_snapshot):
+    # elastic.micro_batch_sizes must hold positive integers, checked only with elastic enabled: [] stands for every
+    # list among the fixed probes, so [-1] and [0] are probed as items, on the switched-on config.
+    micro = fake_snapshot["fields"]["elastic.micro_batch_sizes"]
+    assert micro["switched_on"] == "enabled"
+    assert set(micro["item_probes"]) == {"-1", "0"}
+    assert all(not v["ok"] and "positive integers" in v["error"] for v in micro["item_probes"].values())
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    on = {"enabled": True, "max_batch": 8, "ignore_batch_info": True}
+    bad = _check(snapshot, {"train_batch_size": 1, "elastic": {**on, "micro_batch_sizes": [2, 0]}})
+    errors = [f for f in bad if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["elastic.micro_batch_sizes"] and "positive integers" in errors[0].message
+    assert not [f for f in _check(snapshot, {"train_batch_size": 1, "elastic": {**on, "micro_batch_sizes": [2, 4]}})
+                if f.severity is Severity.ERROR]
+    off = _check(snapshot, {"train_batch_size": 1, "elastic": {"enabled": False, "micro_batch_sizes": [0]}})
+    assert not [f for f in off if f.severity is Severity.ERROR]

@@ -68,3 +68,30 @@ def test_verdicts_probed_with_the_switch_on_hold_only_while_it_is_on(version):
     assert _errors(version, {"train_batch_size": 16, "elasticity": {"ignore_non_elastic_batch_info": False}}) == []
     on = ELASTIC | {"ignore_non_elastic_batch_info": False}
     assert _errors(version, {"train_batch_size": 16, "elasticity": on}) == ["elasticity.ignore_non_elastic_batch_info"]
+
+
+@pytest.mark.parametrize(("version", "stages"), [
+    # Read from each release's deepspeed/runtime/config.py (_do_error_check): "only supported with ZeRO Stage 2 for
+    # now" until 0.18.1, stages 1, 2 or 3 from 0.18.3 on. The snapshots learned them by probing each stage; the
+    # verdicts were confirmed in 0.11.2's, 0.16.9's and 0.18.3's own DeepSpeedConfig (tests/sampled_verdicts.py).
+    ("0.11.2", [2]), ("0.16.9", [2]), ("0.18.1", [2]), ("0.18.3", [1, 2, 3]), ("0.19.8", [1, 2, 3])])
+def test_fp16_master_weights_needs_the_zero_stages_of_its_release(version, stages):
+    path = "fp16.fp16_master_weights_and_grads"
+    [needed] = load(version).fields[path].requires_values
+    assert (needed["path"], needed["values"]) == ("zero_optimization.stage", stages)
+    on = {"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}},  # ZeRO 1-2 need one
+          "fp16": {"enabled": True, "fp16_master_weights_and_grads": True}}
+    for stage in (0, 1, 2, 3):
+        errors = _errors(version, on | {"zero_optimization": {"stage": stage}})
+        assert errors == ([] if stage in stages else [path]), (stage, errors)
+
+
+@pytest.mark.parametrize("version", ["0.16.9", "0.11.2"])
+def test_elasticity_micro_batch_sizes_must_be_positive(version):
+    # ElasticityConfig: "Elasticity expected value of micro_batch_sizes to only contain positive integers".
+    micro = load(version).fields["elasticity.micro_batch_sizes"]
+    assert micro.switched_on == "enabled" and not micro.item_probes["0"]["ok"] and not micro.item_probes["-1"]["ok"]
+    for bad in ([2, 0], [-1]):
+        errors = _errors(version, {"elasticity": ELASTIC | {"micro_batch_sizes": bad}})
+        assert errors == ["elasticity.micro_batch_sizes"], (bad, errors)
+    assert _errors(version, {"train_batch_size": 16, "elasticity": {"enabled": False, "micro_batch_sizes": [0]}}) == []

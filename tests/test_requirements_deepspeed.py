@@ -135,3 +135,36 @@ def test_check_agrees_with_deepspeedconfig_on_the_validators_in_code(snapshot_01
         if theirs != (not errors):
             disagreements.append(f"{value!r}: DeepSpeed {'accepts' if theirs else 'rejects'}, check {errors}")
     assert not disagreements, "\n".join(disagreements)
+
+
+STAGE_SWITCHES = {
+    # Read from deepspeed/runtime/config.py of 0.19.8 (DeepSpeedConfig._do_error_check): each needs ZeRO stage 1-3.
+    "fp16.fp16_master_weights_and_grads": {"fp16": {"enabled": True}},
+    "bf16.bf16_master_weights_and_grads": {"bf16": {"enabled": True}},
+    "bf16.bf16_optimizer_states": {"bf16": {"enabled": True, "bf16_master_weights_and_grads": True}},
+}
+
+
+@pytest.mark.parametrize("path", sorted(STAGE_SWITCHES))
+def test_the_stages_a_switch_needs_are_the_releases_and_check_agrees_with_deepspeedconfig(snapshot_0198, path):
+    """The stages come from 0.19.8's own DeepSpeedConfig (requires_values), and for every stage check's verdict on
+    the switch is DeepSpeed's (the zero-stage-requirements rule applies the fact)."""
+    import copy
+
+    from dsfields.extract.oracle import build_deepspeed_config
+
+    [needed] = [r for r in snapshot_0198.fields[path].requires_values if r["path"] == "zero_optimization.stage"]
+    assert needed["values"] == [1, 2, 3] and needed["source"]["file"] == "deepspeed/runtime/config.py"
+    checker = Checker(snapshot_0198)
+    section, _, key = path.rpartition(".")
+    disagreements = []
+    for stage in (0, 1, 2, 3):
+        data = {"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}},  # ZeRO 1-2 need one
+                "zero_optimization": {"stage": stage}, **copy.deepcopy(STAGE_SWITCHES[path])}
+        data[section][key] = True
+        theirs = build_deepspeed_config(data) is None
+        errors = [f.message for f in check_text(json.dumps(data), checker, Options()).findings
+                  if f.severity is Severity.ERROR]
+        if theirs != (not errors):
+            disagreements.append(f"stage {stage}: DeepSpeed {'accepts' if theirs else 'rejects'}, check {errors}")
+    assert not disagreements, "\n".join(disagreements)

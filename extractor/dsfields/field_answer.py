@@ -301,6 +301,11 @@ def requires_text(record: Any) -> str | None:
         beside = requirement.get("with")
         only = f" and {', '.join(beside)} is set" if isinstance(beside, list) and beside else ""
         parts.append(f'"{requirement["key"]}" when set to {values}{only}{where}')
+    for needed in getattr(record, "requires_values", ()):  # another section's key, one of a few values
+        source = needed.get("source") or {}
+        where = f" ({source['file']}:{source['line']})" if source.get("file") else ""
+        values = ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in needed["values"])
+        parts.append(f'"{needed["path"]}" in {values} when set to a true value{where}')
     return "; ".join(parts) or None
 
 

@@ -361,6 +361,13 @@ class _Run:
                      f"{path}: {_fmt(value)} is an older form DeepSpeed {self.c.version} still accepts "
                      f"({alternative.get('means')})", f'write "{record.key}": {{ ... }} as the documentation does')
             return
+        item = self.item_refused(record, value)
+        if item is not None:
+            self.add(here, Severity.ERROR, Kind.RUNTIME,
+                     f"DeepSpeed {self.c.version} rejects {_fmt(value)} here (its item {_fmt(item[0])}, probed with "
+                     f"[{item[1]}]: {record.item_probes[item[1]].get('error')})",
+                     "give positive integers" if item[1] in ("-1", "0") else self._type_fix(record))
+            return
         probe = record.probe_for(value)
         if probe is None and isinstance(value, str) and not record.choices:
             probe = self.string_refused(record)
@@ -386,13 +393,28 @@ class _Run:
         """Whether ``record``'s verdicts were probed with its section's switch on and this config leaves it off:
         ``elasticity.ignore_non_elastic_batch_info: false`` is refused beside batch keys only while elasticity
         is enabled; with it off DeepSpeed never looks at the value."""
-        switch = self.c.snapshot.probed_switched_on.get(record.path)
+        switch = record.switched_on or self.c.snapshot.probed_switched_on.get(record.path)
         if switch is None:
             return False
         node: Any = self.config.data
         for part in here[:-1]:
             node = node.get(part) if isinstance(node, dict) else None
         return not (isinstance(node, dict) and node.get(switch))
+
+    @staticmethod
+    def item_refused(record: Field, value: Any) -> tuple[Any, str] | None:
+        """The first item of a list that the one-item list probes show refused (``micro_batch_sizes: [0, 2]``:
+        ``[0]`` refused), with the probe standing for it; None otherwise or where the items were not probed."""
+        probes = record.item_probes
+        if not probes or not isinstance(value, list):
+            return None
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, float)) or item > 0:
+                continue
+            pid = "0" if item == 0 else "-1"
+            if pid in probes and not probes[pid].get("ok"):
+                return item, pid
+        return None
 
     @staticmethod
     def string_refused(record: Field) -> tuple[str, dict[str, Any]] | None:

@@ -201,14 +201,23 @@ def _stage_requirements(view: View, world_size: int | None) -> Iterator[Violatio
                 'remove "ratio" or use stage 3',
             )
     bf16 = view.bf16_section()
-    for path in ("fp16.fp16_master_weights_and_grads", f"{bf16}.bf16_master_weights_and_grads",
-                 f"{bf16}.bf16_optimizer_states"):
-        if view.flag(path) and stage not in (1, 2, 3):
-            yield Violation(
-                (path, "zero_optimization.stage"),
-                f"{path.rpartition('.')[2]} is only supported with ZeRO stage 1, 2 or 3 (stage is {stage})",
-                f'enable ZeRO (stage 1-3) or remove "{path.rpartition(".")[2]}"',
-            )
+    # The switches a ZeRO stage must allow and the stages each allows are the release's own (fp16 master weights:
+    # stage 2 until 0.18.1, 1-3 from 0.18.3), probed from its DeepSpeedConfig into the snapshot's requires_values.
+    for record, needed in view.snapshot.values_required_of("zero_optimization.stage"):
+        if record.section in ("bf16", "bfloat16") and record.section != bf16:
+            continue  # DeepSpeed reads only one of the two spellings
+        if not view.flag(record.path) or stage in needed["values"] or not all(
+                view.truthy(c["path"]) for c in record.conditions if c.get("op") == "truthy"):
+            continue
+        stages = ", ".join(str(v) for v in needed["values"])
+        source = needed.get("source") or {}
+        where = f" ({source.get('file')}:{source.get('line')})" if source.get("file") else ""
+        yield Violation(
+            (record.path, "zero_optimization.stage"),
+            f"{record.key} is only supported with ZeRO stage {stages} (stage is {stage}); DeepSpeed "
+            f"{view.snapshot.version} raises: {needed.get('message')}{where}",
+            f'use ZeRO stage {stages} or remove "{record.key}"',
+        )
     if view.flag(f"{bf16}.bf16_optimizer_states") and view.flag(f"{bf16}.bf16_master_weights_and_grads") is False:
         yield Violation(
             (f"{bf16}.bf16_optimizer_states", f"{bf16}.bf16_master_weights_and_grads"),

@@ -196,6 +196,12 @@ def _siblings_on(ex: Extraction, switched_on: dict[str, Any], section: str, key:
         if record is None or record["is_section"] or record.get("pattern") or record.get("requires"):
             continue
         verdicts = _probe_on(ex, switched_on, section, sibling, record)
+        items = _item_probes(ex, switched_on, section, sibling, record)
+        if items:
+            record["item_probes"], record["switched_on"] = items, key
+            refused = sorted(p for p, v in items.items() if not v.get("ok"))
+            notes.append(f"{path}: one-item lists probed with {key} on: refuses "
+                         f"{', '.join(f'[{p}]' for p in refused) or 'none'}")
         before = record.get("probes") or {}
         if {p: v.get("ok") for p, v in verdicts.items()} == {p: v.get("ok") for p, v in before.items()} or (
                 not before and all(v.get("ok") for v in verdicts.values())):
@@ -208,12 +214,34 @@ def _siblings_on(ex: Extraction, switched_on: dict[str, Any], section: str, key:
                 set_path(switched_on, section, sibling, copy.deepcopy(v)), trace=False).error is None for v in known):
             notes.append(f"{path}: probed again with {key} on, but the probes misjudge a valid value: kept")
             continue
-        record["probes"] = verdicts
+        record["probes"], record["switched_on"] = verdicts, key
         if record["reader"] == "dict" and before:  # a key first typed by the static witness keeps its types
             _retype(record, verdicts)
         refused = sorted(p for p, v in verdicts.items() if not v.get("ok"))
         notes.append(f"{path}: probed again with {key} on: refuses {', '.join(refused) or 'none'}")
     return notes
+
+
+ITEM_PROBES: tuple[tuple[str, int], ...] = (("-1", -1), ("0", 0))
+"""The items a list of integers is probed with, one at a time (elasticity ``micro_batch_sizes`` must hold
+positive integers): ``[]`` stands for every list, so no fixed probe sees an item DeepSpeed refuses."""
+
+
+def _item_probes(ex: Extraction, config: dict[str, Any], section: str, key: str,
+                 record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """DeepSpeed's verdict on ``[-1]`` and ``[0]`` for a key whose valid value (its default, or the value that met
+    a requirement) is a list of integers that DeepSpeed accepts, with ``[1]`` accepted as the control; else ``{}``."""
+    known = _node(config, section).get(key, record.get("default"))
+    if not (isinstance(known, list) and known and all(type(v) is int for v in known)):
+        return {}
+    if any(ex.prober.run(set_path(config, section, key, copy.deepcopy(v)), trace=False).error is not None
+           for v in (known, [1])):
+        return {}  # the control is refused: the items' verdicts would say nothing of the items
+    verdicts: dict[str, dict[str, Any]] = {}
+    for pid, item in ITEM_PROBES:
+        run = ex.prober.run(set_path(config, section, key, [item]), trace=False)
+        verdicts[pid] = {"ok": True} if run.error is None else {"ok": False, "error": error_line(run.error)}
+    return verdicts
 
 
 def _probe_on(ex: Extraction, config: dict[str, Any], section: str, key: str,

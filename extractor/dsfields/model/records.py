@@ -350,6 +350,29 @@ class Field(Placed, Defaulted):
             value, list) else []
 
     @property
+    def requires_values(self) -> list[Raw]:
+        """Values another key must hold while this one is true (issue 25): ``{path, values, when, message,
+        source}``, e.g. ``zero_optimization.stage`` in ``[2]``; learned by probing that key's choices."""
+        value = self.raw.get("requires_values")
+        return [v for v in value if isinstance(v, dict) and isinstance(v.get("path"), str)
+                and isinstance(v.get("values"), list)] if isinstance(value, list) else []
+
+    @property
+    def switched_on(self) -> str | None:
+        """The sibling switch (``enabled``) that was on when this key's verdicts were probed (issue 25): DeepSpeed
+        judges the value only with the feature on. None where not recorded (older snapshots: see
+        :attr:`Snapshot.probed_switched_on`)."""
+        value = self.raw.get("switched_on")
+        return value if isinstance(value, str) else None
+
+    @property
+    def item_probes(self) -> Raw:
+        """DeepSpeed's verdicts on one-item lists ``{"-1": verdict, "0": verdict}`` (``[-1]``, ``[0]``), for a key
+        holding a list of integers (elasticity ``micro_batch_sizes``); ``{}`` where not probed."""
+        value = self.raw.get("item_probes")
+        return value if isinstance(value, dict) else {}
+
+    @property
     def refuses_falsy(self) -> str | None:
         """DeepSpeed's message when it refuses every false or empty probe value and accepts every other one
         (``assert self.results_dir``): the key must be non-empty. None otherwise, or when not probed."""
@@ -691,6 +714,21 @@ class Snapshot(Record):
         notes = _dict(self.coverage.get("witnesses")).get("requirements") or []  # not raw: an indexed one decodes all
         found = (re.match(r"(\S+): probed again with (\S+) on: refuses", n) for n in notes if isinstance(n, str))
         return {m[1]: m[2] for m in found if m}
+
+    def values_required_of(self, path: str) -> list[tuple[Field, Raw]]:
+        """The switches whose true value needs ``path`` to hold one of a few values, each with that fact of its
+        ``requires_values`` (``fp16.fp16_master_weights_and_grads`` needs ``zero_optimization.stage`` in [2]).
+
+        The witness's notes name the records ("...: true requires zero_optimization.stage in [2]"), so only those
+        are decoded (``check`` reads a few records of an indexed snapshot); the facts are the records' own."""
+        notes = _dict(self.coverage.get("witnesses")).get("requirements") or []
+        marker = f": true requires {path} in "
+        found = []
+        for note in notes:
+            if isinstance(note, str) and marker in note:
+                record = self.fields.get(note.partition(marker)[0])
+                found.extend((record, r) for r in (record.requires_values if record else ()) if r["path"] == path)
+        return found
 
     # ------------------------------------------------------------ the records
 
