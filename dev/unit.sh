@@ -37,6 +37,14 @@ if [ "$status" -gt 1 ]; then
     echo "dev/unit.sh: 'dsfields check' in a light install exited $status" >&2
     exit 1
 fi
+# The HF Trainer's rules come from the compressed HF snapshots the wheel carries (generated/hf/*.json.gz).
+hf="$("$DS" check --hf --trainer-args="--bf16 --learning_rate 2e-4" "$ROOT/extractor/dsfields/docs/examples/a-sft-zero2.json" 2>&1)"
+status=$?
+if [ "$status" -gt 1 ] || printf '%s\n' "$hf" | grep -q "no HF snapshot"; then
+    echo "dev/unit.sh: 'dsfields check --hf --trainer-args' in a light install exited $status:" >&2
+    printf '%s\n' "$hf" >&2
+    exit 1
+fi
 out="$("$DS" extract 2>&1)"; status=$?
 set -e
 if [ "$status" != 2 ] || [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
@@ -47,4 +55,4 @@ fi
 echo "extract refuses: $out"
 "$DS" docs build -o "$WORK/site" >/dev/null
 test -f "$WORK/site/index.html"
-echo "smoke: lookup, check, extract (refused), docs build: ok"
+echo "smoke: lookup, check, check --hf --trainer-args, extract (refused), docs build: ok"

@@ -385,7 +385,7 @@ def test_a_ccache_on_path_is_not_put_before_dsfields_own_compiler_wrapper(tmp_pa
     env = {k: v for k, v in os.environ.items() if k not in ("TORCH_EXTENSIONS_DIR", "TORCH_NO_COMPILER_WRAPPER")}
     env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(REPO / "extractor"),
                PATH=os.pathsep.join([str(tools), env.get("PATH", "")]))
-    code = ("import json, os; from torch.utils import cpp_extension as c; from dsfields.extract.launch import "
+    code = ("import json, os; from torch.utils import cpp_extension as c; from dsfields.extract.ops import "
             "guard_ops_dir; before = c._wrap_compiler(['g++']); guard_ops_dir(); "
             "print(json.dumps([before, c._wrap_compiler([os.environ['CXX']]), os.environ['CXX']]))")
     probe = "from torch.utils import cpp_extension as c; raise SystemExit(not hasattr(c, '_wrap_compiler'))"

@@ -42,15 +42,15 @@ def hf_snapshot_path(version: str | None, generated: str | None = None) -> Any:
 
 
 def hf_versions(generated: str | None = None) -> list[str]:
-    from dsfields.model.store import generated_root, version_key
+    from dsfields.model.store import COMPRESSED_SUFFIX, generated_root, version_key
 
     root = os.path.join(generated or generated_root(), HF_DIR)
     try:
         names = os.listdir(root)
     except OSError:
         return []
-    found = [n[len("transformers-"):-len(".json")] for n in names if n.startswith("transformers-") and
-             n.endswith(".json")]
+    found = {n[len("transformers-"):].removesuffix(COMPRESSED_SUFFIX).removesuffix(".json") for n in names
+             if n.startswith("transformers-") and n.removesuffix(COMPRESSED_SUFFIX).endswith(".json")}
     return sorted(found, key=version_key)
 
 
@@ -74,8 +74,9 @@ def load_hf_snapshot(version: str | None = None, generated: str | None = None) -
         version = installed if installed in known else known[-1]
     if version not in known:
         raise UsageError(f"no HF snapshot for transformers {version} (have: {', '.join(known)})")
-    with open(hf_snapshot_path(version, generated), encoding="utf-8") as handle:
-        return json.load(handle)
+    from dsfields.model.store import read_generated
+
+    return json.loads(read_generated(str(hf_snapshot_path(version, generated))))  # or its .gz in a wheel
 
 
 class TrainerArgs:

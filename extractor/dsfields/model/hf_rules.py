@@ -415,20 +415,22 @@ def accelerate_snapshot_path(version: str, generated: str | None = None) -> str:
 
 
 def accelerate_versions(generated: str | None = None) -> list[str]:
-    from dsfields.model.store import generated_root, version_key
+    from dsfields.model.store import COMPRESSED_SUFFIX, generated_root, version_key
 
     try:
         names = os.listdir(os.path.join(generated or generated_root(), "hf"))
     except OSError:
         return []
-    return sorted((n[len("accelerate-"):-len(".json")] for n in names if n.startswith("accelerate-")
-                   and n.endswith(".json")), key=version_key)
+    return sorted({n[len("accelerate-"):].removesuffix(COMPRESSED_SUFFIX).removesuffix(".json") for n in names
+                   if n.startswith("accelerate-") and n.removesuffix(COMPRESSED_SUFFIX).endswith(".json")},
+                  key=version_key)
 
 
 def load_accelerate_snapshot(version: str, generated: str | None = None) -> dict[str, Any] | None:
     try:
-        with open(accelerate_snapshot_path(version, generated), encoding="utf-8") as handle:
-            return json.load(handle)
+        from dsfields.model.store import read_generated
+
+        return json.loads(read_generated(accelerate_snapshot_path(version, generated)))  # or its .gz in a wheel
     except OSError:
         return None
 

@@ -43,12 +43,11 @@ class Disagreement:
 
 def load(version: str, generated: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
     """The release's extracted official-page facts, or None where none were extracted (no tag)."""
-    from dsfields.model.store import generated_root
+    from dsfields.model.store import generated_root, read_generated
 
     root = os.fspath(generated) if generated else generated_root()
     try:
-        with open(os.path.join(root, version, FILE), encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = json.loads(read_generated(os.path.join(root, version, FILE)))  # or its .gz in a wheel
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("keys"), dict) else None
