@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dsfields.model.errors import MissingExtra, UsageError
 from dsfields.model.safewrite import exclusive_lock, folder_target, removed_on_signal, signals_held, take_over
 from dsfields.model.store import SnapshotError, available_versions, repo_generated_dir
 
@@ -172,9 +173,7 @@ def run(args: argparse.Namespace) -> int:
         with packaged_tree(sources) as scratch_config:
             return _run(args, scratch_config)
     if config is None:
-        print("dsfields docs: no mkdocs.yml found (run from the dsfields checkout or pass --config-file)",
-              file=sys.stderr)
-        return 2
+        raise UsageError("no mkdocs.yml found (run from the dsfields checkout or pass --config-file)")
     return _run(args, config)
 
 
@@ -205,8 +204,7 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
     if not getattr(args, "no_mkdocs", False) and importlib.util.find_spec("mkdocs") is not None:
         problem = config_problem(config)  # before the render: an invalid mkdocs.yml costs no 26 s of pages
         if problem:
-            print(f"dsfields docs: {config}: {problem}", file=sys.stderr)
-            return 2
+            raise UsageError(f"{config}: {problem}")
     digest = inputs_digest(generated, root / "docs") if release is None and generated.is_dir() else None
     page_count = render_is_current(root / "docs", digest) if digest else None
     if page_count is not None:
@@ -218,17 +216,12 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
         # One release: only its changes and the next release's (releases/changes.json) are diffed again.
         after = versions[versions.index(release) + 1:][:1] if release in versions else []
         site = load_site(generated, changes_of={release, *after} if release else None)
-    except (SnapshotError, FileNotFoundError) as exc:
-        print(f"dsfields docs: {exc}", file=sys.stderr)
-        return 2
+    except FileNotFoundError as exc:
+        raise SnapshotError(str(exc)) from None
     if release is not None and release not in site.versions:
-        print(f"dsfields docs: no snapshot of {release} (releases: {site.versions[0]} … {site.newest})",
-              file=sys.stderr)
-        return 2
+        raise SnapshotError(f"no snapshot of {release} (releases: {site.versions[0]} … {site.newest})")
     if release is not None and not (site_dir / "404.html").is_file():  # the theme writes it in every build
-        print(f"dsfields docs: --release updates a built site; {site_dir} has none: run a full build first",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"--release updates a built site; {site_dir} has none: run a full build first")
     before = _data_files(root / "docs") if release is not None else {}
     pages = render(site, root / "docs", only=release)
     rendered = time.perf_counter() - started
@@ -240,13 +233,17 @@ def _render_and_build(args: argparse.Namespace, config: Path, started: float) ->
     remember_render(root / "docs", digest, page_count)
     print(f"dsfields docs: rendered {page_count} pages for {len(site.versions)} release(s) in {rendered:.1f} s")
     if release is not None and args.docs_action == "build" and not args.no_mkdocs:
-        if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
-            print("dsfields docs: mkdocs-material is not installed; install it with `pip install dsfields[docs]`",
-                  file=sys.stderr)
-            return 2
+        _need_mkdocs()
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
         return _build_release(root, config, site_dir, release, before, started, env)
     return _build(args, config, root, site_dir, page_count, started)
+
+
+def _need_mkdocs() -> None:
+    """:class:`MissingExtra` naming the ``docs`` extra when mkdocs or its Material theme cannot be imported."""
+    for package, module in (("mkdocs", "mkdocs"), ("mkdocs-material", "material")):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtra(package, "docs")
 
 
 def _build(args: argparse.Namespace, config: Path, root: Path, site_dir: Path, page_count: int,
@@ -254,10 +251,7 @@ def _build(args: argparse.Namespace, config: Path, root: Path, site_dir: Path, p
     """mkdocs on the rendered pages (``docs build``), or None when ``docs serve`` may start serving."""
     if args.docs_action == "build" and args.no_mkdocs:
         return 0
-    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
-        print("dsfields docs: mkdocs-material is not installed; install it with `pip install dsfields[docs]`",
-              file=sys.stderr)
-        return 2
+    _need_mkdocs()
     if args.docs_action == "serve":
         return None
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from dsfields.docs.schemas import SHARED_FOLDER
+from dsfields.model.errors import SnapshotError, standalone
 from dsfields.model.safewrite import write_text
 
 CHILD_ENV = "DSFIELDS_DOCS_CHILD"
@@ -63,8 +64,7 @@ def build_release(config_file: Path, site_dir: Path, release: str) -> int:
         docs_dir = Path(config["docs_dir"])
         navs = json.loads((docs_dir / "releases" / "nav.json").read_text(encoding="utf-8"))
         if release not in navs["releases"]:
-            print(f"dsfields docs: no release {release} in {docs_dir}", file=sys.stderr)
-            return 2
+            raise SnapshotError(f"no release {release} in {docs_dir}")
         files = get_files(config)
         env = config.theme.get_env()
         files.add_files_from_theme(env, config)
@@ -186,4 +186,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(main, "dsfields docs"))

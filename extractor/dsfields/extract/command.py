@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from dsfields.model import paths_index
-from dsfields.model.errors import missing_extra
+from dsfields.model.errors import ExtractionError, MissingExtra, UsageError, missing_extra
 from dsfields.model.store import SNAPSHOT_FILE, dumps, repo_generated_dir, write_atomic
 
 VERIFICATION_FILE = "verification.json"
@@ -87,8 +87,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.out or repo_generated_dir()
     problem = out_problem(root)
     if problem:
-        print(f"dsfields extract: {problem}", file=sys.stderr)
-        return 2
+        raise UsageError(problem)
     try:  # the extraction's own imports (griffe, pydantic...) fail like DeepSpeed's: one line naming the package
         from dsfields.extract.build import extract_installed, start_launch, start_static
     except ImportError as exc:
@@ -101,9 +100,8 @@ def run(args: argparse.Namespace) -> int:
     if cause is not None:
         if static is not None:
             static.cancel()  # its scan is of no use now, and it holds our stdout/stderr until it ends
-        print(f"dsfields extract: cannot import DeepSpeed ({cause}); install it with `pip install dsfields[extract]`",
-              file=sys.stderr)
-        return 2
+        raise MissingExtra("deepspeed", message=f"cannot import DeepSpeed ({cause}); install it with "
+                                                "`pip install dsfields[extract]`")
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             snapshot = extract_installed(static, launch)
@@ -112,13 +110,11 @@ def run(args: argparse.Namespace) -> int:
             static.cancel()  # no-op once its report was read
         log.debug("extraction failed", exc_info=True)
         first = (str(exc).strip().splitlines() or [""])[0]
-        print(f"dsfields extract: extraction failed: {type(exc).__name__}: {first}", file=sys.stderr)
-        return 2
+        raise ExtractionError(f"extraction failed: {type(exc).__name__}: {first}") from None
     version = snapshot.get("deepspeed_version")
     problem = version_problem(version)
     if problem:
-        print(f"dsfields extract: DeepSpeed's __version__ {problem}", file=sys.stderr)
-        return 2
+        raise ExtractionError(f"DeepSpeed's __version__ {problem}")
     target = root / version / SNAPSHOT_FILE
     report = None
     if args.verify:  # before writing anything: a failing verification leaves no snapshot without its report
@@ -134,8 +130,7 @@ def run(args: argparse.Namespace) -> int:
         except (Exception, SystemExit) as exc:
             log.debug("verification failed", exc_info=True)
             first = (str(exc).strip().splitlines() or [""])[0]
-            print(f"dsfields extract: verification failed: {type(exc).__name__}: {first}", file=sys.stderr)
-            return 2
+            raise ExtractionError(f"verification failed: {type(exc).__name__}: {first}") from None
     write_atomic(target, dumps(snapshot))
     paths_index.write_for(target)  # lookup's compact index, always beside the snapshot it indexes
     if report is not None:
@@ -153,8 +148,7 @@ def run(args: argparse.Namespace) -> int:
         argv = [sys.executable, "-m", "dsfields.extract.launch", "--rules", "--out",
                   str(target.with_name("launch.json"))]
         if subprocess.run(argv, check=False, env=witness_env()).returncode:
-            print("dsfields extract: the launch-rule probe failed", file=sys.stderr)
-            return 2
+            raise ExtractionError("the launch-rule probe failed")
     if not args.quiet:
         print(summary(snapshot, target, time.perf_counter() - started))
     return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.extract.hf import fill_calls, transformers_dir
+from dsfields.model.errors import MissingExtra, standalone
 
 ARGS_FILE = "training_args.py"
 ENUM_FILES = ("training_args.py", "trainer_utils.py", "debug_utils.py", "utils/generic.py")
@@ -249,8 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     snap = from_wheel(args.wheel) if args.wheel else hf_snapshot()
     if snap is None:
-        print("dsfields: transformers is not installed here: no HF snapshot to write", flush=True)
-        return 2
+        raise MissingExtra("transformers", message="transformers is not installed here: no HF snapshot to write")
     from dsfields.model.hf_args import hf_snapshot_path
     from dsfields.model.store import write_atomic
 
@@ -262,4 +262,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(standalone(main, "dsfields"))

@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dsfields.model.errors import ExtractionError, standalone
+
 INFERENCE_FILE = "inference.json"
 MODULE = "deepspeed.inference.config"
 MODEL = "DeepSpeedInferenceConfig"
@@ -314,12 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         document = extract_installed()
     except Exception as exc:  # one line, never a traceback
-        print(f"dsfields extract --inference: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}",
-              file=sys.stderr)
-        return 2
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ExtractionError(f"--inference: {type(exc).__name__}: {first}") from None
     if document is None:
-        print(f"dsfields extract --inference: this DeepSpeed has no {MODULE}.{MODEL}", file=sys.stderr)
-        return 2
+        raise ExtractionError(f"--inference: this DeepSpeed has no {MODULE}.{MODEL}")
     target = write(document, root)
     cov = document["coverage"]
     print(f"DeepSpeed {document['deepspeed_version']} inference: {cov['fields']} fields in {cov['sections']} sections, "
@@ -328,4 +328,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(standalone(main, "dsfields extract"))

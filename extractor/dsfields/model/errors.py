@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class DsfieldsError(Exception):
     """Unusable input or environment (unknown version, unreadable file, DeepSpeed missing): one line, exit 2."""
@@ -20,12 +22,30 @@ class UsageError(DsfieldsError):
 class MissingExtra(DsfieldsError):
     """A package an optional part of dsfields needs cannot be imported (griffe, DeepSpeed, mkdocs...)."""
 
-    def __init__(self, package: str, extra: str = "extract", cause: str | None = None) -> None:
+    def __init__(self, package: str, extra: str = "extract", cause: str | None = None,
+                 message: str | None = None) -> None:
         because = f" ({cause})" if cause else ""
-        super().__init__(f"needs {package}, which cannot be imported{because}; install it with "
+        super().__init__(message or f"needs {package}, which cannot be imported{because}; install it with "
                          f"`pip install dsfields[{extra}]`")
         self.package = package
         self.extra = extra
+
+
+class ExtractionError(DsfieldsError):
+    """DeepSpeed (or transformers) was importable but could not be read: extraction, verification or a witness
+    failed, or what it reports is unusable."""
+
+
+def standalone(main: Callable[[list[str] | None], int], prog: str) -> int:
+    """A ``python -m`` entry point run as ``cli.main`` runs a subcommand: a :class:`DsfieldsError` is one line on
+    stderr (``prog: message``) and its exit code, never a traceback."""
+    try:
+        return main(None)
+    except DsfieldsError as exc:
+        from dsfields.model import termsafe
+
+        termsafe.report(f"{prog}: {exc}")
+        return exc.exit_code
 
 
 def missing_extra(exc: ImportError, extra: str = "extract") -> MissingExtra:
