@@ -411,3 +411,42 @@ def test_the_class_deepspeed_builds_for_the_configs_optimizer_is_read_per_releas
     assert "info" in out and "could not be verified for this release [hf-mirror]" in out
     assert main(["check", str(path), words, "--version", "0.19.8", "--hf-version", "5.24.0,1.15.0"]) == 0
     assert "could not be verified" not in capsys.readouterr().out
+
+
+def test_no_snapshotted_pair_falls_back_to_the_spelt_rules(monkeypatch):
+    """The 5.24.0 / 1.15.0 rules spelt out in hf_trainer are fallbacks for a program that cannot be evaluated here:
+    every snapshotted transformers (with its paired accelerate) and every accelerate (with 5.24.0) runs its own
+    programs through every step (the Trainer's fills and checks, accelerate's plugin, mixed precision, prepare,
+    the optimizer, its ZeRO-Offload swap and the scheduler), never the spelt ones, and no note says one failed."""
+    import dsfields.model.hf_trainer as hf
+
+    def spelt(*args, **kwargs):
+        raise AssertionError("a spelt-out rule was used")
+
+    for name in ("_mirror_process", "_mirror_finalize", "_mirror_mixed"):
+        monkeypatch.setattr(hf, name, spelt)
+    configs = [ZERO3 | {"optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto",
+                                                                   "weight_decay": "auto"}},
+                        "gradient_clipping": "auto"},
+               {"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"},
+                "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}},
+               {"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": True},
+                "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": "auto",
+                                                                  "warmup_num_steps": "auto"}},
+                "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto",
+                                      "stage3_param_persistence_threshold": "auto"}}]
+    words = ("--fp16 --max_steps 3 --warmup_steps 2 --per_device_train_batch_size 2",
+             "--bf16 --optim adagrad --num_train_epochs 2 --per_device_train_batch_size 2 --lr_scheduler_type cosine")
+    pairs = [(t, None) for t in hf_versions()] + [("5.24.0", a) for a in accelerate_versions()]
+    runs = 0
+    for version, accelerate in pairs:
+        snap = load_hf_snapshot(version)
+        rules = load_rules(snap, accelerate, explicit=True)
+        for text in words:
+            for config in configs:
+                args = parse_trainer_args(text, snap, hidden_size=16, dataset_size=10)
+                args.rules = rules
+                run = trainer_run(config, args, {}, deepspeed="0.19.8")
+                assert not [n for n in run.notes if "could not" in n], (version, accelerate, text, run.notes)
+                runs += 1
+    assert runs == len(pairs) * 6 >= 400

@@ -12,16 +12,19 @@ import pytest
 
 from dsfields.cli import main
 from dsfields.model.errors import UsageError
-from dsfields.model.hf_args import load_hf_snapshot, parse_trainer_args
+from dsfields.model.hf_args import load_hf_snapshot, load_rules, parse_trainer_args
 from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
 
 # Lanes: tests/lanes.py (unit, but for the four tests that read generated/).
 
 SNAP = load_hf_snapshot("5.24.0")
+RULES = load_rules(SNAP, "1.15.0", explicit=True)  # read at import, as SNAP: the unit tests run the programs
 
 
 def args(text: str, **kw):
-    return parse_trainer_args(text, SNAP, hidden_size=16, **kw)
+    parsed = parse_trainer_args(text, SNAP, hidden_size=16, **kw)
+    parsed.rules = RULES
+    return parsed
 
 
 def test_flags_parse_as_hfargumentparser_does():

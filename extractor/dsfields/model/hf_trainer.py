@@ -22,6 +22,24 @@ Both the launch (:mod:`dsfields.extract.launcher`, which then runs DeepSpeed on 
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
 rules, and ``check --runtime``'s HF fills) use this one copy.
 
+What is still written by hand here, and why (everything else is the pair's programs):
+
+* the arguments the launch plans assume (:data:`HF_ARGS`, :data:`NUM_TRAINING_STEPS`, :data:`HIDDEN_SIZE`,
+  :data:`WITNESS_PAIR`): the witness's own inputs, not rules;
+* the order of the steps in :func:`_trainer_run` and where the optimizer and scheduler come from
+  (``deepspeed_optim_sched``'s choice, the same in all 49 snapshotted releases: ``tests/test_hf_rules_data.py``);
+  accelerate's three refusal texts raised there (no ``zero_optimization``, an unfilled "auto", ``prepare`` without
+  a dataloader) and torch's device-mesh refusal;
+* the 5.24.0 / 1.15.0 rules spelt out (``_mirror_process``, ``_mirror_finalize``, ``_mirror_mixed``, the spelt
+  mapping in ``_plugin_fills``, the spelt ``config_kwargs`` of ``prepare``, ``_swaps``' test, the fp16/bf16 check
+  of ``_training_arguments_checks``, :data:`MISMATCH_HEAD`/:data:`MISMATCH_TAIL`, :data:`HIDDEN_KEYS`,
+  :data:`TRAINER_OPTIMIZERS`, :data:`CPU_SWAP`, :data:`TRAINER_SCHEDULERS`, and
+  ``dsfields.model.hf_args.IGNORED_WITH_FILE``): used only where ``args.rules`` is None (the API without an HF
+  snapshot) or a release's program cannot be evaluated here, which is said in ``run.notes`` (``check``: an info
+  finding); over the corpus with every snapshotted pair no run takes them (``tests/test_hf_rules_data.py``);
+* the choice among several classes DeepSpeed builds for one optimizer ``type`` (:func:`_spelt_optimizer_choice`,
+  0.19.8's, said as not verified for other releases).
+
 Imports: stdlib only (bottom layer); no dataclasses (``check``'s start-up).
 """
 
