@@ -312,6 +312,9 @@ def test_check_hf_judges_the_launch_with_the_chosen_pairs_programs(capsys):
     out = capsys.readouterr().out
     assert "warmup_num_steps must be a positive integer, got 0" in out and "[scheduler-invalid-args]" in out
     assert 'its "auto" is filled with 0 by transformers 4.57.6 / accelerate' in out
+    assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "4.57.6", "--lang", "zh"]) == 1
+    out = capsys.readouterr().out
+    assert '其中的 "auto" 由 transformers 4.57.6 / accelerate' in out and "is filled with" not in out
     assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "5.24.0"]) == 0
     assert "[scheduler-invalid-args]" not in capsys.readouterr().out
     # the same refusal from the user's own (default) arguments, through trainer_run's launch rules
