@@ -233,9 +233,11 @@ def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str
         missing = f"transformers {chosen[0]} / accelerate {chosen[1]} has no HF snapshot here: the rules of " \
                   f"transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} are used"
         found = _pair_rules(WITNESS_PAIR)
-    if found is None:
-        raise RuntimeError(f"no HF snapshot of transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} "
-                           "(generated/hf/): the installation is incomplete")
+    if found is None:  # one line and exit 2 (dsfields.cli), never a traceback
+        from dsfields.model.errors import UsageError
+
+        raise UsageError(f"no HF snapshot of transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} "
+                         "(generated/hf/) to plan the HF Trainer's launch: the installation is incomplete")
     snapshot, rules = found
     args = parse_trainer_args("", snapshot, world_size=1, hidden_size=hidden_size, hidden_size_from="the model")
     try:
