@@ -243,27 +243,83 @@ def _plan(function, config, **kw):
     return ("plan", plan.config, plan.optimizer, plan.scheduler)
 
 
-def test_hf_plan_from_the_pinned_pairs_snapshots_is_the_spelt_plan():
-    """hf_plan evaluating 5.24.0 / 1.15.0's snapshots gives the spelt-out plan on every corpus config, but where a
-    legacy ``bfloat16.enabled: true`` is taken as --bf16: accelerate 1.15.0's set_mixed_precision then adds a
-    ``bf16`` section (the spelt plan does not)."""
-    from dsfields.model.hf_trainer import hf_plan
-
-    same = 0
+def _corpus():
     for path in sorted(CORPUS.glob("*.json")):
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             continue
-        if not isinstance(config, dict):
-            continue
-        spelt, ruled = _plan(hf_plan, config), _plan(hf_plan, config, pair=("5.24.0", "1.15.0"))
-        if (config.get("bfloat16") or {}).get("enabled") is True and "bf16" not in config:
-            assert ruled[1]["bf16"] == {"enabled": True} and spelt[1]["bf16"] == {"enabled": False}, path.name
-            continue
-        assert spelt == ruled, path.name
+        if isinstance(config, dict):
+            yield path, config
+
+
+@pytest.mark.parametrize("pair", [("4.36.2", "0.25.0"), ("4.57.6", "1.12.0"), ("5.17.0", "1.15.0"),
+                                  ("5.24.0", "1.15.0")])
+def test_the_launch_plan_is_what_the_trainer_run_gives_with_the_matching_flags(pair):
+    """One source of truth: hf_plan (the launch witness's and check's launch rules' plan) is the pair's programs
+    evaluated by trainer_run, so on every corpus config the user actually passing the flags it assumes
+    (--learning_rate 5e-5, --per_device_train_batch_size 1, --max_steps 100, --fp16/--bf16 where the config
+    enables it) gets the same final config from ``check/resolve --trainer-args``, where no literal mismatches."""
+    from dsfields.model.hf_trainer import HIDDEN_SIZE, hf_plan
+
+    snap = load_hf_snapshot(pair[0])
+    rules = load_rules(snap, pair[1], explicit=True)
+    same = 0
+    for path, config in _corpus():
+        planned = _plan(hf_plan, config, pair=pair)
+        words = "--learning_rate 5e-5 --per_device_train_batch_size 1 --max_steps 100"
+        fp16 = (config.get("fp16") or {}).get("enabled") is True if isinstance(config.get("fp16"), dict) else False
+        bf16 = not fp16 and any(isinstance(config.get(k), dict) and config[k].get("enabled") is True
+                                for k in ("bf16", "bfloat16"))
+        words += " --fp16" * fp16 + " --bf16" * bf16
+        args = parse_trainer_args(words, snap, world_size=1, hidden_size=HIDDEN_SIZE, hidden_size_from="the model")
+        args.rules = rules
+        run = trainer_run(config, args, {}, mesh_check=False)
+        if run.mismatches or run.error is not None and "mismatch" in str(run.error):
+            continue  # a literal the assumed flags do not equal: the plan takes the user's flags to match it
+        if run.error is not None:
+            assert planned[:5] == ("refused", run.error.raised_by, run.error.exc_type, str(run.error),
+                                   run.error.key), path.name
+        else:
+            from dsfields.model.hf_trainer import at_one_rank
+
+            assert planned == ("plan", at_one_rank(run.config), run.optimizer, run.scheduler), path.name
         same += 1
-    assert same >= 60
+    assert same >= 30  # 33 of the 66 corpus configs on 4.36.2 (the rest have literals the flags do not equal)
+
+
+def test_every_launch_record_was_made_with_the_witness_pairs_programs():
+    """The committed launch.json files confirm the HF rules on hf_plan's default pair, which has its snapshots."""
+    from dsfields.model.hf_trainer import WITNESS_PAIR
+    from dsfields.model.launch_rules import load_launch
+    from dsfields.model.store import available_versions
+
+    assert WITNESS_PAIR[0] in hf_versions() and WITNESS_PAIR[1] in accelerate_versions()
+    records = [load_launch(v) for v in available_versions()]
+    assert len([r for r in records if r]) >= 70
+    for record in filter(None, records):
+        assert record["environment"]["hf_layers"].startswith(
+            f"transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]},"), record["deepspeed_version"]
+
+
+def test_check_hf_judges_the_launch_with_the_chosen_pairs_programs(capsys):
+    """Releases before 5.18 fill an "auto" warmup_num_steps with 0 when no --warmup_steps is given (5.18+:
+    max(1, ...)), which DeepSpeed 0.19.8's scheduler refuses (seen running the real 4.57.6 Trainer,
+    bench/hf_release_rules.py): check --hf says so for the chosen --hf-version only, naming who filled it."""
+    config = str(CORPUS / "060_FlagOpen_FlagEmbedding_ds_stage1.json")
+    assert json.loads(Path(config).read_text())["scheduler"]["params"]["warmup_num_steps"] == "auto"
+    assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "4.57.6"]) == 1
+    out = capsys.readouterr().out
+    assert "warmup_num_steps must be a positive integer, got 0" in out and "[scheduler-invalid-args]" in out
+    assert 'its "auto" is filled with 0 by transformers 4.57.6 / accelerate' in out
+    assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "4.57.6", "--lang", "zh"]) == 1
+    out = capsys.readouterr().out
+    assert '其中的 "auto" 由 transformers 4.57.6 / accelerate' in out and "is filled with" not in out
+    assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "5.24.0"]) == 0
+    assert "[scheduler-invalid-args]" not in capsys.readouterr().out
+    # the same refusal from the user's own (default) arguments, through trainer_run's launch rules
+    assert main(["check", config, "--version", "0.19.8", "--hf-version", "4.57.6", "--trainer-args=--max_steps 9"]) == 1
+    assert "warmup_num_steps must be a positive integer, got 0" in capsys.readouterr().out
 
 
 def test_hf_plan_follows_another_pair():
@@ -315,3 +371,85 @@ def test_where_the_optimizer_and_scheduler_come_from_is_the_same_in_every_releas
     assert choice[("lr_scheduler", "DummyScheduler(optimizer)")] == ("'scheduler' in config",)
     assert choice[("lr_scheduler", "DummyScheduler(optimizer, lr_scheduler_callable=_lr_scheduler_callable)")] == (
         "not ('scheduler' in config)", "isinstance(optimizer, DummyOptim)")
+
+
+def test_the_class_deepspeed_builds_for_the_configs_optimizer_is_read_per_release(tmp_path, capsys):
+    """A type whose branch of _configure_basic_optimizer builds one class is that class, from the release's own
+    catalogue (OneBitAdam in 0.14.4, mup's MuAdam, FusedLamb); which of several (FusedAdam, DeepSpeedCPUAdam under
+    offload, ...) is read by hand from 0.19.8 and is said as not verified for another release, never silently."""
+    from dsfields.model.hf_trainer import OPTIMIZER_CHOICE_READ_IN
+
+    assert OPTIMIZER_CHOICE_READ_IN == "0.19.8"  # the release the real-Trainer differential runs (its values agree)
+    snap = load_hf_snapshot("5.24.0")
+
+    def built(optimizer, deepspeed, zero=None):
+        config = {"train_micro_batch_size_per_gpu": 1, "optimizer": optimizer,
+                  "zero_optimization": zero or {"stage": 1}}
+        args = parse_trainer_args("--per_device_train_batch_size 1 --max_steps 2", snap, hidden_size=10)
+        args.rules = load_rules(snap, "1.15.0", explicit=True)
+        run = trainer_run(config, args, {}, deepspeed=deepspeed)
+        assert run.error is None, run.error
+        return run.optimizer_class, [n for n in run.notes if "could not be verified" in n]
+
+    assert built({"type": "OneBitAdam", "params": {}}, "0.14.4") == (
+        "deepspeed.runtime.fp16.onebit.adam.OnebitAdam", [])
+    assert built({"type": "MuAdam", "params": {}}, "0.19.8") == ("mup.MuAdam", [])
+    assert built({"type": "Lamb", "params": {}}, "0.14.4") == ("deepspeed.ops.lamb.fused_lamb.FusedLamb", [])
+    assert built({"type": "SGD", "params": {}}, "0.19.8") == ("torch.optim.sgd.SGD", [])
+    offload = {"stage": 2, "offload_optimizer": {"device": "cpu"}}
+    assert built({"type": "AdamW", "params": {}}, "0.19.8", offload) == (
+        "deepspeed.ops.adam.cpu_adam.DeepSpeedCPUAdam", [])
+    assert built({"type": "AdamW", "params": {}}, "0.19.8") == ("deepspeed.ops.adam.fused_adam.FusedAdam", [])
+    cls, notes = built({"type": "AdamW", "params": {}}, "0.14.4", offload)
+    assert cls == "deepspeed.ops.adam.cpu_adam.DeepSpeedCPUAdam" and "DeepSpeed 0.14.4" in notes[0]
+    _, notes = built({"type": "Adam", "params": {}}, "0.19.8", offload | {"zenflow": {"topk_ratio": 0.1}})
+    assert "ZenFlow not followed" in notes[0]  # the hand-written choice ignores ZenFlowCPUAdam
+    # said where the user looks: an info finding (exit 0) in check, a note in resolve
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {}},
+                                "zero_optimization": offload}))
+    words = "--trainer-args=--per_device_train_batch_size 1 --max_steps 2"
+    assert main(["check", str(path), words, "--version", "0.14.4", "--hf-version", "5.24.0,1.15.0"]) == 0
+    out = capsys.readouterr().out
+    assert "info" in out and "could not be verified for this release [hf-mirror]" in out
+    assert main(["check", str(path), words, "--version", "0.19.8", "--hf-version", "5.24.0,1.15.0"]) == 0
+    assert "could not be verified" not in capsys.readouterr().out
+
+
+def test_no_snapshotted_pair_falls_back_to_the_spelt_rules(monkeypatch):
+    """The 5.24.0 / 1.15.0 rules spelt out in hf_trainer are fallbacks for a program that cannot be evaluated here:
+    every snapshotted transformers (with its paired accelerate) and every accelerate (with 5.24.0) runs its own
+    programs through every step (the Trainer's fills and checks, accelerate's plugin, mixed precision, prepare,
+    the optimizer, its ZeRO-Offload swap and the scheduler), never the spelt ones, and no note says one failed."""
+    import dsfields.model.hf_trainer as hf
+
+    def spelt(*args, **kwargs):
+        raise AssertionError("a spelt-out rule was used")
+
+    for name in ("_mirror_process", "_mirror_finalize", "_mirror_mixed"):
+        monkeypatch.setattr(hf, name, spelt)
+    configs = [ZERO3 | {"optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto",
+                                                                   "weight_decay": "auto"}},
+                        "gradient_clipping": "auto"},
+               {"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"},
+                "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}},
+               {"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": True},
+                "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": "auto",
+                                                                  "warmup_num_steps": "auto"}},
+                "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto",
+                                      "stage3_param_persistence_threshold": "auto"}}]
+    words = ("--fp16 --max_steps 3 --warmup_steps 2 --per_device_train_batch_size 2",
+             "--bf16 --optim adagrad --num_train_epochs 2 --per_device_train_batch_size 2 --lr_scheduler_type cosine")
+    pairs = [(t, None) for t in hf_versions()] + [("5.24.0", a) for a in accelerate_versions()]
+    runs = 0
+    for version, accelerate in pairs:
+        snap = load_hf_snapshot(version)
+        rules = load_rules(snap, accelerate, explicit=True)
+        for text in words:
+            for config in configs:
+                args = parse_trainer_args(text, snap, hidden_size=16, dataset_size=10)
+                args.rules = rules
+                run = trainer_run(config, args, {}, deepspeed="0.19.8")
+                assert not [n for n in run.notes if "could not" in n], (version, accelerate, text, run.notes)
+                runs += 1
+    assert runs == len(pairs) * 6 >= 400

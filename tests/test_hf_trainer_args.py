@@ -12,16 +12,19 @@ import pytest
 
 from dsfields.cli import main
 from dsfields.model.errors import UsageError
-from dsfields.model.hf_args import load_hf_snapshot, parse_trainer_args
+from dsfields.model.hf_args import load_hf_snapshot, load_rules, parse_trainer_args
 from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
 
 # Lanes: tests/lanes.py (unit, but for the four tests that read generated/).
 
 SNAP = load_hf_snapshot("5.24.0")
+RULES = load_rules(SNAP, "1.15.0", explicit=True)  # read at import, as SNAP: the unit tests run the programs
 
 
 def args(text: str, **kw):
-    return parse_trainer_args(text, SNAP, hidden_size=16, **kw)
+    parsed = parse_trainer_args(text, SNAP, hidden_size=16, **kw)
+    parsed.rules = RULES
+    return parsed
 
 
 def test_flags_parse_as_hfargumentparser_does():
@@ -112,7 +115,8 @@ def test_check_and_resolve_take_the_arguments_as_one_token(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["optimizer.params.lr"]["value"] == 2e-4
     assert out["optimizer.params.lr"]["note"] == "filled by the Trainer from --learning_rate"
-    assert out["optimizer.class"]["value"] == "deepspeed.ops.adam.FusedAdam"
+    # the class as the release's optimizer catalogue names it (its module), as the engine's type() says
+    assert out["optimizer.class"]["value"] == "deepspeed.ops.adam.fused_adam.FusedAdam"
     assert out["scheduler.class"]["value"] == "torch.optim.lr_scheduler.LambdaLR"
     assert out["bf16.enabled"]["value"] is True and out["precision"]["value"] == "bf16"
     path.write_text(json.dumps({**ZERO, "gradient_clipping": 0}))

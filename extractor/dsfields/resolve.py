@@ -477,7 +477,7 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
     Returns the run too: with ``run.error`` set, the Trainer refuses the config and the list is empty."""
     from dsfields.model.hf_trainer import trainer_run
 
-    run = trainer_run(data, trainer, accelerate)
+    run = trainer_run(data, trainer, accelerate, deepspeed=resolver.snapshot.version)
     for line in run.notes:
         if "could not be" in line:  # a rule of the user's release not read statically: said, never dropped
             print(f"dsfields: note: {line}", file=sys.stderr)

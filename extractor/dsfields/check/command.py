@@ -89,9 +89,14 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     snapshot = load_indexed(resolve_version(args.version))
     borrowed = newest_hf_list() if args.hf and snapshot.hf_trainer is None else None
     checker = Checker(snapshot, hf_trainer=borrowed)
+    pair = None
+    if args.hf:  # the launch rules plan the config with the chosen pair's programs, as --trainer-args does
+        from dsfields.model.hf_args import chosen_pair
+
+        pair = chosen_pair(args, trainer)
     options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime,
                       optimizer_from_code=getattr(args, "optimizer_from_code", False),
-                      launch=getattr(args, "launch", False))
+                      launch=getattr(args, "launch", False), hf_pair=pair)
     reports = []
     client = None
     mismatch = None

@@ -97,8 +97,8 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
         return "\n".join(lines)
 
 
-class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from_code launch",
-                         defaults=(False, None, False, False, False, False))):
+class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from_code launch hf_pair",
+                         defaults=(False, None, False, False, False, False, None))):
     """How a config is judged: for the HF Trainer, at a world size, strictly, with DeepSpeed's own verdict.
 
     ``optimizer_from_code``: plain code passes an optimizer to ``deepspeed.initialize`` (which launch
@@ -113,6 +113,9 @@ class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from
     runtime: bool  # default False
     optimizer_from_code: bool  # default False
     launch: bool  # default False
+    hf_pair: tuple[str, str] | None  # default None
+    """With ``hf``: the transformers / accelerate releases whose programs plan the launch (``--hf-version``, else the
+    installed or newest snapshotted pair); None: :data:`dsfields.model.hf_trainer.WITNESS_PAIR`."""
 
 
 class FileReport:

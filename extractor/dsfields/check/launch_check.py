@@ -59,10 +59,11 @@ def launch_findings(version: str, config: Any, options: Options, client: Any) ->
     if not isinstance(config.data, dict):
         return []
     data, redirected = redirect_paths(config.data, path_keys(version))
-    verdict = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT)
+    pair = {"hf_pair": options.hf_pair} if options.hf and options.hf_pair else {}  # the chosen pair's programs
+    verdict = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT, **pair)
     assumed = ""
     if verdict.outcome == "machine_error" and verdict.reason == "fp16-on-cpu":
-        again = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True)
+        again = client.launch(data, style, code, timeout=LAUNCH_TIMEOUT, assume_fp16=True, **pair)
         if again.outcome != "machine_error":
             verdict, assumed = again, " (this CPU has no fp16: launched with fp16 assumed, so the config path " \
                                       "is judged, not the kernels)"

@@ -5,8 +5,8 @@ rule per release by running its examples through the real ``deepspeed.initialize
 ``generated/<version>/launch.json``). Here a rule is applied to a config only when that release's
 ``launch.json`` says it was confirmed; without the file, no rule is applied and one info finding says
 so. The calling style decides which rules apply: ``--hf`` is the HF Trainer / accelerate
-(:func:`dsfields.model.hf_trainer.hf_plan`: their fills, their own AdamW when the config has no
-optimizer, DeepSpeedCPUAdam only for ``offload_optimizer.device``); otherwise plain code calling
+(:func:`dsfields.model.hf_trainer.hf_plan`: the chosen pair's programs, ``Options.hf_pair``: their fills, their
+own AdamW when the config has no optimizer, accelerate's DeepSpeedCPUAdam swap); otherwise plain code calling
 ``deepspeed.initialize`` itself, with ``--optimizer-from-code`` when it passes an optimizer.
 
 Each finding names the key, quotes the message the release's DeepSpeed (or accelerate) gave on the
@@ -53,7 +53,8 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
     active = catalogue.confirmed(record)
     rules = tuple(rule for rule in catalogue.RULES if rule.id in active)
     style = "hf" if options.hf else "plain"
-    fired = catalogue.evaluate(data, style, options.optimizer_from_code and not options.hf, rules)
+    pair = options.hf_pair if options.hf else None
+    fired = catalogue.evaluate(data, style, options.optimizer_from_code and not options.hf, rules, pair)
     out = list(findings)
     version = record.get("deepspeed_version", checker.version)
     for rule, key in fired:
@@ -71,7 +72,7 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
             said = _missing_key_message(entry.get("exc_type"), entry.get("message") or rule.message, key)
             who = f"deepspeed.initialize raises {entry.get('exc_type') or 'an error'}"
         else:  # the HF layers: their message on this very config (dsfields.model.hf_trainer mirrors them)
-            said = _refusal(data) or entry.get("message") or rule.message
+            said = _refusal(data, pair) or entry.get("message") or rule.message
             who = f"under the HF Trainer, {rule.raised_by} raises {entry.get('exc_type') or 'an error'}"
             # The launch rule says it all (accepted, deprecated, refused by the HF Trainer): it replaces the
             # static verdict on that key, a wrong-type error or the snapshot's "older form" note alike.
@@ -79,10 +80,26 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
         if rule.restates:
             out = [f for f in out if f.rule not in rule.restates]
         message = f'{who}: "{said}" (DeepSpeed {version}, {rule.source}; {rule.enforces})'
+        if style == "hf" and _at(data, key) == "auto":  # the value DeepSpeed judged is the HF layers' fill
+            filled = catalogue.Launch(data, "hf", pair=pair).get(key, "auto")
+            who_fills = f"transformers {pair[0]} / accelerate {pair[1]}" if pair else "the HF Trainer"
+            message += f'; its "auto" is filled with {_json(filled)} by {who_fills} (--hf-version to choose)'
         if style == "plain" and rule.id == "zero-requires-optimizer":
             message += "; plain code without --optimizer-from-code is assumed"
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, _line(config, key), rule=rule.id))
     return out
+
+
+def _at(data: dict[str, Any], path: str) -> Any:
+    from dsfields.model.records import at_path
+
+    return at_path(data, path, None)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, default=str)
 
 
 def _missing_key_message(exc_type: Any, said: str, key: str) -> str:
@@ -95,8 +112,8 @@ def _missing_key_message(exc_type: Any, said: str, key: str) -> str:
     return said
 
 
-def _refusal(data: dict[str, Any]) -> str | None:
-    launch = catalogue.Launch(data, "hf")
+def _refusal(data: dict[str, Any], pair: tuple[str, str] | None = None) -> str | None:
+    launch = catalogue.Launch(data, "hf", pair=pair)
     return str(launch.refused) if launch.refused is not None else None
 
 

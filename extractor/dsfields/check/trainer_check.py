@@ -34,14 +34,14 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
     data = config.data
     if not isinstance(data, dict):
         return findings
-    run = trainer_run(data, trainer, accelerate)
+    run = trainer_run(data, trainer, accelerate, deepspeed=deepspeed_version)
     version = trainer.transformers_version
     out = [f for f in findings if f.rule not in HF_RULES]
     note = mirror_note(trainer)
     if note:
         out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
     for line in run.notes:
-        if "could not be" in line:  # a rule of the user's release that was not read: said, never dropped
+        if "could not be" in line:  # a rule of the user's release not read, a class not verified: said, never dropped
             out.append(Finding("", Severity.INFO, Kind.LIMITATION, line, "", 1, rule="hf-mirror"))
     for line in accelerate.get("unknown", []):  # read against the pair's accelerate source (its launch, its plugin)
         out.append(Finding("", Severity.WARNING, Kind.LIMITATION, f"--accelerate-config: {line}", "", 1,

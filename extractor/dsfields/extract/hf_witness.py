@@ -42,7 +42,10 @@ PRELOAD = ("ShareMemCommBuilder", "FusedAdamBuilder", "CPUAdamBuilder")
 class TrainerWitness:
     """One warm process; :meth:`run` forks a child per (config, arguments)."""
 
-    def __init__(self) -> None:
+    def __init__(self, assume_fp16: bool = False) -> None:
+        """``assume_fp16``: the CPU accelerator claims fp16 support whatever the CPU says (``check --launch``'s
+        retry, for the Trainer): fp16 runs then train on torch's CPU fp16 kernels, so the config's path is judged,
+        not this CPU; ``fp16_supported`` stays the accelerator's own answer and ``fp16_assumed`` says so."""
         from dsfields.extract.ops import guard_ops_dir, own_extensions_dir
 
         os.environ["DS_ACCELERATOR"] = "cpu"
@@ -70,7 +73,10 @@ class TrainerWitness:
         from transformers import HfArgumentParser, LlamaForCausalLM, Trainer, TrainingArguments  # noqa: F401
 
         logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
-        self.fp16_supported = bool(get_accelerator().is_fp16_supported())
+        self.fp16_supported = bool(get_accelerator().is_fp16_supported())  # asked, never assumed
+        self.fp16_assumed = bool(assume_fp16 and not self.fp16_supported)
+        if self.fp16_assumed:  # the children inherit the claim (forked after this)
+            type(get_accelerator()).is_fp16_supported = lambda _self: True  # type: ignore[method-assign]
         # The JIT ops every run would load again (shm comm at the process group, FusedAdam, CPUAdam under
         # offload): loaded once here, the children inherit them (OpBuilder._loaded_ops).
         import contextlib

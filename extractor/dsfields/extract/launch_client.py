@@ -275,7 +275,7 @@ class LaunchClient:
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
-               assume_fp16: bool = False) -> LaunchVerdict:
+               assume_fp16: bool = False, hf_pair: tuple[str, str] | None = None) -> LaunchVerdict:
         """As :meth:`~dsfields.extract.launcher.Launcher.launch`, in the worker; a worker that dies or hangs is a
         machine error.
 
@@ -290,6 +290,8 @@ class LaunchClient:
         assert self.proc is not None and self.proc.stdin is not None
         request = {"config": config, "style": style, "optimizer_from_code": optimizer_from_code, "trace": trace,
                    "timeout": timeout, "fill_auto": fill_auto, "assume_fp16": assume_fp16}
+        if hf_pair:  # only when chosen: a committed record's requests stay as they were
+            request["hf_pair"] = list(hf_pair)
         started = time.perf_counter()
         self._busy = True
         try:

@@ -23,6 +23,7 @@ from typing import Any
 from dsfields.extract.launch_client import LaunchClient
 from dsfields.extract.launch_verdict import DEFAULT_TIMEOUT, LaunchVerdict
 from dsfields.extract.launcher import PIN_SUPPORT_ENV, Launcher
+from dsfields.model.hf_trainer import WITNESS_PAIR
 
 # ---------------------------------------------------------------- confirming the launch rules (launch.json)
 
@@ -94,7 +95,9 @@ def rules_document(about: dict[str, Any], launch: Callable[[Any], LaunchVerdict]
         "environment": {"python": about["python"], "torch": about["torch"],
                         "accelerator": about["accelerator"], "world_size": 1, "backend": "gloo",
                         "accelerator_support": about.get("accelerator_support"),
-                        "hf_layers": "transformers 5.24.0 / accelerate 1.15.0, mirrored (dsfields.model.hf_trainer)"},
+                        # the same bytes as before the plan came from the pair's snapshots (every record unchanged)
+                        "hf_layers": f"transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]}, mirrored "
+                                     "(dsfields.model.hf_trainer)"},
         "rules": {rule.id: confirm_rule(rule, launch) for rule in rules},
     }
 

@@ -70,7 +70,8 @@ def tell_builds(out: Any) -> None:
 
 
 def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
-    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, assume_fp16, trace, timeout).
+    """Answer JSON-line requests (config, style, optimizer_from_code, fill_auto, assume_fp16, hf_pair, trace,
+    timeout).
 
     While an op builds, ``{"building": name}`` lines go out first (:func:`tell_builds`): the client waits.
     """
@@ -82,7 +83,7 @@ def serve(lines: Iterable[str], out: Any, launcher: Launcher) -> None:
         verdict = launcher.launch(request["config"], request.get("style", "plain"),
                                   bool(request.get("optimizer_from_code")), bool(request.get("trace")),
                                   float(request.get("timeout", DEFAULT_TIMEOUT)), bool(request.get("fill_auto")),
-                                  bool(request.get("assume_fp16")))
+                                  bool(request.get("assume_fp16")), request.get("hf_pair"))
         out.write(json.dumps({"id": request.get("id"), **verdict.as_dict()}, default=str) + "\n")
         out.flush()
 

@@ -7,8 +7,8 @@ and the ZeRO engine, and the HF Trainer / accelerate rewrite the config and choo
 
 * ``plain``: ``deepspeed.initialize(model=m, model_parameters=m.parameters(), config=cfg)``, the
   optimizer built by DeepSpeed from ``cfg`` (or a ``torch.optim.AdamW`` passed from code);
-* ``hf``: what transformers' Trainer and accelerate pass (:func:`dsfields.model.hf_trainer.hf_plan`, every
-  rule cited; pure Python, shared with ``dsfields check``).
+* ``hf``: what transformers' Trainer and accelerate pass (:func:`dsfields.model.hf_trainer.hf_plan`: a pair's
+  programs read from its source into ``generated/hf/``; pure Python, shared with ``dsfields check``).
 
 and returns a :class:`~dsfields.extract.launch_verdict.LaunchVerdict`. Between launches it puts back what
 DeepSpeed keeps (:mod:`dsfields.extract.launch_reset`). It runs in the launch worker
@@ -178,15 +178,21 @@ class Launcher:
 
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
-               assume_fp16: bool = False) -> LaunchVerdict:
+               assume_fp16: bool = False, hf_pair: tuple[str, str] | None = None) -> LaunchVerdict:
         """Launch ``config`` as ``style`` calls it; never raises for what DeepSpeed does with it.
+
+        ``hf_pair``: the transformers / accelerate releases whose programs plan the ``hf`` style and ``fill_auto``
+        (``check --launch --hf-version``); None: :data:`~dsfields.model.hf_trainer.WITNESS_PAIR`, as every
+        committed record.
 
         ``assume_fp16``: the CPU accelerator claims fp16 support (engine.py:2004 then lets fp16 configs
         through to the optimizer and ZeRO construction); the verdict says so in ``assumed``.
         """
         started = time.perf_counter()
         try:
-            plan = hf_plan(config) if style == "hf" else plain_plan(config, optimizer_from_code, fill_auto)
+            pair = tuple(hf_pair) if hf_pair else None
+            plan = hf_plan(config, pair=pair) if style == "hf" else plain_plan(  # type: ignore[arg-type]
+                config, optimizer_from_code, fill_auto, pair)  # type: ignore[arg-type]
         except PlanError as exc:
             return LaunchVerdict("config_error", style, exc.exc_type, str(exc), exc.key, exc.raised_by,
                                  seconds=time.perf_counter() - started)

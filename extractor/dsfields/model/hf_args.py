@@ -332,6 +332,25 @@ def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
     return args, accelerate
 
 
+def chosen_pair(ns: Any, trainer: TrainerArgs | None = None) -> tuple[str, str] | None:
+    """The (transformers, accelerate) releases ``--hf-version`` chooses (default: the installed pair if snapshotted,
+    else the newest transformers and its accelerate), as :func:`from_cli` chooses them; ``trainer``'s when given.
+    None when there is no HF snapshot at all."""
+    rules = trainer.rules if trainer is not None else None
+    if rules is None:
+        version, _, acc_version = (getattr(ns, "hf_version", None) or "").partition(",")
+        try:
+            snapshot = load_hf_snapshot(version or None)
+        except UsageError:
+            if version:
+                raise
+            return None
+        rules = load_rules(snapshot, acc_version or None, explicit=bool(version))
+    if not rules.transformers_version or not rules.accelerate_version:
+        return None
+    return str(rules.transformers_version), str(rules.accelerate_version)
+
+
 def installed_accelerate_version() -> str | None:
     from dsfields.model.store import installed_version
 

@@ -3,9 +3,10 @@
 transformers' Trainer and accelerate rewrite a ds_config before DeepSpeed sees it: they fill the
 ``"auto"`` values, add sections, refuse some configs themselves (no ``zero_optimization``, an
 ``"auto"`` nobody fills, ``"zero_optimization": true``) and choose the optimizer (their own AdamW
-when the config has none, swapped for DeepSpeedCPUAdam under ZeRO-Offload). :func:`hf_plan` mirrors
-that, every step citing the transformers 5.24.0 / accelerate 1.15.0 line it follows; :func:`plain_plan`
-is plain code calling ``deepspeed.initialize`` itself.
+when the config has none, swapped for DeepSpeedCPUAdam under ZeRO-Offload). :func:`hf_plan` is that, with
+the user's arguments assumed to match the config: the chosen pair's programs (``generated/hf/``, default
+:data:`WITNESS_PAIR`) evaluated by :func:`trainer_run`, the same code ``check/resolve --trainer-args`` run;
+:func:`plain_plan` is plain code calling ``deepspeed.initialize`` itself.
 
 :func:`trainer_run` is the same mirror with the user's own Trainer arguments
 (:class:`dsfields.model.hf_args.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
@@ -20,6 +21,24 @@ noted in ``run.notes`` and the 5.24.0 / 1.15.0 rule spelt out here is used.
 Both the launch (:mod:`dsfields.extract.launcher`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
 rules, and ``check --runtime``'s HF fills) use this one copy.
+
+What is still written by hand here, and why (everything else is the pair's programs):
+
+* the arguments the launch plans assume (:data:`HF_ARGS`, :data:`NUM_TRAINING_STEPS`, :data:`HIDDEN_SIZE`,
+  :data:`WITNESS_PAIR`): the witness's own inputs, not rules;
+* the order of the steps in :func:`_trainer_run` and where the optimizer and scheduler come from
+  (``deepspeed_optim_sched``'s choice, the same in all 49 snapshotted releases: ``tests/test_hf_rules_data.py``);
+  accelerate's three refusal texts raised there (no ``zero_optimization``, an unfilled "auto", ``prepare`` without
+  a dataloader) and torch's device-mesh refusal;
+* the 5.24.0 / 1.15.0 rules spelt out (``_mirror_process``, ``_mirror_finalize``, ``_mirror_mixed``, the spelt
+  mapping in ``_plugin_fills``, the spelt ``config_kwargs`` of ``prepare``, ``_swaps``' test, the fp16/bf16 check
+  of ``_training_arguments_checks``, :data:`MISMATCH_HEAD`/:data:`MISMATCH_TAIL`, :data:`HIDDEN_KEYS`,
+  :data:`TRAINER_OPTIMIZERS`, :data:`CPU_SWAP`, :data:`TRAINER_SCHEDULERS`, and
+  ``dsfields.model.hf_args.IGNORED_WITH_FILE``): used only where ``args.rules`` is None (the API without an HF
+  snapshot) or a release's program cannot be evaluated here, which is said in ``run.notes`` (``check``: an info
+  finding); over the corpus with every snapshotted pair no run takes them (``tests/test_hf_rules_data.py``);
+* the choice among several classes DeepSpeed builds for one optimizer ``type`` (:func:`_spelt_optimizer_choice`,
+  0.19.8's, said as not verified for other releases).
 
 Imports: stdlib only (bottom layer); no dataclasses (``check``'s start-up).
 """
@@ -101,32 +120,35 @@ def _integral(value: int | float) -> bool:
     return isinstance(value, int) or math.isfinite(value) and value.is_integer()
 
 
-def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False) -> Plan:
+def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False,
+               pair: tuple[str, str] | None = None) -> Plan:
     """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code.
 
     ``fill_auto``: first replace the ``"auto"`` values the HF Trainer fills, with the same values as
-    :func:`hf_plan` (an HF-style config launched from plain code); every other "auto" stays for
-    DeepSpeed to judge.
+    :func:`hf_plan` (an HF-style config launched from plain code; the Trainer's fills of ``pair``, by default
+    :data:`WITNESS_PAIR`); every other "auto" stays for DeepSpeed to judge.
     """
     cfg = clone_json(config)
     if fill_auto:
         with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
-            _hf_fill(cfg, HF_ARGS, HIDDEN_SIZE)
+            cfg = _trainer_fills(cfg, HIDDEN_SIZE, pair)
     return Plan(at_one_rank(cfg), "code" if optimizer_from_code else "config",
                 "config" if "scheduler" in cfg else "none", style="plain")
 
 
-# TrainingArguments defaults assumed for the fills (transformers 5.24.0 training_args.py, the
-# dataclass fields): learning_rate 5e-5, adam_beta1 0.9, adam_beta2 0.999, adam_epsilon 1e-8,
-# weight_decay 0.0, max_grad_norm 1.0, warmup 0 steps; per_device_train_batch_size 1 (the default
-# is 8; 1 keeps the batch arithmetic trivial at one rank, like check.hf_substitute), world size 1,
-# gradient_accumulation_steps 1. fp16/bf16 follow the config: a literal ``enabled: true`` is taken
-# as the user passing --fp16/--bf16 (else the Trainer's fill_match reports a mismatch), "auto" as
-# not passing it (this CPU machine has no fp16).
+# TrainingArguments values assumed for the launch plans (the arguments "match the config"): learning_rate
+# 5e-5, adam_beta1 0.9, adam_beta2 0.999, adam_epsilon 1e-8, weight_decay 0.0, max_grad_norm 1.0, warmup 0
+# steps; per_device_train_batch_size 1 (the default is 8; 1 keeps the batch arithmetic trivial at one rank,
+# like check.hf_substitute), world size 1, gradient_accumulation_steps 1. fp16/bf16 follow the config: a
+# literal ``enabled: true`` is taken as the user passing --fp16/--bf16 (else the Trainer's fill_match reports
+# a mismatch), "auto" as not passing it. Every other argument keeps the release's own default (its snapshot).
 HF_ARGS = SimpleNamespace(learning_rate=5e-5, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, weight_decay=0.0,
                           max_grad_norm=1.0, per_device_train_batch_size=1, gradient_accumulation_steps=1,
                           world_size=1, warmup_steps=0)
 NUM_TRAINING_STEPS = 100
+WITNESS_PAIR = ("5.24.0", "1.15.0")
+"""The transformers / accelerate releases whose snapshots (``generated/hf/``) the committed launch records are
+made with (``launch.json``'s ``environment.hf_layers``), and :func:`hf_plan`'s default."""
 
 
 def _node(config: dict[str, Any], path: str) -> tuple[Any, str]:
@@ -143,14 +165,6 @@ def _node(config: dict[str, Any], path: str) -> tuple[Any, str]:
     return node, last
 
 
-def _fill(config: dict[str, Any], path: str, value: Any) -> None:
-    """transformers integrations/deepspeed.py:108 ``fill_match`` / accelerate utils/dataclasses.py:1357:
-    replace ``"auto"`` only; mismatches are not raised here (the user's arguments are assumed to match)."""
-    node, key = _node(config, path)
-    if node is not None and node.get(key) == "auto":
-        node[key] = value
-
-
 def _is_true(config: dict[str, Any], path: str) -> bool:
     # accelerate/utils/deepspeed.py HfDeepSpeedConfig.is_true: bool(value) of a non-None value.
     node, key = _node(config, path)
@@ -162,64 +176,78 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[
     """The config and optimizer the HF Trainer with accelerate hand to DeepSpeed, the user's arguments assumed to
     match the config (:data:`HF_ARGS`; a literal ``enabled: true`` taken as ``--fp16``/``--bf16``).
 
-    With ``pair`` (transformers, accelerate), the Trainer's fills, accelerate's plugin settings, precision sections
-    and prepare fills are those of the pair's HF snapshots (``generated/hf/``), evaluated by :func:`trainer_run`;
-    without one (the default: the launch witness, and ``check``'s launch rules, which read no HF snapshot), or
-    where the pair has no snapshot or a rule of it cannot be evaluated, transformers 5.24.0 / accelerate 1.15.0
-    as spelt out in :func:`_spelt_hf_plan`. Raises :class:`PlanError` where those layers refuse the config.
+    The Trainer's fills, accelerate's plugin settings, precision sections, prepare fills and optimizer swap are
+    those of ``pair``'s HF snapshots (``generated/hf/``; default :data:`WITNESS_PAIR`, the launch records'),
+    evaluated by :func:`trainer_run`: the same programs ``check --trainer-args`` and ``resolve --hf`` run, so
+    there is one source of truth. A pair with no snapshot here is said in ``notes`` and the witness pair's
+    rules are used. Raises :class:`PlanError` where those layers refuse the config.
     """
-    if pair is None:
-        return _spelt_hf_plan(config, hidden_size)
-    try:
-        args = _matched_args(config, hidden_size, pair)
-    except AttributeError:  # a non-dict on a precision path: the spelt plan raises as the Trainer does
-        args = None
-    if args is None:
-        return _spelt_hf_plan(config, hidden_size)
+    args = _matched_args(config, hidden_size, pair)
     # the launch witness judges DeepSpeed at one rank: a tensor-parallel size above it is the world size's
     # refusal, not the config's (``check --trainer-args --world-size`` says it)
     run = trainer_run(config, args, mesh_check=False)
-    if [n for n in run.notes if "could not" in n]:
-        return _spelt_hf_plan(config, hidden_size)
     if run.error is not None:
         raise run.error
     assert run.config is not None
     notes = [f"accelerate added {d}.enabled=false" for d in ("fp16", "bf16")
              if run.origins.get(f"{d}.enabled") == "added by accelerate (false)"]
-    notes += [n for n in run.notes if n.startswith("accelerate swapped in")]
+    notes += [n for n in run.notes if n.startswith("accelerate swapped in") or "could not" in n
+              or "has no HF snapshot" in n]
     return Plan(at_one_rank(run.config), run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
 
 
 _PAIR_RULES: dict[tuple[str, str], Any] = {}
 
 
-def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str]) -> Any:
-    """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
-    the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
-    None when the pair has no HF snapshot here."""
-    from dsfields.model.errors import UsageError
-    from dsfields.model.hf_args import load_hf_snapshot, parse_trainer_args
-
+def _pair_rules(pair: tuple[str, str]) -> Any:
+    """``(snapshot, rules)`` of a pair (cached), rules whose Trainer fills never mismatch-check; None when the pair
+    has no HF snapshot here."""
     if pair not in _PAIR_RULES:
+        from dsfields.model.errors import UsageError
+        from dsfields.model.hf_args import load_hf_snapshot
         from dsfields.model.hf_rules import HfRules, load_accelerate_snapshot
 
+        found = None
         try:
             snapshot = load_hf_snapshot(pair[0])
         except (UsageError, OSError, ValueError):
-            _PAIR_RULES[pair] = None
-        else:
+            snapshot = None
+        if snapshot is not None and snapshot.get("transformers_version") == pair[0]:
             rules = HfRules(snapshot, load_accelerate_snapshot(pair[1]), pair[1])
-            _PAIR_RULES[pair] = (snapshot, _Matching(rules) if rules.trainer and rules.accelerate else None)
-    found = _PAIR_RULES[pair]
-    if found is None or found[1] is None:
-        return None
+            if rules.trainer and rules.accelerate:
+                found = (snapshot, _Matching(rules))
+        _PAIR_RULES[pair] = found
+    return _PAIR_RULES[pair]
+
+
+def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str] | None = None) -> Any:
+    """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
+    the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
+    A pair with no HF snapshot here: the witness pair's, said in the rules' notes."""
+    from dsfields.model.hf_args import parse_trainer_args
+
+    chosen = tuple(pair) if pair is not None else WITNESS_PAIR
+    found = _pair_rules(chosen)  # type: ignore[arg-type]
+    missing = None
+    if found is None and chosen != WITNESS_PAIR:
+        missing = f"transformers {chosen[0]} / accelerate {chosen[1]} has no HF snapshot here: the rules of " \
+                  f"transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} are used"
+        found = _pair_rules(WITNESS_PAIR)
+    if found is None:  # one line and exit 2 (dsfields.cli), never a traceback
+        from dsfields.model.errors import UsageError
+
+        raise UsageError(f"no HF snapshot of transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} "
+                         "(generated/hf/) to plan the HF Trainer's launch: the installation is incomplete")
     snapshot, rules = found
     args = parse_trainer_args("", snapshot, world_size=1, hidden_size=hidden_size, hidden_size_from="the model")
-    fp16 = _is_true(config, "fp16.enabled")
-    bf16 = not fp16 and (_is_true(config, "bf16.enabled") or _is_true(config, "bfloat16.enabled"))
+    try:
+        fp16 = _is_true(config, "fp16.enabled")
+        bf16 = not fp16 and (_is_true(config, "bf16.enabled") or _is_true(config, "bfloat16.enabled"))
+    except AttributeError:  # a non-dict section: the Trainer's own fill raises on it (trainer_run says so)
+        fp16 = bf16 = False
     args.values.update({name: getattr(HF_ARGS, name) for name in vars(HF_ARGS) if name in args.values})
     args.values.update({"fp16": fp16, "bf16": bf16, "max_steps": NUM_TRAINING_STEPS})
-    args.rules = rules
+    args.rules = _Noted(rules, missing) if missing else rules
     return args
 
 
@@ -238,145 +266,38 @@ class _Matching:
         return None if found is None else [dict(f, must_match=False) for f in found]
 
 
-def _spelt_hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> Plan:
-    """:func:`hf_plan` for transformers 5.24.0 with accelerate 1.15.0, spelt out (no HF snapshot needed)."""
-    cfg = clone_json(config)
-    args = HF_ARGS
-    notes: list[str] = []
-    try:
-        _hf_fill(cfg, args, hidden_size)
-    except AttributeError as exc:  # a dict expected on the path (find_config_node's .get)
-        raise PlanError("transformers", "AttributeError", str(exc)) from exc
-    # -- accelerate DeepSpeedPlugin.__post_init__ (utils/dataclasses.py:1226-1336), built by
-    #    TrainingArguments.__post_init__ (transformers training_args.py:1715) right after the fills.
-    if "gradient_accumulation_steps" not in cfg:  # dataclasses.py:1274
-        cfg["gradient_accumulation_steps"] = 1
-    if "zero_optimization" not in cfg:  # dataclasses.py:1276
-        raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
-                        "config.", "zero_optimization")
-    # dataclasses.py:1281-1291: plugin attributes (from ACCELERATE_* env, unset here) fill "auto" only.
-    plugin = {"gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "zero_optimization.stage": 2,
-              "zero_optimization.offload_optimizer.device": "none", "zero_optimization.offload_param.device": "none",
-              "zero_optimization.offload_param.nvme_path": "none",
-              "zero_optimization.offload_optimizer.nvme_path": "none",
-              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
-    try:
-        for path, value in plugin.items():
-            _fill(cfg, path, value)
-    except AttributeError as exc:
-        raise PlanError("accelerate", "AttributeError", str(exc)) from exc
-    cfg["steps_per_print"] = float("inf")  # dataclasses.py:1336
-    # -- AcceleratorState (state.py:977) -> DeepSpeedPlugin.set_mixed_precision (dataclasses.py:1415-1446):
-    #    mixed_precision is the Trainer's, i.e. what the config enabled literally.
-    # A literal legacy ``bfloat16.enabled: true`` is taken as --bf16 too (the Trainer only looks at bf16).
-    bf16 = _is_true(cfg, "bf16.enabled") or _is_true(cfg, "bfloat16.enabled")
-    mixed = "fp16" if _is_true(cfg, "fp16.enabled") else "bf16" if bf16 else "no"
-    if mixed == "fp16" and "fp16" not in cfg:
-        cfg["fp16"] = {"enabled": True, "auto_cast": True}
-    if mixed != "no":
-        other = "bf16" if mixed == "fp16" else "fp16"
-        section = cfg.get(other, {})
-        if isinstance(section, dict) and str(section.get("enabled", "False")).lower() == "true":
-            raise PlanError("accelerate", "ValueError", f"`--mixed_precision` arg cannot be set to `{mixed}` when "
-                            f"`{other}` is set in the DeepSpeed config file.", f"{other}.enabled")
-    for dtype in ("fp16", "bf16"):
-        if dtype not in cfg:
-            cfg[dtype] = {"enabled": False}
-            notes.append(f"accelerate added {dtype}.enabled=false")
-    _fill(cfg, "fp16.enabled", mixed == "fp16")
-    _fill(cfg, "bf16.enabled", mixed == "bf16")
-    # -- transformers deepspeed_optim_sched (integrations/deepspeed.py:559-610), from deepspeed_init (:613).
-    if "optimizer" in cfg:
-        optimizer: Literal["config", "code", "ds_cpu_adam"] = "config"  # :576-577 DummyOptim(params)
-    else:
-        optimizer = "code"  # :587 trainer.create_optimizer() (AdamW)
-        cfg["zero_allow_untested_optimizer"] = True  # :589
-    scheduler: Literal["config", "callable", "none"]
-    if "scheduler" in cfg:
-        scheduler = "config"  # :592-593 DummyScheduler(optimizer): DeepSpeed builds it
-    elif optimizer == "config":
-        scheduler = "callable"  # :595-608 DummyScheduler(lr_scheduler_callable=...): the Trainer's, via DeepSpeed
-    else:
-        scheduler = "none"  # trainer.py:1778 create_scheduler after prepare: DeepSpeed never sees it
-    # -- accelerate Accelerator._prepare_deepspeed (accelerator.py:2141-2400) on prepare(model, optimizer).
-    _fill(cfg, "gradient_accumulation_steps", args.gradient_accumulation_steps)  # :2211
-    kwargs: dict[str, Any] = {"gradient_clipping": 1.0,  # :2223-2233
-                              "zero_optimization.stage3_gather_16bit_weights_on_model_save": False}
-    micro = cfg.get("train_micro_batch_size_per_gpu")
-    if micro == "auto":  # :2177-2204: Trainer.prepare passes no dataloader
-        raise PlanError("accelerate", "ValueError", "When using DeepSpeed, `accelerate.prepare()` requires you to "
-                        "pass at least one of training or evaluation dataloaders with `batch_size` attribute "
-                        "returning an integer value or alternatively set an integer value in "
-                        "`train_micro_batch_size_per_gpu` in the deepspeed config file",
-                        "train_micro_batch_size_per_gpu")
-    if micro is not None:
-        kwargs["train_micro_batch_size_per_gpu"] = micro
-        gas = cfg.get("gradient_accumulation_steps")
-        with contextlib.suppress(TypeError):
-            kwargs["train_batch_size"] = micro * gas * 1 // 1  # :2231 ... * num_processes // sp_size
-    if optimizer == "code":
-        cfg["zero_allow_untested_optimizer"] = True  # :2262-2263 a torch.optim.Optimizer
-    # :2295-2326 hidden-size keys (model.config.hidden_size), then the scheduler fills for DummyScheduler
-    kwargs.update({"zero_optimization.reduce_bucket_size": hidden_size * hidden_size,
-                   "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * hidden_size * hidden_size),
-                   "zero_optimization.stage3_param_persistence_threshold": 10 * hidden_size})
-    if optimizer == "config":  # :2328-2331 DummyOptim's lr / weight_decay (DummyOptim defaults 0.001, 0)
-        kwargs.update({"optimizer.params.lr": 0.001, "optimizer.params.weight_decay": 0})
-    try:
-        leftover = _process(cfg, kwargs)  # :2344 deepspeed_config_process(must_match=False, **config_kwargs)
-    except AttributeError as exc:
-        raise PlanError("accelerate", "AttributeError", str(exc)) from exc
-    if leftover:  # dataclasses.py:1365-1371: an "auto" nobody fills
-        raise PlanError("accelerate", "ValueError", f"`{leftover}` not found in kwargs. Please specify "
-                        f"`{leftover}` without `auto` (set to correct value) in the DeepSpeed config file or pass "
-                        "it in kwargs.", leftover)
-    if optimizer == "code":
-        zero = cfg["zero_optimization"]  # accelerator.py:2374 (KeyError impossible: checked above)
-        if not isinstance(zero, dict):
-            raise PlanError("accelerate", "AttributeError", f"'{type(zero).__name__}' object has no attribute 'get'",
-                            "zero_optimization")
-        offload = zero.get("offload_optimizer", {})
-        device = offload.get("device", "none") if isinstance(offload, dict) else "none"
-        # :2374-2383 only offload_optimizer.device counts: legacy ``cpu_offload: true`` keeps torch AdamW,
-        # and DeepSpeed then raises about zero_force_ds_cpu_optimizer.
-        if device != "none" and cfg.get("zero_force_ds_cpu_optimizer", True):
-            optimizer = "ds_cpu_adam"  # utils/deepspeed.py:29 map_pytorch_optim_to_deepspeed
-            notes.append("accelerate swapped in DeepSpeedCPUAdam")
-    return Plan(at_one_rank(cfg), optimizer, scheduler, notes, style="hf")
+class _Noted(_Matching):
+    """The witness pair's rules standing in for a pair with no snapshot: the notes say so."""
+
+    def __init__(self, rules: Any, note: str) -> None:
+        super().__init__(rules)
+        self.notes = [*rules.notes, note]
 
 
-def fill_trainer_auto(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE) -> dict[str, Any]:
+def _trainer_fills(cfg: dict[str, Any], hidden_size: int = HIDDEN_SIZE,
+                   pair: tuple[str, str] | None = None) -> dict[str, Any]:
+    """``cfg`` with the Trainer's own fills only (``trainer_config_process`` and ``trainer_config_finalize`` of the
+    pair's snapshot, on :func:`_matched_args`): no accelerate step. A non-dict on a fill path raises
+    AttributeError (``find_config_node``'s ``.get``)."""
+    args = _matched_args(cfg, hidden_size, pair)
+    run = TrainerRun()
+    out = clone_json(cfg)
+    if not _snapshot_fills(run, out, args, args.rules, "trainer_config_process"):
+        _mirror_process(run, out, args)
+    if not _snapshot_finalize(run, out, args, args.rules):
+        _mirror_finalize(run, out, args)
+    return out
+
+
+def fill_trainer_auto(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE,
+                      pair: tuple[str, str] | None = None) -> dict[str, Any]:
     """A copy of ``config`` with the ``"auto"`` values the Trainer fills replaced by its own values
-    (:data:`HF_ARGS`: betas ``[0.9, 0.999]``, lr ``5e-5``, ...); a non-dict on a fill path is left as is."""
-    cfg = clone_json(config)
-    with contextlib.suppress(AttributeError):
-        _hf_fill(cfg, HF_ARGS, hidden_size)
-    return cfg
-
-
-def _hf_fill(cfg: dict[str, Any], args: SimpleNamespace, hidden_size: int) -> None:
-    # transformers integrations/deepspeed.py:136-192 trainer_config_process (at TrainingArguments creation)
-    micro = args.per_device_train_batch_size
-    _fill(cfg, "train_micro_batch_size_per_gpu", micro)
-    _fill(cfg, "gradient_accumulation_steps", args.gradient_accumulation_steps)
-    _fill(cfg, "train_batch_size", args.world_size * micro * args.gradient_accumulation_steps)
-    _fill(cfg, "gradient_clipping", args.max_grad_norm)
-    _fill(cfg, "optimizer.params.lr", args.learning_rate)
-    _fill(cfg, "optimizer.params.betas", [args.adam_beta1, args.adam_beta2])
-    _fill(cfg, "optimizer.params.eps", args.adam_epsilon)
-    _fill(cfg, "optimizer.params.weight_decay", args.weight_decay)
-    _fill(cfg, "scheduler.params.warmup_min_lr", 0)
-    _fill(cfg, "scheduler.params.warmup_max_lr", args.learning_rate)
-    _fill(cfg, "fp16.enabled", _is_true(cfg, "fp16.enabled"))
-    _fill(cfg, "bf16.enabled", _is_true(cfg, "bf16.enabled"))
-    # :194-260 trainer_config_finalize (deepspeed_init): hidden-size keys, then the scheduler steps.
-    _fill(cfg, "zero_optimization.reduce_bucket_size", hidden_size * hidden_size)
-    zero = cfg.get("zero_optimization")
-    if isinstance(zero, dict) and zero.get("stage") == 3:  # :237 is_zero3()
-        _fill(cfg, "zero_optimization.stage3_prefetch_bucket_size", int(0.9 * hidden_size * hidden_size))
-        _fill(cfg, "zero_optimization.stage3_param_persistence_threshold", 10 * hidden_size)
-    _fill(cfg, "scheduler.params.total_num_steps", NUM_TRAINING_STEPS)
-    _fill(cfg, "scheduler.params.warmup_num_steps", max(1, args.warmup_steps))  # :252-256
+    (:data:`HF_ARGS`: betas ``[0.9, 0.999]``, lr ``5e-5``, ...; the pair's programs, default
+    :data:`WITNESS_PAIR`); a non-dict on a fill path is left as is."""
+    try:
+        return _trainer_fills(config, hidden_size, pair)
+    except AttributeError:
+        return clone_json(config)
 
 
 def _process(cfg: dict[str, Any], kwargs: dict[str, Any], prefix: str = "") -> str | None:
@@ -507,7 +428,7 @@ def _zero_stage3(cfg: dict[str, Any]) -> bool:
 
 
 def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None,
-                mesh_check: bool = True) -> TrainerRun:
+                mesh_check: bool = True, deepspeed: str | None = None) -> TrainerRun:
     """The Trainer (transformers 5.24.0) and accelerate 1.15.0 on ``config`` with ``args``
     (:class:`dsfields.model.hf_args.TrainerArgs`) and accelerate's launch settings (``accelerate``:
     ``mixed_precision``, ``gradient_accumulation_steps``, ``gradient_clipping``, ``zero_stage``,
@@ -517,12 +438,15 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
     (its checks, then ``trainer_config_process`` collecting mismatches, then ``DeepSpeedPlugin``), the
     Accelerator's mixed precision (its clash hides the mismatch list), ``trainer_config_finalize`` (raises
     the mismatches), the optimizer/scheduler choice, ``Accelerator._prepare_deepspeed``.
+
+    ``deepspeed``: the DeepSpeed release the config is for; the class it builds for the config's optimizer is read
+    from its snapshot (:func:`deepspeed_optimizer_class`), the unverified part said in ``notes``.
     """
     run = TrainerRun()
     acc = accelerate or {}
     cfg = clone_json(config)
     try:
-        _trainer_run(run, cfg, args, acc, mesh_check)
+        _trainer_run(run, cfg, args, acc, mesh_check, deepspeed)
     except PlanError as exc:
         run.error = exc
         return run
@@ -533,7 +457,8 @@ def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | 
     return run
 
 
-def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any], mesh_check: bool = True) -> None:
+def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str, Any], mesh_check: bool = True,
+                 deepspeed: str | None = None) -> None:
     v = args.values
     rules = getattr(args, "rules", None)
     if rules is not None:
@@ -665,7 +590,10 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
             run.notes.append("accelerate swapped in " + built.rpartition(".")[2])
         run.optimizer_class = built
     else:
-        run.optimizer_class = deepspeed_optimizer_class(cfg, offload)
+        catalog, version = _deepspeed_catalog(deepspeed)
+        run.optimizer_class, unverified = deepspeed_optimizer_class(cfg, offload, catalog, version)
+        if unverified:
+            run.notes.append(unverified)
     if run.scheduler == "config":
         sched = cfg.get("scheduler")
         kind = sched.get("type") if isinstance(sched, dict) else None
@@ -674,6 +602,19 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
         run.scheduler_class = _trainer_scheduler(run, args, rules)
     fp16 = _is_true(cfg, "fp16.enabled")
     run.precision = "fp16" if fp16 else "bf16" if _is_true(cfg, "bf16.enabled") else "fp32"
+
+
+def _deepspeed_catalog(version: str | None) -> tuple[Any, str | None]:
+    """The optimizer catalogue of DeepSpeed ``version``'s snapshot, or None (no version, or no snapshot)."""
+    if version is None:
+        return None, None
+    from dsfields.model.errors import SnapshotError
+    from dsfields.model.store import load_indexed
+
+    try:
+        return load_indexed(version).optimizers, version
+    except (SnapshotError, OSError, ValueError):
+        return None, version
 
 
 def _snapshot_prepare(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any,
@@ -1186,13 +1127,57 @@ def _offload_device(cfg: dict[str, Any]) -> str:
     return str(device) if device is not None else "none"
 
 
-def deepspeed_optimizer_class(cfg: dict[str, Any], offload: str) -> str | None:
-    """engine.py ``_configure_basic_optimizer`` / ``get_optimizer_configuration`` (DeepSpeed 0.19.8):
-    the class DeepSpeed builds for the config's optimizer ``type``."""
+OPTIMIZER_CHOICE_READ_IN = "0.19.8"
+"""The DeepSpeed release whose ``DeepSpeedEngine._configure_basic_optimizer`` :func:`_spelt_optimizer_choice`
+spells out by hand: which of a ``type``'s classes is built (offload, ``torch_adam``). Its answers were confirmed by
+the real Trainer on that release (bench/hf_trainer_differential.py); for any other release they are said as not
+verified."""
+
+
+def deepspeed_optimizer_class(cfg: dict[str, Any], offload: str, catalog: Any = None,
+                              version: str | None = None) -> tuple[str | None, str | None]:
+    """The class DeepSpeed builds for the config's optimizer ``type``, and why it is not verified (None: it is).
+
+    ``catalog``: the DeepSpeed release's optimizer catalogue (``Snapshot.optimizers``, read from its
+    ``_configure_basic_optimizer``): a ``type`` whose branch builds one class is that class, read per release; the
+    fallback to ``torch.optim`` likewise. Where a branch builds several (adam/adamw: FusedAdam, DeepSpeedCPUAdam,
+    ZenFlowCPUAdam, torch's; adagrad; lion) the choice is :data:`OPTIMIZER_CHOICE_READ_IN`'s, spelt out: said as not
+    verified for another release, or when the class it names is not among the release's.
+    """
     section = cfg.get("optimizer")
     kind = section.get("type") if isinstance(section, dict) else None
     if not isinstance(kind, str):
-        return None
+        return None, None
+    spelt = _spelt_optimizer_choice(section, kind, offload)
+    where = f"DeepSpeed {version}" if version else "this DeepSpeed release"
+    if catalog is None:  # no release named (the mirror alone), or its snapshot has no optimizer catalogue
+        return spelt, None if version in (None, OPTIMIZER_CHOICE_READ_IN) else (
+            f"{where} has no optimizer catalogue here: the class {spelt} is read by hand from DeepSpeed "
+            f"{OPTIMIZER_CHOICE_READ_IN}'s _configure_basic_optimizer and could not be verified for this release")
+    names = catalog.names
+    entry = names.get(kind) or next((e for n, e in names.items() if e.case_insensitive and n == kind.lower()), None)
+    if entry is None:
+        if "torch.optim" in catalog.fallback_modules:
+            return f"torch.optim.{kind}", None
+        return spelt, f"{where} builds no optimizer type {kind!r} (its catalogue): the class could not be verified"
+    classes = [c.name for c in entry.classes if c.name]
+    if len(classes) == 1:
+        return classes[0], None
+    same = [c for c in classes if c.rpartition(".")[2] == (spelt or "").rpartition(".")[2]]
+    zenflow = isinstance(cfg.get("zero_optimization"), dict) and "zenflow" in cfg["zero_optimization"]
+    if not same or zenflow and any(c.endswith("ZenFlowCPUAdam") for c in classes):
+        return spelt, (f"{where}: optimizer type {kind!r} builds one of {', '.join(classes)}; which one is read by "
+                       f"hand from DeepSpeed {OPTIMIZER_CHOICE_READ_IN} and names {spelt}" +
+                       (" (ZenFlow not followed)" if zenflow else "") + ": the class could not be verified")
+    if version != OPTIMIZER_CHOICE_READ_IN:
+        return same[0], (f"{where}: which of {', '.join(classes)} optimizer type {kind!r} builds is read by hand "
+                         f"from DeepSpeed {OPTIMIZER_CHOICE_READ_IN}'s _configure_basic_optimizer: the class could "
+                         "not be verified for this release")
+    return same[0], None
+
+
+def _spelt_optimizer_choice(section: dict[str, Any], kind: str, offload: str) -> str | None:
+    """engine.py ``_configure_basic_optimizer`` (DeepSpeed 0.19.8), by hand: the class built for ``kind``."""
     name = kind.lower()
     params = section.get("params") if isinstance(section.get("params"), dict) else {}
     cpu = offload in ("cpu", "nvme")

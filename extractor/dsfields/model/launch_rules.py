@@ -58,14 +58,17 @@ class Launch:
 
     __slots__ = ("config", "style", "optimizer_from_code", "plan", "refused")
 
-    def __init__(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False) -> None:
+    def __init__(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
+                 pair: tuple[str, str] | None = None) -> None:
+        """``pair``: the transformers / accelerate releases whose programs plan the ``hf`` style (``--hf-version``;
+        default :data:`dsfields.model.hf_trainer.WITNESS_PAIR`, the launch records')."""
         self.config = config
         self.style = style
         self.optimizer_from_code = optimizer_from_code
         self.plan: Plan | None = None
         self.refused: PlanError | None = None
         try:
-            self.plan = hf_plan(config) if style == "hf" else plain_plan(config, optimizer_from_code)
+            self.plan = hf_plan(config, pair=pair) if style == "hf" else plain_plan(config, optimizer_from_code)
         except PlanError as exc:
             self.refused = exc
         except (ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):  # too odd to plan
@@ -503,11 +506,13 @@ BY_ID = {rule.id: rule for rule in RULES}
 
 
 def evaluate(config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
-             rules: tuple[LaunchRule, ...] = RULES) -> list[tuple[LaunchRule, str]]:
-    """Every rule that fires on ``config`` launched as ``style``, with the key it names."""
+             rules: tuple[LaunchRule, ...] = RULES,
+             pair: tuple[str, str] | None = None) -> list[tuple[LaunchRule, str]]:
+    """Every rule that fires on ``config`` launched as ``style`` (``hf``: planned by ``pair``'s programs), with the
+    key it names."""
     if not isinstance(config, dict):
         return []
-    launch = Launch(config, style, optimizer_from_code)
+    launch = Launch(config, style, optimizer_from_code, pair)
     fired = []
     for rule in rules:
         try:
