@@ -78,3 +78,32 @@ def test_a_batch_key_is_an_integer_that_also_takes_true():
 ])
 def test_other_keys_keep_their_recorded_types(record):
     assert integer_taking_true(record) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_lookup_and_the_site_word_a_batch_key_alike(lang):
+    """`dsfields lookup gradient_accumulation_steps` gives the type the field page gives (one wording helper),
+    not "boolean / integer / null"."""
+    import re
+
+    from dsfields.docs.filters import integer_taking_true_text
+    from dsfields.field_answer import Match, format_field
+    from dsfields.model import wording
+    from dsfields.model.records import Field, Snapshot
+    from dsfields.terminal import Style
+
+    raw = _record(["boolean", "integer", "null"], {"true": True, "1": True, "0": False, "-1": False},
+                  key="gradient_accumulation_steps", path="gradient_accumulation_steps", section="")
+    field = Field(raw)
+    site = integer_taking_true_text(integer_taking_true(raw), lang)
+    assert re.sub(r"<[^>]+>", "", site) == wording.type_text(field, lang)
+    expected = {"en": "integer ≥ 1 / null (not set); true passes too, as 1 (a Python bool is an int)",
+                "zh": "integer ≥ 1 / null (未设置); true 也能通过，按 1 计（Python 的 bool 是 int）"}[lang]
+    assert wording.type_text(field, lang) == expected
+    assert "<code>true</code>" in site and "boolean" not in site
+    snapshot = Snapshot({"deepspeed_version": "0.0.0", "fields": {field.path: raw}, "sections": {}, "enums": {}})
+    header = " ".join(format_field(snapshot, Match(field.path, "field", field=field), 400, Style(False), lang)[:1])
+    assert header.startswith(f"gradient_accumulation_steps: {expected} ")
+    assert wording.type_text(field, compact=True) == "integer ≥ 1 / null"
+    # A key that only takes integers keeps its plain type.
+    assert wording.type_text(Field({**raw, "json_types": ["integer"], "type": "int"})) == "int"

@@ -207,22 +207,12 @@ def type_text(record: dict[str, Any], as_html: bool = False) -> str:
     return text
 
 
-def integer_taking_true(record: dict[str, Any]) -> dict[str, Any] | None:
-    """For a dict-read key DeepSpeed uses as an integer whose probes also passed ``true`` (the batch keys):
-    its JSON types without ``boolean`` and the least value the probes saw pass (1 when 0 and -1 failed), else
-    None. ``true`` passes only because Python's bool is an int (``true`` is a batch of 1): shown as such, not
-    as a boolean key. From the snapshot's own json_types and probes; nothing named here."""
-    types = record.get("json_types") or []
-    if record.get("type") == "bool" or isinstance(record.get("default"), bool):
-        return None
-    if "boolean" not in types or "integer" not in types or not set(types) <= {"boolean", "integer", "null"}:
-        return None
-    probes = record.get("probes") or {}
-    if not (probes.get("true") or {}).get("ok"):
-        return None
-    least = 1 if (probes.get("1") or {}).get("ok") and all(
-        name in probes and not probes[name].get("ok") for name in ("0", "-1")) else None
-    return {"types": [kind for kind in types if kind != "boolean"], "least": least}
+integer_taking_true = wording.integer_taking_true
+
+
+def integer_taking_true_text(info: dict[str, Any], lang: str = "en") -> str:
+    """:func:`dsfields.model.wording.integer_taking_true_text` with HTML code spans (the same words as lookup)."""
+    return wording.integer_taking_true_text(info, lang, hcode)
 
 
 def constraints_text(constraints: dict[str, Any] | None) -> str:
@@ -428,6 +418,7 @@ FILTERS = {
     "default_text": default_text,
     "type_text": type_text,
     "integer_taking_true": integer_taking_true,
+    "integer_taking_true_text": integer_taking_true_text,
     "constraints_text": constraints_text,
     "choices_text": choices_text,
     "auto_text": auto_text,
