@@ -198,10 +198,12 @@ def _nav_item(context: Any, render: Any, item: Any, *args: Any) -> Any:
     if links is None:
         return render(item, *args)
     holder = args[2] if len(args) > 2 else None
-    if not (holder is None and not item.is_section) and holder is not getattr(page, "parent", None):
-        # Away from the page: drawn by assets/dsfields.js from the release's nav (releases/data/<v>.json,
+    in_release = page.file.src_uri in _state["navs"]["pages"]  # a release's own page (nav.json "pages")
+    if in_release and not (holder is None and not item.is_section) and holder is not getattr(page, "parent", None):
+        # Away from a release's page: drawn by assets/dsfields.js from the release's nav (releases/data/<v>.json,
         # fetched once per release), not repeated in every page (the sidebar was a third of the site). The
-        # page keeps the top-level links, the way to itself (its release, group, contents) and its siblings.
+        # page keeps the top-level links, the way to itself (its release, group, contents) and its siblings;
+        # the few pages outside the releases (home, guides, across releases) keep Material's whole nav.
         return ""
     # Nested items also get their parent section (its open state shows with navigation.tabs).
     parent = tuple((id(section), bool(getattr(section, "active", False))) for section in args[2:])
