@@ -926,3 +926,39 @@ def test_pages_are_light(site):
         assert (site / prefix / "releases" / "site-data.json").stat().st_size < 20_000
         assert (site / prefix / "releases" / "data" / "0.14.4.json").is_file()
         assert not (site / prefix / "releases" / "stubs.json").exists()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_release_page_stored_once_reads_as_the_readers_release(served, site, lang):
+    """A release page stored under a later release (issue 24 point 6: release-alike pages stored once)
+    opens at the reader's own URL and names only the reader's release: heading, banner, title, text, its
+    source links (at the reader's tag) and the sidebar."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    stubs = sorted(path.relative_to(site / prefix).as_posix() for path in (site / prefix).glob("*/*/index.html")
+                   if "<article" not in path.read_text(encoding="utf-8") and "/fields/" not in path.as_posix())
+    assert stubs, "no release page is stored once"
+    chosen = [stubs[0], stubs[len(stubs) // 2]] + [s for s in stubs if "/inference/" in s][:1]
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for stub in chosen:
+                release = stub.split("/")[0]
+                text = (site / prefix / stub).read_text(encoding="utf-8")
+                owner = re.search(r'location\.replace\("(?:\.\./)+([^/]+)/', text).group(1)
+                page.goto(served + prefix + stub.removesuffix("index.html"), wait_until="networkidle")
+                _shows(page, expect, release)
+                expect(page.locator("h1")).to_contain_text(release, timeout=30_000)
+                own = f"/{release}/" + stub.split("/", 1)[1].removesuffix("index.html")
+                assert urlsplit(page.url).path.endswith(own), page.url
+                article = page.locator("article").inner_text()
+                assert not re.search(rf"(?<![\d.]){re.escape(owner)}(?![\d]|\.\d)", article), (stub, owner)
+                assert owner not in page.title(), page.title()
+                sources = page.locator("article a.dsf-src").evaluate_all("links => links.map(a => a.href)")
+                assert all(f"/blob/v{release}/" in href for href in sources), sources[:3]
+        finally:
+            browser.close()

@@ -138,7 +138,7 @@ def test_an_old_release_shows_its_own_prose_and_facts(site):
     new = _pages(site, "en", NEW)[0].read_text(encoding="utf-8")
     assert 'id="keep_module_on_host"' not in old and 'id="keep_module_on_host"' in new
     assert "accepts only fp16, fp32 and int8" in old and "accepts only fp16, fp32 and int8" not in new
-    assert f"blob/v{OLD}/deepspeed/inference/config.py" in old
+    assert f'<a class="dsf-src" data-v="{OLD}">deepspeed/inference/config.py:' in old  # its source, at its tag
 
 
 @pytest.fixture

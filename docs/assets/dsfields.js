@@ -3,9 +3,10 @@
 // the reader's release: its sidebar, footer, headings and links), the search hook (fields of this release,
 // python names, Chinese terms, "did you mean" with the same edit distance as `dsfields lookup`), and the
 // pickers of the "changes between two releases" and "added since" pages. Data: releases/site-data.json
-// (releases, dates, this language's words), releases/data/<version>.json (a release's pages, fields and
-// nav), releases/keys/<version>.json, releases/changes.json, releases/anchors.json (written by
-// `dsfields docs build`). Everything is fetched from this site: no outside host.
+// (releases, dates, this language's words), releases/data/<version>.json (a release's pages, fields, nav
+// and finder keys), releases/keys.json (the finder's entries of every release), releases/changes.json,
+// releases/anchors.json (written by `dsfields docs build`). Everything is fetched from this site: no
+// outside host.
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("__config").textContent);
@@ -17,6 +18,18 @@
   // language (dsfields/docs/i18n.py).
   function t(text) { return T[text] || text; }
   var dataPromise = fetch(new URL("releases/site-data.json", root)).then(function (r) { return r.json(); });
+
+  // Links to DeepSpeed's source: the page holds <a class="dsf-src" data-v="0.14.4">file:line</a> and the
+  // address is made here, as dsfields/docs/filters.py GITHUB_BLOB and source_url make it (the tag v<release>,
+  // the file, #L<line>; a page stored once for several releases restates them for the reader's release).
+  var GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v";
+  function sourceLinks() {
+    document.querySelectorAll("a.dsf-src[data-v]:not([href])").forEach(function (a) {
+      var label = a.textContent, cut = label.lastIndexOf(":"), line = label.slice(cut + 1);
+      a.href = GITHUB_BLOB + a.dataset.v + "/" + (cut < 0 ? label : label.slice(0, cut)) + "#L" + (/^\d+$/.test(line) ? line : "1");
+    });
+  }
+  sourceLinks();
   var keysCache = {}, releaseCache = {};
   var shownVersion = null;
 
@@ -214,21 +227,32 @@
     return li;
   }
 
-  function restateNav(shown, current) {
-    // The release's section of the primary nav (the second top-level item), rebuilt from its own nav.
-    var nav = document.querySelector("nav.md-nav--primary > ul.md-nav__list");
-    var section = nav && nav.children[1];
-    var own = shown.nav[1];
-    if (!section || !own || !own[2]) return;
-    var leaves = section.querySelectorAll("li.md-nav__item--active:not(.md-nav__item--nested)");
+  // The whole primary nav from the release's nav: a page holds only the way to itself (its release, group,
+  // its own entry with its table of contents) and the top-level links (hooks.py, _nav_item); the rest is
+  // drawn here. Top-level sections are open, as navigation.sections shows them.
+  function navSection(item, current, activeLeaf, id) {
+    var li = document.createElement("li");
+    var title = escapeHtml(item[0]);
+    var open = navLeaves(item[2], []).some(function (leaf) { return leaf[1] === current; });
+    li.className = "md-nav__item" + (open ? " md-nav__item--active" : "") + " md-nav__item--section md-nav__item--nested";
+    li.innerHTML = "<input class=\"md-nav__toggle md-toggle \" type=\"checkbox\" id=\"" + id + "\"" + (open ? " checked" : "") + ">" +
+      "<label class=\"md-nav__link\" for=\"" + id + "\" id=\"" + id + "_label\" tabindex=\"\"><span class=\"md-ellipsis\">" + title +
+      "</span><span class=\"md-nav__icon md-icon\"></span></label><nav class=\"md-nav\" data-md-level=\"1\" aria-labelledby=\"" + id +
+      "_label\" aria-expanded=\"" + open + "\"><label class=\"md-nav__title\" for=\"" + id + "\"><span class=\"md-nav__icon md-icon\"></span>" +
+      title + "</label><ul class=\"md-nav__list\" data-md-scrollfix></ul></nav>";
+    var list = li.querySelector("ul");
+    item[2].forEach(function (child, i) { list.appendChild(navItem(child, current, activeLeaf, id + "_" + (i + 1), 2)); });
+    return li;
+  }
+
+  function drawNav(shown, current) {
+    var list = document.querySelector("nav.md-nav--primary > ul.md-nav__list");
+    if (!list || !shown.nav) return;
+    var leaves = list.querySelectorAll("li.md-nav__item--active:not(.md-nav__item--nested)");
     var activeLeaf = leaves.length ? leaves[leaves.length - 1] : null;
-    var list = section.querySelector("ul.md-nav__list");
-    var label = section.querySelector(":scope > label .md-ellipsis, :scope > .md-nav__link .md-ellipsis");
-    var heading = section.querySelector(":scope > nav > label.md-nav__title");
-    if (label) label.textContent = own[0];
-    if (heading) heading.lastChild.textContent = own[0];
-    if (!list) return;
-    var items = own[2].map(function (item, i) { return navItem(item, current, activeLeaf, "__nav_2_" + (i + 1), 2); });
+    var items = shown.nav.map(function (item, i) {
+      return item[2] ? navSection(item, current, activeLeaf, "__nav_" + (i + 1)) : navItem(item, current, activeLeaf, "__nav_" + (i + 1), 1);
+    });
     list.textContent = "";
     items.forEach(function (item) { list.appendChild(item); });
   }
@@ -257,7 +281,11 @@
     // Other mentions of the release in a shared page's text (the section example's title).
     document.querySelectorAll(".dsf-shown-release").forEach(function (node) { node.textContent = shown.version; });
     var date = document.querySelector(".dsf-banner__date");
-    if (date) date.textContent = data.dates[shown.version] ? " (" + t("released") + " " + data.dates[shown.version] + ")" : "";
+    var shownDate = data.dates[shown.version], ownerDate = data.dates[owner];
+    if (date && !(shownDate && date.textContent.indexOf(shownDate) >= 0)) {  // as the page words it, if it does
+      date.textContent = ownerDate && shownDate && date.textContent.indexOf(ownerDate) >= 0 ?
+        date.textContent.split(ownerDate).join(shownDate) : shownDate ? " (" + t("released") + " " + shownDate + ")" : "";
+    }
     var newest = document.querySelector(".dsf-banner__newest");
     if (newest) {
       newest.innerHTML = shown.version === data.newest ? " · " + escapeHtml(t("newest")) :
@@ -272,6 +300,28 @@
     }
   }
 
+  // A release page stored once for a run of releases (they read the same but for the release's number and
+  // date: dsfields/docs/planning.py, release_page_owners) reads as the shown release's own.
+  function restateText(data, owner, shown) {
+    var number = new RegExp("(^|[^\\d.])" + owner.replace(/\./g, "\\.") + "(?![\\d]|\\.\\d)", "g");
+    var ownerDate = data.dates[owner], shownDate = data.dates[shown.version];
+    function restate(text) {
+      text = text.replace(number, "$1" + shown.version);
+      return ownerDate && shownDate ? text.split(ownerDate).join(shownDate) : text;
+    }
+    [".md-content", ".md-header__topic", ".md-sidebar--primary"].forEach(function (selector) {
+      document.querySelectorAll(selector).forEach(function (scope) {
+        var walker = document.createTreeWalker(scope, NodeFilter.SHOW_TEXT), node;
+        while ((node = walker.nextNode())) {
+          if (node.nodeValue.indexOf(owner) >= 0 || (ownerDate && node.nodeValue.indexOf(ownerDate) >= 0)) {
+            node.nodeValue = restate(node.nodeValue);
+          }
+        }
+      });
+    });
+    document.title = restate(document.title);
+  }
+
   function scopeRelease(data, shown, from) {
     var m = marker();
     if (m && !/DeepSpeed [0-9]/.test(document.title)) {
@@ -281,9 +331,10 @@
       document.title = cut < 0 ? document.title + named : document.title.slice(0, cut) + named + document.title.slice(cut);
     }
     var current = m ? shown.pages[m.dataset.page] : sitePath(new URL(location.href));
+    drawNav(shown, current);
     if (from.version !== shown.version) {
-      restateNav(shown, current);
       restateFooter(shown, current);
+      if (m && m.dataset.covers && m.dataset.page.indexOf("fields/") !== 0) restateText(data, m.dataset.version, shown);
       if (m) restateHeadings(data, shown, m.dataset.version);
       // The restated sidebar and footer link the release's own URLs: its shared pages get ?v= too.
       [".md-sidebar--primary", ".md-footer"].forEach(function (selector) {
@@ -444,9 +495,21 @@
     return {kind: "fields", entries: described.slice(0, 10)};
   }
 
+  // The finder's keys of a release: releases/keys.json holds every distinct entry of any release once, the
+  // release's data which of them it has; an entry's "page#anchor" is where the release shows that page.
+  var keyTable = null;
   function keysOf(version) {
     if (!keysCache[version]) {
-      keysCache[version] = fetch(new URL("releases/keys/" + version + ".json", root)).then(function (r) { return r.json(); });
+      keyTable = keyTable || fetch(new URL("releases/keys.json", root)).then(function (r) { return r.json(); });
+      keysCache[version] = Promise.all([keyTable, releaseData(version)]).then(function (both) {
+        var rd = both[1];
+        return (rd.keys || []).map(function (i) {
+          var entry = both[0][i].slice(), cut = entry[2].indexOf("#");
+          var key = cut < 0 ? entry[2] : entry[2].slice(0, cut), hash = cut < 0 ? "" : entry[2].slice(cut);
+          entry[2] = (releaseUrl(rd, key, hash) || releaseUrl(rd, "index")).href;
+          return entry;
+        });
+      });
     }
     return keysCache[version];
   }
@@ -474,7 +537,6 @@
         var title = found.kind === "mean" ? t("Did you mean") : t("Fields of DeepSpeed {v}").replace("{v}", version);
         box.innerHTML = "<strong>" + escapeHtml(title) + "</strong><ol>" + found.entries.map(function (e) {
           var url = new URL(e[2], root);
-          if (e[2].split("/")[0] !== version && data.versions.indexOf(e[2].split("/")[0]) >= 0) url.searchParams.set("v", version);
           return "<li><a class=\"dsf-search__link\" href=\"" + url.href + "\"><code>" + escapeHtml(e[0]) + "</code></a>" +
             (e[3] ? "<small>" + escapeHtml(e[3]) + "</small>" : "") + "</li>";
         }).join("") + "</ol>";

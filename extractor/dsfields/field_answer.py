@@ -214,7 +214,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
     record = match.field
     assert record is not None
     enum = snapshot.enum_of(record)
-    lines = _header(f"{match.path}: {type_text(record)} {default_text(record, enum)}", match.path, width, style)
+    lines = _header(f"{match.path}: {type_text(record, lang)} {default_text(record, enum)}", match.path, width, style)
     lines += _pattern_note(match, width)
     if record.deprecated:
         said = deprecation_text(record.deprecated)
@@ -343,7 +343,7 @@ def one_line(snapshot: Snapshot, path: str, width: int, name: str, name_width: i
     elif record is None:
         detail = "?"
     else:
-        detail = f"{type_text(record)} {default_text(record, compact=True)}"
+        detail = f"{type_text(record, compact=True)} {default_text(record, compact=True)}"
         if record.deprecated:
             # First, so that cutting the line to the terminal width never hides it.
             new = record.deprecated.new_param

@@ -64,7 +64,7 @@ def format_goal(snapshot: Snapshot, goal: Goal, width: int, style: Any, lang: st
     indent = " " * (4 + number_width)
     for number, tag in enumerate(present, 1):
         record = snapshot.fields[tag.path]
-        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {type_text(record)} "
+        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {type_text(record, compact=True)} "
                     f"{default_text(record, compact=True)}", width, "  ", indent)
         head[0] = head[0].replace(tag.path, style.bold(tag.path), 1)
         lines += head

@@ -172,18 +172,26 @@ def source_label(source: dict[str, Any] | None) -> str:
     return f"{source['file']}:{source.get('line')}"
 
 
+def source_anchor(source: dict[str, Any], version: str) -> str:
+    """The link to DeepSpeed's source line as the page holds it: ``<a class="dsf-src" data-v="0.14.4">file:line</a>``.
+    ``assets/dsfields.js`` gives it its href, :func:`source_url` from the label and the release (for the release
+    the reader came for, on a page stored once for several): the GitHub address is not repeated in every link
+    (~90 bytes each, tens of thousands on the site)."""
+    return f'<a class="dsf-src" data-v="{html.escape(version)}">{html.escape(source_label(source))}</a>'
+
+
 def source_a(source: dict[str, Any] | None, version: str) -> str:
     """:func:`source_link` for raw HTML blocks."""
     if not source or not source.get("file"):
         return "unknown"
-    return f'<a href="{html.escape(source_url(source, version))}">{html.escape(source_label(source))}</a>'
+    return source_anchor(source, version)
 
 
 def source_link(source: dict[str, Any] | None, version: str) -> str:
-    """``[file:line](github blob at the release tag)``, with the reading function when there is one."""
+    """The source line's link (:func:`source_anchor`), with the reading function when there is one."""
     if not source or not source.get("file"):
         return "unknown"
-    link = f"[{html.escape(source_label(source))}]({source_url(source, version)})"
+    link = source_anchor(source, version)
     function = source.get("function")
     return f"{link} in {code(function + '()')}" if function else link
 
@@ -207,22 +215,12 @@ def type_text(record: dict[str, Any], as_html: bool = False) -> str:
     return text
 
 
-def integer_taking_true(record: dict[str, Any]) -> dict[str, Any] | None:
-    """For a dict-read key DeepSpeed uses as an integer whose probes also passed ``true`` (the batch keys):
-    its JSON types without ``boolean`` and the least value the probes saw pass (1 when 0 and -1 failed), else
-    None. ``true`` passes only because Python's bool is an int (``true`` is a batch of 1): shown as such, not
-    as a boolean key. From the snapshot's own json_types and probes; nothing named here."""
-    types = record.get("json_types") or []
-    if record.get("type") == "bool" or isinstance(record.get("default"), bool):
-        return None
-    if "boolean" not in types or "integer" not in types or not set(types) <= {"boolean", "integer", "null"}:
-        return None
-    probes = record.get("probes") or {}
-    if not (probes.get("true") or {}).get("ok"):
-        return None
-    least = 1 if (probes.get("1") or {}).get("ok") and all(
-        name in probes and not probes[name].get("ok") for name in ("0", "-1")) else None
-    return {"types": [kind for kind in types if kind != "boolean"], "least": least}
+integer_taking_true = wording.integer_taking_true
+
+
+def integer_taking_true_text(info: dict[str, Any], lang: str = "en") -> str:
+    """:func:`dsfields.model.wording.integer_taking_true_text` with HTML code spans (the same words as lookup)."""
+    return wording.integer_taking_true_text(info, lang, hcode)
 
 
 def constraints_text(constraints: dict[str, Any] | None) -> str:
@@ -359,8 +357,7 @@ def source_html(source: dict[str, Any] | None, version: str) -> str:
     on every field was page weight): the stylesheet lets a source link wrap where it must."""
     if not source or not source.get("file"):
         return ""
-    label = html.escape(source_label(source))
-    return f'<a href="{html.escape(source_url(source, version))}">{label}</a>'
+    return source_anchor(source, version)
 
 
 def official_code(code: Any, stage: str = "stage {n}") -> str:
@@ -428,6 +425,7 @@ FILTERS = {
     "default_text": default_text,
     "type_text": type_text,
     "integer_taking_true": integer_taking_true,
+    "integer_taking_true_text": integer_taking_true_text,
     "constraints_text": constraints_text,
     "choices_text": choices_text,
     "auto_text": auto_text,

@@ -9,8 +9,10 @@
   ``on_page_markdown`` lifts those chunks out and ``on_page_content`` puts them back. Headings stay
   Markdown, so the table of contents and search sections are mkdocs' own.
 - **Nav memo.** Material renders the page's whole release nav on every page; ``on_env`` routes its nav
-  item macro through a memo (``_nav_item``): an item away from the page is rendered once per set of
-  relative URLs it shows, and reused byte for byte.
+  item macro through ``_nav_item``: a page keeps the top-level links, the way to itself (its release,
+  group, its entry with its table of contents) and its siblings, rendered once per set of relative URLs
+  and reused byte for byte; the rest of the nav (the other groups and top-level sections) is drawn by
+  ``assets/dsfields.js`` from the release's nav in ``releases/data/<version>.json``, fetched once.
 - **Redirects.** Field URLs of releases whose section is identical to a later release's page are
   tiny redirects (``releases/stubs.json``), written straight into the site by ``on_post_build``.
 - **Chinese.** The same render writes ``zh/`` (``mkdocs.zh.yml`` builds it with the ``zh`` UI and
@@ -195,6 +197,14 @@ def _nav_item(context: Any, render: Any, item: Any, *args: Any) -> Any:
     links = _nav_links(item, page) if page is not None else None
     if links is None:
         return render(item, *args)
+    holder = args[2] if len(args) > 2 else None
+    in_release = page.file.src_uri in _state["navs"]["pages"]  # a release's own page (nav.json "pages")
+    if in_release and not (holder is None and not item.is_section) and holder is not getattr(page, "parent", None):
+        # Away from a release's page: drawn by assets/dsfields.js from the release's nav (releases/data/<v>.json,
+        # fetched once per release), not repeated in every page (the sidebar was a third of the site). The
+        # page keeps the top-level links, the way to itself (its release, group, contents) and its siblings;
+        # the few pages outside the releases (home, guides, across releases) keep Material's whole nav.
+        return ""
     # Nested items also get their parent section (its open state shows with navigation.tabs).
     parent = tuple((id(section), bool(getattr(section, "active", False))) for section in args[2:])
     key = (id(item), *args[:2], parent, tuple(normalize_url(url, page=page) for url in links))
@@ -204,11 +214,33 @@ def _nav_item(context: Any, render: Any, item: Any, *args: Any) -> Any:
     return html
 
 
+PALETTE = "partials/javascripts/palette.html"
+PALETTE_JS = "assets/dsfields-palette.js"
+"""Material's inline script that applies the reader's colour scheme (~0.7 KB on every page), as one file:
+:func:`on_env` makes the template load it, :func:`on_post_build` writes it (the same script, still run
+where Material runs it, before the page is drawn)."""
+_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
+
+
+def _palette(env: Any) -> str | None:
+    """The script of Material's palette template, if it is one static script (else None: left as it is)."""
+    try:
+        source = env.loader.get_source(env, PALETTE)[0]
+    except Exception:  # whatever the loader raises: leave Material's template alone
+        return None
+    found = _SCRIPT.findall(source)
+    return found[0] if len(found) == 1 and "{{" not in source and "{%" not in source else None
+
+
 def on_env(env: Any, config: Any, files: Any) -> Any:
     import jinja2
 
     _nav_memo.clear()
     templates = {CACHED_TEMPLATE: ""} if _cache else {}
+    palette = _palette(env)
+    _state["palette"] = palette
+    if palette is not None:
+        templates[PALETTE] = f'<script src="{{{{ \'{PALETTE_JS}\' | url }}}}"></script>'
     nav = _nav_templates(env)
     if nav:
         templates.update(nav)
@@ -226,9 +258,11 @@ def _search_entries(config: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-SEARCH_ON_FOCUS = """<script>
-// dsfields: Material fetches the whole search index on every page load; hold that request until the reader
-// focuses the search box (or arrives with ?q= / ?h=), so a page costs its own bytes only.
+SEARCH_HOLD = "assets/dsfields-search-hold.js"
+"""Written by :func:`on_post_build` into each language's site, loaded by every page before Material's bundle."""
+SEARCH_HOLD_JS = """// dsfields: Material fetches the whole search index on every page load; hold that request until
+// the reader focuses the search box (or arrives with ?q= / ?h=), so a page costs its own bytes only.
+// Loaded before Material's bundle (its search index request starts when the bundle runs).
 (function () {
   var open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send, held = [];
   var armed = /[?&](q|h)=/.test(location.search);
@@ -246,14 +280,14 @@ SEARCH_ON_FOCUS = """<script>
   });
   document.addEventListener("change", function (e) { if (e.target.id === "__search" && e.target.checked) arm(); });
 })();
-</script>
 """
-"""Put before Material's bundle by :func:`on_post_page` (its search index request starts when the bundle runs)."""
-BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
+BUNDLE = re.compile(r'<script src="([^"]*)assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
 
 
 def _search_on_focus(output: str) -> str:
-    return BUNDLE.sub(lambda match: SEARCH_ON_FOCUS + match.group(), output, count=1)
+    """:data:`SEARCH_HOLD` loaded right before Material's bundle (one file, not ~1 KB inline on every page)."""
+    return BUNDLE.sub(lambda match: f'<script src="{match.group(1)}{SEARCH_HOLD}"></script>\n' + match.group(),
+                      output, count=1)
 
 
 VERBATIM = re.compile(r"<pre[\s>].*?</pre>|<textarea[\s>].*?</textarea>|<script[\s>].*?</script>", re.S)
@@ -540,6 +574,10 @@ def on_post_build(config: Any) -> None:
         source_map.unlink()
     # Material writes each icon inline, ~3 KB a page (9 MB of the site); the pages name them by class and
     # this stylesheet draws them (a rebuild of one release keeps the full build's file, whose names it uses).
+    (site / SEARCH_HOLD).parent.mkdir(parents=True, exist_ok=True)
+    (site / SEARCH_HOLD).write_text(SEARCH_HOLD_JS, encoding="utf-8")
+    if _state.get("palette"):
+        (site / PALETTE_JS).write_text(_state["palette"] + "\n", encoding="utf-8")
     if _icons:
         (site / ICONS_CSS).parent.mkdir(parents=True, exist_ok=True)
         (site / ICONS_CSS).write_text(_icons_css(_icons), encoding="utf-8")

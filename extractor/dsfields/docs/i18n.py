@@ -43,9 +43,6 @@ ZH: dict[str, str] = {
     "Effective when omitted (DeepSpeed derives it, world size 1)":
         "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
     "with": "配置为",
-    "not set": "未设置",
-    "<code>true</code> passes too, as 1 (a Python bool is an int)":
-        "<code>true</code> 也能通过，按 1 计（Python 的 bool 是 int）",
     "Example": "示例",
     "Example: every key of this section at its default in DeepSpeed {v}": "示例：本节每个键取 DeepSpeed {v} 的默认值",
     ("Types: where the page and the code both name a plain type (boolean, integer, float, string), "

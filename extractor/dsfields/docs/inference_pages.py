@@ -116,6 +116,17 @@ def page_path(version: str, name: str) -> str:
     return f"{version}/{FOLDER}/{name}.md"
 
 
+SHAREABLE = (FIELDS, DEFAULTS)
+"""Pages stored once for a run of releases where they read alike (``planning.release_page_owners``)."""
+
+
+def with_covers(text: str, covers: list[str]) -> str:
+    """A page stored once for the releases ``covers``: its marker names them (assets/dsfields.js restates it)."""
+    if len(covers) < 2:
+        return text
+    return text.replace('" hidden></div>', f'" data-covers="{" ".join(covers)}" hidden></div>', 1)
+
+
 def page_key(name: str) -> str:
     """The page's name within its release (the version selector's key, ``releases/data/<v>.json`` pages)."""
     return FOLDER if name == FIELDS else f"{FOLDER}/{name}"
@@ -325,27 +336,34 @@ def pages(site: Any, only: str | None = None) -> dict[str, str]:
     return out
 
 
-def extend_nav(site: Any, navs: dict[str, Any]) -> None:
-    """Each release's nav gets its inference pages (in the release's group, after its own pages), and the
-    pages their release (``hooks.page_release``)."""
+def extend_nav(site: Any, navs: dict[str, Any], moved: dict[str, str] | None = None) -> None:
+    """Each release's nav gets its inference pages (in the release's group, after its own pages; a page
+    stored once for several releases, ``moved``, is the owner's), and the pages their release
+    (``hooks.page_release``)."""
     _ = words(site.lang)
+    moved = moved or {}
     for version in section_of(site).versions:
-        entry = {_("Inference config"): [{_("Fields"): page_path(version, FIELDS)},
-                                         {_("Default values"): page_path(version, DEFAULTS)},
-                                         {_("What changed"): page_path(version, CHANGES)}]}
+        def path(name: str, version: str = version) -> str:
+            return moved.get(page_path(version, name), page_path(version, name))
+
+        entry = {_("Inference config"): [{_("Fields"): path(FIELDS)},
+                                         {_("Default values"): path(DEFAULTS)},
+                                         {_("What changed"): path(CHANGES)}]}
         for item in navs["releases"].get(version, []):
             title, children = next(iter(item.items()))
             if title.startswith(f"DeepSpeed {version}") and isinstance(children, list):
                 children.append(entry)
                 break
         for name in (FIELDS, DEFAULTS, CHANGES):
-            navs["pages"][page_path(version, name)] = version
+            if page_path(version, name) not in moved:
+                navs["pages"][page_path(version, name)] = version
 
 
-def extend_urls(site: Any, urls: dict[str, dict[str, str]]) -> None:
+def extend_urls(site: Any, urls: dict[str, dict[str, str]], moved: dict[str, str] | None = None) -> None:
     """The section's pages in each release's page map (``planning.page_urls``): the version selector then
-    takes a reader to the same inference page of the release they choose."""
+    takes a reader to the same inference page of the release they choose (the owner's, if stored once)."""
     for version in section_of(site).versions:
         for name in (FIELDS, DEFAULTS, CHANGES):
-            url = f"{version}/{FOLDER}/" + ("" if name == FIELDS else f"{name}/")
+            owner = (moved or {}).get(page_path(version, name), page_path(version, name)).split("/")[0]
+            url = f"{owner}/{FOLDER}/" + ("" if name == FIELDS else f"{name}/")
             urls.setdefault(version, {})[page_key(name)] = url

@@ -267,7 +267,49 @@ def source_text(source: Source | None) -> str | None:
     return f"{text} in {where}" + ("()" if source.function else "") if where else text
 
 
-def type_text(field: Field) -> str:
+def integer_taking_true(record: Any) -> dict[str, Any] | None:
+    """For a dict-read key DeepSpeed uses as an integer whose probes also passed ``true`` (the batch keys):
+    its JSON types without ``boolean`` and the least value the probes saw pass (1 when 0 and -1 failed), else
+    None. ``true`` passes only because Python's bool is an int (``true`` is a batch of 1): shown as such, not
+    as a boolean key. ``record`` is a field record (a :class:`Field` or its raw dict); from the snapshot's own
+    json_types and probes, nothing named here."""
+    raw = record.raw if isinstance(record, Field) else record
+    types = raw.get("json_types") or []
+    if raw.get("type") == "bool" or isinstance(raw.get("default"), bool):
+        return None
+    if "boolean" not in types or "integer" not in types or not set(types) <= {"boolean", "integer", "null"}:
+        return None
+    probes = raw.get("probes") or {}
+    if not (probes.get("true") or {}).get("ok"):
+        return None
+    least = 1 if (probes.get("1") or {}).get("ok") and all(
+        name in probes and not probes[name].get("ok") for name in ("0", "-1")) else None
+    return {"types": [kind for kind in types if kind != "boolean"], "least": least}
+
+
+_INTEGER_TAKING_TRUE = {
+    "en": ("not set", "{true} passes too, as 1 (a Python bool is an int)"),
+    "zh": ("未设置", "{true} 也能通过，按 1 计（Python 的 bool 是 int）"),
+}
+
+
+def integer_taking_true_text(info: dict[str, Any], lang: str = "en", code: Any = str, compact: bool = False) -> str:
+    """The type of such a key (:func:`integer_taking_true`) in one wording for lookup and the site:
+    ``integer ≥ 1 / null (not set); true passes too, as 1 (a Python bool is an int)``; ``code`` marks the
+    JSON spellings (the site passes its HTML code span), ``lang`` en or zh; ``compact`` (one-line listings)
+    only ``integer ≥ 1 / null``."""
+    not_set, passes = _INTEGER_TAKING_TRUE.get(lang, _INTEGER_TAKING_TRUE["en"])
+    text = code("integer") + (f" ≥ {info['least']}" if info.get("least") else "")
+    if "null" in info.get("types", ()):
+        text += f" / {code('null')}" + ("" if compact else f" ({not_set})")
+    return text if compact else f"{text}; " + passes.format(true=code("true"))
+
+
+def type_text(field: Field, lang: str = "en", compact: bool = False) -> str:
+    """The type as lookup gives it (an integer that also takes ``true``: :func:`integer_taking_true_text`)."""
+    info = integer_taking_true(field)
+    if info is not None:
+        return integer_taking_true_text(info, lang, compact=compact)
     if field.type == "any" and field.json_types:
         return f"any ({' | '.join(field.json_types)})"
     return field.type
