@@ -213,7 +213,10 @@ class _Run:
                 self.deprecated(section, key, obj, field_record, here)
             self.value(field_record, value, here)
             self.requirements(field_record, value, obj, here)
-            if field_record.is_section and isinstance(value, dict) and field_record.path in self.c.sections:
+            # A dict of user-named entries is walked even where its own record is not marked a section
+            # (0.19.8 curriculum_metrics): its entries' keys have records, choices and requirements.
+            walk = field_record.is_section or join(field_record.path, "*") in self.c.sections
+            if walk and isinstance(value, dict) and field_record.path in self.c.sections:
                 self.section(field_record.path, value, here)
         self.group_entry(section, obj, where)
         self.comparisons(section, obj, where)
