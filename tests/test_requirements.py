@@ -197,3 +197,109 @@ def test_the_items_of_a_list_are_probed_with_the_section_on(fake_snapshot):
                 if f.severity is Severity.ERROR]
     off = _check(snapshot, {"train_batch_size": 1, "elastic": {"enabled": False, "micro_batch_sizes": [0]}})
     assert not [f for f in off if f.severity is Severity.ERROR]
+
+
+def test_every_entry_of_a_user_named_group_must_give_the_keys_its_loop_asserts(fake_snapshot):
+    # pruning.different_groups.<name>: the loop indexes "params" unguarded and asserts "dense_ratio" in it; an entry
+    # is probed with one refusal lifted at a time, then each key it needed taken out again.
+    fields = fake_snapshot["fields"]
+    ratio = fields["pruning.different_groups.*.params.dense_ratio"]["required_in_group"]
+    assert ratio == {"message": "AssertionError: dense_ratio must be specified for pruning group <name>",
+                     "source": {"file": "fakeds/runtime/config.py", "line": _line_of("assert PRUNING_DENSE_RATIO")}}
+    params = fields["pruning.different_groups.*.params"]["required_in_group"]
+    assert params["message"] == "KeyError: 'params'"
+    assert "required_in_group" not in fields["pruning.different_groups.*.modules"]  # read with a default
+    assert [p for p, f in fields.items() if f.get("required_in_group")] == [
+        "pruning.different_groups.*.params", "pruning.different_groups.*.params.dense_ratio"]
+    notes = fake_snapshot["coverage"]["witnesses"]["requirements"]
+    assert f"pruning.different_groups.*.params.dense_ratio: every entry must give it (fakeds/runtime/config.py:" \
+           f"{_line_of('assert PRUNING_DENSE_RATIO')})" in notes
+
+
+def test_check_reports_a_group_entry_without_a_required_key_once_on_that_key(fake_snapshot):
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    base = {"train_batch_size": 1}
+
+    def pruning(groups: dict[str, Any]) -> dict[str, Any]:
+        return base | {"pruning": {"shared_parameters": {"method": "l1"}, "different_groups": groups}}
+
+    bare = _check(snapshot, pruning({"attn": {"params": {}, "modules": ["*"]}}))
+    errors = [f for f in bare if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["pruning.different_groups.attn.params.dense_ratio"]
+    assert "dense_ratio must be specified for pruning group attn" in errors[0].message
+    assert f"config.py:{_line_of('assert PRUNING_DENSE_RATIO')}" in errors[0].message
+    no_params = _check(snapshot, pruning({"attn": {"modules": ["*"]}}))
+    assert [f.path for f in no_params if f.severity is Severity.ERROR] == ["pruning.different_groups.attn.params"]
+    fine = _check(snapshot, pruning({"attn": {"params": {"dense_ratio": 0.5}}, "mlp": {"params": {"dense_ratio": 1}}}))
+    assert not [f for f in fine if f.severity is Severity.ERROR]
+
+
+def test_a_comparison_between_two_keys_is_learned_from_pairs_of_values(fake_snapshot):
+    # `assert offset <= offset_end` (read only with method topk): set alone, every probe of the end is measured
+    # against the offset's default; the pairs below, above and equal give the comparison.
+    end = fake_snapshot["fields"]["pruning.shared_parameters.schedule_offset_end"]
+    message = "AssertionError: Invalid schedule_offset and schedule_offset_end values"
+    assert end["compared_with"] == [{"key": "schedule_offset", "op": ">=", "message": message,
+                                     "source": {"file": "fakeds/runtime/config.py",
+                                                "line": _line_of("assert output[PRUNING_OFFSET] <=")}}]
+    assert [p for p, f in fake_snapshot["fields"].items() if f.get("compared_with")] == [
+        "pruning.shared_parameters.schedule_offset_end"]
+
+
+def test_check_applies_a_comparison_where_the_keys_read_condition_holds(fake_snapshot):
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+
+    def shared(**keys: Any) -> dict[str, Any]:
+        return {"train_batch_size": 1, "pruning": {"shared_parameters": keys, "different_groups": {}}}
+
+    def errors(config: dict[str, Any]) -> list[Any]:
+        return [f for f in _check(snapshot, config) if f.severity is Severity.ERROR]
+
+    [before] = errors(shared(method="topk", schedule_offset=10, schedule_offset_end=5))
+    assert before.path == "pruning.shared_parameters.schedule_offset_end"
+    assert '"schedule_offset_end" 5 must be >= "schedule_offset" (10)' in before.message
+    assert "Invalid schedule_offset and schedule_offset_end values" in before.message
+    [defaulted] = errors(shared(method="topk", schedule_offset_end=50))  # the offset's default is 100
+    assert "(100, its default)" in defaulted.message
+    for fine in (shared(method="topk", schedule_offset=5, schedule_offset_end=10),
+                 shared(method="topk", schedule_offset_end=500),  # refused as a probe (1 < 100): not a verdict
+                 shared(method="topk", schedule_offset=500),  # the end defaults to the offset
+                 shared(method="l1", schedule_offset=10, schedule_offset_end=5)):  # not read unless topk
+        assert not errors(fine), fine
+
+
+def test_a_choice_list_checked_when_a_class_is_built_is_confirmed_by_building_it(fake_snapshot):
+    # curriculum.schedule_type: an if/elif chain ending in raise, in the Scheduler the engine builds from the
+    # section DeepSpeedConfig keeps whole; DeepSpeedConfig accepts any word, building the Scheduler does not.
+    record = fake_snapshot["fields"]["curriculum.schedule_type"]
+    line = next(i for i, text in enumerate((FIXTURES / "fakeds" / "runtime" / "scheduler.py").read_text()
+                                           .splitlines(), 1) if "== CURRICULUM_TYPE_LINEAR" in text)
+    assert record["choices"] == ["fixed_linear", "custom"]
+    assert record["choices_source"] == {"built": "Scheduler", "file": "fakeds/runtime/scheduler.py",
+                                        "function": "Scheduler.__init__", "line": line,
+                                        "message": "RuntimeError: Unsupported curriculum schedule type"}
+    assert f"curriculum.schedule_type: ['fixed_linear', 'custom'] confirmed by building Scheduler " \
+           f"(fakeds/runtime/scheduler.py:{line})" in fake_snapshot["coverage"]["witnesses"]["choices"]
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    on = {"enabled": True, "min_difficulty": 1}
+    bad = _check(snapshot, {"train_batch_size": 1, "curriculum": {**on, "schedule_type": "fixed_lin"}})
+    errors = [f for f in bad if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["curriculum.schedule_type"]
+    assert "when it builds Scheduler: RuntimeError: Unsupported curriculum schedule type" in errors[0].message
+    assert 'did you mean "fixed_linear"' in errors[0].fix
+    assert not [f for f in _check(snapshot, {"train_batch_size": 1, "curriculum": {**on, "schedule_type": "custom"}})
+                if f.severity is Severity.ERROR]
+
+
+def test_lookup_shows_group_keys_comparisons_and_where_built_choices_are_checked(fake_snapshot):
+    from dsfields.field_answer import checked_by_text, requires_text
+
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    ratio = requires_text(snapshot.fields["pruning.different_groups.*.params.dense_ratio"])
+    assert ratio == ("this key, in every entry of the user-named group (fakeds/runtime/config.py:"
+                     f"{_line_of('assert PRUNING_DENSE_RATIO')})")
+    end = requires_text(snapshot.fields["pruning.shared_parameters.schedule_offset_end"])
+    line = _line_of("assert output[PRUNING_OFFSET] <=")
+    assert end == f'a value >= "schedule_offset" (fakeds/runtime/config.py:{line})'
+    built = checked_by_text(snapshot.fields["curriculum.schedule_type"])
+    assert built is not None and built.startswith("the allowed values, when DeepSpeed builds Scheduler (")

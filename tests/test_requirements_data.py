@@ -1,6 +1,7 @@
 """Issue 25 on the committed snapshots of releases older than the installed DeepSpeed (0.16.9, 0.11.2): the
-elasticity requirements and bounds and the compression choice lists, as check reports them. Each verdict was
-confirmed against that release's own DeepSpeedConfig (``tests/sampled_verdicts.py`` in its runtime)."""
+elasticity requirements and bounds, the compression choice lists, group keys and offsets, as check reports them.
+Each verdict was confirmed against that release's own DeepSpeedConfig (``tests/sampled_verdicts.py`` in its
+runtime; the legacy curriculum ``schedule_type`` against its CurriculumScheduler at extraction)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,52 @@ def test_elasticity_micro_batch_sizes_must_be_positive(version):
         errors = _errors(version, {"elasticity": ELASTIC | {"micro_batch_sizes": bad}})
         assert errors == ["elasticity.micro_batch_sizes"], (bad, errors)
     assert _errors(version, {"train_batch_size": 16, "elasticity": {"enabled": False, "micro_batch_sizes": [0]}}) == []
+
+
+CT = "compression_training"
+
+
+@pytest.mark.parametrize("version", ["0.16.9", "0.11.2"])
+def test_a_compression_group_without_its_required_key_is_one_error_on_that_key(version):
+    # compression/config.py's get_params of each group kind: bits (activation), start_bits and target_bits
+    # (weight), dense_ratio (pruning); each entry's "params" is indexed unguarded (KeyError: 'params').
+    def config(kind: str, groups: dict[str, Any]) -> dict[str, Any]:
+        return {"train_batch_size": 1, CT: {kind: {"different_groups": groups}}}
+
+    quantized = {"aq1": {"params": {"bits": 8}, "modules": ["*"]}}
+    assert _errors(version, config("activation_quantization", quantized)) == []
+    assert _errors(version, config("activation_quantization", {"aq1": {"params": {}, "modules": ["*"]}})) == [
+        f"{CT}.activation_quantization.different_groups.aq1.params.bits"]
+    assert sorted(_errors(version, config("weight_quantization", {"wq1": {"params": {"start_bits": 8}}}))) == [
+        f"{CT}.weight_quantization.different_groups.wq1.params.target_bits"]
+    assert _errors(version, config("sparse_pruning", GROUP)) == []
+    assert _errors(version, config("row_pruning", {"rp1": {"modules": ["*"]}})) == [
+        f"{CT}.row_pruning.different_groups.rp1.params"]
+    assert _errors(version, config("channel_pruning", {"cp1": {"params": {"dense_ratio": 0.5}}})) == []
+
+
+@pytest.mark.parametrize("version", ["0.16.9", "0.11.2"])
+def test_snip_momentum_schedule_offset_end_may_not_come_before_the_offset(version):
+    def config(**shared: Any) -> dict[str, Any]:
+        # different_groups is indexed whenever the section is given, snip_momentum or not (KeyError otherwise)
+        return {"train_batch_size": 1, CT: {"sparse_pruning": {"shared_parameters": {
+            "enabled": True, "method": "snip_momentum", **shared}, "different_groups": {}}}}
+
+    end = f"{CT}.sparse_pruning.shared_parameters.schedule_offset_end"
+    assert _errors(version, config(schedule_offset=10, schedule_offset_end=5)) == [end]
+    assert _errors(version, config(schedule_offset_end=5)) == [end]  # the offset's default is 1000
+    for fine in (config(schedule_offset=5, schedule_offset_end=10), config(schedule_offset_end=2000),
+                 config(schedule_offset=2000), config(schedule_offset=5, schedule_offset_end=5)):
+        assert _errors(version, fine) == [], fine
+    other = {"train_batch_size": 1, CT: {"sparse_pruning": {"shared_parameters": {
+        "enabled": True, "method": "l1", "schedule_offset": 10, "schedule_offset_end": 5}, "different_groups": GROUP}}}
+    assert _errors(version, other) == []  # compared only under snip_momentum
+
+
+@pytest.mark.parametrize("version", ["0.16.9", "0.11.2"])
+def test_legacy_curriculum_schedule_type_is_one_of_the_schedulers(version):
+    legacy = {"enabled": True, "curriculum_type": "seqlen", "min_difficulty": 8, "max_difficulty": 1024,
+              "schedule_type": "fixed_linear", "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8}}
+    assert _errors(version, {"train_batch_size": 1, "curriculum_learning": legacy}) == []
+    assert _errors(version, {"train_batch_size": 1, "curriculum_learning": legacy | {"schedule_type": "linear"}}) == [
+        "curriculum_learning.schedule_type"]

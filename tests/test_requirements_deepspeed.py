@@ -168,3 +168,37 @@ def test_the_stages_a_switch_needs_are_the_releases_and_check_agrees_with_deepsp
         if theirs != (not errors):
             disagreements.append(f"stage {stage}: DeepSpeed {'accepts' if theirs else 'rejects'}, check {errors}")
     assert not disagreements, "\n".join(disagreements)
+
+
+CM = "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics.*"
+
+
+@pytest.mark.parametrize("value", ["fixed_discrete", "fixed_root", "fixed_linear", "custom", "fixed_lin", "linear"])
+def test_curriculum_schedule_type_is_checked_as_building_curriculumscheduler_checks_it(snapshot_0198, value):
+    """The schedule_type chain of 0.19.8's CurriculumScheduler, built by the data sampler (never by DeepSpeedConfig):
+    its allowed values are the snapshot's, with the line and message, and check's verdict is the class's."""
+    from deepspeed.runtime.data_pipeline.curriculum_scheduler import CurriculumScheduler
+
+    record = snapshot_0198.fields[f"{CM}.schedule_type"]
+    assert record.choices == ["fixed_discrete", "fixed_root", "fixed_linear", "custom"]
+    built = record.choices_source
+    assert built is not None and built["built"] == "CurriculumScheduler"
+    assert built["file"] == "deepspeed/runtime/data_pipeline/curriculum_scheduler.py"
+    assert built["message"] == "RuntimeError: Unsupported curriculum schedule type"
+    schedule = {"difficulty": [8, 16], "max_step": [5], "total_curriculum_step": 10, "difficulty_step": 8,
+                "root_degree": 2}
+    metric = {**METRICS["seqlen"], "schedule_type": value, "schedule_config": schedule}
+    try:
+        CurriculumScheduler(dict(metric))
+        deepspeed_refuses = False
+    except RuntimeError as exc:
+        deepspeed_refuses = str(exc) == "Unsupported curriculum schedule type"
+    config = _nest("data_efficiency.data_sampling.curriculum_learning.x", {
+        "enabled": True, "curriculum_metrics": {"seqlen": metric}})
+    report = check_text(json.dumps(config, indent=1), Checker(snapshot_0198), Options())
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == (
+        ["data_efficiency.data_sampling.curriculum_learning.curriculum_metrics.seqlen.schedule_type"]
+        if deepspeed_refuses else [])
+    if errors:
+        assert "when it builds CurriculumScheduler" in errors[0].message

@@ -159,7 +159,7 @@ ROW_LABELS_ZH = {
     "key": "键", "python name": "Python 名称", "aliases": "别名", "read at": "读取位置", "section": "所在段",
     "effective": "实际默认值", "also read": "其他读取", "constraints": "约束", "allowed": "允许值",
     "requires": "依赖", "defined at": "定义位置", "constant": "常量", "snapshot": "快照", "rejected at": "拒绝位置",
-    "section of": "上级段", "model": "模型", "unknown keys": "未知键",
+    "section of": "上级段", "model": "模型", "unknown keys": "未知键", "checked by": "检查时机",
 }
 """issue 28: the row labels of a lookup answer in Chinese (``"auto"`` stays: it is the value)."""
 
@@ -242,6 +242,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         ("allowed", allowed_text(record, enum)),
         ('"auto"', auto_text(record.auto)),
         ("requires", requires_text(record)),
+        ("checked by", checked_by_text(record)),
         ("defined at", source_text(record.source)),
         ("constant", _constant_text(record.constant)),
         ("snapshot", f"DeepSpeed {snapshot.version}"),
@@ -306,7 +307,24 @@ def requires_text(record: Any) -> str | None:
         where = f" ({source['file']}:{source['line']})" if source.get("file") else ""
         values = ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in needed["values"])
         parts.append(f'"{needed["path"]}" in {values} when set to a true value{where}')
+    group = getattr(record, "required_in_group", None)  # every entry of a user-named group must give this key
+    if group:
+        parts.append(f"this key, in every entry of the user-named group{_at(group.get('source'))}")
+    for fact in getattr(record, "compared_with", ()):  # schedule_offset_end >= schedule_offset
+        parts.append(f'a value {fact["op"]} "{fact["key"]}"{_at(fact.get("source"))}')
     return "; ".join(parts) or None
+
+
+def _at(source: Any) -> str:
+    return f" ({source['file']}:{source['line']})" if isinstance(source, dict) and source.get("file") else ""
+
+
+def checked_by_text(record: Any) -> str | None:
+    """Where a choice list is checked outside DeepSpeedConfig: the class DeepSpeed builds from the section."""
+    built = getattr(record, "choices_source", None)
+    if not built:
+        return None
+    return f"the allowed values, when DeepSpeed builds {built.get('built')}{_at(built)}"
 
 
 def _constant_text(constant: dict[str, Any] | None) -> str | None:

@@ -174,6 +174,8 @@ class _Run:
 
     def section(self, section: str, obj: dict[str, Any], where: Path_) -> None:
         record = self.c.sections.get(section)
+        if record is not None and record.passthrough:
+            self.group_entries(section, obj, where)
         if record is None or record.passthrough:
             return  # DeepSpeed hands this dict on whole (e.g. pipeline): any key is kept
         catalog = self.c.catalogs.get(section)
@@ -211,8 +213,99 @@ class _Run:
                 self.deprecated(section, key, obj, field_record, here)
             self.value(field_record, value, here)
             self.requirements(field_record, value, obj, here)
-            if field_record.is_section and isinstance(value, dict) and field_record.path in self.c.sections:
+            # A dict of user-named entries is walked even where its own record is not marked a section
+            # (0.19.8 curriculum_metrics): its entries' keys have records, choices and requirements.
+            walk = field_record.is_section or join(field_record.path, "*") in self.c.sections
+            if walk and isinstance(value, dict) and field_record.path in self.c.sections:
                 self.section(field_record.path, value, here)
+        self.group_entry(section, obj, where)
+        self.comparisons(section, obj, where)
+
+    def group_entries(self, section: str, obj: dict[str, Any], where: Path_) -> None:
+        """The entries of a user-named group DeepSpeed iterates (``different_groups``, handed on whole, so its keys
+        are not judged here): only the keys every entry must give are looked for, in the entry and below it."""
+        entry = self.c.snapshot.by_section.get(section, {}).get("*")
+        if entry is None or not entry.is_section:
+            return
+        for name, value in obj.items():
+            if isinstance(value, dict):
+                self.required_below(entry.path, value, (*where, name))
+
+    def required_below(self, section: str, obj: dict[str, Any], where: Path_) -> None:
+        self.group_entry(section, obj, where)
+        for key, value in obj.items():
+            record = self.c.snapshot.by_section.get(section, {}).get(key)
+            if record is not None and record.is_section and isinstance(value, dict) and record.path in self.c.sections:
+                self.required_below(record.path, value, (*where, key))
+
+    def group_entry(self, section: str, obj: dict[str, Any], where: Path_) -> None:
+        """An entry of a user-named group (``different_groups.<name>``) without a key DeepSpeed asserts in every
+        entry: one error on the missing key, with DeepSpeed's message and the line that raises it."""
+        parts = section.split(".")
+        if "*" not in parts or len(where) != len(parts):
+            return
+        name = str(where[parts.index("*")])
+        group = dotted(where[:parts.index("*")])
+        for key, record in sorted(self.c.snapshot.by_section.get(section, {}).items()):
+            fact = record.required_in_group
+            if fact is None or key in obj:
+                continue
+            source = fact.get("source") or {}
+            at = f" ({source.get('file')}:{source.get('line')})" if source.get("file") else ""
+            message = str(fact.get("message", "")).replace("<name>", name)
+            self.findings.append(Finding(
+                dotted((*where, key)), Severity.ERROR, Kind.REQUIRED_KEY,
+                f'every entry of "{group}" must give "{key}", which "{name}" lacks; DeepSpeed {self.c.version} '
+                f"raises: {message}{at}", f'add "{key}" to "{dotted(where)}"', self.config.line_of(where) or 1))
+
+    def comparisons(self, section: str, obj: dict[str, Any], where: Path_) -> None:
+        """Two keys of a section DeepSpeed compares (``schedule_offset <= schedule_offset_end``), each given or
+        defaulted, where the key's read conditions hold: one error on the key, with DeepSpeed's message."""
+        tests: dict[str, Callable[[Any, Any], bool]] = {
+            "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+        fields = self.c.snapshot.by_section.get(section, {})
+        for key, record in sorted(fields.items()):
+            for fact in record.compared_with:
+                other = fields.get(fact["key"])
+                if key not in obj:
+                    continue  # its default may be the sibling's value (schedule_offset_end's is schedule_offset)
+                mine = obj[key]
+                theirs = obj.get(fact["key"], other.default if other is not None else None)
+                if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (mine, theirs)):
+                    continue
+                if tests[fact["op"]](mine, theirs) or not self.conditions_hold(record):
+                    continue
+                source = fact.get("source") or {}
+                at = f" ({source.get('file')}:{source.get('line')})" if source.get("file") else ""
+                given = "" if fact["key"] in obj else ", its default"
+                self.add((*where, key), Severity.ERROR, Kind.CONSTRAINT,
+                         f'"{key}" {_fmt(mine)} must be {fact["op"]} "{fact["key"]}" ({_fmt(theirs)}{given}); '
+                         f"DeepSpeed {self.c.version} raises: {fact.get('message')}{at}",
+                         f'make "{key}" {fact["op"]} "{fact["key"]}"')
+
+    def conditions_hold(self, record: Field) -> bool:
+        """Whether this config meets every test a key is read under (``method == "snip_momentum"``), an absent
+        key taken at its default; False where a test cannot be judged."""
+        for test in record.conditions:
+            path = str(test.get("path", ""))
+            if not path or "*" in path.split("."):
+                return False
+            node: Any = self.config.data
+            for part in path.split("."):
+                node = node.get(part, _ABSENT) if isinstance(node, dict) else _ABSENT
+            op = test.get("op")
+            if op == "present":
+                if node is _ABSENT:
+                    return False
+                continue
+            if node is _ABSENT:
+                default = self.c.fields.get(path)
+                node = default.default if default is not None else None
+            if op == "truthy" and not node or op == "==" and node != test.get("value"):
+                return False
+            if op not in ("truthy", "=="):
+                return False
+        return True
 
     def requirements(self, record: Field, value: Any, obj: dict[str, Any], here: Path_) -> None:
         """A value that needs another key of its section (``enabled: true`` ⇒ ``max_tokens``): one error on the
@@ -377,6 +470,8 @@ class _Run:
             return
         if any(f.severity is Severity.ERROR for f in self.findings[mark:]):
             return  # the declared type or constraint already says why (its message names the rule)
+        if any(str(probe[1].get("error")) == fact.get("message") for fact in record.compared_with):
+            return  # measured against the sibling's default: the comparison judges the pair (comparisons())
         if self.wants_a_key_given(str(probe[1].get("error", "")), here):
             return  # the probe lacked a key this config has: its refusal says nothing about this value
         if record.is_pydantic and not str(probe[1].get("error", "")).startswith("ValidationError"):
@@ -593,8 +688,11 @@ class _Run:
             if item is None or any(item == c and type(item) is not bool for c in choices) or (
                     isinstance(item, bool) and int(item) in choices and bool not in map(type, choices)):
                 continue
+            built = record.choices_source
+            when = (f"; DeepSpeed {self.c.version} raises when it builds {built.get('built')}: {built.get('message')} "
+                    f"({built.get('file')}:{built.get('line')})") if built else ""
             self.add(here, Severity.ERROR, Kind.CHOICE,
-                     f"{_fmt(item)} is not one of {', '.join(_fmt(c) for c in choices)}",
+                     f"{_fmt(item)} is not one of {', '.join(_fmt(c) for c in choices)}{when}",
                      f"use one of: {', '.join(_fmt(c) for c in choices)}" + self._close_choice(item, choices))
             return
 

@@ -132,7 +132,17 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     ``static``: the static witness's report (or a handle on it); ``launch``: the launch witness's report
     (:func:`dsfields.extract.launch_witness.launch_witness`, or a future of it), None when it is not run.
     """
-    from dsfields.extract import absent, probes, reconcile, requirements, validators, value_requirements
+    from dsfields.extract import (
+        absent,
+        built_choices,
+        comparisons,
+        group_requirements,
+        probes,
+        reconcile,
+        requirements,
+        validators,
+        value_requirements,
+    )
 
     root_module = sys.modules[package]
     package_root = Path(root_module.__file__).resolve().parent.parent
@@ -159,9 +169,12 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     ex.witnesses["probe_runs"] = probed()
     learned = requirements.learn_requirements(ex)  # after the probes: it re-probes the keys they found refused
     learned += value_requirements.learn_value_requirements(ex)  # switches another key's value lifts (ZeRO stage)
+    learned += group_requirements.learn_group_requirements(ex)  # keys each entry of a user-named group must give
+    learned += comparisons.learn_comparisons(ex)  # schedule_offset <= schedule_offset_end
     if learned:
         ex.witnesses["requirements"] = learned
-    ex.witnesses["choices"] = sorted([*ex.witnesses.get("choices", []), *validators.validator_choices(ex)])
+    ex.witnesses["choices"] = sorted([*ex.witnesses.get("choices", []), *validators.validator_choices(ex),
+                                      *built_choices.built_choices(ex, report)])
     return {
         "format_version": FORMAT_VERSION,
         "generated_by": "dsfields extract",

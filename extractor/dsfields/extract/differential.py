@@ -4,14 +4,17 @@
 release (``bench/probe_differential.py V`` starts it there with :func:`releases.run_in_release`)
 and prints one JSON object: fields and verdicts compared, mismatches (each ``[path, probe id,
 stored verdict, DeepSpeed's error or null]``) and seconds. Keys read only under a condition are
-left out (their probes start from the exploration config, not from ``{"train_batch_size": 1}``).
-Exit status 0 only when nothing differs.
+left out (their probes start from the exploration config, not from ``{"train_batch_size": 1}``). A key
+re-probed for a requirement (issue 25) is judged on the config it was probed on: its required keys given
+their ``satisfied_by`` values, and, for a key probed again with its section's switch on, that switch on too
+(as ``tests/test_witnesses.py`` does for 0.19.8). Exit status 0 only when nothing differs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -43,6 +46,21 @@ def _builder() -> Any:
     return build
 
 
+def _probed_on(snapshot: dict[str, Any], record: dict[str, Any], switched: dict[str, str]) -> dict[str, Any]:
+    """The config ``record``'s probes were taken on: the base, with its section's switch on where it was probed
+    again that way, and the keys it (or that switch) requires given the values that met them."""
+    base = BASE_CONFIG
+    section = record["section"]
+    switch_key = record.get("switched_on") or switched.get(record["path"])
+    switch = snapshot["fields"].get(f"{section}.{switch_key}" if section else str(switch_key)) if switch_key else None
+    if switch is not None:
+        base = set_path(base, section, switch["key"], True)
+    for requirement in (switch or record).get("requires") or []:
+        if requirement.get("key") != record["key"] and "satisfied_by" in requirement:
+            base = set_path(base, section, requirement["key"], requirement["satisfied_by"])
+    return base
+
+
 def differential(snapshot: dict[str, Any]) -> dict[str, Any]:
     from dsfields.extract.probes import PROBES
 
@@ -52,14 +70,17 @@ def differential(snapshot: dict[str, Any]) -> dict[str, Any]:
     values = dict(PROBES)
     fields = verdicts = 0
     mismatches: list[list[Any]] = []
+    notes = "\n".join(snapshot.get("coverage", {}).get("witnesses", {}).get("requirements", []))
+    switched = dict(re.findall(r"^(\S+): probed again with (\S+) on:", notes, re.M))
     for path, record in sorted(snapshot["fields"].items()):
         probes = record.get("probes")
         if not probes or record.get("condition"):
             continue
         fields += 1
+        base = _probed_on(snapshot, record, switched)
         for pid, stored in sorted(probes.items()):
             verdicts += 1
-            error = build_deepspeed_config(set_path(BASE_CONFIG, record["section"], record["key"], values[pid]))
+            error = build_deepspeed_config(set_path(base, record["section"], record["key"], values[pid]))
             if (error is None) != bool(stored.get("ok")):
                 why = None if error is None else f"{type(error).__name__}: {error}"[:200]
                 mismatches.append([path, pid, stored, why])

@@ -358,6 +358,28 @@ class Field(Placed, Defaulted):
                 and isinstance(v.get("values"), list)] if isinstance(value, list) else []
 
     @property
+    def required_in_group(self) -> Raw | None:
+        """Every entry of the user-named group above this key must give it (issue 25): ``{message, source}``,
+        DeepSpeed's refusal of an entry without it (the entry's name written ``<name>``) and the line raising it."""
+        value = self.raw.get("required_in_group")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def compared_with(self) -> list[Raw]:
+        """Sibling keys DeepSpeed compares this one with (issue 25): ``{key, op, message, source}``, ``op`` read
+        as "this key op that key" (``schedule_offset_end >= schedule_offset``)."""
+        value = self.raw.get("compared_with")
+        return [v for v in value if isinstance(v, dict) and isinstance(v.get("key"), str)
+                and v.get("op") in ("<", "<=", ">", ">=")] if isinstance(value, list) else []
+
+    @property
+    def choices_source(self) -> Raw | None:
+        """Where a choice list was confirmed by building the class DeepSpeed builds from the section (issue 25):
+        ``{built, file, line, function, message}``; None for choices DeepSpeedConfig itself checks."""
+        value = self.raw.get("choices_source")
+        return value if isinstance(value, dict) else None
+
+    @property
     def switched_on(self) -> str | None:
         """The sibling switch (``enabled``) that was on when this key's verdicts were probed (issue 25): DeepSpeed
         judges the value only with the feature on. None where not recorded (older snapshots: see
