@@ -23,6 +23,7 @@ import logging
 from contextlib import redirect_stderr, redirect_stdout
 from typing import TYPE_CHECKING, Any
 
+from dsfields.extract.discover import put_path
 from dsfields.extract.probes import error_line
 from dsfields.extract.requirements import CANDIDATES, MAX_STEPS, _names
 
@@ -56,18 +57,6 @@ def _keys_of(ex: Extraction, section: str) -> dict[str, tuple[str, dict[str, Any
     return out
 
 
-def _put(config: dict[str, Any], relative: str, key: str, value: Any) -> dict[str, Any]:
-    """``config`` with ``key`` of ``relative`` set to ``value`` (a candidate that was no object replaced by one)."""
-    out = copy.deepcopy(config)
-    node = out
-    for part in relative.split(".") if relative else []:
-        if not isinstance(node.get(part), dict):
-            node[part] = {}
-        node = node[part]
-    node[key] = value
-    return out
-
-
 def _candidates(record: dict[str, Any]) -> list[Any]:
     first: list[Any] = [{}] if record.get("is_section") else []
     return first + [c for c in CANDIDATES if c not in first]
@@ -89,7 +78,7 @@ def _satisfy(cls: type, key: str, value: Any, keys: dict[str, tuple[str, dict[st
             return None
         required = last = named[0]
         relative, record = keys[required]
-        config = _put(config, relative, required, copy.deepcopy(_candidates(record)[tried.get(required, 0)]))
+        config = put_path(config, relative, required, copy.deepcopy(_candidates(record)[tried.get(required, 0)]))
         tried[required] = tried.get(required, 0) + 1
     return None
 

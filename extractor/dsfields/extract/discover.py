@@ -61,6 +61,19 @@ def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict
     return out
 
 
+def put_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
+    """:func:`set_path`, except that a value on the way that is no object is replaced by one (a probe candidate
+    that a sibling probe left there)."""
+    out = copy.deepcopy(config)
+    node = out
+    for part in section.split(".") if section else []:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    node[key] = value
+    return out
+
+
 def without_path(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
     """A copy of ``config`` without ``key`` of ``section`` (:func:`set_path`'s inverse; absent stays absent)."""
     out = copy.deepcopy(config)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path, without_path
+from dsfields.extract.discover import put_path, set_path, without_path
 from dsfields.extract.probes import BASE_CONFIG, error_line
 from dsfields.extract.requirements import CANDIDATES, MAX_STEPS, _names, _raised_at
 
@@ -35,18 +35,6 @@ def _keys_below(ex: Extraction, root: str) -> dict[str, tuple[str, dict[str, Any
     for record in sorted(below, key=lambda r: (r["path"].count("."), r["path"])):
         relative = record["section"][len(root):].lstrip(".")
         out.setdefault(record["key"], (relative, record))
-    return out
-
-
-def _put(config: dict[str, Any], relative: str, key: str, value: Any) -> dict[str, Any]:
-    """``config`` with ``key`` of ``relative`` set to ``value`` (a candidate that was no object replaced by one)."""
-    out = copy.deepcopy(config)
-    node = out
-    for part in relative.split(".") if relative else []:
-        if not isinstance(node.get(part), dict):
-            node[part] = {}
-        node = node[part]
-    node[key] = value
     return out
 
 
@@ -85,7 +73,7 @@ def _satisfy(ex: Extraction, root: str, keys: dict[str, tuple[str, dict[str, Any
         if key not in met:
             met[key] = {"message": error_line(run.error), "source": _raised_at(run.error, ex)}
         relative, record = keys[key]
-        entry = _put(entry, relative, key, copy.deepcopy(_candidates(record)[tried.get(key, 0)]))
+        entry = put_path(entry, relative, key, copy.deepcopy(_candidates(record)[tried.get(key, 0)]))
         tried[key] = tried.get(key, 0) + 1
     return None
 
