@@ -543,6 +543,9 @@
       });
     }
     input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(show, 120); });
+    // The hook is attached once the site and release data have arrived: a query typed before that fired no
+    // input event here, so it is answered now.
+    if (input.value) show();
     document.addEventListener("click", function (event) {
       // Material's search overlay stays open on same-page links; close it like its own results do.
       if (event.target.closest && event.target.closest(".dsf-search__link")) {
