@@ -12,6 +12,7 @@ from dsfields.model import prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
 from dsfields.model.wording import (
     allowed_text,
+    at_source,
     auto_text,
     constraints_text,
     default_text,
@@ -297,26 +298,20 @@ def requires_text(record: Any) -> str | None:
     for requirement in record.requires:
         when = requirement.get("when")
         values = "a true value" if when == "truthy" else " or ".join(when or []) or "some values"
-        source = requirement.get("source") or {}
-        where = f" ({source['file']}:{source['line']})" if source.get("file") else ""
+        where = at_source(requirement.get("source"))
         beside = requirement.get("with")
         only = f" and {', '.join(beside)} is set" if isinstance(beside, list) and beside else ""
         parts.append(f'"{requirement["key"]}" when set to {values}{only}{where}')
     for needed in getattr(record, "requires_values", ()):  # another section's key, one of a few values
-        source = needed.get("source") or {}
-        where = f" ({source['file']}:{source['line']})" if source.get("file") else ""
+        where = at_source(needed.get("source"))
         values = ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in needed["values"])
         parts.append(f'"{needed["path"]}" in {values} when set to a true value{where}')
     group = getattr(record, "required_in_group", None)  # every entry of a user-named group must give this key
     if group:
-        parts.append(f"this key, in every entry of the user-named group{_at(group.get('source'))}")
+        parts.append(f"this key, in every entry of the user-named group{at_source(group.get('source'))}")
     for fact in getattr(record, "compared_with", ()):  # schedule_offset_end >= schedule_offset
-        parts.append(f'a value {fact["op"]} "{fact["key"]}"{_at(fact.get("source"))}')
+        parts.append(f'a value {fact["op"]} "{fact["key"]}"{at_source(fact.get("source"))}')
     return "; ".join(parts) or None
-
-
-def _at(source: Any) -> str:
-    return f" ({source['file']}:{source['line']})" if isinstance(source, dict) and source.get("file") else ""
 
 
 def checked_by_text(record: Any) -> str | None:
@@ -324,7 +319,7 @@ def checked_by_text(record: Any) -> str | None:
     built = getattr(record, "choices_source", None)
     if not built:
         return None
-    return f"the allowed values, when DeepSpeed builds {built.get('built')}{_at(built)}"
+    return f"the allowed values, when DeepSpeed builds {built.get('built')}{at_source(built)}"
 
 
 def _constant_text(constant: dict[str, Any] | None) -> str | None:

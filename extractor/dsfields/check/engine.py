@@ -26,8 +26,18 @@ from dsfields.check.rules import View, evaluate
 from dsfields.check.values import accepts
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
 from dsfields.model.jsontypes import json_type
-from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot, join
-from dsfields.model.wording import default_in_context
+from dsfields.model.records import (
+    Catalog,
+    CatalogEntry,
+    CatalogParam,
+    Field,
+    HfTrainer,
+    Section,
+    Snapshot,
+    at_path,
+    join,
+)
+from dsfields.model.wording import at_source, default_in_context
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
@@ -250,8 +260,7 @@ class _Run:
             fact = record.required_in_group
             if fact is None or key in obj:
                 continue
-            source = fact.get("source") or {}
-            at = f" ({source.get('file')}:{source.get('line')})" if source.get("file") else ""
+            at = at_source(fact.get("source"))
             message = str(fact.get("message", "")).replace("<name>", name)
             self.findings.append(Finding(
                 dotted((*where, key)), Severity.ERROR, Kind.REQUIRED_KEY,
@@ -275,8 +284,7 @@ class _Run:
                     continue
                 if tests[fact["op"]](mine, theirs) or not self.conditions_hold(record):
                     continue
-                source = fact.get("source") or {}
-                at = f" ({source.get('file')}:{source.get('line')})" if source.get("file") else ""
+                at = at_source(fact.get("source"))
                 given = "" if fact["key"] in obj else ", its default"
                 self.add((*where, key), Severity.ERROR, Kind.CONSTRAINT,
                          f'"{key}" {_fmt(mine)} must be {fact["op"]} "{fact["key"]}" ({_fmt(theirs)}{given}); '
@@ -290,9 +298,7 @@ class _Run:
             path = str(test.get("path", ""))
             if not path or "*" in path.split("."):
                 return False
-            node: Any = self.config.data
-            for part in path.split("."):
-                node = node.get(part, _ABSENT) if isinstance(node, dict) else _ABSENT
+            node = at_path(self.config.data, path, _ABSENT)
             op = test.get("op")
             if op == "present":
                 if node is _ABSENT:

@@ -21,6 +21,7 @@ import math
 from collections import namedtuple
 
 from dsfields.model.records import Snapshot, at_path
+from dsfields.model.wording import at_source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -210,8 +211,7 @@ def _stage_requirements(view: View, world_size: int | None) -> Iterator[Violatio
                 view.truthy(c["path"]) for c in record.conditions if c.get("op") == "truthy"):
             continue
         stages = ", ".join(str(v) for v in needed["values"])
-        source = needed.get("source") or {}
-        where = f" ({source.get('file')}:{source.get('line')})" if source.get("file") else ""
+        where = at_source(needed.get("source"))
         yield Violation(
             (record.path, "zero_optimization.stage"),
             f"{record.key} is only supported with ZeRO stage {stages} (stage is {stage}); DeepSpeed "

@@ -267,6 +267,11 @@ def source_text(source: Source | None) -> str | None:
     return f"{text} in {where}" + ("()" if source.function else "") if where else text
 
 
+def at_source(source: Any) -> str:
+    """`` (file:line)`` of a raw source record (``{"file": ..., "line": ...}``), or "" where it names no file."""
+    return f" ({source.get('file')}:{source.get('line')})" if isinstance(source, dict) and source.get("file") else ""
+
+
 def integer_taking_true(record: Any) -> dict[str, Any] | None:
     """For a dict-read key DeepSpeed uses as an integer whose probes also passed ``true`` (the batch keys):
     its JSON types without ``boolean`` and the least value the probes saw pass (1 when 0 and -1 failed), else
