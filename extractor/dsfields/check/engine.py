@@ -19,6 +19,7 @@ its author believed, so the warning names that default. That is more truthful th
 from __future__ import annotations
 
 import json
+import operator
 
 from dsfields.check.findings import RANK, FileReport, Finding, Kind, Options, Severity
 from dsfields.check.launch_rules import launch_rule_findings
@@ -47,6 +48,9 @@ if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; anno
 
 
 _ABSENT = object()
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+"""The operators of a recorded comparison between two keys (``compared_with``)."""
 """A dotted replacement's value when some part of its path is not in the config."""
 
 
@@ -270,8 +274,6 @@ class _Run:
     def comparisons(self, section: str, obj: dict[str, Any], where: Path_) -> None:
         """Two keys of a section DeepSpeed compares (``schedule_offset <= schedule_offset_end``), each given or
         defaulted, where the key's read conditions hold: one error on the key, with DeepSpeed's message."""
-        tests: dict[str, Callable[[Any, Any], bool]] = {
-            "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
         fields = self.c.snapshot.by_section.get(section, {})
         for key, record in sorted(fields.items()):
             for fact in record.compared_with:
@@ -282,7 +284,7 @@ class _Run:
                 theirs = obj.get(fact["key"], other.default if other is not None else None)
                 if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (mine, theirs)):
                     continue
-                if tests[fact["op"]](mine, theirs) or not self.conditions_hold(record):
+                if _COMPARE[fact["op"]](mine, theirs) or not self.conditions_hold(record):
                     continue
                 at = at_source(fact.get("source"))
                 given = "" if fact["key"] in obj else ", its default"
@@ -715,13 +717,10 @@ class _Run:
         limits = record.constraints
         if not limits:
             return
-        tests: dict[str, Callable[[Any, Any], bool]] = {
-            "gt": lambda v, b: v > b, "ge": lambda v, b: v >= b, "lt": lambda v, b: v < b, "le": lambda v, b: v <= b,
-        }
         words = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            for name, test in tests.items():
-                if name in limits and limits[name] is not None and not test(value, limits[name]):
+            for name, op in words.items():
+                if name in limits and limits[name] is not None and not _COMPARE[op](value, limits[name]):
                     self.add(here, Severity.ERROR, Kind.CONSTRAINT,
                              f"{_fmt(value)} is out of range: DeepSpeed requires {words[name]} {_fmt(limits[name])}",
                              f"use a value {words[name]} {_fmt(limits[name])}"
