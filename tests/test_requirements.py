@@ -234,6 +234,34 @@ def test_check_reports_a_group_entry_without_a_required_key_once_on_that_key(fak
     assert not [f for f in fine if f.severity is Severity.ERROR]
 
 
+def test_a_key_a_present_section_indexes_unguarded_is_required_with_the_section(fake_snapshot):
+    # get_pruning reads nothing while "pruning" is absent, then indexes different_groups unguarded: "pruning" written
+    # empty is refused naming it (KeyError), and given it is built; no other key of the section is required. The
+    # legacy curriculum section is handed on after pop("enabled") without a default: it must give "enabled".
+    fields = fake_snapshot["fields"]
+    groups = fields["pruning.different_groups"]["required_with_section"]
+    assert groups == {"message": "KeyError: 'different_groups'",
+                      "source": {"file": "fakeds/runtime/config.py", "line": _line_of("sub_param_dict = param_dict[")}}
+    enabled = fields["curriculum.enabled"]["required_with_section"]
+    assert enabled == {"message": "KeyError: 'enabled'",
+                       "source": {"file": "fakeds/runtime/config.py", "line": _line_of("curriculum_params.pop(")}}
+    assert [p for p, f in fields.items() if f.get("required_with_section")] == [
+        "curriculum.enabled", "pruning.different_groups"]
+    assert f"pruning.different_groups: required once pruning is given (fakeds/runtime/config.py:" \
+           f"{_line_of('sub_param_dict = param_dict[')})" in fake_snapshot["coverage"]["witnesses"]["requirements"]
+
+
+def test_check_reports_a_present_section_without_its_required_key_once_on_that_key(fake_snapshot):
+    snapshot = Snapshot(copy.deepcopy(fake_snapshot))
+    bare = _check(snapshot, {"train_batch_size": 1, "pruning": {"shared_parameters": {"method": "l1"}}})
+    errors = [f for f in bare if f.severity is Severity.ERROR]
+    assert [f.path for f in errors] == ["pruning.different_groups"]
+    assert '"pruning" is given without "different_groups"' in errors[0].message
+    assert "KeyError: 'different_groups'" in errors[0].message and "config.py:" in errors[0].message
+    for fine in ({"train_batch_size": 1}, {"train_batch_size": 1, "pruning": {"different_groups": {}}}):
+        assert not [f for f in _check(snapshot, fine) if f.severity is Severity.ERROR], fine
+
+
 def test_a_comparison_between_two_keys_is_learned_from_pairs_of_values(fake_snapshot):
     # `assert offset <= offset_end` (read only with method topk): set alone, every probe of the end is measured
     # against the offset's default; the pairs below, above and equal give the comparison.

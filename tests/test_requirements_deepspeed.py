@@ -202,3 +202,18 @@ def test_curriculum_schedule_type_is_checked_as_building_curriculumscheduler_che
         if deepspeed_refuses else [])
     if errors:
         assert "when it builds CurriculumScheduler" in errors[0].message
+
+
+def test_a_class_built_only_when_its_section_is_on_judges_nothing_while_it_is_off(snapshot_0198):
+    """With curriculum learning off, DeepSpeed builds no CurriculumScheduler: a schedule_type outside its list is
+    no error (DeepSpeedConfig builds too), and the same metric with curriculum on is one."""
+    from deepspeed.runtime.config import DeepSpeedConfig
+
+    metric = {**METRICS["seqlen"], "schedule_type": "fixed_lin", "schedule_config": {}}
+    for enabled, expected in ((False, []), (True, [f"{CM.replace('*', 'seqlen')}.schedule_type"])):
+        config = {"train_batch_size": 1, "data_efficiency": {"data_sampling": {"curriculum_learning": {
+            "enabled": enabled, "curriculum_metrics": {"seqlen": metric}}}}}
+        if not enabled:
+            DeepSpeedConfig(json.loads(json.dumps(config)))
+        report = check_text(json.dumps(config, indent=1), Checker(snapshot_0198), Options())
+        assert [f.path for f in report.findings if f.severity is Severity.ERROR] == expected, enabled

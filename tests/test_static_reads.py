@@ -245,3 +245,22 @@ def test_real_scan_completes_with_nothing_dropped():
     report = static_report(_installed())
     assert report.reads and report.choices
     assert all(u.reason for u in report.unplaced)
+
+
+def test_a_dict_the_users_keys_are_copied_into_in_a_loop_reads_them_later(report):
+    # 0.8.0-0.16.4: get_curriculum_learning copies the user's keys into `output` in a loop under `if enabled`;
+    # the data sampler then iterates output[curriculum_metrics]: each metric's schedule_type is a read
+    assert _one(report, "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics.*.schedule_type")
+
+
+def test_a_branch_on_constants_reads_only_the_side_it_takes(report):
+    # get_compress_methods: `if LAYER_REDUCTION in method: continue` inside a loop unrolled over the methods
+    assert _one(report, "compression_training.quantization.groups")
+    assert not report.reads_of("compression_training.layer_reduction.groups")
+    assert _one(report, "compression_training.layer_reduction.teacher_layer")
+
+
+def test_a_counter_changed_in_a_loop_is_no_choice(report):
+    # random_ltd_initialize compares the key with a counter that starts at 0: no choice list [0]
+    assert _one(report, "data_efficiency.data_routing.layer_num")
+    assert not [c for c in report.choices if c.path == "data_efficiency.data_routing.layer_num"]

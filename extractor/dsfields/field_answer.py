@@ -309,6 +309,9 @@ def requires_text(record: Any) -> str | None:
     group = getattr(record, "required_in_group", None)  # every entry of a user-named group must give this key
     if group:
         parts.append(f"this key, in every entry of the user-named group{at_source(group.get('source'))}")
+    present = getattr(record, "required_with_section", None)  # once its section is given, DeepSpeed needs it
+    if present:
+        parts.append(f"this key, whenever its section is given{at_source(present.get('source'))}")
     for fact in getattr(record, "compared_with", ()):  # schedule_offset_end >= schedule_offset
         parts.append(f'a value {fact["op"]} "{fact["key"]}"{at_source(fact.get("source"))}')
     return "; ".join(parts) or None

@@ -233,7 +233,21 @@ class _Run:
             if walk and isinstance(value, dict) and field_record.path in self.c.sections:
                 self.section(field_record.path, value, here)
         self.group_entry(section, obj, where)
+        self.section_requires(section, obj, where)
         self.comparisons(section, obj, where)
+
+    def section_requires(self, section: str, obj: dict[str, Any], where: Path_) -> None:
+        """A given section without a key DeepSpeed then needs (compression ``weight_quantization`` without
+        ``different_groups``): one error on the missing key, with DeepSpeed's message and the line raising it."""
+        for key, record in sorted(self.c.snapshot.by_section.get(section, {}).items()):
+            fact = record.required_with_section
+            if fact is None or key in obj:
+                continue
+            self.findings.append(Finding(
+                dotted((*where, key)), Severity.ERROR, Kind.REQUIRED_KEY,
+                f'"{dotted(where)}" is given without "{key}"; DeepSpeed {self.c.version} raises: '
+                f"{fact.get('message', '')}{at_source(fact.get('source'))}",
+                f'add "{key}" to "{dotted(where)}"', self.config.line_of(where) or 1))
 
     def group_entries(self, section: str, obj: dict[str, Any], where: Path_) -> None:
         """The entries of a user-named group DeepSpeed iterates (``different_groups``, handed on whole, so its keys
@@ -686,8 +700,8 @@ class _Run:
 
     def choices(self, record: Field, raw: Any, coerced: Any, here: Path_) -> None:
         choices = record.choices
-        if not choices:
-            return
+        if not choices or record.choices_source and not self.conditions_hold(record):
+            return  # a class DeepSpeed builds only when the section is on (CurriculumScheduler, curriculum enabled)
         items = coerced if isinstance(coerced, list) and "array" in record.json_types else [coerced]
         fold = {"lower": str.lower, "upper": str.upper}.get(record.choices_normalized or "")
         for item in items:

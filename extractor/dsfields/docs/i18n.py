@@ -105,6 +105,7 @@ ZH: dict[str, str] = {
     "Required": "必填",
     "Requires": "需要",
     "in every entry of the user-named group": "用户命名分组的每个条目中都必须给出",
+    "whenever its section is given": "只要给出其所在的节，就必须给出",
     "a value": "取值须",
     "Checked": "检查时机",
     "when DeepSpeed builds": "DeepSpeed 构建时检查",

@@ -140,6 +140,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
         probes,
         reconcile,
         requirements,
+        section_requirements,
         validators,
         value_requirements,
     )
@@ -170,6 +171,7 @@ def extract(config_module: Any, version: str, package: str = "deepspeed", static
     learned = requirements.learn_requirements(ex)  # after the probes: it re-probes the keys they found refused
     learned += value_requirements.learn_value_requirements(ex)  # switches another key's value lifts (ZeRO stage)
     learned += group_requirements.learn_group_requirements(ex)  # keys each entry of a user-named group must give
+    learned += section_requirements.learn_section_requirements(ex)  # keys a present section must give
     learned += comparisons.learn_comparisons(ex)  # schedule_offset <= schedule_offset_end
     if learned:
         ex.witnesses["requirements"] = learned

@@ -14,6 +14,7 @@ first line and the line that raised it. ``check`` reports an entry that lacks it
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dsfields.extract.discover import put_path, set_path, without_path
@@ -27,7 +28,7 @@ GROUP = "dsfields_group"
 """The name the probed entry is given (a name no DeepSpeed key has)."""
 
 
-def _keys_below(ex: Extraction, root: str) -> dict[str, tuple[str, dict[str, Any]]]:
+def keys_below(ex: Extraction, root: str) -> dict[str, tuple[str, dict[str, Any]]]:
     """Key name -> (its section relative to the entry, its record), for the keys below the pattern ``root``
     (the shallowest where a name repeats); keys below a second ``*`` are left out."""
     out: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -52,15 +53,16 @@ def _entry_config(base: dict[str, Any], root: str, entry: dict[str, Any]) -> dic
     return set_path(base, section, key, {GROUP: copy.deepcopy(entry)})
 
 
-def _satisfy(ex: Extraction, root: str, keys: dict[str, tuple[str, dict[str, Any]]]) -> tuple[
-        dict[str, Any], dict[str, dict[str, Any]]] | None:
-    """An entry DeepSpeed accepts, and the keys the refusals named on the way; None if none is found."""
+def satisfy(ex: Extraction, build: Callable[[dict[str, Any]], dict[str, Any]],
+            keys: dict[str, tuple[str, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]] | None:
+    """An entry (an object ``build`` places in a config) DeepSpeed accepts, and the keys the refusals named on the
+    way; None if none is found."""
     entry: dict[str, Any] = {}
     tried: dict[str, int] = {}
     met: dict[str, dict[str, Any]] = {}
     last: str | None = None
     for _ in range(MAX_STEPS):
-        run = ex.prober.run(_entry_config(BASE_CONFIG, root, entry), trace=False)
+        run = ex.prober.run(build(entry), trace=False)
         if run.error is None:
             return entry, met
         full = f"{type(run.error).__name__}: {run.error}"
@@ -83,10 +85,10 @@ def learn_group_requirements(ex: Extraction) -> list[str]:
     notes: list[str] = []
     roots = sorted(p for p in ex.sections if p.rpartition(".")[2] == "*" and p.count("*") == 1)
     for root in roots:
-        keys = _keys_below(ex, root)
+        keys = keys_below(ex, root)
         if not keys:
             continue
-        satisfied = _satisfy(ex, root, keys)
+        satisfied = satisfy(ex, lambda entry, root=root: _entry_config(BASE_CONFIG, root, entry), keys)
         if satisfied is None:
             notes.append(f"{root}: no entry DeepSpeed accepts was found")
             continue

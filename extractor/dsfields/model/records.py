@@ -365,6 +365,13 @@ class Field(Placed, Defaulted):
         return value if isinstance(value, dict) else None
 
     @property
+    def required_with_section(self) -> Raw | None:
+        """Once its section is given, DeepSpeed needs this key (issue 25): ``{message, source}``, its refusal of the
+        section without it (compression ``weight_quantization`` without ``different_groups``) and the line."""
+        value = self.raw.get("required_with_section")
+        return value if isinstance(value, dict) else None
+
+    @property
     def compared_with(self) -> list[Raw]:
         """Sibling keys DeepSpeed compares this one with (issue 25): ``{key, op, message, source}``, ``op`` read
         as "this key op that key" (``schedule_offset_end >= schedule_offset``)."""

@@ -76,6 +76,8 @@ class Frame:
         self.returns: list[Any] = []
         self.in_assert = False
         self.argcache: dict[int, Any] = {}
+        self.counted: set[str] = set()
+        """Names a statement changed in place (``count += 1``): no constant after a branch or loop joins."""
 
     def ev(self, node: ast.expr | None) -> Any:
         """The value ``node`` holds here (:class:`~.expressions.Expressions` reads it)."""

@@ -12,7 +12,6 @@ from typing import Any
 
 from .findings import Store
 from .frame import Frame
-from .records import Condition
 from .values import (
     Const,
     DefaultOf,
@@ -28,6 +27,10 @@ from .values import (
     paths_of,
 )
 
+_DEAD = object()
+"""What a statement returns when the rest of its block is never run (a taken branch that ends in ``continue``,
+``return``, ``raise`` or ``break``)."""
+
 MAX_UNROLL = 24
 """Keys a loop is unrolled over at most."""
 
@@ -39,12 +42,14 @@ class Statements(Frame):
         pushed = 0
         for stmt in stmts:
             guard = self.stmt(stmt)
+            if guard is _DEAD:
+                break  # a test known at scan time left the block (`if LAYER_REDUCTION in method: continue`)
             if guard is not None:
                 self.conds.append(guard)
                 pushed += 1
         del self.conds[len(self.conds) - pushed :]
 
-    def stmt(self, stmt: ast.stmt) -> Condition | None:
+    def stmt(self, stmt: ast.stmt) -> Any:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             qual = f"{self.qualname}.<locals>.{stmt.name}"
             self.s.local_defs[(self.mod.name, qual)] = stmt
@@ -63,6 +68,9 @@ class Statements(Frame):
                 self.assign(stmt.target, self.ev(stmt.value))
         elif isinstance(stmt, ast.AugAssign):
             self.ev(stmt.value)
+            if isinstance(stmt.target, ast.Name):
+                self.env.pop(stmt.target.id, None)  # `count += 1`: no longer the constant it started as
+                self.counted.add(stmt.target.id)
         elif isinstance(stmt, ast.If):
             return self.branch(stmt)
         elif isinstance(stmt, ast.For | ast.AsyncFor):
@@ -102,8 +110,15 @@ class Statements(Frame):
                 self.ev(stmt.exc)
         return None
 
-    def branch(self, stmt: ast.If) -> Condition | None:
+    def branch(self, stmt: ast.If) -> Any:
         test = self.ev(stmt.test)
+        known = self.known_test(stmt.test)
+        if known is not None:
+            # A test of constants only (a loop unrolled over known keys: `if LAYER_REDUCTION in method`): only the
+            # branch it takes is read; reads on the other would be reads DeepSpeed never makes
+            taken = stmt.body if known else stmt.orelse
+            self.block(taken)
+            return _DEAD if _terminates(taken) else None
         cond = self.condition(stmt.test, test)
         neg = self.negate(cond)
         before = dict(self.env)
@@ -120,9 +135,27 @@ class Statements(Frame):
         elif stmt.orelse and _terminates(stmt.orelse):
             self.env = env_a
         else:
-            self.env = {k: join(env_a.get(k), env_b.get(k)) for k in env_a.keys() | env_b.keys()}
+            self.env = self.joined(env_a, env_b)
         if _terminates(stmt.body) and not stmt.orelse and not isinstance(stmt.body[-1], ast.Raise):
             return neg  # an early `return`/`raise`: the rest of the block runs only when the test failed
+        return None
+
+    def known_test(self, node: ast.expr) -> bool | None:
+        """The truth of ``node`` where it compares two values known at scan time (``==``, ``!=``, ``in``,
+        ``not in`` on strings and numbers), else None."""
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            return None
+        sides = [node.left, node.comparators[0]]
+        if not all(isinstance(n, ast.Name | ast.Constant | ast.Attribute) for n in sides):
+            return None  # evaluating anything else again could record its reads twice
+        left, right = (self.ev(n) for n in sides)
+        if not (isinstance(left, Const) and isinstance(right, Const)):
+            return None
+        a, b, op = left.value, right.value, node.ops[0]
+        if isinstance(op, ast.Eq | ast.NotEq) and all(isinstance(v, str | int | float) for v in (a, b)):
+            return (a == b) == isinstance(op, ast.Eq)
+        if isinstance(op, ast.In | ast.NotIn) and isinstance(a, str) and isinstance(b, str | list | tuple):
+            return (a in b) == isinstance(op, ast.In)
         return None
 
     def loop(self, stmt: ast.For | ast.AsyncFor) -> None:
@@ -145,8 +178,14 @@ class Statements(Frame):
         else:
             self.bind_loop(stmt.target, it)
             self.block(stmt.body)
-        self.env = {k: join(before.get(k), self.env.get(k)) for k in before.keys() | self.env.keys()}
+        self.env = self.joined(before, self.env)
         self.block(stmt.orelse)
+
+    def joined(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        """The names after two paths (a branch's two sides, a loop run or not); a name changed in place on
+        either (``count += 1`` in a loop) holds no known constant after them (``count`` is not ``0``)."""
+        return {k: join(a.get(k), b.get(k)) for k in a.keys() | b.keys()
+                if k not in self.counted or not isinstance(join(a.get(k), b.get(k)), Const)}
 
     def unroll(self, it: Any) -> list[tuple[str, Any]] | None:
         if isinstance(it, ShapeItems):
@@ -224,7 +263,15 @@ class Statements(Frame):
         current = self.env.get(holder.id)
         if current is None and holder.id not in self.env:
             current = self.ev(holder)
-        if isinstance(current, Shape) and isinstance(key, Const) and isinstance(key.value, str):
+        if isinstance(key, IterKey) and value == key.of.child("*") and (
+                isinstance(current, Shape) or (isinstance(current, Const) and current.value == {})):
+            # `out = {...}; for k, v in user.items(): out[k] = v` copies every key of the user's dict: reading
+            # out[K] later reads user[K] (0.16.4's get_curriculum_learning, whose curriculum_metrics the data
+            # sampler then iterates), as `{**user}` does
+            items = current.items if isinstance(current, Shape) else ()
+            base = key.of if not isinstance(current, Shape) or current.base is None else join(current.base, key.of)
+            self.env[holder.id] = Shape(base, items)
+        elif isinstance(current, Shape) and isinstance(key, Const) and isinstance(key.value, str):
             self.env[holder.id] = current.with_item(key.value, value)
         elif isinstance(current, Shape) and isinstance(key, IterKey):
             self.env[holder.id] = current.with_item("*", value)

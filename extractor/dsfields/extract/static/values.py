@@ -157,6 +157,11 @@ def join(a: Any, b: Any) -> Any:
         return a
     if isinstance(a, Tracked) and isinstance(b, Tracked):
         return Tracked(a.paths | b.paths, a.norm or b.norm)
+    if isinstance(a, Shape) and isinstance(b, Shape):
+        # a dict built on two paths (a loop that may copy the user's keys into it, or not) may hold the items and
+        # the base of either
+        keys = [k for k, _ in a.items] + [k for k, _ in b.items if a.get(k) is None]
+        return Shape(join(a.base, b.base), tuple((k, join(a.get(k), b.get(k))) for k in keys))
     if isinstance(a, Shape) and isinstance(b, Tracked):
         return Shape(join(a.base, b), a.items)
     if isinstance(a, Tracked) and isinstance(b, Shape):
