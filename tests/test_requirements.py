@@ -247,6 +247,12 @@ def test_a_key_a_present_section_indexes_unguarded_is_required_with_the_section(
                        "source": {"file": "fakeds/runtime/config.py", "line": _line_of("curriculum_params.pop(")}}
     assert [p for p, f in fields.items() if f.get("required_with_section")] == [
         "curriculum.enabled", "pruning.different_groups"]
+    # schedule_offset was probed on a "pruning" without different_groups: every refusal named it, and no verdict
+    # on the value; probed again with it given, every value passes (get_pruning reads it unvalidated)
+    offset = fields["pruning.shared_parameters.schedule_offset"]["probes"]
+    assert offset and all(v["ok"] for v in offset.values())
+    assert "pruning.shared_parameters.schedule_offset: probed again with different_groups given: refuses none" in (
+        fake_snapshot["coverage"]["witnesses"]["requirements"])
     assert f"pruning.different_groups: required once pruning is given (fakeds/runtime/config.py:" \
            f"{_line_of('sub_param_dict = param_dict[')})" in fake_snapshot["coverage"]["witnesses"]["requirements"]
 

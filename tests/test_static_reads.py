@@ -264,3 +264,14 @@ def test_a_counter_changed_in_a_loop_is_no_choice(report):
     # random_ltd_initialize compares the key with a counter that starts at 0: no choice list [0]
     assert _one(report, "data_efficiency.data_routing.layer_num")
     assert not [c for c in report.choices if c.path == "data_efficiency.data_routing.layer_num"]
+
+
+def test_a_key_only_iterated_is_not_taken_for_a_dict(report):
+    # random_ltd_layer_id is a list the engine sorts: iterated, never read by key, so no section (check would
+    # otherwise demand an object); curriculum_metrics, whose entries are read by key, is one
+    from dsfields.extract.reconcile import dict_paths
+
+    assert report.reads_of("data_efficiency.data_routing.layer_id.*")
+    dicts = dict_paths(report)
+    assert "data_efficiency.data_routing.layer_id" not in dicts
+    assert "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics" in dicts

@@ -71,7 +71,11 @@ def dict_paths(report: StaticReport) -> set[str]:
     (A value merely passed on to a callee may be a scalar: ``fp16.loss_scale_window`` is handed to
     ``DynamicLossScaler``.)
     """
-    out = {r.section for r in report.reads if r.section}
+    # `for x in d[K]` reads K.* the same way whether K holds a dict or a list (0.16.9's random_ltd_layer_id, a list
+    # of layer numbers): a parent only iterated, with nothing read by key below it, is not known to be a dict
+    keyed = {r.section for r in report.reads if r.section and r.op != "iterate"}
+    keyed |= {r.section.rpartition(".")[0] for r in report.reads if r.section.endswith(".*")}
+    out = {r.section for r in report.reads if r.section and (r.op != "iterate" or r.section in keyed)}
     scalar = {r.path for r in report.reads
               if r.default is not MISSING and r.default is not None and not isinstance(r.default, (dict, list))}
     out |= {p.path for p in report.passed_whole if p.kind in SURE_DICT_KINDS and p.path and p.path not in scalar}

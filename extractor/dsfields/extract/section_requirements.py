@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from dsfields.extract.discover import set_path, without_path
 from dsfields.extract.group_requirements import keys_below, satisfy
 from dsfields.extract.probes import BASE_CONFIG, error_line
-from dsfields.extract.requirements import _names, _raised_at
+from dsfields.extract.requirements import _names, _probe_on, _raised_at, _retype
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction
@@ -46,6 +46,7 @@ def learn_section_requirements(ex: Extraction) -> list[str]:
             notes.append(f"{section}: written empty it is refused naming a key, and no accepted content was found")
             continue
         entry, met = satisfied
+        required: set[str] = set()
         for key, first in sorted(met.items()):
             _, record = keys[key]
             again = ex.prober.run(_placed(section, without_path(entry, "", key)), trace=False)
@@ -55,4 +56,32 @@ def learn_section_requirements(ex: Extraction) -> list[str]:
                                                "source": _raised_at(again.error, ex) or first["source"]}
             at = record["required_with_section"]["source"] or {}
             notes.append(f"{record['path']}: required once {section} is given ({at.get('file')}:{at.get('line')})")
+            required.add(key)
+        if required:
+            notes += _probe_again(ex, section, entry, required)
+    return notes
+
+
+def _probe_again(ex: Extraction, section: str, entry: dict[str, Any], required: set[str]) -> list[str]:
+    """The keys below ``section`` whose value probes were refused for want of a required key (0.16.9's
+    ``weight_quantization.shared_parameters.enabled: true``, refused because the probe wrote no
+    ``different_groups``): probed again with the section's required keys given. Such a refusal is no verdict on the
+    value, and taken as one it would make ``check`` reject every valid config that turns the feature on."""
+    notes = []
+    for path, record in sorted(ex.fields.items()):
+        probes = record.get("probes")
+        if (not path.startswith(section + ".") or record["is_section"] or record.get("pattern") or not probes
+                or "*" in path[len(section):].split(".")):
+            continue
+        if not any(not v.get("ok") and _names(str(v.get("error", "")), required) for v in probes.values()):
+            continue
+        verdicts = _probe_on(ex, _placed(section, entry), record["section"], record["key"], record)
+        if {p: v.get("ok") for p, v in verdicts.items()} == {p: v.get("ok") for p, v in probes.items()}:
+            continue
+        record["probes"] = verdicts
+        if record["reader"] == "dict":
+            _retype(record, verdicts)
+        refused = sorted(p for p, v in verdicts.items() if not v.get("ok"))
+        notes.append(f"{path}: probed again with {', '.join(sorted(required))} given: refuses "
+                     f"{', '.join(refused) or 'none'}")
     return notes
