@@ -195,7 +195,8 @@ def test_a_number_default_read_unvalidated_is_used_as_a_number(checker):
 def test_a_probe_refused_for_want_of_a_key_the_config_gives_is_not_a_verdict_on_the_value():
     """0.14.4 probed compression_training.weight_quantization.shared_parameters.enabled alone: every value
     failed for want of different_groups ("different_groups must be specified", KeyError). With the
-    groups given (corpus 017) the launch takes true; without them the probe's verdict stands."""
+    groups given (corpus 017) the launch takes true; without them the error is on the missing key, never on the
+    flag (required_with_section: the section, once given, has different_groups indexed unguarded)."""
     old = Checker(load_snapshot("0.14.4"))
     shared = {"enabled": True, "schedule_offset": 0}
     groups = {"wq1": {"params": {"start_bits": 8, "target_bits": 8}, "modules": ["dense"]}}
@@ -206,8 +207,8 @@ def test_a_probe_refused_for_want_of_a_key_the_config_gives_is_not_a_verdict_on_
     alone = {"train_micro_batch_size_per_gpu": 1,
              "compression_training": {"weight_quantization": {"shared_parameters": shared}}}
     refused = errors(findings(old, alone))
-    path = "compression_training.weight_quantization.shared_parameters.enabled"
-    assert path in refused and "different_groups must be specified" in refused[path].message
+    path = "compression_training.weight_quantization.different_groups"
+    assert list(refused) == [path] and "KeyError: 'different_groups'" in refused[path].message
 
 
 def test_auto_with_hf(checker):
