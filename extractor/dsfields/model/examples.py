@@ -70,7 +70,25 @@ def section_example(snapshot: dict[str, Any], section: str) -> dict[str, Any] | 
         if probe is not None and probe[1].get("ok") is False:
             continue
         block[str(record.get("key") or path.rpartition(".")[2])] = default
-    return nest(section, block) if block else None
+    return _with_required(snapshot, section, block) if block else None
+
+
+def _with_required(snapshot: dict[str, Any], section: str, block: dict[str, Any]) -> dict[str, Any]:
+    """``block`` nested under ``section``, with the keys the release needs beside it once each section on the way
+    is given (``required_with_section``: a compression method's ``different_groups``), as an empty object or
+    their default; without them the example itself would be refused."""
+    fields = snapshot.get("fields") or {}
+    parts = section.split(".")
+    out: dict[str, Any] = block
+    for depth in range(len(parts), 0, -1):
+        here = ".".join(parts[:depth])
+        for record in fields.values():
+            if isinstance(record, dict) and record.get("section") == here and record.get("required_with_section"):
+                value = {} if record.get("is_section") else record.get("default")
+                if value is not None:
+                    out.setdefault(str(record.get("key")), value)
+        out = {parts[depth - 1]: out}
+    return out
 
 
 def shown(snapshot: dict[str, Any], path: str, scope: prose.Scope | None) -> list[tuple[str, dict[str, Any]]]:
