@@ -184,8 +184,8 @@ class Statements(Frame):
     def joined(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         """The names after two paths (a branch's two sides, a loop run or not); a name changed in place on
         either (``count += 1`` in a loop) holds no known constant after them (``count`` is not ``0``)."""
-        return {k: join(a.get(k), b.get(k)) for k in a.keys() | b.keys()
-                if k not in self.counted or not isinstance(join(a.get(k), b.get(k)), Const)}
+        both = {k: join(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
+        return {k: v for k, v in both.items() if k not in self.counted or not isinstance(v, Const)}
 
     def unroll(self, it: Any) -> list[tuple[str, Any]] | None:
         if isinstance(it, ShapeItems):
