@@ -275,3 +275,20 @@ def test_a_key_only_iterated_is_not_taken_for_a_dict(report):
     dicts = dict_paths(report)
     assert "data_efficiency.data_routing.layer_id" not in dicts
     assert "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics" in dicts
+
+
+def test_the_read_documenting_a_key_does_not_depend_on_the_order_the_scan_met_them(report):
+    # The scan reaches one line on several paths (a loop that copies the user's keys into a dict, or not), in an
+    # order that follows set iteration: the snapshot must not change with it (byte-stable re-extraction).
+    import dataclasses
+
+    from dsfields.extract.reconcile import _best_read, _condition_of
+    from dsfields.extract.static.records import Condition
+
+    read = _one(report, "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics.*.schedule_type")
+    on = Test("data_efficiency.data_sampling.curriculum_learning.enabled", "truthy")
+    once = dataclasses.replace(read, conditions=(Condition("a and b", (on,)),))
+    twice = dataclasses.replace(read, conditions=(Condition("b and a", (on, on)),))
+    for reads in ([once, twice], [twice, once]):
+        assert _condition_of(reads) == _condition_of([once, twice])
+        assert _best_read(reads) is once

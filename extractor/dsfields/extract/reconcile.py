@@ -256,14 +256,21 @@ def _json_type(value: Any) -> list[str]:
 def _best_read(reads: list[StaticRead]) -> StaticRead:
     """The read that documents a key: unconditional first, then one with a default, then the first."""
     return sorted(reads, key=lambda r: (bool(r.conditions), r.default is MISSING, r.op not in _DEFAULT_OPS,
-                                        len(flat_tests(r)), r.file, r.line))[0]
+                                        len(flat_tests(r)), r.file, r.line, _tie(r)))[0]
+
+
+def _tie(read: StaticRead) -> tuple[int, str]:
+    """The last sort key between reads of one line: the scan reaches a line on several paths (a loop copying the
+    user's keys, or not), in an order that follows set iteration, so the reads' own tests decide (fewest first)."""
+    tests = tests_json(flat_tests(read))
+    return len(tests), json.dumps([read.condition, tests, read.op], sort_keys=True, default=str)
 
 
 def _condition_of(reads: list[StaticRead]) -> tuple[str | None, list[dict[str, Any]]]:
     """The condition a key is read under, when every static read of it is conditional (the simplest one)."""
     if not reads or any(not r.conditions for r in reads):
         return None, []
-    best = sorted(reads, key=lambda r: (len(r.conditions), len(r.condition or ""), r.file, r.line))[0]
+    best = sorted(reads, key=lambda r: (len(r.conditions), len(r.condition or ""), r.file, r.line, _tie(r)))[0]
     return best.condition, tests_json(flat_tests(best))
 
 
