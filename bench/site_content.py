@@ -2,9 +2,12 @@
 
 For every HTML page of OLD_SITE with an article, the text of its article (tags stripped, white space
 collapsed) must be the text of the same URL in NEW_SITE. Where NEW_SITE has a redirect stub (a page stored
-once for several releases), the page it leads to is read as the reader's browser shows it: the owner's
-release number and date in its text become the reader's (what ``assets/dsfields.js`` restates), the note
-naming the releases a shared page stands for dropped (the script removes it). The GitHub source links must be
+once for several releases), the page it leads to is read as the reader's browser shows it (what
+``assets/dsfields.js`` restates): on a release page the owner's release number and date in its text become
+the reader's; on a field page the banner's release, date and newest link and the section examples' release;
+on both the lines of the source links become the reader's release's (its ``releases/data/<v>.json``
+``lines``), and the note naming the releases a shared page stands for is dropped. A page the old site stored
+once already is compared as its readers saw it there. The GitHub source links must be
 the same too (written out, or made by the script from ``dsf-src`` links). Prints the pages compared,
 stored once, and every page that differs (with the first difference).
 
@@ -82,13 +85,55 @@ def _shown(new: Path, rel: str, dates: dict[str, dict[str, str]]) -> tuple[str |
     marker = MARKER.search(body)
     owner = marker.group(1) if marker else reader
     lang = "zh" if rel.startswith("zh/") else "en"
+    owner_date, reader_date = dates[lang].get(owner), dates[lang].get(reader)
+    # The lines of the reader's release, written into the source links (restateLines).
+    prefix = "zh/" if lang == "zh" else ""
+    data = json.loads((new / prefix / "releases" / "data" / f"{reader}.json").read_text(encoding="utf-8"))
+    lines = iter((data.get("lines") or {}).get(marker.group(2) if marker else "", []))
+
+    def line(match: re.Match[str]) -> str:
+        version, label = match.groups()
+        restated = next(lines, None)
+        if version == owner and restated is not None:
+            file, _, _ = label.rpartition(":")
+            label = f"{file or label}:{restated}" if restated else (file or label)
+        return f'<a class="dsf-src" data-v="{version}">{label}</a>'
+
+    body = SOURCE.sub(line, body)
+    if marker and marker.group(2).startswith("fields/"):
+        # A field page's text is never restated (its history names releases): only the banner, its date and
+        # newest link, and the section examples' release (restateHeadings).
+        body = COVERS.sub("", BANNER_RELEASE.sub(rf"\g<1>{reader}\g<2>", body))
+        body = SHOWN_RELEASE.sub(rf"\g<1>{reader}\g<2>", body)
+        if owner_date and reader_date:
+            body = BANNER_DATE.sub(lambda m: m.group().replace(owner_date, reader_date), body)
+        body = BANNER_NEWEST.sub(lambda m: _newest(m, reader, dates[lang]), body)
+        return text_of(body), True, source_urls(body, owner, reader)
     body = COVERS.sub("", BANNER_RELEASE.sub(rf"\g<1>{owner}\g<2>", body))
     restated = text_of(body)
     restated = re.sub(rf"(?<![\d.]){re.escape(owner)}(?![\d]|\.\d)", reader, restated)
-    owner_date, reader_date = dates[lang].get(owner), dates[lang].get(reader)
     if owner_date and reader_date:
         restated = restated.replace(owner_date, reader_date)
     return restated, True, source_urls(body, owner, reader)
+
+
+SHOWN_RELEASE = re.compile(r'(<span class="dsf-shown-release">)[^<]*(</span>)')
+BANNER_DATE = re.compile(r'<span class="dsf-banner__date">[^<]*</span>')
+BANNER_NEWEST = re.compile(r'(<span class="dsf-banner__newest">)(.*?)(</span>)', re.S)
+
+
+def _newest(match: re.Match[str], reader: str, dates: dict[str, str]) -> str:
+    """The banner's "newest" part as the script writes it for ``reader`` (the word, and the newest release
+    where the reader's is older)."""
+    newest = max(dates, key=lambda v: tuple(int(p) for p in v.split(".")))
+    word = TAG.sub("", match.group(2)).replace("·", "").split(":")[0].strip()
+    shown = f" · {word}" if reader == newest else f' · <a href="#">{word}: {newest}</a>'
+    return match.group(1) + shown + match.group(3)
+
+
+def _first_difference(before: str, after: str) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(len(before), len(after)))
+    return f"…{before[max(0, at - 60):at + 60]}… → …{after[max(0, at - 60):at + 60]}…"
 
 
 def main() -> None:
@@ -99,12 +144,20 @@ def main() -> None:
     for lang, prefix in (("en", ""), ("zh", "zh/")):
         data = json.loads((new / prefix / "releases" / "site-data.json").read_text(encoding="utf-8"))
         dates[lang] = {v: d for v, d in data["dates"].items() if d}
-    compared = shared = 0
+    compared = shared = stubs_compared = 0
     differ = []
     for path in sorted(old.rglob("*.html")):
         rel = path.relative_to(old).as_posix()
         before = article(path)
         if before is None:
+            if STUB.search(path.read_text(encoding="utf-8", errors="replace")):
+                # A page the old site stored once already: as its reader saw it there, and sees it now.
+                was, _ = shown(old, rel, dates)
+                now, _ = shown(new, rel, dates)
+                stubs_compared += 1
+                if was != now:
+                    why = "missing" if now is None else _first_difference(was or "", now)
+                    differ.append(f"{rel} (stored once in both): {why}")
             continue
         before_text = text_of(COVERS.sub("", before))
         marker = MARKER.search(before)
@@ -118,10 +171,9 @@ def main() -> None:
             if after is None:
                 differ.append(f"{rel}: missing")
                 continue
-            at = next((i for i, (a, b) in enumerate(zip(before_text, after, strict=False)) if a != b),
-                      min(len(before_text), len(after)))
-            differ.append(f"{rel}: …{before_text[max(0, at - 60):at + 60]}… → …{after[max(0, at - 60):at + 60]}…")
-    print(f"{compared} pages compared, {shared} of them now stored once for several releases, {len(differ)} differ")
+            differ.append(f"{rel}: {_first_difference(before_text, after)}")
+    print(f"{compared} pages compared, {shared} of them now stored once for several releases; {stubs_compared} "
+          f"pages stored once in the old site compared as their readers see them; {len(differ)} differ")
     for line in differ[:40]:
         print("  " + line)
     sys.exit(1 if differ else 0)

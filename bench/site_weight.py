@@ -92,14 +92,14 @@ def main() -> None:
     if not sites:
         sys.exit("usage: python bench/site_weight.py SITE [OTHER_SITE]")
     results = [measure(site) for site in sites]
-    mb = 1024 * 1024
+    mb = 10**6  # MB as the issue counts them (150 MB = 150,000,000 bytes), not MiB
     print("".ljust(32) + "".join(str(s)[-24:].rjust(26) for s in sites))
     for key in ("du", "apparent"):
         print(f"{key:32}" + "".join(f"{r[key] / mb:23.1f} MB" for r in results))
     for key in ("files", "html"):
         print(f"{key:32}" + "".join(f"{r[key]:26}" for r in results))
     for key in ("median html", "median html > 1 KiB"):
-        print(f"{key:32}" + "".join(f"{r[key] / 1024:23.1f} KB" for r in results))
+        print(f"{key:32}" + "".join(f"{r[key] / 1024:23.1f} KiB" for r in results))
     names = sorted({name for r in results for name in r["sizes"]}, key=lambda n: -results[0]["sizes"].get(n, 0))
     for name in names:
         print(f"{name:32}" + "".join(f"{r['sizes'].get(name, 0) / mb:23.2f} MB" for r in results))

@@ -10,6 +10,7 @@ is absent (dev/test.sh installs it; CI must run it).
 from __future__ import annotations
 
 import functools
+import html
 import json
 import os
 import re
@@ -920,10 +921,13 @@ def test_latin_sentence_counter_counts_english_and_skips_quoted_words():
 
 
 def test_pages_are_light(site):
-    """Median HTML page at most 40 KiB (the pruned sidebar and compact markup: issue 24 point 6); the site
-    data a page loads first is the small shared part, each release's own data apart."""
+    """Median HTML page at most 40 KiB (the pruned sidebar and compact markup: issue 24 point 6), the whole
+    site (both languages, every release) at most 150 MB on disk as du counts it (blocks of files and
+    folders); the site data a page loads first is the small shared part, each release's own data apart."""
     sizes = sorted(path.stat().st_size for path in site.rglob("*.html") if path.stat().st_size > 1024)
     assert sizes[len(sizes) // 2] <= 40 * 1024, sizes[len(sizes) // 2]
+    on_disk = sum(path.lstat().st_blocks * 512 for path in [site, *site.rglob("*")])
+    assert on_disk <= 150 * 10**6, f"the site takes {on_disk / 1e6:.1f} MB on disk"
     for prefix in ("", "zh/"):
         assert (site / prefix / "releases" / "site-data.json").stat().st_size < 20_000
         assert (site / prefix / "releases" / "data" / "0.14.4.json").is_file()
@@ -962,5 +966,90 @@ def test_a_release_page_stored_once_reads_as_the_readers_release(served, site, l
                 assert owner not in page.title(), page.title()
                 sources = page.locator("article a.dsf-src").evaluate_all("links => links.map(a => a.href)")
                 assert all(f"/blob/v{release}/" in href for href in sources), sources[:3]
+        finally:
+            browser.close()
+
+
+# ---------------------------------------------------------------- source lines of a page stored once (issue 24 point 6)
+
+_SOURCE_LINK = re.compile(r'<a class="dsf-src" data-v="([^"]+)">([^<]*)</a>')
+
+
+def _restated_sources(site: Path, prefix: str, release: str) -> dict[str, tuple[str, list[str]]]:
+    """Page key → (the page it is shown on, its source links' labels as the reader of ``release`` sees them:
+    the lines of the release data written into the shown page's links) for every page whose lines differ."""
+    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    out = {}
+    for key, lines in (data.get("lines") or {}).items():
+        url = data["pages"][key]
+        text = (site / prefix / url / "index.html").read_text(encoding="utf-8")
+        article = re.search(r"<article.*?</article>", text, re.S).group()
+        labels = [html.unescape(label) for _v, label in _SOURCE_LINK.findall(article)]
+        # The script writes the i-th line into the i-th source link: the shown page must have one per line.
+        assert len(labels) == len(lines), (release, key, url, len(labels), len(lines))
+        out[key] = (url, [label.rpartition(":")[0] + (f":{line}" if line else "")
+                          for label, line in zip(labels, lines, strict=True)])
+    return out
+
+
+def test_a_page_stored_once_gives_each_release_its_own_source_lines(site, generated):
+    """Field and release pages that differ only in DeepSpeed's line numbers are stored once; each release's
+    data lists its own lines, one per source link of the shown page. Restated, the links name the line the
+    release's snapshot records for each key of a field page (a line from the shown release would fail)."""
+    from dsfields.docs import groups
+
+    checked = 0
+    for prefix in ("", "zh/"):
+        for release in available_versions(generated):
+            restated = _restated_sources(site, prefix, release)
+            snapshot = load(release, generated).raw
+            for key, (url, labels) in restated.items():
+                assert not url.startswith(f"{release}/"), (release, key, url)
+                if not key.startswith("fields/"):
+                    continue
+                top = key.split("/", 1)[1]
+                for path, record in snapshot["fields"].items():
+                    source = record.get("source") or {}
+                    # A section's own entry shows where its dict is read (its section record), not this line.
+                    if (path != top and groups.field_location(path, snapshot)[0] == top and source.get("file")
+                            and source.get("line")):
+                        assert f"{source['file']}:{source['line']}" in labels, (release, key, path, source)
+                        checked += 1
+    assert checked > 1000, checked
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_field_page_stored_once_shows_the_readers_source_lines(served, site, generated, lang):
+    """Opened at an older release's URL, a field page stored once under a newer release shows that release's
+    lines in its source links and links DeepSpeed's source at that release's tag, line for line."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    chosen = None
+    for release in available_versions(generated):
+        restated = _restated_sources(site, prefix, release)
+        fields = sorted(key for key in restated if key.startswith("fields/"))
+        if fields:
+            chosen = (release, fields[len(fields) // 2], restated[fields[len(fields) // 2]][1])
+            break
+    assert chosen, "no field page is stored once for releases whose lines differ"
+    release, key, labels = chosen
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + prefix + f"{release}/{key}/", wait_until="networkidle")
+            _shows(page, expect, release)
+            expect(page.locator(".dsf-banner__release")).to_have_text(release, timeout=30_000)
+            links = page.locator("article a.dsf-src")
+            expect(links.first).to_have_attribute("data-v", release, timeout=30_000)
+            shown = links.evaluate_all("links => links.map(a => [a.textContent, a.href])")
+            assert [text for text, _href in shown] == labels
+            for text, href in shown:
+                file, _, line = text.rpartition(":")
+                assert href.endswith(f"/blob/v{release}/{file}#L{line}"), (text, href)
+            assert page.locator(".dsf-covers").count() == 0
         finally:
             browser.close()

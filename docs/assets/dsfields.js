@@ -35,7 +35,14 @@
 
   function releaseData(version) {
     if (!releaseCache[version]) {
-      releaseCache[version] = fetch(new URL("releases/data/" + version + ".json", root)).then(function (r) { return r.json(); });
+      releaseCache[version] = fetch(new URL("releases/data/" + version + ".json", root)).then(function (r) { return r.json(); })
+        .then(function (rd) {
+          // Its fields come as a list of anchors: a set of them, to ask whether the release has a key.
+          var fields = {};
+          (rd.fields || []).forEach(function (anchor) { fields[anchor] = true; });
+          rd.fields = fields;
+          return rd;
+        });
     }
     return releaseCache[version];
   }
@@ -292,12 +299,31 @@
         " · <a href=\"" + new URL(data.newest + "/", root).href + "\">" + escapeHtml(t("newest")) + ": " + data.newest + "</a>";
     }
     document.querySelectorAll(".dsf-covers").forEach(function (node) { node.remove(); });
+    restateLines(shown, owner);
     if (owner && owner !== shown.version) {
       // DeepSpeed's source at the release shown (the lines are the same: that is why the page is shared).
       document.querySelectorAll(".md-content a[href*='/blob/v" + owner + "/']").forEach(function (a) {
         a.href = a.href.replace("/blob/v" + owner + "/", "/blob/v" + shown.version + "/");
       });
     }
+  }
+
+  // A page stored once for releases whose source lines differ (DeepSpeed's edits move them): the release
+  // data lists the shown release's line of each source link, in the page's order (dsfields/docs/planning.py,
+  // line_restatements), and the links are made again for it.
+  function restateLines(shown, owner) {
+    var m = marker(), lines = m && shown.lines && shown.lines[m.dataset.page];
+    if (!owner || owner === shown.version) return;
+    document.querySelectorAll(".md-content a.dsf-src[data-v]").forEach(function (a, i) {
+      if (a.dataset.v !== owner) return;
+      if (lines && i < lines.length) {
+        var label = a.textContent, cut = label.lastIndexOf(":");
+        a.textContent = (cut < 0 ? label : label.slice(0, cut)) + (lines[i] ? ":" + lines[i] : "");
+      }
+      a.dataset.v = shown.version;
+      a.removeAttribute("href");
+    });
+    sourceLinks();
   }
 
   // A release page stored once for a run of releases (they read the same but for the release's number and

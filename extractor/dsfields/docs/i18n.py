@@ -183,6 +183,8 @@ ZH: dict[str, str] = {
     "required": "必填",
     "Builds": "构建的类",
     "Same page for DeepSpeed": "以下版本此页内容相同：",
+    "Its source lines are those of DeepSpeed {v}; the page's script shows each release's own.":
+        "源码行号为 DeepSpeed {v} 的行号；页面脚本会显示各版本自己的行号。",
     "Batch size and accumulation": "批大小与梯度累积",
     "Precision (fp16 / bf16)": "精度（fp16 / bf16）",
     "Optimizer": "优化器",

@@ -136,7 +136,12 @@ def nav_of(site: Site, version: str, pages: set[str], moved: dict[str, str] | No
     a page stored once for several releases (``moved``: its path in this release → the owner's) is the owner's."""
     _ = translator(site.lang)
     release = site.release(version, "")
-    top_level = release.field_page(groups.TOP_LEVEL_PAGE)
+
+    def field_page(top: str) -> str:
+        path = release.field_page(top)
+        return (moved or {}).get(path, path)
+
+    top_level = field_page(groups.TOP_LEVEL_PAGE)
 
     def entry(title: str, path: str) -> list[dict[str, str]]:
         path = (moved or {}).get(path, path)
@@ -146,7 +151,7 @@ def nav_of(site: Site, version: str, pages: set[str], moved: dict[str, str] | No
     items += entry(_("Top-level keys"), top_level)
     for view in release.group_views:
         group = view["group"]
-        children: list[Any] = [{s: release.field_page(s)} for s in view["sections"]]
+        children: list[Any] = [{s: field_page(s)} for s in view["sections"]]
         if view["scalars"] and not children:
             # A link, not the page again: a page may appear once in a nav.
             children = [{_("Top-level keys"): top_level.removesuffix(".md") + "/#" + group.slug}]
@@ -189,13 +194,14 @@ STUB = """<!doctype html>
 """
 
 
-def stubs(site: Site, shared: dict[tuple[str, str], str] | None = None) -> dict[str, str]:
+def stubs(site: Site, shared: dict[tuple[str, str], str] | None = None,
+          field_owners: dict[tuple[str, str], str] | None = None) -> dict[str, str]:
     """Redirects keeping ``links.field_url`` valid for every release whose field page is shared with a
-    later release (:attr:`Site.owners`), and every release page stored once for several releases
-    (``shared``: (release, page name) → owner, :func:`share_release_pages`); ``?v=`` tells the page which
-    release the reader came for."""
+    later release (``field_owners``, by default :attr:`Site.owners`), and every release page stored once for
+    several releases (``shared``: (release, page name) → owner, :func:`release_page_owners`); ``?v=`` tells the
+    page which release the reader came for."""
     out: dict[str, str] = {}
-    for (version, page), owner in site.owners.items():
+    for (version, page), owner in (site.owners if field_owners is None else field_owners).items():
         if owner != version:
             target = f"../../../{owner}/{FIELDS}/{page}/?v={version}"
             out[f"{version}/{FIELDS}/{page}/index.html"] = STUB.format(
@@ -218,10 +224,25 @@ _VERSION_AT = r"(?<![\d.]){}(?![\d]|\.\d)"
 _PAGE_LINK = re.compile(r"(?:\.\./)*(?:(\d+\.\d+\.\d+)/)?(" + "|".join(SHARED_PAGES) + r"|fields/[\w-]+)(?=\.md|/)")
 
 
-def _alike_text(site: Site, version: str, text: str) -> str:
-    """A rendered release page with the release made a placeholder: its number, its date, and links to its
-    own pages (a field page: the one it shows, wherever it is stored). Equal for two releases: the owner's
-    page, restated for the other release, reads as that release's own."""
+_SOURCE = re.compile(r'(<a class="dsf-src" data-v=")([^"]*)(">[^<]*?)(?::([^:<]*))?(</a>)')
+"""A link to DeepSpeed's source as ``filters.source_anchor`` writes it: its release, file and line."""
+
+
+def source_lines(text: str) -> list[str]:
+    """The line of every source link of a rendered page, in the order of the page (``file:line`` → line)."""
+    return [match.group(4) or "" for match in _SOURCE.finditer(text)]
+
+
+def _without_lines(text: str) -> str:
+    # The lines of DeepSpeed's source move between releases (an edit above a read shifts every line below it)
+    # while what the page says stays the same: they are the release's data (:func:`line_restatements`),
+    # restated by assets/dsfields.js, so they do not keep two releases' pages apart.
+    return _SOURCE.sub(lambda m: f"{m.group(1)}@V{m.group(3)}:@L{m.group(5)}", text)
+
+
+def _own_links(site: Site, version: str, text: str) -> str:
+    """``text`` with its links to the release's own pages (a field page: the one it shows, wherever it is
+    stored) made placeholders."""
     def link(match: re.Match[str]) -> str:
         linked, page = match.groups()
         if page.startswith(f"{FIELDS}/"):
@@ -230,10 +251,43 @@ def _alike_text(site: Site, version: str, text: str) -> str:
             return f"@F:{top}" if linked in (None, version, own) else match.group()
         return f"@P:{page}" if linked in (None, version) else match.group()
 
-    text = _PAGE_LINK.sub(link, text)
+    return _PAGE_LINK.sub(link, text)
+
+
+def _alike_text(site: Site, version: str, text: str) -> str:
+    """A rendered release page with the release made a placeholder: its number, its date, links to its
+    own pages, and the lines of its source links. Equal for two releases: the owner's page, restated for the
+    other release (the number, the date, the lines), reads as that release's own."""
+    text = _without_lines(_own_links(site, version, text))
     text = re.sub(_VERSION_AT.format(re.escape(version)), "@V", text)
     date = site.dates.get(version)
     return text.replace(date, "@D") if date else text
+
+
+_FIELD_PAGE_RELEASE = [
+    re.compile(r"(from generated/)[^/]+(/)"),  # the generated-by comment
+    re.compile(r'( data-version=")[^"]*(")'),  # the page marker (assets/dsfields.js reads the shown release)
+    re.compile(r'(<span class="dsf-shown-release">).*?(</span>)'),  # the section example's release
+    re.compile(r'(<strong class="dsf-banner__release">).*?(</strong>)'),  # the banner, restated by the script
+    re.compile(r'(<span class="dsf-banner__date">).*?(</span>)'),
+    re.compile(r'(<span class="dsf-banner__newest">).*?(</span>)'),
+]
+
+
+def _alike_field_page(site: Site, version: str, text: str) -> str:
+    """A rendered field page without what assets/dsfields.js restates for the reader's release: the banner's
+    release, date and newest link, the marker, links to the release's own pages and the lines of its source
+    links. Unlike a release page, a number in its text is never restated (a field's history names releases:
+    "default changed in 0.19.3" is the same words on 0.19.3's page and on 0.19.4's), so two field pages are
+    alike only where every other word is the same."""
+    text = _COVERS_NOTE.sub("", _without_lines(_own_links(site, version, text)))
+    for spot in _FIELD_PAGE_RELEASE:
+        text = spot.sub(r"\1@\2", text)
+    return text
+
+
+_COVERS_NOTE = re.compile(r'<p class="dsf-covers">.*?</p>\n?| data-covers="[^"]*"', re.S)
+"""The releases a shared page stands for: the marker's list and the note naming them (the script drops it)."""
 
 
 def release_page_owners(site: Site, paths: dict[tuple[str, str], str], files: dict[str, str],
@@ -282,6 +336,63 @@ def relink(path: str, text: str, moved: dict[str, str]) -> str:
         return lead + posixpath.relpath(_site_folder(owner), base) + "/" if owner else match.group()
 
     return _LINK_TARGET.sub(fix, text)
+
+
+def _is_field_page(page: Page) -> bool:
+    return str(page.context.get("page_key") or "").startswith(f"{FIELDS}/")
+
+
+def field_page_owners(site: Site, paths: dict[tuple[str, str], str],
+                      files: dict[str, str]) -> dict[tuple[str, str], str]:
+    """(release, ``fields/<top>``) → the release whose field page is shown for it: :attr:`Site.owners` (identical
+    records), then the newest of a run of those owners whose rendered pages (``paths``: (release, page key) →
+    docs/-relative file) read alike (:func:`_alike_field_page`): most differ only in their source lines."""
+    out: dict[tuple[str, str], str] = {}
+    for top in sorted({top for _version, top in site.owners}):
+        name = f"{FIELDS}/{top}"
+        previous: tuple[str, str] | None = None  # (alike text, owner) of the next newer owner
+        for version in reversed(site.versions):
+            own = site.owners.get((version, top))
+            if own is None:
+                previous = None
+                continue
+            if own != version:  # a newer release's identical page: its owner was met first
+                out[(version, name)] = out[(own, name)]
+                continue
+            path = paths.get((version, name))
+            if path is None or path not in files:
+                out[(version, name)] = version
+                previous = None
+                continue
+            alike = _alike_field_page(site, version, files[path])
+            owner = previous[1] if previous and previous[0] == alike else version
+            out[(version, name)] = owner
+            previous = (alike, owner)
+    return out
+
+
+def line_restatements(owners: dict[tuple[str, str], str], paths: dict[tuple[str, str], str],
+                      files: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """Release → page key → the lines of its page's source links, where the page shown for it (``owners``'s)
+    has other lines: the release data's ``lines``, which assets/dsfields.js writes into the shown page."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for (version, name), owner in owners.items():
+        own, shown = paths.get((version, name)), paths.get((owner, name))
+        if owner == version or own not in files or shown not in files:
+            continue
+        own_lines = source_lines(files[own])
+        if own_lines != source_lines(files[shown]):
+            out.setdefault(version, {})[name] = own_lines
+    return out
+
+
+def _lines_note(text: str, owner: str, lang: str) -> str:
+    """A page stored once for releases whose source lines differ says, for a reader without its script, whose
+    lines it shows (the script writes the reader's release's lines and drops the note)."""
+    note = translator(lang)("Its source lines are those of DeepSpeed {v}; the page's script shows each "
+                            "release's own.").replace("{v}", owner)
+    return re.sub(r'(<p class="dsf-covers">.*?)(</p>)', lambda m: f"{m.group(1)} {note}{m.group(2)}", text,
+                  count=1, flags=re.S)
 
 
 STUBS_FILE = "stubs.json"
@@ -357,16 +468,21 @@ def keys_table(site: Site) -> tuple[list[list[str]], dict[str, list[int]]]:
 
 
 def release_data(site: Site, version: str, urls: dict[str, str], release_nav: list[Any],
-                 keys: list[int] | None = None) -> dict[str, Any]:
-    """``releases/data/<version>.json``: the release's pages (key → URL), its fields (anchor → path) and its
+                 keys: list[int] | None = None, lines: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """``releases/data/<version>.json``: the release's pages (key → URL), its fields' anchors and its
     nav, so assets/dsfields.js can show this release's sidebar, footer and links on a page stored once for
-    several releases (or on a page across releases) without the reader seeing where the page is stored."""
+    several releases (or on a page across releases) without the reader seeing where the page is stored; its
+    fields are their anchors (the script makes a set of them); and
+    ``lines``, page key → the line of each of its source links in this release, where the page it is shown
+    on (another release's) has other lines."""
     snapshot = site.snapshots[version]
     paths = {*snapshot.get("fields", {}), *snapshot.get("removed", {})}
     release_title = next(iter(release_nav[1])) if len(release_nav) > 1 else f"DeepSpeed {version}"
+    # The anchors alone: the script only asks whether the release has a key (an anchor → path map was half of
+    # every release's data; anchors.json maps them to paths for the notice of a key the release lacks).
     return {"version": version, "title": release_title, "pages": urls,
-            "fields": {FILTERS["anchor"](p): p for p in sorted(paths)}, "nav": _client_nav(release_nav),
-            "keys": keys or []}
+            "fields": sorted({FILTERS["anchor"](p) for p in paths}), "nav": _client_nav(release_nav),
+            "keys": keys or [], **({"lines": dict(sorted(lines.items()))} if lines else {})}
 
 
 def all_anchors(site: Site) -> dict[str, str]:
@@ -477,12 +593,26 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     # Every release's shareable pages are rendered, also for one release (``only``): who shares whose page
     # depends on the neighbours.
     files = {page.path: render(page) for page in pages if only is None or release_page(site, page.path, only)
-             or page.context.get("page_key") in SHARED_PAGES}
+             or page.context.get("page_key") in SHARED_PAGES or _is_field_page(page)}
     paths = {(page.path.split("/")[0], page.context["page_key"]): page.path for page in pages
              if page.context.get("page_key") in SHARED_PAGES}
     shared = release_page_owners(site, paths, files)
+    lines = line_restatements(shared, paths, files)
     moved = {paths[(version, name)]: paths[(owner, name)] for (version, name), owner in shared.items()
              if owner != version}
+    # Field pages that read alike but for their source lines (and what the script restates) are stored once
+    # more (issue 24 point 6): the newest of a run of owners keeps the page.
+    field_paths = {(page.path.split("/")[0], page.context["page_key"]): page.path for page in pages
+                   if _is_field_page(page)}
+    field_owners = field_page_owners(site, field_paths, files)
+    for (version, name), owner in field_owners.items():
+        own = field_paths.get((site.owners[(version, name.split("/", 1)[1])], name))
+        if own is None or owner == version and own == field_paths.get((version, name)):
+            continue
+        if source_lines(files[own]) != source_lines(files[field_paths[(owner, name)]]):
+            lines.setdefault(version, {})[name] = source_lines(files[own])
+        if field_paths.get((version, name)) == own:
+            moved[own] = field_paths[(owner, name)]
     kept = []
     for page in pages:
         name = page.context.get("page_key")
@@ -491,12 +621,15 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
             files.pop(page.path, None)
             continue
         kept.append(page)
-        if name in SHARED_PAGES:
-            covers = [v for v in site.versions if shared.get((v, name)) == version]
-            if len(covers) > 1:
+        owners = shared if name in SHARED_PAGES else field_owners if _is_field_page(page) else None
+        if owners is not None:
+            covers = [v for v in site.versions if owners.get((v, name)) == version]
+            if len(covers) > 1 and covers != page.context.get("covers"):
                 page.context["covers"] = covers
                 if page.path in files:
                     files[page.path] = render(page)
+            if len(covers) > 1 and page.path in files and any(name in lines.get(v, {}) for v in covers):
+                files[page.path] = _lines_note(files[page.path], version, site.lang)
             if only is not None and not release_page(site, page.path, only):
                 files.pop(page.path, None)
     pages = kept
@@ -508,6 +641,8 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
                        for v in site.versions for n in inference_pages.SHAREABLE}
     inference_shared = release_page_owners(site, inference_paths, inference,
                                            tuple(inference_pages.page_key(n) for n in inference_pages.SHAREABLE))
+    for version, restated in line_restatements(inference_shared, inference_paths, inference).items():
+        lines.setdefault(version, {}).update(restated)
     for (version, name), owner in inference_shared.items():
         path = inference_paths[(version, name)]
         if owner != version:
@@ -524,14 +659,17 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     navs = nav(site, pages, hand_written, moved)
     inference_pages.extend_nav(site, navs, moved)
     files[f"{RELEASES}/{NAV_FILE}"] = json.dumps(navs, indent=0, ensure_ascii=False) + "\n"
-    files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site, shared), indent=0, sort_keys=True) + "\n"
+    files[f"{RELEASES}/{STUBS_FILE}"] = json.dumps(stubs(site, shared, {(v, name.split("/", 1)[1]): owner
+                                                                         for (v, name), owner in field_owners.items()}),
+                                                  indent=0, sort_keys=True) + "\n"
     files[f"{RELEASES}/{DATA_FILE}"] = json.dumps(site_data(site, pages), ensure_ascii=False) + "\n"
     urls = page_urls(site, pages)
     inference_pages.extend_urls(site, urls, moved)
     key_entries, release_keys = keys_table(site)
     files[f"{RELEASES}/{KEYS_FILE}"] = json.dumps(key_entries, ensure_ascii=False, separators=(",", ":")) + "\n"
     for version in site.versions:
-        data = release_data(site, version, urls[version], navs["releases"][version], release_keys[version])
+        data = release_data(site, version, urls[version], navs["releases"][version], release_keys[version],
+                            lines.get(version))
         files[f"{RELEASES}/{RELEASE_DATA_FOLDER}/{version}.json"] = json.dumps(data, ensure_ascii=False) + "\n"
     files[f"{RELEASES}/{ANCHORS_FILE}"] = json.dumps(all_anchors(site), ensure_ascii=False) + "\n"
     if site.changes is not None and only is None:
