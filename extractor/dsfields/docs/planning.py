@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -297,16 +298,31 @@ def release_page_owners(site: Site, paths: dict[tuple[str, str], str], files: di
     (:func:`_alike_text`)."""
     out: dict[tuple[str, str], str] = {}
     for name in names:
-        previous: tuple[str, str] | None = None  # (alike text, owner) of the next newer release
-        for version in reversed(site.versions):
-            path = paths.get((version, name))
-            if path is None or path not in files:
-                previous = None
-                continue
-            alike = _alike_text(site, version, files[path])
-            owner = previous[1] if previous and previous[0] == alike else version
-            out[(version, name)] = owner
-            previous = (alike, owner)
+        out.update(_runs(site, name, paths, files, _alike_text))
+    return out
+
+
+def _runs(site: Site, name: str, paths: dict[tuple[str, str], str], files: dict[str, str],
+          alike: Callable[[Site, str, str], str], identical: Callable[[str], str | None] = lambda v: v,
+          ) -> dict[tuple[str, str], str]:
+    """(release, ``name``) → the newest release of its run of consecutive releases whose rendered pages read
+    ``alike``; ``identical(release)`` is the newer release whose page it is already (or itself; None: the
+    release has no such page), met first on the way from the newest release down."""
+    out: dict[tuple[str, str], str] = {}
+    previous: tuple[str, str] | None = None  # (alike text, owner) of the next newer page
+    for version in reversed(site.versions):
+        own = identical(version)
+        if own is not None and own != version:
+            out[(version, name)] = out.get((own, name), own)
+            continue
+        path = paths.get((version, name))
+        if own is None or path is None or path not in files:
+            previous = None
+            continue
+        text = alike(site, version, files[path])
+        owner = previous[1] if previous and previous[0] == text else version
+        out[(version, name)] = owner
+        previous = (text, owner)
     return out
 
 
@@ -349,25 +365,8 @@ def field_page_owners(site: Site, paths: dict[tuple[str, str], str],
     docs/-relative file) read alike (:func:`_alike_field_page`): most differ only in their source lines."""
     out: dict[tuple[str, str], str] = {}
     for top in sorted({top for _version, top in site.owners}):
-        name = f"{FIELDS}/{top}"
-        previous: tuple[str, str] | None = None  # (alike text, owner) of the next newer owner
-        for version in reversed(site.versions):
-            own = site.owners.get((version, top))
-            if own is None:
-                previous = None
-                continue
-            if own != version:  # a newer release's identical page: its owner was met first
-                out[(version, name)] = out[(own, name)]
-                continue
-            path = paths.get((version, name))
-            if path is None or path not in files:
-                out[(version, name)] = version
-                previous = None
-                continue
-            alike = _alike_field_page(site, version, files[path])
-            owner = previous[1] if previous and previous[0] == alike else version
-            out[(version, name)] = owner
-            previous = (alike, owner)
+        out.update(_runs(site, f"{FIELDS}/{top}", paths, files, _alike_field_page,
+                         lambda version, top=top: site.owners.get((version, top))))
     return out
 
 
