@@ -209,20 +209,23 @@ def stubs(site: Site, shared: dict[tuple[str, str], str] | None = None,
                 by=GENERATED_BY, page=page, version=version, owner=owner, target=target, lang=site.lang)
     for (version, name), owner in sorted((shared or {}).items()):
         if owner != version:
-            target = "../" * (name.count("/") + 2) + f"{owner}/{name}/?v={version}"
-            out[f"{version}/{name}/index.html"] = STUB.format(
+            # A release's overview is its folder's own index.html.
+            folder = "" if name == OVERVIEW else f"{name}/"
+            target = "../" * (folder.count("/") + 1) + f"{owner}/{folder}?v={version}"
+            out[f"{version}/{folder}index.html"] = STUB.format(
                 by=GENERATED_BY, page=name, version=version, owner=owner, target=target, lang=site.lang)
     return out
 
 
 # ---------------------------------------------------------------- release pages stored once (issue 24 point 6)
 
-SHARED_PAGES = (DEFAULTS, ENUMS, DEPRECATED, CATALOGS, TEMPLATES, TYPOS, OFFICIAL)
+SHARED_PAGES = (OVERVIEW, DEFAULTS, ENUMS, DEPRECATED, CATALOGS, TEMPLATES, TYPOS, OFFICIAL)
 """Release pages that are stored once for a run of releases where they read the same but for the release
 itself (its number and date, and links to its own pages): the page of the newest of the run, which
 ``assets/dsfields.js`` restates for the release the reader came for (``?v=``, ``data-covers``)."""
 _VERSION_AT = r"(?<![\d.]){}(?![\d]|\.\d)"
-_PAGE_LINK = re.compile(r"(?:\.\./)*(?:(\d+\.\d+\.\d+)/)?(" + "|".join(SHARED_PAGES) + r"|fields/[\w-]+)(?=\.md|/)")
+_PAGE_LINK = re.compile(r"(?<![\w-])(?:\.\./)*(?:(\d+\.\d+\.\d+)/)?(" + "|".join(SHARED_PAGES)
+                        + r"|fields/[\w-]+)(?=\.md|/)")
 
 
 _SOURCE = re.compile(r'(<a class="dsf-src" data-v=")([^"]*)(">[^<]*?)(?::([^:<]*))?(</a>)')
