@@ -126,6 +126,25 @@ class Checker:
         return frozenset(self.hf_fills or ()) if options.hf else frozenset()
 
 
+_CONVERSIONS: dict[str, Any] = {"invalid literal for int()": int, "could not convert string to float": float}
+"""The ValueError of each number conversion a dict reader may apply to a string (``int(d.get(key, 1))``)."""
+
+
+def string_conversion(record: Field) -> Any:
+    """``int`` or ``float`` where the key's probes show that DeepSpeed converts a string with it: the numeric
+    string probe accepted, another string refused with that conversion's ValueError; else None."""
+    numeric = record.probes.get('"1"') or {}
+    if not numeric.get("ok"):
+        return None
+    for probe, verdict in record.probes.items():
+        error = str(verdict.get("error") or "")
+        if probe.startswith('"') and not verdict.get("ok") and error.startswith("ValueError"):
+            for words, convert in _CONVERSIONS.items():
+                if words in error:
+                    return convert
+    return None
+
+
 _PROBE_TYPES = {"-1": "integer", "0": "integer", "1": "integer", "true": "boolean", '"1"': "string",
                 '"false"': "string", "1.5": "number", "null": "null", "[]": "array", "{}": "object"}
 """The JSON type of each value probe but "auto" (extract/probes.py PROBES), which has its own record."""
@@ -644,6 +663,8 @@ class _Run:
                      "remove the key to get the default")
             return False
         actual = json_type(value)
+        if actual == "string" and not self.converts(record, value, here):
+            return False
         if actual in types or (actual == "integer" and "number" in types):
             return True
         if record.used_as_guessed:
@@ -684,6 +705,24 @@ class _Run:
                  f"expected {' or '.join(types)}, got {actual} {_fmt(value)}; DeepSpeed uses it unvalidated",
                  self._type_fix(record))
         return False
+
+    def converts(self, record: Field, value: str, here: Path_) -> bool:
+        """Whether DeepSpeed's number conversion of this key takes the string ``value``: where its probes show
+        a numeric string accepted and another string refused by ``int()`` or ``float()`` (the key is read with
+        ``int(d.get(...))``), a string is judged by that conversion, not taken as fine for being a string."""
+        convert = string_conversion(record)
+        if convert is None:
+            return True
+        try:
+            convert(value)
+        except ValueError as error:
+            self.add(here, Severity.ERROR, Kind.WRONG_TYPE,
+                     f"the string {_fmt(value)}: DeepSpeed {self.c.version} converts this key with "
+                     f"{convert.__name__}(), which raises ValueError: {error}{at_source(record.raw.get('source'))}",
+                     f"write a number without quotes, e.g. the default {_fmt(record.default)}"
+                     if record.default is not None else "write a number without quotes")
+            return False
+        return True
 
     def _type_fix(self, record: Field) -> str:
         default = record.default
