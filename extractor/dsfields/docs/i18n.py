@@ -268,9 +268,9 @@ ZH.update({
     "{n} keys in {m} sections, extracted from DeepSpeed {v} itself (`{by}`).":
         "{m} 个节中共 {n} 个键，直接从 DeepSpeed {v} 本身提取（`{by}`）。",
     "{n} keys are [rejected with a message]({link}).": "{n} 个键会被[带消息拒绝]({link})。",
-    ("Every key links to its row in the [default tables]({link}); the full per-field dictionary is built for the "
-     "newest release, [{v}]({newest})."):
-        "每个键都链接到[默认值表]({link})中的对应行；逐字段的完整字典为最新版本 [{v}]({newest}) 生成。",
+    ("DeepSpeed's official configuration page at v{v} is not compared with the code here: no copy of that tag's "
+     "page could be fetched when this site was built."):
+        "此处未把 DeepSpeed 在 v{v} 的官方配置文档与代码对照：构建本站时无法取得该标签下的文档页面。",
     ("Every release has its full dictionary (one page per section), default tables, enums, deprecated and removed "
      "keys, optimizer and scheduler catalogues, templates A/B/C, typo handling and changes. The release selector at "
      "the top of every page switches release and stays on the same field. Dates are the PyPI upload of each "
