@@ -378,13 +378,19 @@ def line_restatements(owners: dict[tuple[str, str], str], paths: dict[tuple[str,
     """Release → page key → the lines of its page's source links, where the page shown for it (``owners``'s)
     has other lines: the release data's ``lines``, which assets/dsfields.js writes into the shown page."""
     out: dict[str, dict[str, list[str]]] = {}
+    found: dict[str, list[str]] = {}  # a page shown for many releases is read once
+
+    def lines_of(path: str) -> list[str]:
+        if path not in found:
+            found[path] = source_lines(files[path])
+        return found[path]
+
     for (version, name), owner in owners.items():
         own, shown = paths.get((version, name)), paths.get((owner, name))
-        if owner == version or own not in files or shown not in files:
+        if owner == version or own not in files or shown not in files or own == shown:
             continue
-        own_lines = source_lines(files[own])
-        if own_lines != source_lines(files[shown]):
-            out.setdefault(version, {})[name] = own_lines
+        if lines_of(own) != lines_of(shown):
+            out.setdefault(version, {})[name] = lines_of(own)
     return out
 
 
@@ -607,14 +613,13 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     field_paths = {(page.path.split("/")[0], page.context["page_key"]): page.path for page in pages
                    if _is_field_page(page)}
     field_owners = field_page_owners(site, field_paths, files)
-    for (version, name), owner in field_owners.items():
-        own = field_paths.get((site.owners[(version, name.split("/", 1)[1])], name))
-        if own is None or owner == version and own == field_paths.get((version, name)):
-            continue
-        if source_lines(files[own]) != source_lines(files[field_paths[(owner, name)]]):
-            lines.setdefault(version, {})[name] = source_lines(files[own])
-        if field_paths.get((version, name)) == own:
-            moved[own] = field_paths[(owner, name)]
+    # A release's own page is the one of identical records (Site.owners) it was already shown.
+    identical = {(version, f"{FIELDS}/{top}"): field_paths[(owner, f"{FIELDS}/{top}")]
+                 for (version, top), owner in site.owners.items() if (owner, f"{FIELDS}/{top}") in field_paths}
+    for version, restated in line_restatements(field_owners, identical, files).items():
+        lines.setdefault(version, {}).update(restated)
+    moved.update({field_paths[(version, name)]: field_paths[(owner, name)] for (version, name), owner
+                  in field_owners.items() if owner != version and (version, name) in field_paths})
     kept = []
     for page in pages:
         name = page.context.get("page_key")
