@@ -2,7 +2,7 @@
 
 Every config of ../shared/realworld-configs and every mutation below is checked statically (in this
 process, as `dsfields check` does) and launched with `deepspeed.initialize` on CPU (one worker process,
-dsfields.extract.launch_worker) in the calling style matching the check options:
+dsfields.launch.worker) in the calling style matching the check options:
 
   hf     `check --hf`                    vs the HF Trainer + accelerate plan (every config)
   plain  `check`                         vs plain code, optimizer from the config (configs without "auto")
@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check import Checker, Options, Severity, check_text
-from dsfields.check.command import newest_hf_list
+from dsfields.check.check_command import newest_hf_list
 from dsfields.configfile import ConfigFileError
-from dsfields.extract.launch_client import LaunchClient
-from dsfields.extract.launch_verdict import LaunchVerdict
+from dsfields.launch.client import LaunchClient
+from dsfields.launch.verdict import LaunchVerdict
 from dsfields.model.store import load_requested
 
 REPO = Path(__file__).resolve().parent.parent

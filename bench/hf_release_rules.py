@@ -51,7 +51,7 @@ KEYS = ("optimizer.class", "scheduler.class", "scheduler.params.total_num_steps"
 
 
 def main() -> int:
-    from dsfields.extract.hf_witness import DATASET_SIZE, TrainerWitness
+    from dsfields.extract.hf.trainer_witness import DATASET_SIZE, TrainerWitness
 
     witness = TrainerWitness()
     agree = judged = verdicts = 0
@@ -95,8 +95,8 @@ def _refusal(words: str) -> str | None:
     lacks)."""
     import argparse
 
-    from dsfields.model.hf_args import from_cli
-    from dsfields.model.hf_trainer import trainer_run
+    from dsfields.hf.arguments import from_cli
+    from dsfields.hf.trainer import trainer_run
 
     ns = argparse.Namespace(trainer_args=words + " --max_steps 1", hidden_size=HIDDEN, model_config=None,
                             hf_version=None, accelerate_config=None, world_size=None, dataset_size=None)

@@ -1,7 +1,7 @@
 """`check/resolve --trainer-args` against the real HF Trainer, one training step per (config, argument set).
 
 For every config and argument set the real Trainer (transformers + accelerate + DeepSpeed on CPU, a tiny
-Llama of hidden size 16, `--max_steps 1`; dsfields.extract.hf_witness, one warm process forking a child
+Llama of hidden size 16, `--max_steps 1`; dsfields.extract.hf.trainer_witness, one warm process forking a child
 per run) either trains or refuses. dsfields must say the same:
 
 * `dsfields check FILE --trainer-args=ARGS --hidden-size 16` exits 1 exactly where the Trainer refused;
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the CPU accelerator says it has no fp16, claim it (torch's CPU fp16 kernels "
                              "train): fp16 runs are judged on the config, and the figures say 'fp16 assumed'")
     args = parser.parse_args(argv)
-    from dsfields.extract.hf_witness import TrainerWitness
+    from dsfields.extract.hf.trainer_witness import TrainerWitness
 
     started = time.perf_counter()
     witness = TrainerWitness(assume_fp16=args.assume_fp16)

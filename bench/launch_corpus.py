@@ -1,7 +1,7 @@
 """The launch witness on the shared real-world corpus and seeded mutations, against `dsfields check --hf`.
 
 Every config of ../shared/realworld-configs (and every mutation below) is launched with
-`deepspeed.initialize` on CPU in one worker process (dsfields.extract.launch_worker), in both calling styles:
+`deepspeed.initialize` on CPU in one worker process (dsfields.launch.worker), in both calling styles:
   plain  "auto" filled with the HF Trainer's values, batch made consistent at one rank, the optimizer
          built by DeepSpeed from the config (none if the config has none; some mutations pass AdamW
          from code instead);
@@ -31,8 +31,8 @@ from typing import Any
 
 from dsfields.check import Checker, Options, Severity, check_file, newest_hf_list
 from dsfields.configfile import load
-from dsfields.extract.launch_client import LaunchClient
-from dsfields.extract.launch_verdict import LaunchVerdict
+from dsfields.launch.client import LaunchClient
+from dsfields.launch.verdict import LaunchVerdict
 from dsfields.model.store import load_requested
 
 REPO = Path(__file__).resolve().parent.parent
@@ -265,8 +265,8 @@ def leaks(requests: list[dict[str, Any]]) -> int:
 
     import torch
 
-    from dsfields.extract.launch_reset import module_state
-    from dsfields.extract.launcher import Launcher
+    from dsfields.launch.launcher import Launcher
+    from dsfields.launch.reset import module_state
 
     def state() -> dict[str, str]:
         extra = {"gc.isenabled": str(gc.isenabled()), "torch.default_dtype": str(torch.get_default_dtype()),

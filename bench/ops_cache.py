@@ -1,7 +1,7 @@
 """ccache versus quickcxx: a cold and a warm ``dsfields snapshot --force --launch`` of releases, each way.
 
 Issue #22 asks whether the well-kept tool (ccache) can replace the hand-written compiler cache
-(``extract/quickcxx.py``: PCH, object sharing) and the op sharing (``ops.share_built_ops``). One run is
+(``launch/quickcxx.py``: PCH, object sharing) and the op sharing (``ops.share_built_ops``). One run is
 ``dsfields snapshot --force --launch V...`` into a kept ``--out`` with its own op cache (``DSFIELDS_OPS_CACHE``):
 a fresh empty one is the cold case, the same one again the warm case. Variants: ``quickcxx`` (the default build);
 ``ccache`` (``DSFIELDS_OPS_BUILD=ccache``: DeepSpeed's flags made quick, then ccache, whose store is inside the op

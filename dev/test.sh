@@ -22,7 +22,7 @@ cd "$ROOT"
 ruff check -q extractor tests bench
 # DeepSpeed's CPU ops (fused_adam, cpu_adam, shm_comm, ...) JIT-built once per DeepSpeed into
 # ~/.cache/dsfields/torch_extensions, outside any launch timeout (minutes the first time, then cached).
-PYTHONPATH="$ROOT/extractor" python -m dsfields.extract.launch --build-ops >/dev/null 2>&1 || echo "dev/test.sh: building DeepSpeed's CPU ops failed" >&2
+PYTHONPATH="$ROOT/extractor" python -m dsfields.launch --build-ops >/dev/null 2>&1 || echo "dev/test.sh: building DeepSpeed's CPU ops failed" >&2
 # Both cores; a module's tests stay on one worker (--dist loadfile), so each module-scoped fixture (the site
 # build, the launch worker, an extraction) is made once. Every test is bounded; the slowest are listed, and
 # every skipped test is named with its reason (-rs), so a skip in CI is seen, not assumed.

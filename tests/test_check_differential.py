@@ -86,8 +86,7 @@ def reads(data: dict[str, Any]) -> set[str]:
     """Every key path DeepSpeedConfig looked at (present in the config) while building it."""
     from deepspeed.runtime.config import DeepSpeedConfig
 
-    from dsfields.extract.discover import wrap
-    from dsfields.extract.trace import Recorder, join
+    from dsfields.launch.trace import Recorder, join, wrap
 
     recorder = Recorder()
     try:

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, requires_deepspeed
 
-from dsfields.extract.launch_client import LaunchClient
 from dsfields.extract.launch_witness import confirm_rule
-from dsfields.model import launch_rules as catalogue
+from dsfields.launch import catalogue
+from dsfields.launch.client import LaunchClient
 
 pytestmark = [requires_deepspeed, pytest.mark.deepspeed]
 VERSION = "0.19.8"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from conftest import requires_deepspeed
 
-from dsfields.extract.hf import fill_calls
+from dsfields.extract.hf.fills import fill_calls
 from dsfields.model.store import load as load_snapshot
 
 SNAPSHOT = load_snapshot("0.19.8").raw

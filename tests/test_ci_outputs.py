@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 from conftest import REPO
 
-from dsfields.check.command import looks_like_ds_config
+from dsfields.check.check_command import looks_like_ds_config
 from dsfields.check.report import JSON_FORMAT_VERSION
 from dsfields.cli import main
 from dsfields.model.store import load_indexed

@@ -264,9 +264,9 @@ def test_unknown_kind_exits_2(tree: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_installed_without_deepspeed_is_one_line(tree: Path, capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import dsfields.extract.command
+    import dsfields.extract.extract_command
 
-    monkeypatch.setattr(dsfields.extract.command, "import_failure", lambda: "ModuleNotFoundError: deepspeed")
+    monkeypatch.setattr(dsfields.extract.extract_command, "import_failure", lambda: "ModuleNotFoundError: deepspeed")
     code, out, err = run_cli(capsys, "1.0.0", "installed", "--generated", str(tree))
     assert (code, out) == (2, "")
     assert err == ("dsfields diff: cannot import DeepSpeed (ModuleNotFoundError: deepspeed); "

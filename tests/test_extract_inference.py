@@ -76,7 +76,7 @@ class Engine:
 
 @pytest.fixture
 def document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    from dsfields.extract.inference import extract_inference
+    from dsfields.extract.inference_witness import extract_inference
 
     package = tmp_path / "fakeinference"
     (package / "inference").mkdir(parents=True)

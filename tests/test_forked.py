@@ -1,4 +1,4 @@
-"""The forked helper behind the static scan and the value probes (``dsfields.extract.forked``)."""
+"""The forked helper behind the static scan and the value probes (``dsfields.launch.forked``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from dsfields.extract.forked import Forked, ForkFailed
+from dsfields.launch.forked import Forked, ForkFailed
 
 
 def test_the_result_is_the_childs_return_value():

@@ -1,4 +1,4 @@
-"""The HF programs (extract/hf_programs.py, model/hf_rules.simulate) on small fake transformers/accelerate trees.
+"""The HF programs (extract/hf/programs.py, model/hf_rules.simulate) on small fake transformers/accelerate trees.
 
 Each tree is written to a temporary folder in the shape a release has it: a 4.x one (``get_optimizer_cls_and_kwargs``
 an if/elif chain, ``num_training_steps`` computed inline in ``_inner_training_loop`` with a floor division, the
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dsfields.extract.hf_programs import accelerate_programs, trainer_programs
-from dsfields.model.hf_rules import HfRules, Unreadable, simulate
+from dsfields.extract.hf.programs import accelerate_programs, trainer_programs
+from dsfields.hf.pair_rules import HfRules, Unreadable, simulate
 
 pytestmark = pytest.mark.unit
 
@@ -364,7 +364,7 @@ def test_deepspeed_optim_sched_refusals(tmp_path):
 
 
 def test_accelerates_cpu_swap(tmp_path):
-    from dsfields.model.hf_rules import ClassPath, isinstance_by_path
+    from dsfields.hf.pair_rules import ClassPath, isinstance_by_path
 
     rules = _rules(tmp_path, "4")
     assert rules.cpu_optimizer("torch.optim.AdamW", "0.19.8")[0] == "deepspeed.ops.adam.DeepSpeedCPUAdam"
@@ -396,7 +396,7 @@ def test_simulate_never_takes_an_unknown_branch():
 
 
 def test_an_accelerate_without_snapshot_falls_back_to_the_newest_with_a_notice(tmp_path, monkeypatch):
-    from dsfields.model import hf_args
+    from dsfields.hf import arguments as hf_args
 
     hf = tmp_path / "hf"
     hf.mkdir()

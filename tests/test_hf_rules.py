@@ -1,4 +1,4 @@
-"""The HF rule witness (extract/hf_rules.py) on hand-written sources, and the run following rules it extracted.
+"""The HF rule witness (extract/hf/rule_witness.py) on hand-written sources, and the run following rules it extracted.
 
 The sources are written here in the shape transformers' ``integrations/deepspeed.py`` and accelerate's
 ``DeepSpeedPlugin`` have; what is asserted is what the consumer relies on: a fill's value expression with the
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsfields.extract.hf_rules import accelerate_rules, transformers_rules, warmup_rule
-from dsfields.model.hf_rules import HfRules, Unreadable, evaluate
+from dsfields.extract.hf.rule_witness import accelerate_rules, transformers_rules, warmup_rule
+from dsfields.hf.pair_rules import HfRules, Unreadable, evaluate
 
 pytestmark = pytest.mark.unit
 
@@ -159,8 +159,8 @@ def test_the_evaluator_takes_the_rules_shapes_and_refuses_the_rest():
 
 
 def _run(rules_dict, accelerate_dict, words, **literals):
-    from dsfields.model.hf_args import parse_trainer_args
-    from dsfields.model.hf_trainer import trainer_run
+    from dsfields.hf.arguments import parse_trainer_args
+    from dsfields.hf.trainer import trainer_run
 
     fields = {name: {"type": kind, "default": default, "value_optional": kind == "bool"} for name, kind, default in (
         ("fp16", "bool", False), ("bf16", "bool", False), ("per_device_train_batch_size", "int", 8),

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dsfields.cli import main
-from dsfields.model.hf_args import arg_names, hf_versions, load_hf_snapshot, load_rules, parse_trainer_args
-from dsfields.model.hf_rules import accelerate_versions, load_accelerate_snapshot
-from dsfields.model.hf_trainer import HIDDEN_KEYS, MISMATCH_HEAD, MISMATCH_TAIL, trainer_run
+from dsfields.hf.arguments import arg_names, hf_versions, load_hf_snapshot, load_rules, parse_trainer_args
+from dsfields.hf.pair_rules import accelerate_versions, load_accelerate_snapshot
+from dsfields.hf.trainer import HIDDEN_KEYS, MISMATCH_HEAD, MISMATCH_TAIL, trainer_run
 
 pytestmark = pytest.mark.data
 
@@ -47,7 +47,7 @@ def test_the_mirror_constants_are_the_pinned_pairs_rules():
     rules = load_rules(load_hf_snapshot("5.24.0"), "1.15.0", explicit=True)
     assert rules.mismatch_head_tail() == (MISMATCH_HEAD, MISMATCH_TAIL)
     assert tuple(rules.hidden_size_keys()) == HIDDEN_KEYS
-    from dsfields.model.hf_args import IGNORED_WITH_FILE
+    from dsfields.hf.arguments import IGNORED_WITH_FILE
 
     assert tuple(rules.ignored_with_file()) == IGNORED_WITH_FILE
 
@@ -135,7 +135,7 @@ def test_estimate_takes_the_trainers_micro_batch_and_gradient_checkpointing(tmp_
 
 
 def test_an_installed_pair_without_a_snapshot_is_said(monkeypatch, capsys):
-    from dsfields.model import hf_args
+    from dsfields.hf import arguments as hf_args
 
     monkeypatch.setattr(hf_args, "installed_transformers_version", lambda: "4.99.0")
     monkeypatch.setattr(hf_args, "installed_accelerate_version", lambda: "1.15.0")
@@ -171,7 +171,7 @@ def test_a_value_the_trainer_fills_is_judged_by_deepspeed_too(tmp_path, capsys):
 def test_the_programs_of_the_pinned_pair_give_the_verified_mirrors_answers():
     """The optimizer, scheduler and steps the snapshot's programs compute for 5.24.0 / 1.15.0 are the ones the
     mirror spells out (checked against the real Trainer by the differential)."""
-    from dsfields.model.hf_trainer import CPU_SWAP, TRAINER_OPTIMIZERS, TRAINER_SCHEDULERS
+    from dsfields.hf.trainer import CPU_SWAP, TRAINER_OPTIMIZERS, TRAINER_SCHEDULERS
 
     snap = load_hf_snapshot("5.24.0")
     rules = load_rules(snap, "1.15.0", explicit=True)
@@ -234,7 +234,7 @@ def test_diff_hf_shows_what_the_programs_answer(capsys):
 
 
 def _plan(function, config, **kw):
-    from dsfields.model.hf_trainer import PlanError
+    from dsfields.hf.trainer import PlanError
 
     try:
         plan = function(config, **kw)
@@ -260,7 +260,7 @@ def test_the_launch_plan_is_what_the_trainer_run_gives_with_the_matching_flags(p
     evaluated by trainer_run, so on every corpus config the user actually passing the flags it assumes
     (--learning_rate 5e-5, --per_device_train_batch_size 1, --max_steps 100, --fp16/--bf16 where the config
     enables it) gets the same final config from ``check/resolve --trainer-args``, where no literal mismatches."""
-    from dsfields.model.hf_trainer import HIDDEN_SIZE, hf_plan
+    from dsfields.hf.trainer import HIDDEN_SIZE, hf_plan
 
     snap = load_hf_snapshot(pair[0])
     rules = load_rules(snap, pair[1], explicit=True)
@@ -281,7 +281,7 @@ def test_the_launch_plan_is_what_the_trainer_run_gives_with_the_matching_flags(p
             assert planned[:5] == ("refused", run.error.raised_by, run.error.exc_type, str(run.error),
                                    run.error.key), path.name
         else:
-            from dsfields.model.hf_trainer import at_one_rank
+            from dsfields.hf.trainer import at_one_rank
 
             assert planned == ("plan", at_one_rank(run.config), run.optimizer, run.scheduler), path.name
         same += 1
@@ -290,8 +290,8 @@ def test_the_launch_plan_is_what_the_trainer_run_gives_with_the_matching_flags(p
 
 def test_every_launch_record_was_made_with_the_witness_pairs_programs():
     """The committed launch.json files confirm the HF rules on hf_plan's default pair, which has its snapshots."""
-    from dsfields.model.hf_trainer import WITNESS_PAIR
-    from dsfields.model.launch_rules import load_launch
+    from dsfields.hf.trainer import WITNESS_PAIR
+    from dsfields.launch.catalogue import load_launch
     from dsfields.model.store import available_versions
 
     assert WITNESS_PAIR[0] in hf_versions() and WITNESS_PAIR[1] in accelerate_versions()
@@ -323,7 +323,7 @@ def test_check_hf_judges_the_launch_with_the_chosen_pairs_programs(capsys):
 
 
 def test_hf_plan_follows_another_pair():
-    from dsfields.model.hf_trainer import hf_plan
+    from dsfields.hf.trainer import hf_plan
 
     config = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size":
                                                                          "auto"}}
@@ -377,7 +377,7 @@ def test_the_class_deepspeed_builds_for_the_configs_optimizer_is_read_per_releas
     """A type whose branch of _configure_basic_optimizer builds one class is that class, from the release's own
     catalogue (OneBitAdam in 0.14.4, mup's MuAdam, FusedLamb); which of several (FusedAdam, DeepSpeedCPUAdam under
     offload, ...) is read by hand from 0.19.8 and is said as not verified for another release, never silently."""
-    from dsfields.model.hf_trainer import OPTIMIZER_CHOICE_READ_IN
+    from dsfields.hf.trainer import OPTIMIZER_CHOICE_READ_IN
 
     assert OPTIMIZER_CHOICE_READ_IN == "0.19.8"  # the release the real-Trainer differential runs (its values agree)
     snap = load_hf_snapshot("5.24.0")
@@ -421,7 +421,7 @@ def test_no_snapshotted_pair_falls_back_to_the_spelt_rules(monkeypatch):
     every snapshotted transformers (with its paired accelerate) and every accelerate (with 5.24.0) runs its own
     programs through every step (the Trainer's fills and checks, accelerate's plugin, mixed precision, prepare,
     the optimizer, its ZeRO-Offload swap and the scheduler), never the spelt ones, and no note says one failed."""
-    import dsfields.model.hf_trainer as hf
+    import dsfields.hf.trainer as hf
 
     def spelt(*args, **kwargs):
         raise AssertionError("a spelt-out rule was used")

@@ -11,9 +11,9 @@ import json
 import pytest
 
 from dsfields.cli import main
+from dsfields.hf.arguments import load_hf_snapshot, load_rules, parse_trainer_args
+from dsfields.hf.trainer import MISMATCH_HEAD, trainer_run
 from dsfields.model.errors import UsageError
-from dsfields.model.hf_args import load_hf_snapshot, load_rules, parse_trainer_args
-from dsfields.model.hf_trainer import MISMATCH_HEAD, trainer_run
 
 # Lanes: tests/lanes.py (unit, but for the four tests that read generated/).
 
@@ -135,7 +135,7 @@ def test_check_says_once_that_a_file_looks_like_an_hf_config(tmp_path, capsys):
 
 
 def test_accelerate_config_mixed_precision_and_refused_settings(tmp_path):
-    from dsfields.model.hf_args import load_accelerate_config
+    from dsfields.hf.arguments import load_accelerate_config
 
     yaml = tmp_path / "acc.yaml"
     yaml.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\n"
@@ -150,12 +150,12 @@ def test_accelerate_config_mixed_precision_and_refused_settings(tmp_path):
 
 
 def test_committed_hf_snapshot_is_what_the_extractor_reads():
-    from dsfields.extract.hf_args import hf_snapshot, transformers_dir
+    from dsfields.extract.hf.flags import hf_snapshot, transformers_dir
 
     root = transformers_dir()
     if root is None:
         pytest.skip("transformers is not installed")
-    from dsfields.extract.hf_rules import package_rules
+    from dsfields.extract.hf.rule_witness import package_rules
 
     fresh = hf_snapshot(root)
     if fresh["transformers_version"] != "5.24.0":
@@ -205,7 +205,7 @@ def test_the_mirror_names_every_argument_as_the_extracted_source_does():
 
 
 def test_other_releases_flags_and_the_diff_between_two():
-    from dsfields.model.hf_args import hf_diff, hf_versions
+    from dsfields.hf.arguments import hf_diff, hf_versions
 
     assert {"4.36.2", "5.24.0"} <= set(hf_versions())
     old = load_hf_snapshot("4.36.2")

@@ -20,7 +20,7 @@ import pytest
 
 from dsfields.cli import main
 from dsfields.configfile import MAX_BYTES, ConfigFileError, load, parse
-from dsfields.docs.command import build_into
+from dsfields.docs.docs_command import build_into
 from dsfields.model import termsafe
 from dsfields.model.store import SnapshotError, available_versions, dumps, validate, write_atomic
 
@@ -284,7 +284,7 @@ def test_extract_with_a_deepspeed_that_exits_or_raises_at_import(tmp_path, body)
 @pytest.mark.parametrize("version", ["../../escaped", "a/b", "..", "/abs", "0.1\n"])
 def test_a_version_with_separators_never_writes_outside_out(tmp_path, capsys, monkeypatch, version):
     import dsfields.extract.build as build
-    import dsfields.extract.command as command
+    import dsfields.extract.extract_command as command
 
     monkeypatch.setattr(command, "import_failure", lambda: None)
     # extract_installed takes the static witness's pending scan and the launch witness since issue 15 (the stub
@@ -338,7 +338,7 @@ def test_docs_build_interrupted_or_failed_leaves_the_old_site(tmp_path):
 
 def test_docs_build_killed_leaves_the_old_site_and_the_next_build_cleans_up(tmp_path):
     site = _site(tmp_path)
-    code = ("import sys, time; from pathlib import Path; from dsfields.docs.command import build_into\n"
+    code = ("import sys, time; from pathlib import Path; from dsfields.docs.docs_command import build_into\n"
             "def build(folder):\n (folder / 'index.html').write_text('half'); print('ready', flush=True)\n"
             " time.sleep(60); return 0\n"
             f"build_into(Path({str(site)!r}), build)\n")
@@ -353,7 +353,7 @@ def test_docs_build_killed_leaves_the_old_site_and_the_next_build_cleans_up(tmp_
 
 
 def test_two_docs_builds_in_one_tree_both_succeed(tmp_path):
-    from dsfields.docs.command import tree_lock
+    from dsfields.docs.docs_command import tree_lock
 
     config = tmp_path / "mkdocs.yml"
     config.write_text("site_name: x\n")

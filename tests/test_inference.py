@@ -54,7 +54,7 @@ def _inference(version: str, tp_default: int) -> dict:
     if version == NEW:
         fields.append(_field("keep_module_on_host", "bool", ["boolean"], False))
     return {
-        "document": "inference", "format_version": 2, "generated_by": "python -m dsfields.extract.inference",
+        "document": "inference", "format_version": 2, "generated_by": "python -m dsfields.extract.inference_witness",
         "deepspeed_version": version, "environment": {}, "model": "deepspeed.inference.config.DeepSpeedInferenceConfig",
         "sections": {"": _section("", "deepspeed.inference.config.DeepSpeedInferenceConfig"),
                      "tensor_parallel": _section("tensor_parallel", "deepspeed.inference.config.DeepSpeedTPConfig")},

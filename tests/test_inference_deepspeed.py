@@ -23,7 +23,7 @@ pytestmark = [requires_deepspeed, pytest.mark.integration]
 
 @pytest.fixture(scope="module")
 def fresh() -> dict:
-    from dsfields.extract.inference import extract_installed
+    from dsfields.extract.inference_witness import extract_installed
 
     document = extract_installed()
     assert document is not None, "the installed DeepSpeed has no DeepSpeedInferenceConfig"
@@ -50,7 +50,7 @@ def test_inference_document_matches_the_snapshot_schema(committed_path):
 
 def _probe_configs(document: dict):
     from dsfields.extract.discover import set_path
-    from dsfields.extract.inference import _probe_values
+    from dsfields.extract.inference_witness import _probe_values
 
     values = dict((pid, v) for pid, v in _probe_values(_module()))
     for path, record in sorted(document["fields"].items()):

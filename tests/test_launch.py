@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import requires_deepspeed
 
-from dsfields.extract.launch_client import LaunchClient
-from dsfields.extract.launch_verdict import LaunchVerdict, classify, locate
-from dsfields.model.hf_trainer import PlanError, at_one_rank, hf_plan
+from dsfields.hf.trainer import PlanError, at_one_rank, hf_plan
+from dsfields.launch.client import LaunchClient
+from dsfields.launch.verdict import LaunchVerdict, classify, locate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -172,7 +172,7 @@ def test_fp16_launches_exactly_where_the_accelerator_says_this_cpu_supports_it(c
 @pytest.mark.deepspeed
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp16-off", "fp16-on"])
 def test_fp16_support_forced_either_way_gives_its_outcome(fp16):
-    from dsfields.extract.launcher import CPU_FP16_ENV
+    from dsfields.launch.launcher import CPU_FP16_ENV
 
     with LaunchClient(env=os.environ | {CPU_FP16_ENV: str(int(fp16))}, warm_up=False) as forced:
         verdict = forced.launch(FP16)
@@ -186,8 +186,8 @@ def test_the_committed_records_are_the_same_bytes_whatever_fp16_the_cpu_has():
     # launch.json and the launch witness's reads, made as `dsfields extract --launch --launch-rules` makes them,
     # on a CPU claiming fp16 and on one that does not: the committed records are the same from either.
     from dsfields.extract.launch_witness import launch_json_text, launch_witness, witness_env
-    from dsfields.extract.launcher import CPU_FP16_ENV
-    from dsfields.model.launch_rules import launch_path
+    from dsfields.launch.catalogue import launch_path
+    from dsfields.launch.launcher import CPU_FP16_ENV
 
     made = {}
     for fp16 in ("0", "1"):
@@ -254,9 +254,9 @@ def test_mutation_corpus_in_one_worker(client):
 
 FORKED_SCRIPT = """
 import json, os, sys
-from dsfields.extract.launch_client import LaunchClient
+from dsfields.launch.client import LaunchClient
 from dsfields.extract.launch_witness import witness_env
-from dsfields.extract.launch_worker import ForkedWorker
+from dsfields.launch.worker import ForkedWorker
 configs = json.loads(sys.argv[1])
 worker = ForkedWorker.start(witness_env())
 assert worker is not None, "the worker was not forked"
@@ -279,7 +279,7 @@ FORKED_CASES = [
 @requires_deepspeed
 @pytest.mark.deepspeed
 def test_a_worker_forked_before_deepspeed_is_imported_gives_the_verdicts_of_its_own_process(client, tmp_path):
-    from dsfields.extract.launcher import PIN_SUPPORT_ENV
+    from dsfields.launch.launcher import PIN_SUPPORT_ENV
 
     # Unpinned, as the fixture's client: both answer fp16 as this CPU does.
     env = {k: v for k, v in os.environ.items() if k != "DS_ACCELERATOR"} | {"TMPDIR": str(tmp_path),
@@ -302,7 +302,7 @@ def test_a_worker_forked_before_deepspeed_is_imported_gives_the_verdicts_of_its_
 def test_no_worker_is_forked_once_deepspeed_is_imported_or_another_thread_runs(monkeypatch):
     import threading
 
-    from dsfields.extract.launch_worker import ForkedWorker
+    from dsfields.launch.worker import ForkedWorker
 
     monkeypatch.setitem(sys.modules, "deepspeed", sys)
     assert ForkedWorker.start(dict(os.environ)) is None
@@ -318,7 +318,7 @@ def test_no_worker_is_forked_once_deepspeed_is_imported_or_another_thread_runs(m
 
 
 def test_wants_ranks_names_the_first_parallel_degree_above_one():
-    from dsfields.extract.launch_verdict import wants_ranks
+    from dsfields.launch.verdict import wants_ranks
 
     assert wants_ranks({"tensor_parallel": {"autotp_size": 4}}) == "tensor_parallel.autotp_size"
     assert wants_ranks(with_zero(zero_hpz_partition_size=8)) == "zero_optimization.zero_hpz_partition_size"
@@ -346,19 +346,19 @@ def _guard(tmp_path: Path, hold: bool) -> bool:
     """Run guard_ops_dir in a fresh process over an extensions dir with a stale torch lock; is the lock gone?"""
     env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"}
     env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(REPO / "extractor"))
-    code = ("import os; from pathlib import Path; from dsfields.extract.ops import own_extensions_dir;"
+    code = ("import os; from pathlib import Path; from dsfields.launch.ops import own_extensions_dir;"
             "own_extensions_dir(); root = Path(os.environ['TORCH_EXTENSIONS_DIR']);"
             "(root / 'cpu_adam').mkdir(parents=True, exist_ok=True); (root / 'cpu_adam' / 'lock').touch()")
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
     holder = None
     if hold:  # another dsfields process alive (it may be building): its locks must survive
-        holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from dsfields.extract.ops import "
+        holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from dsfields.launch.ops import "
                                    "guard_ops_dir; guard_ops_dir(); print('held', flush=True); time.sleep(60)"],
                                   env=env, stdout=subprocess.PIPE, text=True)
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         subprocess.run([sys.executable, "-c", code], env=env, check=True)  # the lock again, after its check
     try:
-        subprocess.run([sys.executable, "-c", "from dsfields.extract.ops import guard_ops_dir; guard_ops_dir()"],
+        subprocess.run([sys.executable, "-c", "from dsfields.launch.ops import guard_ops_dir; guard_ops_dir()"],
                        env=env, check=True, timeout=60)
     finally:
         if holder is not None:
@@ -385,7 +385,7 @@ def test_a_ccache_on_path_is_not_put_before_dsfields_own_compiler_wrapper(tmp_pa
     env = {k: v for k, v in os.environ.items() if k not in ("TORCH_EXTENSIONS_DIR", "TORCH_NO_COMPILER_WRAPPER")}
     env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(REPO / "extractor"),
                PATH=os.pathsep.join([str(tools), env.get("PATH", "")]))
-    code = ("import json, os; from torch.utils import cpp_extension as c; from dsfields.extract.ops import "
+    code = ("import json, os; from torch.utils import cpp_extension as c; from dsfields.launch.ops import "
             "guard_ops_dir; before = c._wrap_compiler(['g++']); guard_ops_dir(); "
             "print(json.dumps([before, c._wrap_compiler([os.environ['CXX']]), os.environ['CXX']]))")
     probe = "from torch.utils import cpp_extension as c; raise SystemExit(not hasattr(c, '_wrap_compiler'))"
@@ -420,7 +420,7 @@ def _ninja_build(build: Path, root: Path) -> None:
 
 @pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
 def test_an_op_built_by_one_release_is_shared_only_with_releases_whose_files_are_identical(tmp_path):
-    from dsfields.extract.ops import OPS_MANIFEST, find_shared_op, op_key, write_op_manifest
+    from dsfields.launch.ops import OPS_MANIFEST, find_shared_op, op_key, write_op_manifest
 
     first = _release(tmp_path / "0.1.0", "#define X 1\n")
     same = _release(tmp_path / "0.1.1", "#define X 1\n")
@@ -453,7 +453,7 @@ def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_
     pytest.importorskip("torch")
     import torch.utils.cpp_extension as cpp_extension
 
-    from dsfields.extract import ops
+    from dsfields.launch import ops
 
     built: list[Path] = []
     imported: list[str] = []
@@ -485,7 +485,7 @@ def test_two_builders_of_one_op_at_once_compile_it_once(tmp_path, monkeypatch):
 
     import torch.utils.cpp_extension as cpp_extension
 
-    from dsfields.extract import ops
+    from dsfields.launch import ops
 
     built: list[str] = []
     imported: list[str] = []
@@ -541,7 +541,7 @@ def test_the_raise_site_is_found_in_a_release_runtimes_sdist_as_in_site_packages
     # `dsfields snapshot` imports each release from its unpacked sdist: no site-packages in the path.
     import importlib.util
 
-    from dsfields.extract import launch_verdict
+    from dsfields.launch import verdict as launch_verdict
 
     module = tmp_path / "lib" / "deepspeed" / "runtime" / "engine.py"
     module.parent.mkdir(parents=True)
@@ -559,7 +559,7 @@ def test_the_raise_site_is_found_in_a_release_runtimes_sdist_as_in_site_packages
 
 
 def test_ops_are_built_with_the_ninja_beside_the_interpreter_whatever_path_the_caller_has(tmp_path, monkeypatch):
-    from dsfields.extract.ops import pin_ninja
+    from dsfields.launch.ops import pin_ninja
 
     # Two ninjas rebuild each other's ops from scratch (their build logs differ in version).
     ours, system = tmp_path / "env" / "bin", tmp_path / "usr" / "bin"

@@ -20,7 +20,7 @@ from dsfields.check.launch_rules import NOT_CONFIRMED, launch_rule_findings
 from dsfields.check.runtime import hf_substitute
 from dsfields.cli import main
 from dsfields.configfile import parse
-from dsfields.model import launch_rules as catalogue
+from dsfields.launch import catalogue
 from dsfields.model.store import load as load_snapshot
 
 VERSION = "0.19.8"
@@ -354,7 +354,7 @@ def test_launch_with_another_installed_version_says_so_in_one_line(tmp_path, cap
     path = tmp_path / "ds.json"
     path.write_text(json.dumps(ZERO2 | {"optimizer": ADAMW}))
     started: list[int] = []
-    from dsfields.check import command
+    from dsfields.check import check_command as command
 
     args = SimpleNamespace(files=[path], version="0.14.4", format="text", hf=False, world_size=None, strict=False,
                            runtime=False, optimizer_from_code=False, launch=True)

@@ -27,7 +27,7 @@ FAKE_DEEPSPEED = '''
 import os, subprocess, time
 build = os.environ.get("FAKE_DEEPSPEED_BUILD")
 if build:  # an op build through dsfields' own build notice, a shell standing for the compiler
-    from dsfields.extract.ops import _building  # the worker's own: its notices go to the worker's client
+    from dsfields.launch.ops import _building  # the worker's own: its notices go to the worker's client
     with _building("cpu_adam"):
         subprocess.run(["sh", "-c", f"sleep {build}; :"])
     raise ImportError("fake DeepSpeed: built, then nothing to import")
@@ -118,7 +118,7 @@ def test_a_killed_check_launch_leaves_no_process_and_no_folder(hanging, sig):
 
 
 def test_a_deepspeed_that_hangs_at_import_is_one_line_and_exit_2(hanging):
-    from dsfields.extract.launch_client import CHECK_START_TIMEOUT
+    from dsfields.launch.client import CHECK_START_TIMEOUT
 
     assert CHECK_START_TIMEOUT <= 50  # the bound a user waits (python's own start and the teardown on top)
     done = subprocess.run(hanging["argv"], env=hanging["env"], capture_output=True, text=True, timeout=300)
@@ -135,7 +135,7 @@ def test_a_deepspeed_that_hangs_at_import_is_one_line_and_exit_2(hanging):
 def test_an_op_build_is_announced_with_its_cost_shown_as_it_goes_and_bounded(hanging, seconds, monkeypatch):
     import re
 
-    from dsfields.extract.launch_client import LaunchClient, LaunchWorkerError
+    from dsfields.launch.client import LaunchClient, LaunchWorkerError
 
     lines: list[str] = []
     env = hanging["env"] | {"FAKE_DEEPSPEED_BUILD": str(seconds)}

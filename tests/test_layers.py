@@ -1,11 +1,17 @@
 """The layers of dsfields, enforced on every import statement (lazy ones inside functions included).
 
-    model/      bottom: typed records, storage, wording, history, prose — stdlib only
-    extract/    the only package that may import DeepSpeed, torch, pydantic, griffe, transformers
-    consumers   lookup, diff, check/, schema, resolve, migrate, estimate, configfile, links, termsafe, docs/
+A module's layer is the folder it lives in (``dsfields/<folder>/``); the folders are ordered bottom to top:
+
+    model/      typed records, storage, wording, history, prose — stdlib only
+    hf/         the HF Trainer and accelerate domain over the committed HF snapshots — stdlib only
+    launch/     the user-run launch (``check --launch``): may import DeepSpeed and torch, lazily, in its worker
+    extract/    the snapshot factory: the only other package that may import DeepSpeed, torch, pydantic, griffe
+    consumers   every other module: lookup, diff, check/, schema, resolve, migrate, estimate, docs/ …
     cli         top: the only module that may import both extract/ and the consumers
 
-A consumer that needs DeepSpeed gets it passed in from the CLI (``check --runtime``, ``diff installed``).
+A folder imports its own and the folders below it, never one above. A consumer may import a module of
+``launch/`` only where nothing that module reaches imports a heavy package (the catalogue, the paths, the
+client and the verdict): ``check --launch`` gets the launch itself passed in from the CLI.
 """
 
 from __future__ import annotations
@@ -16,9 +22,14 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 PACKAGE = Path(__file__).resolve().parent.parent / "extractor" / "dsfields"
+DOMAINS = ("model", "hf", "launch", "extract")
+"""The folders that are layers, bottom first; any other folder or module of the package is a consumer."""
 HEAVY = {"deepspeed", "torch", "pydantic", "griffe", "transformers", "accelerate"}
-"""Third-party packages only extraction may import (``pip install dsfields`` pulls none of them)."""
+"""Third-party packages only extraction and the launch may import (``pip install dsfields`` pulls none of them)."""
+MAY_IMPORT_HEAVY = ("launch", "extract")
 SITE_ONLY = {"jinja2", "mkdocs", "material", "jieba"}
 """Needed by the docs build alone (the ``docs`` extra)."""
 CONSUMER_THIRD_PARTY = {"hjson"}
@@ -60,15 +71,17 @@ def imports_in(source: str, module: str, is_package: bool = False) -> list[tuple
 
 
 def layer(module: str) -> str:
-    if module == "dsfields.cli" or module == "dsfields.__main__":
+    """The layer of a dsfields module: its folder, or consumer, cli, face."""
+    if module in ("dsfields.cli", "dsfields.__main__"):
         return "cli"
-    if module.startswith("dsfields.model"):
-        return "model"
-    if module.startswith("dsfields.extract"):
-        return "extract"
     if module == "dsfields":
         return "face"
-    return "consumer"
+    folder = module.split(".")[1]
+    return folder if folder in DOMAINS else "consumer"
+
+
+def _rank(kind: str) -> int:
+    return DOMAINS.index(kind) if kind in DOMAINS else len(DOMAINS)
 
 
 def allowed(importer: str, imported: str) -> bool:
@@ -77,25 +90,27 @@ def allowed(importer: str, imported: str) -> bool:
     if top != "dsfields":
         if top in sys.stdlib_module_names or top == "__future__":
             return True
-        if kind == "extract":
+        if kind in MAY_IMPORT_HEAVY:
             return True
         if kind == "consumer":
             if importer.startswith("dsfields.docs"):
                 return top in SITE_ONLY | CONSUMER_THIRD_PARTY
             return top in CONSUMER_THIRD_PARTY
-        return top in MODEL_THIRD_PARTY.get(importer, ())  # model, cli and the package face: stdlib only
-    target = layer(imported) if imported != "dsfields" else "face"
-    if target == "face":
+        return top in MODEL_THIRD_PARTY.get(importer, ())  # model, hf, cli and the package face: stdlib only
+    if imported == "dsfields":
         return True  # __version__
-    return {
-        "model": target == "model",
-        "extract": target in ("model", "extract"),
-        "consumer": target in ("model", "consumer"),
-        "cli": True,
-        # The public face (load_snapshot, lookup_key, check_file, diff_releases) serves committed snapshots
-        # through the consumers; never through extract/, so `import dsfields` stays free of DeepSpeed.
-        "face": target in ("model", "consumer"),
-    }[kind]
+    target = layer(imported)
+    if kind == "cli":
+        return True
+    if kind in DOMAINS:
+        return target in DOMAINS and _rank(target) <= _rank(kind)
+    if target == "extract":
+        return False  # consumers and the face serve committed snapshots, never extraction
+    if target == "launch":
+        return kind == "consumer" and not heavy_reached(imported)
+    # The public face (load_snapshot, lookup_key, check_file, diff_releases) serves committed snapshots
+    # through the consumers, so `import dsfields` stays free of DeepSpeed.
+    return True
 
 
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
@@ -126,39 +141,90 @@ def test_the_rule_catches_lazy_and_relative_imports():
     assert all(allowed("dsfields.cli", name) for name in found if name.startswith("dsfields"))
 
 
-USER_RUN_LAUNCH = ("launch_verdict", "launch_reset", "launcher", "launch_worker", "launch_client")
-"""``extract/`` modules a user's ``check --launch`` runs: the client in ``dsfields check``, the worker it starts."""
-SNAPSHOT_FACTORY = ("launch_witness", "build", "reconcile", "command", "snapshot_command", "releases", "static",
-                    "probes", "absent")
-"""``extract/`` modules only the making of snapshots runs (``dsfields extract``, ``snapshot``, ``--rules``)."""
+def _known() -> dict[str, Path]:
+    return {module_name(p): p for p in MODULES}
+
+
+def _named(path: Path, known: dict[str, Path]) -> set[str]:
+    """The dsfields modules one file imports (``from dsfields.launch import ops`` names dsfields.launch.ops)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = {name for _, name in imports(path)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in out if name in known}
 
 
 def _reached(start: str) -> set[str]:
     """Every dsfields module ``start`` imports, directly or through others (lazy imports included)."""
-    known = {module_name(p): p for p in MODULES}
-
-    def named(path: Path) -> set[str]:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        out = {name for _, name in imports(path)}
-        for node in ast.walk(tree):  # `from dsfields.extract import ops` imports the module dsfields.extract.ops
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                out |= {f"{node.module}.{alias.name}" for alias in node.names}
-        return {name for name in out if name in known}
-
+    known = _known()
     seen: set[str] = set()
     todo = [start]
     while todo:
         module = todo.pop()
         if module not in seen:
             seen.add(module)
-            todo += named(known[module])
+            todo += _named(known[module], known)
     return seen
 
 
-@pytest.mark.parametrize("module", USER_RUN_LAUNCH)
-def test_the_user_run_launch_never_imports_the_snapshot_factory(module):
-    factory = {f"dsfields.extract.{name}" for name in SNAPSHOT_FACTORY}
-    reached = _reached(f"dsfields.extract.{module}")
-    wrong = sorted(m for m in reached if m in factory or any(m.startswith(f + ".") for f in factory))
-    assert wrong == [], f"dsfields.extract.{module} reaches the snapshot factory's {wrong}"
-    assert "dsfields.extract.launch_witness" in _reached("dsfields.extract.launch")  # the checker sees lazy imports
+def heavy_reached(module: str) -> list[str]:
+    """The heavy packages ``module`` or anything it reaches imports (lazily too)."""
+    known = _known()
+    return sorted({name.split(".")[0] for reached in _reached(module) for _, name in imports(known[reached])
+                   if name.split(".")[0] in HEAVY})
+
+
+def test_the_launch_face_is_light_and_its_worker_is_not():
+    """What consumers import of launch/ reaches no heavy package; the worker does reach DeepSpeed (lazily)."""
+    consumers = [m for m in _known() if layer(m) == "consumer"]
+    used = {name for m in consumers for _, name in imports(_known()[m]) if name.startswith("dsfields.launch")}
+    assert used, "no consumer imports the launch: the check --launch face moved?"
+    assert {m: heavy_reached(m) for m in sorted(used) if heavy_reached(m)} == {}
+    assert "deepspeed" in heavy_reached("dsfields.launch.launcher")
+
+
+def test_no_two_modules_share_a_file_name():
+    """A file name used twice in one tree is the first sign of a domain spread over layers."""
+    names: dict[str, list[str]] = {}
+    for path in MODULES:
+        if path.name not in ("__init__.py", "__main__.py"):
+            names.setdefault(path.name, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: where for name, where in names.items() if len(where) > 1} == {}
+
+
+def test_no_import_circles():
+    """No group of modules imports each other in a circle (lazy imports included)."""
+    known = _known()
+    graph = {name: _named(path, known) - {name} for name, path in known.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    # a package's __init__ importing its own modules is no circle of meaning, only of naming
+    circles = [c for c in circles if not all(m.startswith(c[0] + ".") or m == c[0] for m in c)]
+    assert circles == []

@@ -1,4 +1,4 @@
-"""The compiler wrapper of dsfields' own op builds (extract/quickcxx.py), on a fake torch header and the real g++.
+"""The compiler wrapper of dsfields' own op builds (launch/quickcxx.py), on a fake torch header and the real g++.
 
 The fake ``torch/extension.h`` makes each precompiled header a fraction of a second; the wrapper, GCC and the
 flags are the real ones, as torch's ninja file passes them.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dsfields.extract import quickcxx
+from dsfields.launch import quickcxx
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 

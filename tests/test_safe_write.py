@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from dsfields.cli import main
-from dsfields.docs.command import build_into, relay_messages
+from dsfields.docs.docs_command import build_into, relay_messages
 from dsfields.model import safewrite
 from dsfields.model.safewrite import UnsafeTarget, write_text
 from dsfields.model.store import available_versions
@@ -414,7 +414,7 @@ def test_a_terminated_docs_build_leaves_no_staging_folder(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text("old")
-    code = ("import sys, time; from pathlib import Path; from dsfields.docs.command import build_into\n"
+    code = ("import sys, time; from pathlib import Path; from dsfields.docs.docs_command import build_into\n"
             "def build(folder):\n (folder / 'index.html').write_text('half'); print('ready', flush=True)\n"
             " time.sleep(60); return 0\n"
             f"build_into(Path({str(site)!r}), build)\n")
@@ -469,8 +469,9 @@ def test_safewrite_is_the_only_writer_in_the_consumers():
     package = REPO / "extractor" / "dsfields"
     offenders = []
     for path in package.rglob("*.py"):
-        if "extract" in path.relative_to(package).parts or path.name in ("safewrite.py", "hooks.py"):
-            continue  # the extractor's build caches; hooks.py writes into mkdocs' own fresh build folder
+        if {"extract", "launch"} & set(path.relative_to(package).parts) or path.name in ("safewrite.py", "hooks.py"):
+            continue  # the extractor's and the launch's build caches (its CPU ops); hooks.py writes into mkdocs'
+            # own fresh build folder
         text = path.read_text(encoding="utf-8")
         if "os.replace(" in text or ".replace(target)" in text or "mkstemp(" in text:
             offenders.append(path.name)
@@ -486,7 +487,7 @@ time.sleep(60)
 _INTERRUPTED_BUILD = """
 import sys
 from pathlib import Path
-from dsfields.docs.command import run_mkdocs
+from dsfields.docs.docs_command import run_mkdocs
 try:
     run_mkdocs([sys.executable, "-c", sys.argv[1]], Path("."), {}, [])
 except KeyboardInterrupt:

@@ -283,7 +283,7 @@ def test_the_read_documenting_a_key_does_not_depend_on_the_order_the_scan_met_th
     import dataclasses
 
     from dsfields.extract.reconcile import _best_read, _condition_of
-    from dsfields.extract.static.records import Condition
+    from dsfields.extract.static.read_records import Condition
 
     read = _one(report, "data_efficiency.data_sampling.curriculum_learning.curriculum_metrics.*.schedule_type")
     on = Test("data_efficiency.data_sampling.curriculum_learning.enabled", "truthy")

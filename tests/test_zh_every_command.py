@@ -343,9 +343,9 @@ def test_every_launch_rule_and_legacy_note_has_its_chinese() -> None:
     """The curated sentences check and migrate print (what each launch rule enforces, each legacy form's
     conversion and loss) are matched by a catalogue entry: reworded in English, they fail here until their
     Chinese follows."""
+    from dsfields.launch.catalogue import RULES
     from dsfields.legacy import LEGACY
     from dsfields.model import messages
-    from dsfields.model.launch_rules import RULES
 
     def translated(text: str, *groups: str) -> bool:
         return not messages.localize(text, "zh", *groups) == text

@@ -55,7 +55,7 @@ def check_file(path: str | PathLike[str], version: str | None = None, *, hf: boo
     line) or why it could not be read (``.error``)."""
     from pathlib import Path
 
-    from dsfields.check.command import newest_hf_list
+    from dsfields.check.check_command import newest_hf_list
     from dsfields.check.engine import Checker
     from dsfields.check.engine import check_file as judge
     from dsfields.check.findings import Options

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # typing and argparse cost lookup's start-up milliseconds; an
 
 # name -> module defining `add_arguments(parser)` and `run(args, ...) -> int`, and the one-line help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "extract": ("dsfields.extract.command", "extract the installed DeepSpeed's config fields into a snapshot"),
+    "extract": ("dsfields.extract.extract_command", "extract the installed DeepSpeed's config fields into a snapshot"),
     "snapshot": ("dsfields.extract.snapshot_command", "extract other DeepSpeed releases, each in its own runtime"),
     "lookup": ("dsfields.lookup", "what a config field is: default, type, auto, deprecation, source"),
     "diff": ("dsfields.diff", "what changed in ds_config.json between two DeepSpeed versions"),
@@ -35,7 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("dsfields.migrate", "rewrite a config for another DeepSpeed release: renames, conversions, removals"),
     "upgrade": ("dsfields.upgrade", "what upgrading DeepSpeed from U to V changes for one config file"),
     "schema": ("dsfields.schema", "write the JSON Schema (Draft 2020-12) of ds_config for one DeepSpeed version"),
-    "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
+    "docs": ("dsfields.docs.docs_command",
+             "render the field dictionary of every snapshot and build (or serve) the site"),
     # issue 28: memory a config needs for a model of N parameters, and which knobs save the most
     "estimate": ("dsfields.estimate", "GPU and host memory a config needs for N parameters, and its OOM list"),
 }
@@ -152,7 +153,7 @@ def providers(opts: argparse.Namespace) -> dict[str, Callable[..., Any]]:
 
             lent["build"] = build_deepspeed_config
         if getattr(opts, "launch", False):  # check --launch: deepspeed.initialize in a worker subprocess
-            from dsfields.extract.launch_client import LaunchClient
+            from dsfields.launch.client import LaunchClient
 
             lent["launcher"] = LaunchClient.for_check  # sandboxed, start and builds bounded, builds shown
         return lent

@@ -481,7 +481,7 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if getattr(args, "hf", False):  # issue 27: two HF snapshots (flags and rules)
-        from dsfields.model.hf_args import run_hf_diff
+        from dsfields.hf.arguments import run_hf_diff
 
         return run_hf_diff(args.old, args.new, args.format, bool(fail_on))
     root = args.generated or repo_generated_dir()

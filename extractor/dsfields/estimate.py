@@ -951,8 +951,8 @@ def _as_the_trainer_hands_it(data: dict[str, Any], args: argparse.Namespace, mod
     """``--trainer-args``: the config after the Trainer's and accelerate's fills (micro batch from
     ``--per_device_train_batch_size``, precision, the hidden-size buckets), and whether ``--gradient_checkpointing``
     turns activation checkpointing on (the Trainer calls ``model.gradient_checkpointing_enable()``)."""
-    from dsfields.model.hf_args import load_hf_snapshot, load_rules, parse_trainer_args
-    from dsfields.model.hf_trainer import trainer_run
+    from dsfields.hf.arguments import load_hf_snapshot, load_rules, parse_trainer_args
+    from dsfields.hf.trainer import trainer_run
 
     version, _, acc = (args.hf_version or "").partition(",")
     snap = load_hf_snapshot(version or None)

@@ -665,7 +665,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the changes")
     parser.add_argument("--drop-ignored", action="store_true",
                         help="also delete keys the release ignores (default: report them)")
-    from dsfields.model.hf_args import add_cli_arguments
+    from dsfields.hf.arguments import add_cli_arguments
 
     add_cli_arguments(parser, world_size=True)  # --trainer-args & co. (issue 27)
     parser.add_argument("--lang", default=None, metavar="LANG",
@@ -675,7 +675,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def trainer_edits(text: str, name: str, trainer: Any, accelerate: dict[str, Any]) -> tuple[str, list[str], list[str]]:
     """``migrate --hf --trainer-args``: the mismatched literals set to ``"auto"`` (what transformers' own message
     advises), then the Trainer run again on the result: (new text, edit messages, what it still refuses)."""
-    from dsfields.model.hf_trainer import trainer_run
+    from dsfields.hf.trainer import trainer_run
 
     config = parse(text, name, "hf")
     run = trainer_run(config.data, trainer, accelerate) if isinstance(config.data, dict) else None
@@ -739,7 +739,7 @@ def run(args: argparse.Namespace) -> int:
         raise DsfieldsError(f"{args.file}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
-    from dsfields.model.hf_args import from_cli, wants_trainer
+    from dsfields.hf.arguments import from_cli, wants_trainer
 
     trainer = accelerate = None
     if wants_trainer(args):

@@ -475,7 +475,7 @@ def resolve_trainer(resolver: Resolver, data: dict[str, Any], trainer: Any, acce
     sections accelerate adds), resolved as DeepSpeed reads it, each value the Trainer or accelerate set
     saying so; then the classes built (``optimizer.class``, ``scheduler.class``) and the precision that runs.
     Returns the run too: with ``run.error`` set, the Trainer refuses the config and the list is empty."""
-    from dsfields.model.hf_trainer import trainer_run
+    from dsfields.hf.trainer import trainer_run
 
     run = trainer_run(data, trainer, accelerate, deepspeed=resolver.snapshot.version)
     for line in run.notes:
@@ -542,7 +542,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="PATH",
                         help="only this key or section (repeatable), e.g. --only zero_optimization")
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    from dsfields.model.hf_args import add_cli_arguments
+    from dsfields.hf.arguments import add_cli_arguments
 
     add_cli_arguments(parser)  # --trainer-args & co. (issue 27)
     parser.add_argument("--lang", default=None, metavar="LANG",
@@ -561,13 +561,13 @@ def run(args: argparse.Namespace) -> int:
     only = [p.strip() for p in args.only]
     if any(not p.strip(".,* \t") for p in only):
         raise UsageError("--only needs a key or section path, e.g. --only zero_optimization")
-    from dsfields.model.hf_args import from_cli, wants_trainer
+    from dsfields.hf.arguments import from_cli, wants_trainer
 
     trainer = None
     if wants_trainer(args):
         args.hf = True
         trainer, accelerate = from_cli(args)
-        from dsfields.model.hf_args import mirror_note
+        from dsfields.hf.arguments import mirror_note
 
         if mirror_note(trainer):
             print(f"dsfields: note: {mirror_note(trainer)}", file=sys.stderr)

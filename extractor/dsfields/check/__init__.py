@@ -6,7 +6,7 @@ coercions), ``findings`` (what is reported), ``rules`` (cross-field rules), ``en
 ``runtime`` (DeepSpeed's second opinion), ``report`` (output styles), ``command`` (the CLI).
 """
 
-from dsfields.check.command import add_arguments, run
+from dsfields.check.check_command import add_arguments, run
 from dsfields.check.engine import Checker, check_file, check_text
 from dsfields.check.findings import FileReport, Finding, Kind, Options, Severity, exit_code
 

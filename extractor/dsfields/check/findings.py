@@ -115,7 +115,7 @@ class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from
     launch: bool  # default False
     hf_pair: tuple[str, str] | None  # default None
     """With ``hf``: the transformers / accelerate releases whose programs plan the launch (``--hf-version``, else the
-    installed or newest snapshotted pair); None: :data:`dsfields.model.hf_trainer.WITNESS_PAIR`."""
+    installed or newest snapshotted pair); None: :data:`dsfields.hf.trainer.WITNESS_PAIR`."""
 
 
 class FileReport:

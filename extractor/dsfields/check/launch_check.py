@@ -1,7 +1,7 @@
 """``check --launch``: run ``deepspeed.initialize`` itself on the config, and report its verdict on the key.
 
 The launch needs DeepSpeed, which only :mod:`dsfields.extract` may import: the command line passes
-:class:`dsfields.extract.launch_client.LaunchClient` in as ``client`` (a worker subprocess on CPU: gloo, world
+:class:`dsfields.launch.client.LaunchClient` in as ``client`` (a worker subprocess on CPU: gloo, world
 size 1, a tiny model). The config is launched as the HF Trainer / accelerate pass it (``--hf``) or as
 plain code does (with ``--optimizer-from-code``, an AdamW passed in). A failure this machine causes
 (no fp16 kernels, CUDA-only ops, async_io, too few ranks) is said as "not checked on this machine",
@@ -16,7 +16,7 @@ Imports: ``dsfields.model`` and ``dsfields.check`` only; the client is any objec
 from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Options, Severity
-from dsfields.model.launch_paths import PATH_NAME, REDIRECTED, redirect_paths  # noqa: F401  (the check's face)
+from dsfields.launch.paths import PATH_NAME, REDIRECTED, redirect_paths  # noqa: F401  (the check's face)
 from dsfields.model.store import installed_deepspeed_version
 
 TYPE_CHECKING = False

@@ -1,11 +1,11 @@
 """Launch rules in ``check``: what ``deepspeed.initialize`` refuses, applied where the launch probe confirmed it.
 
-The catalogue is :mod:`dsfields.model.launch_rules` (shared with the extractor, which confirms each
+The catalogue is :mod:`dsfields.launch.catalogue` (shared with the extractor, which confirms each
 rule per release by running its examples through the real ``deepspeed.initialize`` and writes
 ``generated/<version>/launch.json``). Here a rule is applied to a config only when that release's
 ``launch.json`` says it was confirmed; without the file, no rule is applied and one info finding says
 so. The calling style decides which rules apply: ``--hf`` is the HF Trainer / accelerate
-(:func:`dsfields.model.hf_trainer.hf_plan`: the chosen pair's programs, ``Options.hf_pair``: their fills, their
+(:func:`dsfields.hf.trainer.hf_plan`: the chosen pair's programs, ``Options.hf_pair``: their fills, their
 own AdamW when the config has no optimizer, accelerate's DeepSpeedCPUAdam swap); otherwise plain code calling
 ``deepspeed.initialize`` itself, with ``--optimizer-from-code`` when it passes an optimizer.
 
@@ -18,7 +18,7 @@ Imports: ``dsfields.model`` and ``dsfields.check.findings`` only.
 from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Options, Severity
-from dsfields.model import launch_rules as catalogue
+from dsfields.launch import catalogue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -48,7 +48,7 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
         return [*findings, Finding("", Severity.INFO, Kind.LIMITATION,
                                    f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no launch.json): "
                                    "optimizer, offload, scheduler and HF Trainer launch rules not applied",
-                                   "python -m dsfields.extract.launch --rules --out generated/"
+                                   "python -m dsfields.extract.launch_witness --rules --out generated/"
                                    f"{checker.version}/launch.json (in that release's runtime)", 1)]
     active = catalogue.confirmed(record)
     rules = tuple(rule for rule in catalogue.RULES if rule.id in active)
@@ -71,7 +71,7 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
         if rule.raised_by == "deepspeed":
             said = _missing_key_message(entry.get("exc_type"), entry.get("message") or rule.message, key)
             who = f"deepspeed.initialize raises {entry.get('exc_type') or 'an error'}"
-        else:  # the HF layers: their message on this very config (dsfields.model.hf_trainer mirrors them)
+        else:  # the HF layers: their message on this very config (dsfields.hf.trainer mirrors them)
             said = _refusal(data, pair) or entry.get("message") or rule.message
             who = f"under the HF Trainer, {rule.raised_by} raises {entry.get('exc_type') or 'an error'}"
             # The launch rule says it all (accepted, deprecated, refused by the HF Trainer): it replaces the

@@ -14,8 +14,8 @@ from dsfields.check.engine import Checker
 from dsfields.check.findings import Finding, Kind, Options, Severity
 from dsfields.check.rules import BATCH_KEYS, MISSING, View, _integral
 from dsfields.configfile import ConfigFile, Path_
+from dsfields.hf.trainer import fill_trainer_auto
 from dsfields.model.errors import MissingExtra
-from dsfields.model.hf_trainer import fill_trainer_auto
 from dsfields.model.records import join
 from dsfields.model.store import installed_deepspeed_version
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def hf_substitute(data: dict[str, Any], checker: Checker) -> dict[str, Any]:
     """``data`` with the HF Trainer's ``"auto"`` fills replaced by plausible values, batch kept consistent at 1 GPU.
 
-    The Trainer's own values first (:func:`dsfields.model.hf_trainer.fill_trainer_auto`: betas
+    The Trainer's own values first (:func:`dsfields.hf.trainer.fill_trainer_auto`: betas
     ``[0.9, 0.999]``, not a placeholder 1 that the optimizer then rejects); a placeholder only for a
     filled key that list does not know.
     """

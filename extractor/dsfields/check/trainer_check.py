@@ -1,7 +1,7 @@
 """``check --trainer-args``: the HF Trainer with the user's own arguments, judged before the job runs.
 
-:func:`dsfields.model.hf_trainer.trainer_run` predicts what transformers' Trainer and accelerate do with
-the config and the flags (:mod:`dsfields.model.hf_args`). Its refusals become findings here, each
+:func:`dsfields.hf.trainer.trainer_run` predicts what transformers' Trainer and accelerate do with
+the config and the flags (:mod:`dsfields.hf.arguments`). Its refusals become findings here, each
 quoting what the real run raises: the mismatch list of ``trainer_config_finalize`` (one finding per key,
 both values), accelerate's ``--mixed_precision`` clash, its "auto not found in kwargs", and DeepSpeed's
 batch assertion on the values the Trainer filled in. Flags ``TrainingArguments`` lacks are warnings.
@@ -13,9 +13,9 @@ Imports: ``dsfields.model`` and ``dsfields.check.findings`` only.
 from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Severity
-from dsfields.model import launch_rules as catalogue
-from dsfields.model.hf_args import mirror_note, suggest
-from dsfields.model.hf_trainer import trainer_run
+from dsfields.hf.arguments import mirror_note, suggest
+from dsfields.hf.trainer import trainer_run
+from dsfields.launch import catalogue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from dsfields.extract.models import (
 )
 from dsfields.extract.source import Located, SourceIndex
 from dsfields.extract.state import instances_of
-from dsfields.extract.trace import ReadEvent, join
+from dsfields.launch.trace import ReadEvent, join
 from dsfields.model.jsontypes import types_of
 from dsfields.model.records import Field
 from dsfields.model.store import FORMAT_VERSION
@@ -67,13 +67,13 @@ def extract_installed(static: Any = None, launch: Any = None) -> dict[str, Any]:
 def start_static(package: str = "deepspeed") -> Any:
     """Start the static witness on the other core before DeepSpeed is imported; a handle on its report.
 
-    The scan reads source text only, so it runs in a forked child (:class:`~dsfields.extract.forked.Forked`)
+    The scan reads source text only, so it runs in a forked child (:class:`~dsfields.launch.forked.Forked`)
     while this process imports torch. Returns None when the package cannot be located or this process
     cannot fork (the scan then runs in-process).
     """
     import importlib.util
 
-    from dsfields.extract.forked import Forked, can_fork
+    from dsfields.launch.forked import Forked, can_fork
 
     spec = importlib.util.find_spec(package)
     locations = list(spec.submodule_search_locations or []) if spec else []
@@ -87,15 +87,15 @@ def start_static(package: str = "deepspeed") -> Any:
 def start_launch(rules: bool = False) -> Any:
     """Start the launch witness (``dsfields extract --launch``); a future of its report.
 
-    Its launches run in a worker process (:class:`dsfields.extract.launch_client.LaunchClient`), driven from a
+    Its launches run in a worker process (:class:`dsfields.launch.client.LaunchClient`), driven from a
     thread here, so the worker imports DeepSpeed and launches while this process extracts. ``rules``: the
     same worker then confirms the launch rules (its report's ``launch_json``).
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from dsfields.extract.launch_client import LaunchClient
     from dsfields.extract.launch_witness import launch_witness, witness_env
-    from dsfields.extract.launch_worker import ForkedWorker
+    from dsfields.launch.client import LaunchClient
+    from dsfields.launch.worker import ForkedWorker
 
     env = witness_env()
     # Forked after torch and transformers are imported here, before DeepSpeed (see ForkedWorker): one import of

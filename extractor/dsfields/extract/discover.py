@@ -1,7 +1,7 @@
 """Find every key ``DeepSpeedConfig`` reads, and which model serves each section, by running it.
 
 Nothing here is listed by hand: the probe starts from ``{"train_batch_size": 1}``, records every
-read (:mod:`dsfields.extract.trace`), and expands each key that might hold a section by trying it
+read (:mod:`dsfields.launch.trace`), and expands each key that might hold a section by trying it
 as ``{}`` (do reads happen inside it? then it is a dict-read section) and as ``{PROBE_KEY: 1}``
 (does a pydantic model reject the unknown key? then that model serves this path). Repeat until no
 new key appears.
@@ -18,7 +18,7 @@ from typing import Any
 import pydantic
 
 from dsfields.extract.models import nested_models
-from dsfields.extract.trace import ReadEvent, Recorder, TracingDict, join
+from dsfields.launch.trace import ReadEvent, Recorder, join, wrap
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,6 @@ class Discovery:
     """Sections DeepSpeed copies whole (``items()``): any key is kept, none is checked."""
     unresolved_models: dict[str, str] = field(default_factory=dict)
     """Paths that raised a validation error naming a model we could not find: path → model name."""
-
-
-def wrap(data: dict[str, Any], section: str, recorder: Recorder) -> TracingDict:
-    wrapped = {k: wrap(v, join(section, k), recorder) if isinstance(v, dict) else v for k, v in data.items()}
-    return TracingDict(wrapped, section, recorder)
 
 
 def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:

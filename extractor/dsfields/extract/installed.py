@@ -17,7 +17,7 @@ def installed_snapshot() -> Snapshot:
     """Extract the DeepSpeed importable here, in memory; :class:`SnapshotError` in one line if it fails."""
     try:  # every import of the extraction path inside the handler: a missing griffe is one line too
         from dsfields.extract.build import extract_installed
-        from dsfields.extract.command import import_failure
+        from dsfields.extract.extract_command import import_failure
     except ImportError as exc:
         raise missing_extra(exc) from None
     cause = import_failure()

@@ -2,12 +2,12 @@
 
 Maintainer-only: ``dsfields extract --launch`` (:func:`launch_witness`, witness 4 of issue 15: the JSON paths
 ``deepspeed.initialize`` reads, on tracing dicts) and the confirmation of the launch rules
-(:mod:`dsfields.model.launch_rules`) that ``generated/<version>/launch.json`` holds, written by ``python -m
-dsfields.extract.launch --rules`` (:func:`probe_rules`, :func:`write_rules`) or by ``extract --launch
+(:mod:`dsfields.launch.catalogue`) that ``generated/<version>/launch.json`` holds, written by ``python -m
+dsfields.extract.launch_witness --rules`` (:func:`probe_rules`, :func:`write_rules`) or by ``extract --launch
 --launch-rules`` in the witness's own worker. Every record is made with the accelerator's answers pinned
-(:data:`~dsfields.extract.launcher.PIN_SUPPORT_ENV`), so it is the same bytes from any CPU; older releases run
+(:data:`~dsfields.launch.launcher.PIN_SUPPORT_ENV`), so it is the same bytes from any CPU; older releases run
 in their own runtime (:func:`release_launch_env`, the CPU-accelerator stubs 0.9.3-0.14.0 need). A user's
-``check --launch`` uses none of this: it goes through :class:`~dsfields.extract.launch_client.LaunchClient`.
+``check --launch`` uses none of this: it goes through :class:`~dsfields.launch.client.LaunchClient`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from dsfields.extract.launch_client import LaunchClient
-from dsfields.extract.launch_verdict import DEFAULT_TIMEOUT, LaunchVerdict
-from dsfields.extract.launcher import PIN_SUPPORT_ENV, Launcher
-from dsfields.model.hf_trainer import WITNESS_PAIR
+from dsfields.hf.trainer import WITNESS_PAIR
+from dsfields.launch.client import LaunchClient
+from dsfields.launch.launcher import PIN_SUPPORT_ENV, Launcher
+from dsfields.launch.verdict import DEFAULT_TIMEOUT, LaunchVerdict
 
 # ---------------------------------------------------------------- confirming the launch rules (launch.json)
 
@@ -40,7 +40,7 @@ def _brief(verdict: LaunchVerdict, example: Any) -> dict[str, Any]:
 
 
 def confirm_rule(rule: Any, launch: Callable[[Any], LaunchVerdict]) -> dict[str, Any]:
-    """Run one :class:`~dsfields.model.launch_rules.LaunchRule`'s examples; is the rule what this release does?
+    """Run one :class:`~dsfields.launch.catalogue.LaunchRule`'s examples; is the rule what this release does?
 
     ``raises`` rules are confirmed when every trigger fails for a config reason with a message containing
     ``rule.message`` and every control launches (or fails for this machine only); ``accepts`` rules when
@@ -76,7 +76,7 @@ def confirm_rule(rule: Any, launch: Callable[[Any], LaunchVerdict]) -> dict[str,
 
 def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[str, Any]:
     """``launch.json`` for the DeepSpeed this process runs: every launch rule confirmed or not, with messages."""
-    from dsfields.model import launch_rules
+    from dsfields.launch import catalogue as launch_rules
 
     def launch(example: Any) -> LaunchVerdict:
         return launcher.launch(example.config, example.style, example.optimizer_from_code)
@@ -86,18 +86,18 @@ def probe_rules(launcher: Launcher, rules: Iterable[Any] | None = None) -> dict[
 
 def rules_document(about: dict[str, Any], launch: Callable[[Any], LaunchVerdict],
                    rules: Iterable[Any]) -> dict[str, Any]:
-    """``launch.json``: ``about`` is the worker's :meth:`~dsfields.extract.launcher.Launcher.about`, ``launch``
+    """``launch.json``: ``about`` is the worker's :meth:`~dsfields.launch.launcher.Launcher.about`, ``launch``
     runs one example untraced."""
     return {
         "format_version": LAUNCH_FORMAT,
-        "generated_by": "python -m dsfields.extract.launch --rules",
+        "generated_by": "python -m dsfields.extract.launch_witness --rules",
         "deepspeed_version": about["deepspeed"],
         "environment": {"python": about["python"], "torch": about["torch"],
                         "accelerator": about["accelerator"], "world_size": 1, "backend": "gloo",
                         "accelerator_support": about.get("accelerator_support"),
                         # the same bytes as before the plan came from the pair's snapshots (every record unchanged)
                         "hf_layers": f"transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]}, mirrored "
-                                     "(dsfields.model.hf_trainer)"},
+                                     "(dsfields.hf.trainer)"},
         "rules": {rule.id: confirm_rule(rule, launch) for rule in rules},
     }
 
@@ -111,7 +111,7 @@ def witness_examples() -> list[Any]:
     They span what ``deepspeed.initialize`` builds beyond ``DeepSpeedConfig`` (each ZeRO stage, offload, every
     optimizer family the rules name, a scheduler, both calling styles); nothing is listed here by hand.
     """
-    from dsfields.model import launch_rules
+    from dsfields.launch import catalogue as launch_rules
 
     seen: set[str] = set()
     out: list[Any] = []
@@ -156,7 +156,7 @@ def launch_witness(client: LaunchClient | None = None, timeout: float = DEFAULT_
             outcomes[verdict.outcome] = outcomes.get(verdict.outcome, 0) + 1
             paths |= witness_paths(verdict.reads)
         if rules:
-            from dsfields.model import launch_rules
+            from dsfields.launch import catalogue as launch_rules
 
             def launch(example: Any) -> LaunchVerdict:
                 return client.launch(example.config, example.style, example.optimizer_from_code, timeout=timeout)
@@ -244,11 +244,11 @@ def probe_release(version: str, out: Path, timeout: float = 1800.0) -> int:
 
     python = environment_for(version)
     # The CPU ops first, outside any launch timeout (an interrupted JIT build leaves a broken cache).
-    subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--build-ops"], env=release_launch_env(version),
+    subprocess.run([str(python), "-P", "-m", "dsfields.launch", "--build-ops"], env=release_launch_env(version),
                    capture_output=True, text=True, timeout=timeout, check=False)
-    result = subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch", "--rules", "--out", str(out)],
-                            env=release_launch_env(version), capture_output=True, text=True, timeout=timeout,
-                            check=False)
+    result = subprocess.run([str(python), "-P", "-m", "dsfields.extract.launch_witness", "--rules",
+                             "--out", str(out)], env=release_launch_env(version), capture_output=True, text=True,
+                            timeout=timeout, check=False)
     tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
     print(f"{version}: exit {result.returncode}: {tail[0]}", file=sys.stderr)
     return result.returncode
@@ -274,3 +274,31 @@ def write_rules(launcher: Launcher, out: Path | None, results: Any) -> int:
     print(f"{confirmed}/{len(data['rules'])} launch rules confirmed on DeepSpeed {data['deepspeed_version']}",
           file=sys.stderr)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dsfields.extract.launch_witness --rules``: confirm every launch rule, write ``launch.json``."""
+    import argparse
+
+    from dsfields.launch.catalogue import launch_path
+    from dsfields.launch.worker import answer_stream
+
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.launch_witness",
+                                     description="Confirm the launch rules on a DeepSpeed release: launch.json.")
+    parser.add_argument("--rules", action="store_true", required=True,
+                        help="confirm every launch rule (dsfields.launch.catalogue) on this DeepSpeed; write --out")
+    parser.add_argument("--out", type=Path, default=None, help="where to write launch.json (else stdout)")
+    parser.add_argument("--release", default=None, metavar="VERSION",
+                        help="run in that release's runtime (dsfields.extract.releases) instead of here")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip the warm-up launch")
+    args = parser.parse_args(argv)
+    if args.release:
+        return probe_release(args.release, (args.out or launch_path(args.release)).resolve())
+    out = args.out.resolve() if args.out else None
+    results = answer_stream()
+    os.environ.setdefault(PIN_SUPPORT_ENV, "1")  # launch.json is committed: the same from any CPU
+    return write_rules(Launcher(warm_up=not args.no_warm_up), out, results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

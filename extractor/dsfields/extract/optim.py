@@ -42,7 +42,7 @@ def optimizers_and_schedulers() -> dict[str, Any]:
 
 def with_optimizers(snapshot: dict[str, Any]) -> dict[str, Any]:
     """``snapshot`` plus ``optimizers``, ``schedulers`` and ``hf_trainer`` (None without transformers)."""
-    from dsfields.extract.hf import hf_trainer_fills
+    from dsfields.extract.hf.fills import hf_trainer_fills
 
     return snapshot | optimizers_and_schedulers() | {"hf_trainer": hf_trainer_fills()}
 

@@ -129,7 +129,7 @@ def value_probes_beside(ex: Extraction) -> Callable[[], int]:
     they run here (``tests/test_witnesses.py``). Where fork is unavailable or another thread is alive
     (the launch witness's driver), or the child fails, the probes run here instead.
     """
-    from dsfields.extract.forked import Forked, ForkFailed, can_fork
+    from dsfields.launch.forked import Forked, ForkFailed, can_fork
 
     if not can_fork():
         return lambda: value_probes(ex)

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, set_path
 from dsfields.extract.jsonvalue import to_json
 from dsfields.extract.static import MISSING, Choices, StaticRead, StaticReport, Test
-from dsfields.extract.static.findings import SURE_DICT_KINDS
-from dsfields.extract.trace import ReadEvent, join
+from dsfields.extract.static.results import SURE_DICT_KINDS
+from dsfields.launch.trace import ReadEvent, join
 from dsfields.model.records import Field
 
 if TYPE_CHECKING:

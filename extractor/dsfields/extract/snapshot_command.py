@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         versions = list(args.versions)
     if not versions:
         raise UsageError("name VERSIONs or use --all")
-    from dsfields.extract.command import out_problem, version_problem
+    from dsfields.extract.extract_command import out_problem, version_problem
 
     bad = next((problem for problem in map(version_problem, versions) if problem), None)
     if bad or out_problem(root):

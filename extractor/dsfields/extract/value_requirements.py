@@ -33,7 +33,7 @@ def read_base(ex: Extraction, record: dict[str, Any]) -> dict[str, Any]:
     set alone on the neutral one it is never read, and every probe passes.
     """
     from dsfields.extract.reconcile import satisfying_config
-    from dsfields.extract.static.records import Test
+    from dsfields.extract.static.read_records import Test
 
     base = probe_base(ex, record)
     tests = [Test(c["path"], c["op"], c.get("value")) for c in record.get("conditions") or []

@@ -213,7 +213,7 @@ def resolve_inference_version(requested: str | None, generated: Path | str | Non
         return str(installed)
     if requested == "installed" or not versions:
         raise SnapshotError(f"no inference snapshot for DeepSpeed {installed if requested else '(any)'}; "
-                            "run python -m dsfields.extract.inference")
+                            "run python -m dsfields.extract.inference_witness")
     return versions[-1]
 
 

@@ -1,6 +1,6 @@
 """Witness 1 of issue 15: what DeepSpeed's source reads from ds_config, found without running it.
 
-The dynamic trace (``extract/trace.py``) sees only the reads its probe configs trigger. This
+The dynamic trace (``launch/trace.py``) sees only the reads its probe configs trigger. This
 witness reads the whole ``deepspeed`` package of a release with ``ast``: every
 ``get_scalar_param``/``.get``/``[]``/``in``/iteration on the ds_config dict and on dicts derived
 from it, the branch condition each sits under, keys merged from literal default dicts, sections
@@ -20,9 +20,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .findings import SURE_DICT_KINDS, aggregate_choices, known_sections
 from .modules import Package
-from .records import MISSING, Choices, Condition, PassedWhole, StaticRead, StaticReport, Test, Unplaced
+from .read_records import MISSING, Choices, Condition, PassedWhole, StaticRead, StaticReport, Test, Unplaced
+from .results import SURE_DICT_KINDS, aggregate_choices, known_sections
 from .scan import scan
 
 __all__ = [

@@ -12,12 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .classes import is_classmethod, is_static
-from .expressions import Expressions, name_of
-from .modules import Def, Module, NotConstant
-from .names import READERS, ROOT_CLASSES
-from .records import MISSING, Test, Unplaced
-from .values import (
+from .abstract_values import (
     Const,
     Imported,
     Instance,
@@ -32,6 +27,11 @@ from .values import (
     paths_of,
     tests_of,
 )
+from .classes import is_classmethod, is_static
+from .expressions import Expressions, name_of
+from .modules import Def, Module, NotConstant
+from .names import READERS, ROOT_CLASSES
+from .read_records import MISSING, Test, Unplaced
 
 _CASEFOLD = frozenset({"lower", "upper", "casefold"})
 _PASS_THROUGH = frozenset({"dict", "list", "tuple", "sorted", "str", "int", "float", "bool", "set", "frozenset"})

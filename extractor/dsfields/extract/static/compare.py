@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import StaticReport
+from .read_records import StaticReport
 
 
 @dataclass

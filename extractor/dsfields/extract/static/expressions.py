@@ -10,12 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .findings import json_form
-from .modules import NotConstant
-from .names import ROOT_CLASSES, constant_like, names_the_config
-from .records import MISSING, Test
-from .statements import Statements
-from .values import (
+from .abstract_values import (
     Const,
     Instance,
     IterKey,
@@ -26,6 +21,11 @@ from .values import (
     join,
     tests_of,
 )
+from .modules import NotConstant
+from .names import ROOT_CLASSES, constant_like, names_the_config
+from .read_records import MISSING, Test
+from .results import json_form
+from .statements import Statements
 
 
 class Expressions(Statements):

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .abstract_values import Const, DefaultOf, IterKey, KeySet, Opaque, Path, Tracked, dotted, join, tests_of
 from .classes import ClassIndex, FuncNode
-from .findings import UNRESOLVED, ChoiceHit, Result, is_json, json_form
 from .modules import Module, NotConstant, Package
-from .records import MISSING, Condition, PassedWhole, StaticRead, Test, Unplaced
-from .values import Const, DefaultOf, IterKey, KeySet, Opaque, Path, Tracked, dotted, join, tests_of
+from .read_records import MISSING, Condition, PassedWhole, StaticRead, Test, Unplaced
+from .results import UNRESOLVED, ChoiceHit, Result, is_json, json_form
 
 
 @dataclass(frozen=True, eq=False)

@@ -28,13 +28,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .abstract_values import Instance, Shape, Tracked, dotted, join, paths_of
 from .calls import FunctionReader
 from .classes import ClassIndex, FuncNode, is_static
-from .findings import Result, known_sections, sweep_unresolved
 from .modules import Module, Package
 from .names import ENTRY_SEEDS, GENERIC_ATTRS, READERS, ROOT_CLASSES, SEED_PARAMS
-from .records import StaticRead
-from .values import Instance, Shape, Tracked, dotted, join, paths_of
+from .read_records import StaticRead
+from .results import Result, known_sections, sweep_unresolved
 
 _DEBUG = bool(__import__("os").environ.get("DSFIELDS_STATIC_DEBUG"))
 MAX_DEPTH = 14

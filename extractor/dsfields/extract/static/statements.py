@@ -10,9 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .findings import Store
-from .frame import Frame
-from .values import (
+from .abstract_values import (
     Const,
     DefaultOf,
     Imported,
@@ -26,6 +24,8 @@ from .values import (
     join,
     paths_of,
 )
+from .frame import Frame
+from .results import Store
 
 _DEAD = object()
 """What a statement returns when the rest of its block is never run (a taken branch that ends in ``continue``,

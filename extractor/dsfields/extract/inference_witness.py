@@ -14,7 +14,7 @@ models), so the model is the document. It is described with the training config'
 - the static witness: attribute reads of the built config (``config.tensor_parallel.tp_size``,
   ``self._config.dtype``) in ``deepspeed/inference/`` and ``deepspeed/module_inject/``, placed on the fields.
 
-``python -m dsfields.extract.inference [--out ROOT]`` writes ``ROOT/<version>/inference.json`` for the
+``python -m dsfields.extract.inference_witness [--out ROOT]`` writes ``ROOT/<version>/inference.json`` for the
 installed release, importing ``deepspeed.inference.config`` only; ``--release V ...`` runs that in each
 release's runtime (:func:`dsfields.extract.releases.run_in_release`), one release at a time.
 """
@@ -246,7 +246,7 @@ def extract_inference(module: Any, version: str, package: str = "deepspeed") -> 
     return {
         "document": "inference",
         "format_version": FORMAT_VERSION,
-        "generated_by": "python -m dsfields.extract.inference",
+        "generated_by": "python -m dsfields.extract.inference_witness",
         "deepspeed_version": version.strip(),
         "environment": _environment(package),
         "model": f"{cls.__module__}.{cls.__qualname__}",
@@ -290,8 +290,8 @@ def run_releases(versions: list[str], root: Path) -> int:
     for version in versions:
         started = time.monotonic()
         try:
-            done = releases.run_in_release(version, ["dsfields.extract.inference", "--out", str(root.resolve())],
-                                           timeout=RELEASE_TIMEOUT)
+            done = releases.run_in_release(
+                version, ["dsfields.extract.inference_witness", "--out", str(root.resolve())], timeout=RELEASE_TIMEOUT)
             ok = done.returncode == 0
             tail = (done.stdout.strip().splitlines() or [""])[-1] if ok else \
                 ((done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])
@@ -305,7 +305,8 @@ def run_releases(versions: list[str], root: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     from dsfields.model.store import repo_generated_dir
 
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.inference", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.inference_witness",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=None, help="root of the snapshot tree (default: generated/)")
     parser.add_argument("--release", nargs="+", metavar="VERSION",
                         help="extract these releases, each in its own runtime, one at a time")

@@ -1,9 +1,9 @@
 """The launch worker: a process answering launch requests as JSON lines, one verdict per line.
 
-``python -m dsfields.extract.launch --jsonl`` (:func:`serve_worker`) reads requests on stdin and writes
-:class:`~dsfields.extract.launch_verdict.LaunchVerdict` lines on stdout, after one ``ready`` line; while an op
+``python -m dsfields.launch --jsonl`` (:func:`serve_worker`) reads requests on stdin and writes
+:class:`~dsfields.launch.verdict.LaunchVerdict` lines on stdout, after one ``ready`` line; while an op
 builds, ``building`` / ``built`` notices go out first. It is started by
-:class:`~dsfields.extract.launch_client.LaunchClient` as a subprocess, or forked by :class:`ForkedWorker` from
+:class:`~dsfields.launch.client.LaunchClient` as a subprocess, or forked by :class:`ForkedWorker` from
 a process that has not imported DeepSpeed yet. A launch changes process-wide state: this is why launches run
 here and never in the caller.
 """
@@ -21,10 +21,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from dsfields.extract.forked import fork
-from dsfields.extract.launch_verdict import DEFAULT_TIMEOUT
-from dsfields.extract.launcher import Launcher
-from dsfields.extract.ops import BUILD_NOTICES
+from dsfields.launch.forked import fork
+from dsfields.launch.launcher import Launcher
+from dsfields.launch.ops import BUILD_NOTICES
+from dsfields.launch.verdict import DEFAULT_TIMEOUT
 
 
 def answer_stream() -> Any:
@@ -37,12 +37,12 @@ def answer_stream() -> Any:
 
 
 def serve_worker(warm_up: bool = True) -> int:
-    """``python -m dsfields.extract.launch --jsonl``: a ``ready`` line, then :func:`serve` stdin until it ends.
+    """``python -m dsfields.launch --jsonl``: a ``ready`` line, then :func:`serve` stdin until it ends.
 
     Whatever the worker starts (ninja, compilers) ends with it or with its client (the lifeline); builds during
     start-up (shm_comm, the warm-up's fused_adam) extend the client's wait too (:func:`tell_builds`).
     """
-    from dsfields.extract.process_tree import hold_lifeline
+    from dsfields.launch.process_tree import hold_lifeline
 
     hold_lifeline()
     results = answer_stream()
@@ -103,13 +103,13 @@ class ForkedWorker:
 
     Made by :meth:`start` before this process imports DeepSpeed, after :data:`PRELOADED`: the child takes
     ``env`` as its environment (and any ``PYTHONPATH`` entry it adds, e.g. the CPU stubs, on ``sys.path``) and
-    imports DeepSpeed itself, as a fresh ``python -m dsfields.extract.launch --jsonl`` would.
+    imports DeepSpeed itself, as a fresh ``python -m dsfields.launch --jsonl`` would.
     """
 
     def __init__(self, pid: int, stdin: Any, stdout: Any, errors: Any, lifeline: int | None = None) -> None:
         self.pid = pid
         self.lifeline = lifeline
-        """The write end of the worker's lifeline (:mod:`dsfields.extract.process_tree`), taken over by its client."""
+        """The write end of the worker's lifeline (:mod:`dsfields.launch.process_tree`), taken over by its client."""
         self.stdin = stdin
         self.stdout = stdout
         self.errors = errors
@@ -157,7 +157,7 @@ class ForkedWorker:
                          if p and p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
                 os.environ.clear()
                 os.environ.update(env)
-                from dsfields.extract.process_tree import LIFELINE_ENV
+                from dsfields.launch.process_tree import LIFELINE_ENV
 
                 os.environ[LIFELINE_ENV] = str(life_read)
                 sys.path[1:1] = [p for p in added if p not in sys.path]

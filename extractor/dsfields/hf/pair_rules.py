@@ -1,9 +1,9 @@
 """The HF layers' rules for one transformers / accelerate pair, read from their snapshots (``generated/hf/``).
 
-:func:`dsfields.model.hf_trainer.trainer_run` follows transformers 5.24.0 / accelerate 1.15.0 line by line.
+:func:`dsfields.hf.trainer.trainer_run` follows transformers 5.24.0 / accelerate 1.15.0 line by line.
 The rules that change between releases — which keys the Trainer fills from which argument and with what
 expression, which it mismatch-checks, its messages, accelerate's plugin settings, precision sections and clash —
-are data here (extracted by :mod:`dsfields.extract.hf_rules`), so the run follows the user's own pair. What a
+are data here (extracted by :mod:`dsfields.extract.hf.rule_witness`), so the run follows the user's own pair. What a
 snapshot lacks, or a rule the static reader could not read, is said in :attr:`HfRules.notes`; the 5.24.0 /
 1.15.0 rule is then used and the note says so.
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MIRROR = ("5.24.0", "1.15.0")
-"""The pair whose rules :mod:`dsfields.model.hf_trainer` also spells out in code (checked against the real
+"""The pair whose rules :mod:`dsfields.hf.trainer` also spells out in code (checked against the real
 Trainer by ``tests/test_hf_trainer_differential.py``)."""
 
 
@@ -57,7 +57,7 @@ class ClassPath(str):
 
 
 class Program:
-    """A function of a release's source as :mod:`dsfields.extract.hf_rules` records it (``rules.programs``): its
+    """A function of a release's source as :mod:`dsfields.extract.hf.rule_witness` records it (``rules.programs``): its
     parameters and its steps (assignments, imports, calls of the class's own methods, returns and raises), each
     with the ``if`` tests around it. :func:`simulate` runs it on known values; calling one from an expression
     (``return get_constant_schedule(optimizer)``) runs it and gives what it returns."""

@@ -1,9 +1,9 @@
 """The static witness of the HF layers: what transformers' Trainer and accelerate do to a ds_config, per release.
 
-``model/hf_trainer.py`` predicts the Trainer's fills, mismatch errors and accelerate's precision rules; which
+``hf/trainer.py`` predicts the Trainer's fills, mismatch errors and accelerate's precision rules; which
 key is filled from which TrainingArguments value, which is mismatch-checked, the message raised, the sections
 accelerate adds all change between releases. They are read here with :mod:`ast` from each release's own
-source (fetched by :mod:`dsfields.extract.hf_sources`), never imported, into data:
+source (fetched by :mod:`dsfields.extract.hf.sources`), never imported, into data:
 
 - transformers ``integrations/deepspeed.py``: every ``fill_match``/``fill_only`` of
   ``HfTrainerDeepSpeedConfig.trainer_config_process`` / ``trainer_config_finalize`` (value expression with the
@@ -17,7 +17,7 @@ source (fetched by :mod:`dsfields.extract.hf_sources`), never imported, into dat
 
 A rule this reader cannot find is recorded under ``unread`` with the reason, never dropped.
 
-``python -m dsfields.extract.hf_rules [--transformers V...] [--accelerate V...]`` writes
+``python -m dsfields.extract.hf.rule_witness [--transformers V...] [--accelerate V...]`` writes
 ``generated/hf/transformers-V.json`` (TrainingArguments' flags, the fills and these rules) and
 ``generated/hf/accelerate-V.json``.
 """
@@ -30,8 +30,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dsfields.extract import hf_sources
-from dsfields.extract.hf_programs import message_template
+from dsfields.extract.hf import sources as hf_sources
+from dsfields.extract.hf.programs import message_template
 
 FORMAT = 3
 TRAINER_FUNCTIONS = ("trainer_config_process", "trainer_config_finalize")
@@ -377,14 +377,14 @@ def _launch_env(code: str | None, unread: list[dict[str, str]]) -> dict[str, Any
 
 
 def transformers_snapshot(version: str) -> dict[str, Any]:
-    from dsfields.extract.hf_args import hf_snapshot
+    from dsfields.extract.hf.flags import hf_snapshot
 
     root = hf_sources.fetch("transformers", version)
     package = root / "src" / "transformers"
     snap = hf_snapshot(package, version)
     assert snap is not None, f"transformers {version}: no training_args.py in its sdist"
     snap["format_version"] = FORMAT
-    snap["generated_by"] = "python -m dsfields.extract.hf_rules"
+    snap["generated_by"] = "python -m dsfields.extract.hf.rule_witness"
     snap["rules"] = package_rules(package)
     meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
     snap["release"] = {"built": meta["built"], "accelerate_requires": _requirement(package)}
@@ -400,7 +400,7 @@ def package_rules(package: Path) -> dict[str, Any]:
     rules = {**transformers_rules(integration.read_text(encoding="utf-8")),
              "source": {"file": "transformers/integrations/deepspeed.py"}}
     rules["get_warmup_steps"] = warmup_rule((package / "training_args.py").read_text(encoding="utf-8"))
-    from dsfields.extract.hf_programs import trainer_programs
+    from dsfields.extract.hf.programs import trainer_programs
 
     rules["programs"] = trainer_programs(package, rules["unread"])
     return rules
@@ -440,11 +440,11 @@ def accelerate_snapshot(version: str) -> dict[str, Any]:
                              launch.read_text(encoding="utf-8") if launch.is_file() else None)
     rules["config_file_keys"] = config_file_keys(config_args.read_text(encoding="utf-8") if config_args.is_file()
                                                  else None)
-    from dsfields.extract.hf_programs import accelerate_programs
+    from dsfields.extract.hf.programs import accelerate_programs
 
     rules["programs"] = accelerate_programs(package, rules["unread"])
     meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
-    return {"format_version": FORMAT, "generated_by": "python -m dsfields.extract.hf_rules",
+    return {"format_version": FORMAT, "generated_by": "python -m dsfields.extract.hf.rule_witness",
             "accelerate_version": version, "release": {"built": meta["built"]},
             "source": {"files": ["accelerate/utils/dataclasses.py", "accelerate/accelerator.py",
                                  "accelerate/utils/launch.py"]}, "rules": rules}
@@ -457,10 +457,11 @@ def pair(transformers: dict[str, Any], accelerate_built: dict[str, int]) -> str 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dsfields.model.hf_args import hf_snapshot_path
+    from dsfields.hf.arguments import hf_snapshot_path
     from dsfields.model.store import write_atomic
 
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf_rules", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf.rule_witness",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--transformers", nargs="*", default=None, help="releases (default: the coverage window)")
     parser.add_argument("--accelerate", nargs="*", default=None, help="releases (default: the coverage window)")
     args = parser.parse_args(argv)

@@ -7,12 +7,12 @@ and the ZeRO engine, and the HF Trainer / accelerate rewrite the config and choo
 
 * ``plain``: ``deepspeed.initialize(model=m, model_parameters=m.parameters(), config=cfg)``, the
   optimizer built by DeepSpeed from ``cfg`` (or a ``torch.optim.AdamW`` passed from code);
-* ``hf``: what transformers' Trainer and accelerate pass (:func:`dsfields.model.hf_trainer.hf_plan`: a pair's
+* ``hf``: what transformers' Trainer and accelerate pass (:func:`dsfields.hf.trainer.hf_plan`: a pair's
   programs read from its source into ``generated/hf/``; pure Python, shared with ``dsfields check``).
 
-and returns a :class:`~dsfields.extract.launch_verdict.LaunchVerdict`. Between launches it puts back what
-DeepSpeed keeps (:mod:`dsfields.extract.launch_reset`). It runs in the launch worker
-(:mod:`dsfields.extract.launch_worker`), the process a user's ``check --launch`` and the launch witness both
+and returns a :class:`~dsfields.launch.verdict.LaunchVerdict`. Between launches it puts back what
+DeepSpeed keeps (:mod:`dsfields.launch.reset`). It runs in the launch worker
+(:mod:`dsfields.launch.worker`), the process a user's ``check --launch`` and the launch witness both
 start; DeepSpeed and torch are imported inside :class:`Launcher`, never at import.
 """
 
@@ -32,8 +32,10 @@ from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any
 
-from dsfields.extract.launch_reset import ModuleGlobals
-from dsfields.extract.launch_verdict import (
+from dsfields.hf.trainer import HF_ARGS, HIDDEN_SIZE, NUM_TRAINING_STEPS, Plan, PlanError, hf_plan, plain_plan
+from dsfields.launch.ops import CPU_OPS, guard_ops_dir, own_extensions_dir
+from dsfields.launch.reset import ModuleGlobals
+from dsfields.launch.verdict import (
     DEFAULT_TIMEOUT,
     LaunchTimeout,
     LaunchVerdict,
@@ -44,8 +46,6 @@ from dsfields.extract.launch_verdict import (
     raise_site,
     wants_ranks,
 )
-from dsfields.extract.ops import CPU_OPS, guard_ops_dir, own_extensions_dir
-from dsfields.model.hf_trainer import HF_ARGS, HIDDEN_SIZE, NUM_TRAINING_STEPS, Plan, PlanError, hf_plan, plain_plan
 
 _UNSET: Any = object()
 """No ``is_fp16_supported`` on the accelerator class itself (before 0.9): :meth:`Launcher.launch` removes its own."""
@@ -122,7 +122,7 @@ class Launcher:
             import shutil
 
             atexit.register(shutil.rmtree, self.workdir, True)
-            from dsfields.extract.process_tree import OWN_FOLDERS
+            from dsfields.launch.process_tree import OWN_FOLDERS
 
             OWN_FOLDERS.append(self.workdir)  # and when its client gives up on it
         os.chdir(self.workdir)
@@ -182,7 +182,7 @@ class Launcher:
         """Launch ``config`` as ``style`` calls it; never raises for what DeepSpeed does with it.
 
         ``hf_pair``: the transformers / accelerate releases whose programs plan the ``hf`` style and ``fill_auto``
-        (``check --launch --hf-version``); None: :data:`~dsfields.model.hf_trainer.WITNESS_PAIR`, as every
+        (``check --launch --hf-version``); None: :data:`~dsfields.hf.trainer.WITNESS_PAIR`, as every
         committed record.
 
         ``assume_fp16``: the CPU accelerator claims fp16 support (engine.py:2004 then lets fp16 configs
@@ -199,8 +199,7 @@ class Launcher:
         recorder = None
         data: dict[str, Any] = plan.config
         if trace:
-            from dsfields.extract.discover import wrap
-            from dsfields.extract.trace import Recorder
+            from dsfields.launch.trace import Recorder, wrap
 
             recorder = Recorder()
             data = wrap(plan.config, "", recorder)
@@ -289,7 +288,7 @@ class Launcher:
         return kwargs, passed
 
     def _clean_up(self, engine: Any) -> None:
-        """Undo what one initialize leaves behind (the list and why: :mod:`dsfields.extract.launch_reset`)."""
+        """Undo what one initialize leaves behind (the list and why: :mod:`dsfields.launch.reset`)."""
         if engine is not None:
             with contextlib.suppress(Exception):
                 engine.destroy()
@@ -316,7 +315,7 @@ def build_ops() -> dict[str, str]:
     """JIT-build (or load) every CPU op, outside any launch timeout (:func:`guard_ops_dir` first).
 
     A first build takes ~1 min per op on 2 cores; interrupted by a launch timeout it leaves a broken
-    cache (``cannot open shared object file``). ``python -m dsfields.extract.launch --build-ops``
+    cache (``cannot open shared object file``). ``python -m dsfields.launch --build-ops``
     builds them ahead, once per machine (dev/test.sh does).
     """
     guard_ops_dir()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .records import Test
+from .read_records import Test
 
 Path = tuple[str, ...]
 

@@ -4,7 +4,7 @@
 transformers (slow, and it pulls torch). The flags, their types, choices and defaults are the fields of
 ``TrainingArguments`` (``transformers/training_args.py``); a hand-kept copy would go stale with each
 release, so they are read here with :mod:`ast` and written as data into ``generated/hf/`` (the HF
-snapshot of that transformers release, beside the fill list of :mod:`dsfields.extract.hf`).
+snapshot of that transformers release, beside the fill list of :mod:`dsfields.extract.hf.fills`).
 
 How a field's annotation becomes a flag follows ``HfArgumentParser._parse_dataclass_field``
 (``hf_argparser.py``): ``X | str`` keeps ``X``, ``X | None`` keeps ``X`` (except ``bool | None``), an
@@ -12,7 +12,7 @@ How a field's annotation becomes a flag follows ``HfArgumentParser._parse_datacl
 and gets a ``--no_X`` twin when its default is true, ``list[X]`` takes one or more values; every flag
 with an underscore also has its dashed spelling.
 
-``python -m dsfields.extract.hf_args`` writes the installed release's HF snapshot; ``--wheel W`` another
+``python -m dsfields.extract.hf.flags`` writes the installed release's HF snapshot; ``--wheel W`` another
 release's, read from its wheel (``pip download --no-deps transformers==V``).
 """
 
@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from dsfields.extract.hf import fill_calls, transformers_dir
+from dsfields.extract.hf.fills import fill_calls, transformers_dir
 from dsfields.model.errors import MissingExtra, standalone
 
 ARGS_FILE = "training_args.py"
@@ -179,7 +179,7 @@ def training_arguments(code: str, enums: dict[str, list[str]]) -> dict[str, dict
 
 def fill_sources(code: str) -> dict[str, dict[str, Any]]:
     """Every ``fill_match`` / ``fill_only`` call of ``HfTrainerDeepSpeedConfig``: beside what
-    :func:`dsfields.extract.hf.fill_calls` records, the value expression it fills with (``args.learning_rate``)
+    :func:`dsfields.extract.hf.fills.fill_calls` records, the value expression it fills with (``args.learning_rate``)
     and the argument name the mismatch message shows (``hf_key``: ``- ds KEY=… vs hf HF_KEY=…``)."""
     found = fill_calls(code)
     for node in ast.walk(ast.parse(code)):
@@ -215,7 +215,7 @@ def hf_snapshot(root: Path | None = None, version: str | None = None) -> dict[st
     integration = root / "integrations" / "deepspeed.py"
     return {
         "format_version": FORMAT,
-        "generated_by": "python -m dsfields.extract.hf_args",
+        "generated_by": "python -m dsfields.extract.hf.flags",
         "transformers_version": version,
         "training_arguments": {
             "source": {"file": f"transformers/{ARGS_FILE}"},
@@ -242,7 +242,7 @@ def from_wheel(wheel: Path) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf_args", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf.flags", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=None,
                         help="where to write (default generated/hf/transformers-<version>.json)")
     parser.add_argument("--wheel", type=Path, default=None,
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     snap = from_wheel(args.wheel) if args.wheel else hf_snapshot()
     if snap is None:
         raise MissingExtra("transformers", message="transformers is not installed here: no HF snapshot to write")
-    from dsfields.model.hf_args import hf_snapshot_path
+    from dsfields.hf.arguments import hf_snapshot_path
     from dsfields.model.store import write_atomic
 
     out = args.out or hf_snapshot_path(snap["transformers_version"])

@@ -1,14 +1,14 @@
 """The HF Trainer's arguments as the user gives them: ``--trainer-args "--bf16 --learning_rate 2e-4"``.
 
 Parsed the way ``HfArgumentParser`` parses ``TrainingArguments`` — without importing transformers —
-from the flag list that :mod:`dsfields.extract.hf_args` read out of transformers' own
+from the flag list that :mod:`dsfields.extract.hf.flags` read out of transformers' own
 ``training_args.py`` into ``generated/hf/transformers-<version>.json`` (the HF snapshot). What the
 parser does, after ``HfArgumentParser`` / argparse: ``--name`` and ``--name-with-dashes``, ``--name=value``,
 an unambiguous prefix, ``bool`` flags with an optional value (``yes/true/t/y/1``, ``no/false/f/n/0``) and
 their ``--no_name`` twin, choices, ``nargs="+"`` lists. Flags TrainingArguments has not are reported
 (scripts often add their own dataclasses, so they are a warning, not a refusal).
 
-:class:`TrainerArgs` is what the mirror (:mod:`dsfields.model.hf_trainer`) reads: every field's value
+:class:`TrainerArgs` is what the mirror (:mod:`dsfields.hf.trainer`) reads: every field's value
 and whether the user gave it (provenance: "from --learning_rate" or "the default of --learning_rate"),
 plus what no flag says: the world size, the model's hidden size and the dataset size.
 
@@ -68,7 +68,7 @@ def load_hf_snapshot(version: str | None = None, generated: str | None = None) -
     """
     known = hf_versions(generated)
     if not known:
-        raise UsageError("no HF snapshot (generated/hf/transformers-*.json): run python -m dsfields.extract.hf_args")
+        raise UsageError("no HF snapshot (generated/hf/transformers-*.json): run python -m dsfields.extract.hf.flags")
     if version is None:
         installed = installed_transformers_version()
         version = installed if installed in known else known[-1]
@@ -96,7 +96,7 @@ class TrainerArgs:
         self.hidden_size_from = hidden_size_from
         self.dataset_size = dataset_size
         self.rules: Any = None
-        """The pair's :class:`dsfields.model.hf_rules.HfRules` (set by :func:`from_cli`); None: the 5.24.0 mirror."""
+        """The pair's :class:`dsfields.hf.pair_rules.HfRules` (set by :func:`from_cli`); None: the 5.24.0 mirror."""
 
     def __getattr__(self, name: str) -> Any:
         values = self.__dict__.get("values", {})
@@ -358,10 +358,10 @@ def installed_accelerate_version() -> str | None:
 
 
 def load_rules(snapshot: dict[str, Any], accelerate: str | None = None, *, explicit: bool = False) -> Any:
-    """The :class:`dsfields.model.hf_rules.HfRules` of the transformers ``snapshot`` with ``accelerate`` (default:
+    """The :class:`dsfields.hf.pair_rules.HfRules` of the transformers ``snapshot`` with ``accelerate`` (default:
     the installed accelerate when the installed transformers is the one chosen and it is snapshotted, else the
     accelerate release current when that transformers came out); notes say when the installed pair has none."""
-    from dsfields.model.hf_rules import HfRules, accelerate_versions, load_accelerate_snapshot
+    from dsfields.hf.pair_rules import HfRules, accelerate_versions, load_accelerate_snapshot
 
     version = snapshot.get("transformers_version")
     known = accelerate_versions()
@@ -406,7 +406,7 @@ def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
 
     Only the plain ``key: value`` mappings accelerate's own ``accelerate config`` writes are read (no
     PyYAML: consumers stay stdlib + hjson); anything else is refused with one line. With the pair's ``rules``
-    (:class:`dsfields.model.hf_rules.HfRules`), which ``deepspeed_config`` keys matter is accelerate's own
+    (:class:`dsfields.hf.pair_rules.HfRules`), which ``deepspeed_config`` keys matter is accelerate's own
     answer: those ``prepare_deepspeed_cmd_env`` exports as a variable ``DeepSpeedPlugin`` reads, those only the
     launcher reads; every other key, and top-level keys ``ClusterConfig`` lacks, go to ``unknown``.
     """
@@ -509,7 +509,7 @@ def _yaml_scalar(text: str) -> Any:
 
 
 MIRRORED = "5.24.0"
-"""The transformers release whose Trainer :func:`dsfields.model.hf_trainer.trainer_run` mirrors (with accelerate
+"""The transformers release whose Trainer :func:`dsfields.hf.trainer.trainer_run` mirrors (with accelerate
 1.15.0); other releases' flags are read from their HF snapshot, their fills and checks are not yet."""
 
 
@@ -556,7 +556,7 @@ def hf_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 def hf_pair_diff(old: str, new: str) -> tuple[str, str, list[str]]:
     """``dsfields diff --hf T1[,A1] T2[,A2]``: flag changes, then the Trainer's and accelerate's rule changes;
     an accelerate not named is the one paired with its transformers in the snapshot."""
-    from dsfields.model.hf_rules import accelerate_rules_diff, load_accelerate_snapshot, trainer_rules_diff
+    from dsfields.hf.pair_rules import accelerate_rules_diff, load_accelerate_snapshot, trainer_rules_diff
 
     sides = []
     for spec in (old, new):
@@ -583,7 +583,7 @@ def hf_pair_diff(old: str, new: str) -> tuple[str, str, list[str]]:
 
 def _facts_diff(ot: dict[str, Any], oa: str, oas: Any, nt: dict[str, Any], na: str, nas: Any) -> list[str]:
     """The programs' answers that changed (the class an ``--optim`` builds, the steps, the checks, the swap)."""
-    from dsfields.model.hf_rules import HfRules, facts_diff, program_facts
+    from dsfields.hf.pair_rules import HfRules, facts_diff, program_facts
 
     if not ((ot.get("rules") or {}).get("programs") and (nt.get("rules") or {}).get("programs")):
         return []
@@ -607,12 +607,12 @@ def run_hf_diff(old: str, new: str, style: str = "text", fail: bool = False) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m dsfields.model.hf_args diff T1 T2``: what changed in TrainingArguments between two releases."""
+    """``python -m dsfields.hf.arguments diff T1 T2``: what changed in TrainingArguments between two releases."""
     import sys
 
     words = list(sys.argv[1:] if argv is None else argv)
     if len(words) != 3 or words[0] != "diff":
-        print("usage: python -m dsfields.model.hf_args diff T1 T2 (transformers releases with an HF snapshot: "
+        print("usage: python -m dsfields.hf.arguments diff T1 T2 (transformers releases with an HF snapshot: "
               f"{', '.join(hf_versions())})", file=sys.stderr)
         return 2
     try:

@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sniff", action="store_true",
                         help="skip files that do not look like a DeepSpeed config (fewer than two of its top-level "
                              "keys, or one of its sections); what the pre-commit hook passes for every .json/.hjson")
-    from dsfields.model.hf_args import add_cli_arguments
+    from dsfields.hf.arguments import add_cli_arguments
 
     add_cli_arguments(parser)  # --trainer-args & co. (issue 27): the HF Trainer with the user's own flags
     parser.add_argument("--lang", default=None, metavar="LANG",  # issue 28: text only; machine formats stay English
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     trainer = None
-    from dsfields.model.hf_args import from_cli, wants_trainer
+    from dsfields.hf.arguments import from_cli, wants_trainer
 
     if wants_trainer(args):  # the Trainer with the user's flags: --hf implied
         args.hf = True
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     checker = Checker(snapshot, hf_trainer=borrowed)
     pair = None
     if args.hf:  # the launch rules plan the config with the chosen pair's programs, as --trainer-args does
-        from dsfields.model.hf_args import chosen_pair
+        from dsfields.hf.arguments import chosen_pair
 
         pair = chosen_pair(args, trainer)
     options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime,

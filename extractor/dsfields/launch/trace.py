@@ -144,3 +144,9 @@ class TracingDict(dict):  # type: ignore[type-arg]
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
         # A deep copy leaves DeepSpeed's parsing (e.g. datastates keeps a private copy): plain data.
         return {k: copy.deepcopy(v, memo) for k, v in dict.items(self)}
+
+
+def wrap(data: dict[str, Any], section: str, recorder: Recorder) -> TracingDict:
+    """``data`` with every dict in it (at any depth) a :class:`TracingDict` reporting to ``recorder``."""
+    wrapped = {k: wrap(v, join(section, k), recorder) if isinstance(v, dict) else v for k, v in data.items()}
+    return TracingDict(wrapped, section, recorder)

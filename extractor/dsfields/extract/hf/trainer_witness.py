@@ -1,6 +1,6 @@
 """The real-Trainer witness: transformers' Trainer + accelerate + DeepSpeed, one training step on CPU.
 
-What :func:`dsfields.model.hf_trainer.trainer_run` predicts is checked here against the real thing:
+What :func:`dsfields.hf.trainer.trainer_run` predicts is checked here against the real thing:
 ``TrainingArguments`` parsed by the real ``HfArgumentParser`` from the same words ``--trainer-args``
 takes, a tiny Llama built from a config object (no download), a few random token sequences, world size 1
 over gloo, ``DS_ACCELERATOR=cpu``, ``--max_steps 1`` (unless the words give ``--max_steps`` or
@@ -13,7 +13,7 @@ machine has none: ``is_torch_bf16_gpu_available`` answers yes here; DeepSpeed's 
 bf16), and whether fp16 runs is the accelerator's answer (``fp16_supported``), so a run that fails on
 that is a machine failure, never an agreement.
 
-``python -m dsfields.extract.hf_witness CONFIG... --trainer-args "..."`` prints one JSON line per run.
+``python -m dsfields.extract.hf.trainer_witness CONFIG... --trainer-args "..."`` prints one JSON line per run.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class TrainerWitness:
         """``assume_fp16``: the CPU accelerator claims fp16 support whatever the CPU says (``check --launch``'s
         retry, for the Trainer): fp16 runs then train on torch's CPU fp16 kernels, so the config's path is judged,
         not this CPU; ``fp16_supported`` stays the accelerator's own answer and ``fp16_assumed`` says so."""
-        from dsfields.extract.ops import guard_ops_dir, own_extensions_dir
+        from dsfields.launch.ops import guard_ops_dir, own_extensions_dir
 
         os.environ["DS_ACCELERATOR"] = "cpu"
         os.environ.setdefault("ACCELERATE_USE_CPU", "false")
@@ -132,7 +132,7 @@ class TrainerWitness:
 
 
 def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[str, Any]:
-    from dsfields.extract.launcher import free_port
+    from dsfields.launch.launcher import free_port
 
     for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
                         ("LOCAL_WORLD_SIZE", "1"), ("MASTER_PORT", str(free_port()))):
@@ -186,7 +186,8 @@ def _qualname(obj: Any) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf_witness", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf.trainer_witness",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("configs", nargs="+", type=Path)
     parser.add_argument("--trainer-args", default="", help="the Trainer's flags, as one string")
     args = parser.parse_args(argv)

@@ -6,15 +6,15 @@ before DeepSpeed sees the config. Each :class:`LaunchRule` here is one such refu
 
 * what is enforced and where (``source``: file:line of the DeepSpeed release it was read in, ``read_in``,
   0.19.8 unless the behaviour is an older release's; of transformers 5.24.0 / accelerate 1.15.0 for the
-  HF layers, as read into :mod:`dsfields.model.hf_trainer`);
+  HF layers, as read into :mod:`dsfields.hf.trainer`);
 * a predicate over the config *as passed* to ``deepspeed.initialize``: the :class:`Launch` (the
-  calling style, where the optimizer comes from, and the :class:`~dsfields.model.hf_trainer.Plan`
+  calling style, where the optimizer comes from, and the :class:`~dsfields.hf.trainer.Plan`
   that style turns the config into), answering the JSON path it is about, or None;
 * a triggering and a non-triggering example (:class:`Example`), the ``message`` DeepSpeed's own
   error must match, and the fix.
 
 Rules are read from one release's source, so they are *confirmed per release*: ``python -m
-dsfields.extract.launch --rules`` runs every example through the real ``deepspeed.initialize`` (CPU,
+dsfields.extract.launch_witness --rules`` runs every example through the real ``deepspeed.initialize`` (CPU,
 gloo, world size 1, a tiny model) and writes ``generated/<version>/launch.json``; ``dsfields check``
 applies a rule only where that file says it was confirmed (:mod:`dsfields.check.launch_rules`).
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from dsfields.model.hf_trainer import Plan, PlanError, hf_plan, plain_plan
+from dsfields.hf.trainer import Plan, PlanError, hf_plan, plain_plan
 from dsfields.model.jsontypes import clone_json
 from dsfields.model.records import at_path
 
@@ -61,7 +61,7 @@ class Launch:
     def __init__(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                  pair: tuple[str, str] | None = None) -> None:
         """``pair``: the transformers / accelerate releases whose programs plan the ``hf`` style (``--hf-version``;
-        default :data:`dsfields.model.hf_trainer.WITNESS_PAIR`, the launch records')."""
+        default :data:`dsfields.hf.trainer.WITNESS_PAIR`, the launch records')."""
         self.config = config
         self.style = style
         self.optimizer_from_code = optimizer_from_code

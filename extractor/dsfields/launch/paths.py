@@ -1,6 +1,6 @@
 """A dry-run launch writes nowhere the config says: every path in it pointed into the launch's own folder.
 
-``check --launch`` (and every :class:`dsfields.extract.launch_client.LaunchClient` launch) runs DeepSpeed on the user's
+``check --launch`` (and every :class:`dsfields.launch.client.LaunchClient` launch) runs DeepSpeed on the user's
 config; DeepSpeed's NVMe swapper makes ``<nvme_path>/zero_stage_3/...`` before it finds async_io missing and the
 monitors make their ``output_path`` folders. The config is rewritten first: each string at a key named like a path
 (and at the release's path fields, from its snapshot) becomes a relative path, so it lands in the sandboxed

@@ -24,7 +24,7 @@ one, so :func:`install` points ``CXX`` at this file, run as a script, which
   73 compiles before, 46 objects).
 
 Everything else (linking, ``-v``, ``-dumpversion``) goes to the real compiler unchanged. Only dsfields' own
-extensions directory uses it (:func:`dsfields.extract.ops.guard_ops_dir`): a ``TORCH_EXTENSIONS_DIR`` the
+extensions directory uses it (:func:`dsfields.launch.ops.guard_ops_dir`): a ``TORCH_EXTENSIONS_DIR`` the
 caller chose keeps DeepSpeed's flags. Stdlib only: it runs as ``python -I``, outside any dsfields import.
 """
 
@@ -614,7 +614,7 @@ def main(argv: list[str], real: str, root: Path, objects: Path | None = None) ->
 
 
 _SCRIPT = '''#!{python} -I
-"""dsfields' compiler wrapper for its own DeepSpeed op builds (see dsfields/extract/quickcxx.py)."""
+"""dsfields' compiler wrapper for its own DeepSpeed op builds (see dsfields/launch/quickcxx.py)."""
 import sys
 from pathlib import Path
 
@@ -629,7 +629,7 @@ def install(cache: Path, environ: dict[str, str] | None = None) -> Path:
     """Write the wrapper into ``cache`` (once per script, interpreter and real compiler) and point ``CXX`` at it.
 
     The folder is named by a hash of all three and of this file, so an op built through another version of the
-    wrapper has another compiler in its key (:func:`dsfields.extract.ops.op_key`) and is not reused.
+    wrapper has another compiler in its key (:func:`dsfields.launch.ops.op_key`) and is not reused.
     """
     env = os.environ if environ is None else environ
     real = env.get("DSFIELDS_REAL_CXX") or env.get("CXX") or "c++"

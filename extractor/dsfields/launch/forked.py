@@ -1,7 +1,7 @@
 """The extractor's one way to fork: :func:`fork`, and :class:`Forked`, one function's pickled result from a child.
 
 :func:`fork` is the protocol every forked child follows (the launch worker,
-:class:`~dsfields.extract.launch_worker.ForkedWorker`, and :class:`Forked`): the parent's buffered output flushed
+:class:`~dsfields.launch.worker.ForkedWorker`, and :class:`Forked`): the parent's buffered output flushed
 first, the child without the parent's exit handlers, its end an ``os._exit`` with the body's code (1 if it raised).
 :class:`Forked` has two jobs: the static scan while DeepSpeed imports, and the value probes while the parsed-state
 witnesses run. A plain ``fork`` and a pipe, not a process pool: the child ends itself once it has sent its result,

@@ -9,16 +9,16 @@ the user's arguments assumed to match the config: the chosen pair's programs (``
 :func:`plain_plan` is plain code calling ``deepspeed.initialize`` itself.
 
 :func:`trainer_run` is the same mirror with the user's own Trainer arguments
-(:class:`dsfields.model.hf_args.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
+(:class:`dsfields.hf.arguments.TrainerArgs`, ``--trainer-args``): their values, not assumed ones, so it also
 predicts the mismatch errors transformers raises, the precision that runs and the classes built. Where the
-arguments carry a pair's rules (``args.rules``, :class:`dsfields.model.hf_rules.HfRules`, read from that
+arguments carry a pair's rules (``args.rules``, :class:`dsfields.hf.pair_rules.HfRules`, read from that
 transformers' and accelerate's source into ``generated/hf/``), the rules that change between releases are taken
 from there: the Trainer's fills (their own expressions, must-match tests and guards), its mismatch line and
 error, ``get_warmup_steps``, the hidden-size keys; accelerate's plugin mapping and defaults, the settings it
 refuses beside a config file, ``set_mixed_precision``'s sections and clash. A rule that cannot be evaluated is
 noted in ``run.notes`` and the 5.24.0 / 1.15.0 rule spelt out here is used.
 
-Both the launch (:mod:`dsfields.extract.launcher`, which then runs DeepSpeed on the plan) and
+Both the launch (:mod:`dsfields.launch.launcher`, which then runs DeepSpeed on the plan) and
 ``dsfields check`` (:mod:`dsfields.check.launch_rules`, which judges the plan against the launch
 rules, and ``check --runtime``'s HF fills) use this one copy.
 
@@ -34,7 +34,7 @@ What is still written by hand here, and why (everything else is the pair's progr
   mapping in ``_plugin_fills``, the spelt ``config_kwargs`` of ``prepare``, ``_swaps``' test, the fp16/bf16 check
   of ``_training_arguments_checks``, :data:`MISMATCH_HEAD`/:data:`MISMATCH_TAIL`, :data:`HIDDEN_KEYS`,
   :data:`TRAINER_OPTIMIZERS`, :data:`CPU_SWAP`, :data:`TRAINER_SCHEDULERS`, and
-  ``dsfields.model.hf_args.IGNORED_WITH_FILE``): used only where ``args.rules`` is None (the API without an HF
+  ``dsfields.hf.arguments.IGNORED_WITH_FILE``): used only where ``args.rules`` is None (the API without an HF
   snapshot) or a release's program cannot be evaluated here, which is said in ``run.notes`` (``check``: an info
   finding); over the corpus with every snapshotted pair no run takes them (``tests/test_hf_rules_data.py``);
 * the choice among several classes DeepSpeed builds for one optimizer ``type`` (:func:`_spelt_optimizer_choice`,
@@ -203,9 +203,9 @@ def _pair_rules(pair: tuple[str, str]) -> Any:
     """``(snapshot, rules)`` of a pair (cached), rules whose Trainer fills never mismatch-check; None when the pair
     has no HF snapshot here."""
     if pair not in _PAIR_RULES:
+        from dsfields.hf.arguments import load_hf_snapshot
+        from dsfields.hf.pair_rules import HfRules, load_accelerate_snapshot
         from dsfields.model.errors import UsageError
-        from dsfields.model.hf_args import load_hf_snapshot
-        from dsfields.model.hf_rules import HfRules, load_accelerate_snapshot
 
         found = None
         try:
@@ -224,7 +224,7 @@ def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str
     """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
     the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
     A pair with no HF snapshot here: the witness pair's, said in the rules' notes."""
-    from dsfields.model.hf_args import parse_trainer_args
+    from dsfields.hf.arguments import parse_trainer_args
 
     chosen = tuple(pair) if pair is not None else WITNESS_PAIR
     found = _pair_rules(chosen)  # type: ignore[arg-type]
@@ -252,7 +252,7 @@ def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str
 
 
 class _Matching:
-    """A pair's :class:`dsfields.model.hf_rules.HfRules` whose Trainer fills never mismatch-check (``hf_plan``'s
+    """A pair's :class:`dsfields.hf.pair_rules.HfRules` whose Trainer fills never mismatch-check (``hf_plan``'s
     arguments are taken to equal the config's literals)."""
 
     def __init__(self, rules: Any) -> None:
@@ -383,7 +383,7 @@ def _must_match(fill: dict[str, Any], names: dict[str, Any]) -> bool:
     """Whether the Trainer mismatch-checks this fill: its extracted ``must_match`` (a constant or an expression)."""
     if isinstance(fill["must_match"], bool):
         return fill["must_match"]
-    from dsfields.model.hf_rules import evaluate
+    from dsfields.hf.pair_rules import evaluate
 
     return bool(evaluate(fill["must_match"], names))
 
@@ -430,7 +430,7 @@ def _zero_stage3(cfg: dict[str, Any]) -> bool:
 def trainer_run(config: dict[str, Any], args: Any, accelerate: dict[str, Any] | None = None,
                 mesh_check: bool = True, deepspeed: str | None = None) -> TrainerRun:
     """The Trainer (transformers 5.24.0) and accelerate 1.15.0 on ``config`` with ``args``
-    (:class:`dsfields.model.hf_args.TrainerArgs`) and accelerate's launch settings (``accelerate``:
+    (:class:`dsfields.hf.arguments.TrainerArgs`) and accelerate's launch settings (``accelerate``:
     ``mixed_precision``, ``gradient_accumulation_steps``, ``gradient_clipping``, ``zero_stage``,
     ``offload_optimizer_device``, ``offload_param_device``, ``zero3_save_16bit_model``, ``zero3_init_flag``).
 
@@ -481,7 +481,7 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     # _deepspeed_config_checks (dataclasses.py:1507): accelerate launch exports the YAML's deepspeed_config keys
     # (and mixed_precision when it came from the YAML) as ACCELERATE_CONFIG_DS_FIELDS; the Trainer always hands
     # a DeepSpeed config, so any of these settings is refused.
-    from dsfields.model.hf_args import IGNORED_WITH_FILE
+    from dsfields.hf.arguments import IGNORED_WITH_FILE
 
     fields = list(acc.get("ds_fields", [])) + (["mixed_precision"] if "mixed_precision" in acc else [])
     ignored = (rules.ignored_with_file() if rules is not None else None) or list(IGNORED_WITH_FILE)
@@ -624,7 +624,7 @@ def _snapshot_prepare(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: An
     config), its optimizer (``DummyOptim`` when the config has one) and scheduler (``DummyScheduler``, with the
     Trainer's callable when only the optimizer is in the config), no dataloader. A key whose test or value is
     not known here is filled with an unknown value (said), never guessed. None: no rule (1.15.0's is used)."""
-    from dsfields.model.hf_rules import ClassPath, Unreadable, evaluate, isinstance_by_path, truth
+    from dsfields.hf.pair_rules import ClassPath, Unreadable, evaluate, isinstance_by_path, truth
 
     records = rules.prepare_kwargs() if rules is not None else None
     if not records:
@@ -687,7 +687,7 @@ def _training_arguments_checks(run: TrainerRun, args: Any, rules: Any) -> None:
     """``TrainingArguments.__post_init__`` (and the methods it calls) on the user's arguments: the first of its
     checks that these values decide raises, with the release's message; a check that needs the machine
     (``is_torch_bf16_gpu_available()``) is never taken as raised."""
-    from dsfields.model.hf_rules import Unreadable
+    from dsfields.hf.pair_rules import Unreadable
 
     if rules is not None:
         try:
@@ -708,7 +708,7 @@ def _training_arguments_checks(run: TrainerRun, args: Any, rules: Any) -> None:
 def _trainer_optimizer(run: TrainerRun, args: Any, rules: Any) -> str:
     """``Trainer.create_optimizer`` → ``get_optimizer_cls_and_kwargs``: the class ``--optim`` builds, as the
     release's code decides it."""
-    from dsfields.model.hf_rules import Unreadable
+    from dsfields.hf.pair_rules import Unreadable
 
     optim = str(args.values["optim"])
     fallback = TRAINER_OPTIMIZERS.get(optim, f"(--optim {optim}: built by the Trainer)")
@@ -725,7 +725,7 @@ def _trainer_optimizer(run: TrainerRun, args: Any, rules: Any) -> str:
 
 def _trainer_scheduler(run: TrainerRun, args: Any, rules: Any) -> str:
     """``Trainer.create_scheduler`` → ``get_scheduler``: the class ``--lr_scheduler_type`` builds."""
-    from dsfields.model.hf_rules import Unreadable
+    from dsfields.hf.pair_rules import Unreadable
 
     kind = str(args.values["lr_scheduler_type"])
     fallback = TRAINER_SCHEDULERS.get(kind, "torch.optim.lr_scheduler.LambdaLR")
@@ -744,7 +744,7 @@ def _swaps(run: TrainerRun, cfg: dict[str, Any], built: str, rules: Any) -> bool
     """Whether ``Accelerator._prepare_deepspeed`` swaps the Trainer's optimizer for a DeepSpeed CPU one: the
     release's own tests around ``map_pytorch_optim_to_deepspeed`` (1.x: offload_optimizer.device not "none" and
     ``zero_force_ds_cpu_optimizer`` not false)."""
-    from dsfields.model.hf_rules import ClassPath, Unreadable, isinstance_by_path
+    from dsfields.hf.pair_rules import ClassPath, Unreadable, isinstance_by_path
 
     spelt = _offload_device(cfg) != "none" and bool(cfg.get("zero_force_ds_cpu_optimizer", True))
     if rules is None:
@@ -762,7 +762,7 @@ def _swaps(run: TrainerRun, cfg: dict[str, Any], built: str, rules: Any) -> bool
 
 def _cpu_optimizer(run: TrainerRun, built: str, rules: Any) -> str:
     """accelerate's ``map_pytorch_optim_to_deepspeed``: the DeepSpeed CPU optimizer for the Trainer's ``built``."""
-    from dsfields.model.hf_rules import Unreadable
+    from dsfields.hf.pair_rules import Unreadable
 
     fallback = CPU_SWAP.get(built, "deepspeed.ops.adam.DeepSpeedCPUAdam")
     if rules is None:
@@ -783,7 +783,7 @@ def training_steps(args: Any, run: TrainerRun | None = None) -> int | None:
     """``num_training_steps`` as the Trainer hands it to ``deepspeed_init``: the release's own computation (the
     pair's snapshot) on ``--max_steps``, or the epochs over a dataloader of ``--dataset-size`` examples (one rank's
     share, ``per_device_train_batch_size`` a batch); None when neither is given."""
-    from dsfields.model.hf_rules import Unreadable
+    from dsfields.hf.pair_rules import Unreadable
 
     v = args.values
     if not (v.get("max_steps", -1) > 0 or args.dataset_size is not None):
@@ -804,9 +804,9 @@ def training_steps(args: Any, run: TrainerRun | None = None) -> int | None:
 
 
 def _arg_names(args: Any) -> dict[str, Any]:
-    """:func:`dsfields.model.hf_args.arg_names`, imported here, not at the top: ``check`` without
+    """:func:`dsfields.hf.arguments.arg_names`, imported here, not at the top: ``check`` without
     ``--trainer-args`` never needs the argument parser, and ``args`` comes from it when this runs."""
-    from dsfields.model.hf_args import arg_names
+    from dsfields.hf.arguments import arg_names
 
     return arg_names(args)
 
@@ -829,7 +829,7 @@ def _origin_of(fill: dict[str, Any], args: Any) -> str:
 def _snapshot_fills(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any, function: str) -> bool:
     """``function``'s fills as the pair's snapshot records them (transformers' own expressions, evaluated on the
     user's arguments). False when there is none or one cannot be evaluated: the caller then uses the mirror."""
-    from dsfields.model.hf_rules import Unreadable, evaluate
+    from dsfields.hf.pair_rules import Unreadable, evaluate
 
     fills = rules.fills(function)
     if not fills:
@@ -860,7 +860,7 @@ def _snapshot_fills(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any,
 
 def _bind_locals(names: dict[str, Any], rules: Any, function: str) -> None:
     """The function's conditionally bound names (4.x ``fp16_backend``): the last assignment whose conditions hold."""
-    from dsfields.model.hf_rules import evaluate
+    from dsfields.hf.pair_rules import evaluate
 
     for local, assigns in ((rules.trainer or {}).get("locals") or {}).get(function, {}).items():
         for assign in assigns:
@@ -870,7 +870,7 @@ def _bind_locals(names: dict[str, Any], rules: Any, function: str) -> None:
 
 def _snapshot_writes(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: Any, function: str) -> None:
     """The Trainer's other writes (``save_on_each_node`` → ``checkpoint.use_node_local_storage``)."""
-    from dsfields.model.hf_rules import Unreadable, evaluate
+    from dsfields.hf.pair_rules import Unreadable, evaluate
 
     names = _arg_names(args)
     for write in rules.writes():
@@ -955,7 +955,7 @@ def _snapshot_finalize(run: TrainerRun, cfg: dict[str, Any], args: Any, rules: A
     """``trainer_config_finalize``'s fills from the pair's snapshot: the hidden-size keys (their own expressions,
     under the release's conditions), ``total_num_steps`` and ``warmup_num_steps`` (with the release's own
     ``get_warmup_steps``). False when one cannot be evaluated: the caller uses the mirror."""
-    from dsfields.model.hf_rules import Unreadable, evaluate
+    from dsfields.hf.pair_rules import Unreadable, evaluate
 
     fills = rules.fills("trainer_config_finalize")
     if not fills:
@@ -1030,7 +1030,7 @@ def _plugin_fills(acc: dict[str, Any], rules: Any) -> dict[str, Any]:
                 "zero_optimization.offload_optimizer.nvme_path": acc.get("offload_optimizer_nvme_path", "none"),
                 "zero_optimization.stage3_gather_16bit_weights_on_model_save": bool(
                     acc.get("zero3_save_16bit_model", False))}
-    from dsfields.model.hf_rules import Unreadable, evaluate
+    from dsfields.hf.pair_rules import Unreadable, evaluate
 
     out: dict[str, Any] = {}
     for attribute, path in mapping.items():
@@ -1085,7 +1085,7 @@ def _snapshot_mixed(run: TrainerRun, cfg: dict[str, Any], args: Any, mixed: str,
     """``set_mixed_precision`` as the pair's accelerate writes it: the sections it adds under its own conditions
     (fp16 with ``auto_cast``; bf16 for bf16, and for fp8 where the release says so), its clash message and its
     ``fp16.enabled``/``bf16.enabled`` fills. False when a condition cannot be evaluated (the caller uses 1.15.0)."""
-    from dsfields.model.hf_rules import Unreadable, evaluate
+    from dsfields.hf.pair_rules import Unreadable, evaluate
 
     rule = rules.mixed_precision()
     if rule is None or not rule.get("fills"):

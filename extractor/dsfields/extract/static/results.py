@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .records import Choices, Condition, PassedWhole, StaticRead, Unplaced
+from .read_records import Choices, Condition, PassedWhole, StaticRead, Unplaced
 
 UNRESOLVED = "\x00"
 """Encloses the path segment standing for a key the scan could not resolve (never in a JSON key)."""

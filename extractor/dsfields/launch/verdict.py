@@ -1,6 +1,6 @@
 """What one ``deepspeed.initialize`` did with one config (:class:`LaunchVerdict`), and how a failure is read.
 
-A launch (:mod:`dsfields.extract.launcher`) ends launched, ``config_error`` (DeepSpeed, accelerate or the
+A launch (:mod:`dsfields.launch.launcher`) ends launched, ``config_error`` (DeepSpeed, accelerate or the
 Trainer refuses the config, with its own first line and the JSON path it is about when it can be found) or
 ``machine_error`` (this CPU machine cannot run it: no fp16, CUDA-only ops, async_io not built, too few ranks,
 ...). A machine error is never agreement with anything. This module holds the record and the reading of an
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dsfields.extract.ops import _release_root
-from dsfields.model.hf_trainer import BATCH_KEYS
+from dsfields.hf.trainer import BATCH_KEYS
+from dsfields.launch.ops import _release_root
 
 Outcome = Literal["launched", "config_error", "machine_error"]
 Style = Literal["plain", "hf"]

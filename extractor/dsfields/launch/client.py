@@ -1,7 +1,7 @@
 """The client of a launch worker: what ``check --launch`` and the launch witness call to launch a config.
 
-:class:`LaunchClient` starts ``python -m dsfields.extract.launch --jsonl``
-(:func:`dsfields.extract.launch_worker.serve_worker`) sandboxed, sends one request per config with a timeout
+:class:`LaunchClient` starts ``python -m dsfields.launch --jsonl``
+(:func:`dsfields.launch.worker.serve_worker`) sandboxed, sends one request per config with a timeout
 each, and restarts the worker when a launch kills or hangs it, so one bad config never takes the batch down.
 It imports neither DeepSpeed nor torch: the worker does.
 """
@@ -22,12 +22,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.launch_verdict import DEFAULT_TIMEOUT, LaunchVerdict, Style
-from dsfields.extract.ops import OP_DIRS, OPS_CACHE_ENV
+from dsfields.launch.ops import OP_DIRS, OPS_CACHE_ENV
+from dsfields.launch.verdict import DEFAULT_TIMEOUT, LaunchVerdict, Style
 from dsfields.model.errors import DsfieldsError
 
 if TYPE_CHECKING:  # the client never runs the worker's code in its own process
-    from dsfields.extract.launch_worker import ForkedWorker
+    from dsfields.launch.worker import ForkedWorker
 
 BUILD_TIMEOUT = 900.0
 """Seconds the client waits for one JIT op build (outside the launch's budget; 1-2 min each on 2 busy cores)."""
@@ -57,16 +57,16 @@ def _cache_megabytes(folder: Path) -> float:
 
 
 class LaunchClient:
-    """Runs the launch worker (``python -m dsfields.extract.launch --jsonl``) as a subprocess; restarts it when a
+    """Runs the launch worker (``python -m dsfields.launch --jsonl``) as a subprocess; restarts it when a
     launch kills or hangs it.
 
-    ``forked``: a :class:`~dsfields.extract.launch_worker.ForkedWorker` already started, used for the first start
+    ``forked``: a :class:`~dsfields.launch.worker.ForkedWorker` already started, used for the first start
     (a restart is a subprocess).
 
     A subprocess worker is sandboxed (``sandbox``): it runs in a session of its own with its working folder,
     ``HOME`` and ``TMPDIR`` in a ``dsfields-launch-*`` folder of the caller's temp folder (dsfields' op cache is
     passed by name, :data:`OPS_CACHE_ENV`), and holds a lifeline to this process
-    (:mod:`dsfields.extract.process_tree`): on a timeout, on :meth:`close`, on SIGINT/SIGTERM here, and when this
+    (:mod:`dsfields.launch.process_tree`): on a timeout, on :meth:`close`, on SIGINT/SIGTERM here, and when this
     process dies, the worker and everything it started (ninja, compilers) are killed and the folder removed.
     Config paths are pointed into the folder by the caller (:func:`dsfields.check.launch_check.redirect_paths`:
     relative paths land in the worker's working folder).
@@ -138,7 +138,7 @@ class LaunchClient:
             for name in ("TMPDIR", "TMP", "TEMP"):
                 env[name] = str(self.folder / "tmp")
             env["PWD"] = str(self.folder / "work")
-            from dsfields.extract.process_tree import SANDBOX_ENV
+            from dsfields.launch.process_tree import SANDBOX_ENV
 
             env[SANDBOX_ENV] = str(self.folder)
         return env
@@ -152,12 +152,12 @@ class LaunchClient:
             self._lifeline = self.proc.lifeline  # type: ignore[attr-defined]
             self._guard_signals()
         else:
-            from dsfields.extract.process_tree import LIFELINE_ENV
+            from dsfields.launch.process_tree import LIFELINE_ENV
 
             if self.sandbox:
                 self.folder = Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
             env = self._child_env()
-            argv = [self.python, "-m", "dsfields.extract.launch", "--jsonl",
+            argv = [self.python, "-m", "dsfields.launch", "--jsonl",
                     *([] if self.warm_up else ["--no-warm-up"])]
             read_end, self._lifeline = os.pipe()
             env[LIFELINE_ENV] = str(read_end)
@@ -187,7 +187,7 @@ class LaunchClient:
                                         f"(DeepSpeed's import or set-up hangs){last}")
             if why == "build":
                 raise LaunchWorkerError(f"DeepSpeed's CPU ops did not build in {self.build_budget:.0f} s "
-                                        "(stopped; python -m dsfields.extract.launch --build-ops builds them ahead)")
+                                        "(stopped; python -m dsfields.launch --build-ops builds them ahead)")
             raise LaunchWorkerError("the launch worker did not start" + last)
         if errors is not None:
             errors.close()  # the worker keeps writing to the file, unlinked: it goes when the worker does
@@ -276,12 +276,12 @@ class LaunchClient:
     def launch(self, config: dict[str, Any], style: Style = "plain", optimizer_from_code: bool = False,
                trace: bool = False, timeout: float = DEFAULT_TIMEOUT, fill_auto: bool = False,
                assume_fp16: bool = False, hf_pair: tuple[str, str] | None = None) -> LaunchVerdict:
-        """As :meth:`~dsfields.extract.launcher.Launcher.launch`, in the worker; a worker that dies or hangs is a
+        """As :meth:`~dsfields.launch.launcher.Launcher.launch`, in the worker; a worker that dies or hangs is a
         machine error.
 
         Every path the config names is pointed into the worker's folder first (``check --launch`` has done so
         already, to name them in its verdict): no launch through a client writes where a config says."""
-        from dsfields.model.launch_paths import redirect_paths
+        from dsfields.launch.paths import redirect_paths
 
         if isinstance(config, dict):
             config = redirect_paths(config)[0]
@@ -327,7 +327,7 @@ class LaunchClient:
 
     def close(self, graceful: bool = True) -> None:
         """End the worker: at end of input when idle (``graceful``), else at once; its tree and folder go too."""
-        from dsfields.extract.process_tree import end_tree, remove_folder
+        from dsfields.launch.process_tree import end_tree, remove_folder
 
         proc, self.proc = self.proc, None
         graceful = graceful and not self._busy

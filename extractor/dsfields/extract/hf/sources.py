@@ -1,11 +1,11 @@
 """The few source files of a transformers or accelerate release the HF rule witness reads, fetched once.
 
-The rules (:mod:`dsfields.extract.hf_rules`) are read from each release's own source, not the installed
+The rules (:mod:`dsfields.extract.hf.rule_witness`) are read from each release's own source, not the installed
 one. A transformers sdist is ~10 MB and only six of its files matter, so each release is fetched with
 ``pip download --no-deps --no-binary :all:`` (the ordinary client), those files are unpacked under
 ``~/.cache/dsfields/hf-src/<dist>-<version>/`` and the archive is deleted; a second run reads the cache.
 
-``python -m dsfields.extract.hf_sources [--dist transformers|accelerate] [--versions V...]`` fills the cache
+``python -m dsfields.extract.hf.sources [--dist transformers|accelerate] [--versions V...]`` fills the cache
 (default: the last patch of every minor the coverage window takes, from ``pip index versions``).
 """
 
@@ -97,7 +97,7 @@ def fetch(dist: str, version: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf_sources", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.hf.sources", description=__doc__.split("\n")[0])
     parser.add_argument("--dist", choices=sorted(WANTED), action="append", default=None)
     parser.add_argument("--versions", nargs="+", default=None)
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """DeepSpeed's CPU ops for dsfields' launches: where they are built, built once, outside a launch's time budget.
 
-The op cache of the launch worker (:mod:`dsfields.extract.launcher`) and of the HF Trainer witness: one extensions
+The op cache of the launch worker (:mod:`dsfields.launch.launcher`) and of the HF Trainer witness: one extensions
 directory per DeepSpeed (:func:`own_extensions_dir`), torch's stale build locks cleared (:func:`guard_ops_dir`),
 one ninja per environment, the CPU description read once, and an op one release built loaded by another with
 the same files (:func:`share_built_ops`). Apart from the launch itself, which only asks for the ops.
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from dsfields.extract.quickcxx import BUILD_ENV as OPS_BUILD_ENV
-from dsfields.extract.quickcxx import file_digest
+from dsfields.launch.quickcxx import BUILD_ENV as OPS_BUILD_ENV
+from dsfields.launch.quickcxx import file_digest
 
 
 def own_extensions_dir() -> None:
@@ -85,7 +85,7 @@ def guard_ops_dir() -> None:
 
     handle = open(root / ".dsfields-ops.lock", "w")  # held open until the process exits
     if root.parent == _own_extensions_root():
-        from dsfields.extract import quickcxx
+        from dsfields.launch import quickcxx
 
         quickcxx.install(_own_extensions_root().parent)  # dsfields' own builds only: see quickcxx
         # torch puts ccache (or sccache), when on PATH, before the compiler: it would hand the wrapper its own

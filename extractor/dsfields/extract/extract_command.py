@@ -80,7 +80,7 @@ def import_failure() -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "inference", False):  # issue 29: the init_inference document alone
-        from dsfields.extract.inference import main as inference_main
+        from dsfields.extract.inference_witness import main as inference_main
 
         return inference_main(["--out", str(args.out or repo_generated_dir())])
     started = time.perf_counter()
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
         from dsfields.extract.launch_witness import witness_env
 
-        argv = [sys.executable, "-m", "dsfields.extract.launch", "--rules", "--out",
+        argv = [sys.executable, "-m", "dsfields.extract.launch_witness", "--rules", "--out",
                   str(target.with_name("launch.json"))]
         if subprocess.run(argv, check=False, env=witness_env()).returncode:
             raise ExtractionError("the launch-rule probe failed")

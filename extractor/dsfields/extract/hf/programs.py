@@ -1,4 +1,4 @@
-"""A release's function as data: its steps and the ``if`` tests around them (:func:`dsfields.model.hf_rules.simulate`).
+"""A release's function as data: its steps and the ``if`` tests around them (:func:`dsfields.hf.pair_rules.simulate`).
 
 Some of what the Trainer and accelerate do is not one expression but a little program: which class
 ``get_optimizer_cls_and_kwargs`` builds for ``--optim`` (an ``if``/``elif`` chain in 4.x, a dispatch table of

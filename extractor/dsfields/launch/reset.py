@@ -1,6 +1,6 @@
 """Putting back what ``deepspeed.initialize`` leaves in DeepSpeed's modules, so many launches share one process.
 
-The launch worker (:class:`dsfields.extract.launcher.Launcher`) runs config after config; without this, one
+The launch worker (:class:`dsfields.launch.launcher.Launcher`) runs config after config; without this, one
 launch's groups, modes and loggers change the next one's verdict. :func:`module_state` fingerprints the same
 globals, for finding new leaks (``bench/launch_corpus.py --leaks``).
 """
