@@ -271,11 +271,13 @@ def test_patterns_match_what_deepspeed_raises(key, entry):
 
 
 def test_calculator_resolves_like_deepspeed(tmp_path):
-    """The calculator's resolve() against DeepSpeedConfig's rules (mirrored in dsfields.check.rules)."""
+    """The calculator's resolve() against the batch rule's one home (dsfields.model.batch): the same verdict and,
+    where DeepSpeed accepts, the same three values."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node not installed")
-    from dsfields.check.rules import resolve_batch
+    from dsfields.model.batch import complete
+    from dsfields.model.batch import refusal as resolve_batch
 
     cases = [(64, 2, None, 4), (64, None, 8, 4), (None, 2, 8, 4), (64, None, None, 8), (None, 2, None, 8),
              (64, 3, 8, 8), (10, 4, None, 1), (4, None, 8, 1), (None, None, 4, 2), (96, 4, 3, 8), (48, 2, 3, 8)]
@@ -289,5 +291,6 @@ def test_calculator_resolves_like_deepspeed(tmp_path):
         assert (got["error"] is None) == (problem is None), (tbs, micro, gas, world, got, problem)
         if problem is None:
             assert got["train_batch_size"] == got["micro"] * got["gas"] * world
+            assert (got["train_batch_size"], got["micro"], got["gas"]) == complete(tbs, micro, gas, world)
             for given, name in ((tbs, "train_batch_size"), (micro, "micro"), (gas, "gas")):
                 assert given is None or got[name] == given

@@ -49,8 +49,8 @@ def test_inference_document_matches_the_snapshot_schema(committed_path):
 
 
 def _probe_configs(document: dict):
-    from dsfields.extract.discover import set_path
     from dsfields.extract.inference_witness import _probe_values
+    from dsfields.model.dotted import set_path
 
     values = dict((pid, v) for pid, v in _probe_values(_module()))
     for path, record in sorted(document["fields"].items()):

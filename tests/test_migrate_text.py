@@ -8,7 +8,7 @@ import pytest
 
 from dsfields.configfile import parse
 from dsfields.migrate import insert_member
-from dsfields.model.records import at_path
+from dsfields.model.dotted import at_path
 from dsfields.upgrade import HEADINGS, KINDS, WORDS, render
 
 pytestmark = pytest.mark.unit

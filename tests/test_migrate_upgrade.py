@@ -16,7 +16,7 @@ from dsfields.cli import main
 from dsfields.configfile import parse
 from dsfields.legacy import LEGACY, located
 from dsfields.migrate import migrate
-from dsfields.model.records import at_path
+from dsfields.model.dotted import at_path
 from dsfields.model.store import available_versions
 from dsfields.model.store import load as load_snapshot
 from dsfields.upgrade import infer_release, report

@@ -22,7 +22,8 @@ from typing import Any
 from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.messages import localize
 from dsfields.model.prose import language
-from dsfields.model.records import Field, Removed, Snapshot, replacement_of
+from dsfields.model.records import Field, Removed, Snapshot
+from dsfields.model.renames import replacement_of
 from dsfields.model.store import available_versions, dumps, load, repo_generated_dir, version_listing
 from dsfields.model.style import OutputStyle, github_data, github_property
 from dsfields.model.wording import effective_at, short_json, stage_label, symbolic_default

@@ -29,10 +29,11 @@ from typing import Any
 from dsfields.check import Checker, Kind, Options, Severity
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
 from dsfields.legacy import LEGACY, cite
+from dsfields.model.dotted import join
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.messages import localize
 from dsfields.model.prose import language
-from dsfields.model.records import Snapshot, join
+from dsfields.model.records import Snapshot
 from dsfields.model.safewrite import check_target, write_text
 from dsfields.model.store import load_requested
 from dsfields.model.termsafe import shown

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsfields.check.rules import BATCH_KEYS
 from dsfields.check.values import accepts
 from dsfields.configfile import ConfigFile, ConfigFileError, dotted, load
+from dsfields.model import batch
+from dsfields.model.batch import BATCH_KEYS
+from dsfields.model.dotted import at_path, join
 from dsfields.model.errors import DsfieldsError, UsageError
-from dsfields.model.records import Field, Snapshot, at_path, join
+from dsfields.model.records import Field, Snapshot
 from dsfields.model.store import load_requested
 from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
@@ -417,21 +419,8 @@ class _Run:
             return
         tbs, micro, gas = (numbers.get(k) for k in BATCH_KEYS)
         world = self.world_size
-        derived: dict[str, Any] = {}
-        if tbs is not None and micro is not None and gas is not None:
-            pass
-        elif tbs is not None and micro is not None:
-            derived["gradient_accumulation_steps"] = int(tbs) // int(micro) // world
-        elif tbs is not None and gas is not None:
-            derived["train_micro_batch_size_per_gpu"] = int(tbs) // world // int(gas)
-        elif micro is not None and gas is not None:
-            derived["train_batch_size"] = int(micro) * int(gas) * world
-        elif tbs is not None:
-            derived["gradient_accumulation_steps"] = 1
-            derived["train_micro_batch_size_per_gpu"] = int(tbs) // world
-        elif micro is not None:
-            derived["train_batch_size"] = int(micro) * world
-            derived["gradient_accumulation_steps"] = 1
+        completed = batch.complete(*(None if v is None else int(v) for v in (tbs, micro, gas)), world)
+        derived = {key: value for key, value in zip(BATCH_KEYS, completed or (), strict=False) if key not in numbers}
         for key in BATCH_KEYS:
             if key in numbers:
                 self.add(key, numbers[key], WRITTEN, True)

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.configfile import ConfigFileError, load
+from dsfields.model.dotted import at_path
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.history import EventKind, field_histories
-from dsfields.model.records import Field, Snapshot, at_path
+from dsfields.model.records import Field, Snapshot
 from dsfields.model.store import available_versions, load_requested, version_key
 from dsfields.model.wording import json_text
 from dsfields.resolve import AUTO_HF, IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dsfields.check.findings import Finding, Kind, Options, Severity
 from dsfields.launch import catalogue
+from dsfields.model.dotted import at_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -80,7 +81,7 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
         if rule.restates:
             out = [f for f in out if f.rule not in rule.restates]
         message = f'{who}: "{said}" (DeepSpeed {version}, {rule.source}; {rule.enforces})'
-        if style == "hf" and _at(data, key) == "auto":  # the value DeepSpeed judged is the HF layers' fill
+        if style == "hf" and at_path(data, key) == "auto":  # the value DeepSpeed judged is the HF layers' fill
             filled = catalogue.Launch(data, "hf", pair=pair).get(key, "auto")
             who_fills = f"transformers {pair[0]} / accelerate {pair[1]}" if pair else "the HF Trainer"
             message += f'; its "auto" is filled with {_json(filled)} by {who_fills} (--hf-version to choose)'
@@ -88,12 +89,6 @@ def launch_rule_findings(checker: Any, config: Any, options: Options, findings: 
             message += "; plain code without --optimizer-from-code is assumed"
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, _line(config, key), rule=rule.id))
     return out
-
-
-def _at(data: dict[str, Any], path: str) -> Any:
-    from dsfields.model.records import at_path
-
-    return at_path(data, path, None)
 
 
 def _json(value: Any) -> str:

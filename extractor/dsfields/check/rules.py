@@ -20,7 +20,12 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from dsfields.model.records import Snapshot, at_path
+from dsfields.model.batch import BATCH_KEYS
+from dsfields.model.batch import integral as _integral
+from dsfields.model.batch import refusal as resolve_batch
+from dsfields.model.batch import show as _show
+from dsfields.model.dotted import at_path
+from dsfields.model.records import Snapshot
 from dsfields.model.wording import at_source
 
 TYPE_CHECKING = False
@@ -247,35 +252,6 @@ def _allreduce_sum(view: View, world_size: int | None) -> Iterator[Violation]:
 # ---------------------------------------------------------------- batch size
 
 
-BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
-
-
-def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: int) -> str | None:
-    """DeepSpeedConfig._set_batch_related_parameters + _batch_assertion for one world size; None if it passes."""
-    if tbs is not None and micro is not None and gas is not None:
-        pass
-    elif tbs is not None and micro is not None:
-        gas = tbs // micro // world
-    elif tbs is not None and gas is not None:
-        micro = tbs // world // gas
-    elif micro is not None and gas is not None:
-        tbs = micro * gas * world
-    elif tbs is not None:
-        gas, micro = 1, tbs // world
-    elif micro is not None:
-        tbs, gas = micro * world, 1
-    else:
-        return "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
-    assert tbs is not None and micro is not None and gas is not None
-    for name, value in zip(BATCH_KEYS, (tbs, micro, gas), strict=True):
-        if value <= 0:
-            return f"{name} resolves to {_show(value)} at world size {world}; it has to be greater than 0"
-    if tbs != micro * gas * world:
-        return (f"train_batch_size {_show(tbs)} != {_show(micro)} (micro) * {_show(gas)} (accumulation) * "
-                f"{world} (world size)")
-    return None
-
-
 MAX_WORLD_SIZE = 1 << 16
 """Largest world size the batch rule lists (65,536 ranks): bounds its divisor search."""
 
@@ -294,16 +270,6 @@ def _divisors(n: int, limit: int = MAX_WORLD_SIZE) -> list[int]:
             if d * d != n and n // d <= limit:
                 large.append(n // d)
     return small + large[::-1]
-
-
-def _show(n: int) -> str:
-    """``n`` in a message: a product of two 4000-digit values is past what ``str(int)`` may print."""
-    return str(n) if n.bit_length() < 14_000 else f"a number of about {round(n.bit_length() * 0.30103)} digits"
-
-
-def _integral(value: int | float) -> bool:
-    """``value`` is a whole number; ints of any size never go through float (which overflows)."""
-    return isinstance(value, int) or value.is_integer()
 
 
 def _batch(view: View, world_size: int | None) -> Iterator[Violation]:

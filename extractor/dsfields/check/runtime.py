@@ -12,11 +12,12 @@ import copy
 
 from dsfields.check.engine import Checker
 from dsfields.check.findings import Finding, Kind, Options, Severity
-from dsfields.check.rules import BATCH_KEYS, MISSING, View, _integral
+from dsfields.check.rules import MISSING, View
 from dsfields.configfile import ConfigFile, Path_
 from dsfields.hf.trainer import fill_trainer_auto
+from dsfields.model.batch import BATCH_KEYS, at_one_rank
+from dsfields.model.dotted import join
 from dsfields.model.errors import MissingExtra
-from dsfields.model.records import join
 from dsfields.model.store import installed_deepspeed_version
 
 TYPE_CHECKING = False
@@ -46,20 +47,6 @@ def hf_substitute(data: dict[str, Any], checker: Checker) -> dict[str, Any]:
         if not isinstance(node, dict) or node.get(parts[-1]) != "auto":
             continue
         node[parts[-1]] = _placeholder(path, checker)
-    return out
-
-
-def at_one_rank(data: dict[str, Any]) -> dict[str, Any]:
-    """DeepSpeedConfig outside a launcher sees world size 1: make train_batch_size consistent there.
-
-    The batch arithmetic is judged by the batch-size rule (with --world-size); --runtime asks DeepSpeed
-    about everything else.
-    """
-    out = copy.deepcopy(data)
-    tbs, micro, gas = (out.get(k) for k in BATCH_KEYS)
-    numbers = [v for v in (tbs, micro, gas) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
-    if len(numbers) == 3 and all(_integral(v) for v in numbers):
-        out["train_batch_size"] = int(micro) * int(gas)
     return out
 
 

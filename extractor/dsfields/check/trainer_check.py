@@ -16,6 +16,7 @@ from dsfields.check.findings import Finding, Kind, Severity
 from dsfields.hf.arguments import mirror_note, suggest
 from dsfields.hf.trainer import trainer_run
 from dsfields.launch import catalogue
+from dsfields.model.dotted import at_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding
         if key not in run.origins:
             continue
         entry = active[rule.id]
-        value = _get(run.config, key)
+        value = at_path(run.config, key)
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH,
                            f"{run.origins[key]} ({value!r}), then deepspeed.initialize raises "
                            f"{entry.get('exc_type') or 'an error'}: \"{entry.get('message') or rule.message}\" "
@@ -126,14 +127,6 @@ def _swap_refusal(run: Any, config: Any, version: str | None) -> list[Finding]:
                     f"{source}): TypeError \"{name}.__init__() got an unexpected keyword argument "
                     f"'{refused[0]}'\"", "use another --optim (adamw_torch), or no offload_optimizer",
                     _line(config, "zero_optimization.offload_optimizer.device"), rule="hf-swap-refusal")]
-
-
-def _get(data: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(data, dict):
-            return None
-        data = data.get(part)
-    return data
 
 
 def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:

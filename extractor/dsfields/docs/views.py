@@ -216,8 +216,9 @@ class Release:
         The snapshot's default for these keys is null (DeepSpeed derives them); what a reader wants is the
         value it ends up with, computed by the one copy of DeepSpeed's batch arithmetic (``dsfields.resolve``).
         """
+        from dsfields.model.batch import BATCH_KEYS
         from dsfields.model.records import Snapshot
-        from dsfields.resolve import BATCH_KEYS, DERIVED, Resolver
+        from dsfields.resolve import DERIVED, Resolver
 
         resolver = Resolver(Snapshot.from_dict(self.snapshot))
         out: dict[str, list[tuple[dict[str, Any], Any]]] = {}
@@ -233,7 +234,7 @@ class Release:
 
     @property
     def batch_keys(self) -> tuple[str, ...]:
-        from dsfields.resolve import BATCH_KEYS
+        from dsfields.model.batch import BATCH_KEYS
 
         return tuple(BATCH_KEYS)
 

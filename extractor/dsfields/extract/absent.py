@@ -22,9 +22,10 @@ import copy
 import json
 from typing import Any
 
-from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, set_path, without_path
+from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY
 from dsfields.extract.jsonvalue import stable_repr
 from dsfields.extract.state import parsed_state
+from dsfields.model.dotted import at_path, set_path, without_path
 
 MARKER = "__dsfields_marker__"
 """A value no reader knows: where it lands in the parsed state is where DeepSpeed keeps the key."""
@@ -69,14 +70,6 @@ def _leaves(state: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], A
     return {prefix: state}
 
 
-def _at(state: Any, location: tuple[str, ...]) -> Any:
-    for part in location:
-        if not isinstance(state, dict) or part not in state:
-            return _Missing
-        state = state[part]
-    return state
-
-
 def _is_json(value: Any) -> bool:
     if value is None or isinstance(value, (bool, int, float)):
         return True
@@ -96,7 +89,7 @@ def _none_where_built(absent: Any, empty: Any) -> bool:
     def walk(node: Any, location: tuple[str, ...]) -> None:
         if not isinstance(node, dict):
             return
-        if location and _at(absent, location) is None and node:
+        if location and at_path(absent, location, _Missing) is None and node:
             roots.append(location)
             return
         for key, value in node.items():
@@ -118,7 +111,7 @@ def _section(ex: Any, states: _States, record: dict[str, Any]) -> dict[str, Any]
         probed = states(set_path(base, section, key, {PROBE_KEY: 1}))
         where = {loc[:-1] for loc, v in _leaves(probed).items() if loc and loc[-1] == PROBE_KEY and v == 1}
         if len(where) == 1:
-            value = _at(absent, where.pop())
+            value = at_path(absent, where.pop(), _Missing)
             if value is not _Missing and value not in (None, {}) and _is_json(value):
                 return {"parsed": "value", "value": value}
     empty = states(set_path(base, section, key, {}))
@@ -139,7 +132,7 @@ def _key(ex: Any, states: _States, record: dict[str, Any]) -> dict[str, Any] | N
     if absent is _Missing or marked is _Missing:
         return None
     where = [loc for loc, v in _leaves(marked).items() if v == MARKER]
-    values = [_at(absent, loc) for loc in where]
+    values = [at_path(absent, loc, _Missing) for loc in where]
     if not values or any(v is _Missing for v in values) or any(v != values[0] for v in values):
         return None
     value = values[0]
@@ -201,7 +194,7 @@ def forced_by(ex: Any, states: _States) -> None:
             written = states(set_path(config, record["section"], record["key"], False))
             if quiet is _Missing or written is _Missing:
                 continue
-            if all(_at(s, loc) == v for s in (quiet, written) for loc, v in mine.items()):
+            if all(at_path(s, loc, _Missing) == v for s in (quiet, written) for loc, v in mine.items()):
                 found.append({"path": other, "when": True, "value": True})
         if found:
             by_path[target]["forced_by"] = found

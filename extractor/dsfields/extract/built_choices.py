@@ -23,9 +23,9 @@ import logging
 from contextlib import redirect_stderr, redirect_stdout
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import put_path
 from dsfields.extract.probes import error_line
 from dsfields.extract.requirements import CANDIDATES, MAX_STEPS, _names
+from dsfields.model.dotted import put_path
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction

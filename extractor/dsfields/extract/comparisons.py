@@ -16,9 +16,9 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path
 from dsfields.extract.probes import error_line, probe_base
 from dsfields.extract.requirements import _names, _raised_at, satisfying_base
+from dsfields.model.dotted import set_path
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction

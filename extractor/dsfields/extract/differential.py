@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsfields.extract.discover import BASE_CONFIG, set_path
+from dsfields.extract.discover import BASE_CONFIG
+from dsfields.model.dotted import set_path
 
 
 def _builder() -> Any:

@@ -19,6 +19,7 @@ import pydantic
 
 from dsfields.extract.models import nested_models
 from dsfields.launch.trace import ReadEvent, Recorder, join, wrap
+from dsfields.model.dotted import set_path
 
 log = logging.getLogger(__name__)
 
@@ -45,39 +46,6 @@ class Discovery:
     """Sections DeepSpeed copies whole (``items()``): any key is kept, none is checked."""
     unresolved_models: dict[str, str] = field(default_factory=dict)
     """Paths that raised a validation error naming a model we could not find: path → model name."""
-
-
-def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(config)
-    node = out
-    for part in section.split(".") if section else []:
-        node = node.setdefault(part, {})
-    node[key] = value
-    return out
-
-
-def put_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
-    """:func:`set_path`, except that a value on the way that is no object is replaced by one (a probe candidate
-    that a sibling probe left there)."""
-    out = copy.deepcopy(config)
-    node = out
-    for part in section.split(".") if section else []:
-        if not isinstance(node.get(part), dict):
-            node[part] = {}
-        node = node[part]
-    node[key] = value
-    return out
-
-
-def without_path(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
-    """A copy of ``config`` without ``key`` of ``section`` (:func:`set_path`'s inverse; absent stays absent)."""
-    out = copy.deepcopy(config)
-    node: Any = out
-    for part in section.split(".") if section else []:
-        node = node.get(part) if isinstance(node, dict) else None
-    if isinstance(node, dict):
-        node.pop(key, None)
-    return out
 
 
 class Prober:

@@ -10,9 +10,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsfields.extract.discover import Discovery, Prober, set_path
+from dsfields.extract.discover import Discovery, Prober
 from dsfields.extract.source import SourceIndex
 from dsfields.extract.state import parsed_state
+from dsfields.model.dotted import set_path
 
 
 @dataclass

@@ -17,9 +17,9 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import put_path, set_path, without_path
 from dsfields.extract.probes import BASE_CONFIG, error_line
 from dsfields.extract.requirements import CANDIDATES, MAX_STEPS, _names, _raised_at
+from dsfields.model.dotted import put_path, set_path, without_path
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction

@@ -78,8 +78,8 @@ def _run(cls: type, config: dict[str, Any]) -> BaseException | None:
 
 def _probe(ex: Any, cls: type, values: list[tuple[str, Any]]) -> int:
     """Fill ``probes`` of every leaf field; widen ``json_types``/``choices`` of fields whose type says nothing."""
-    from dsfields.extract.discover import set_path
     from dsfields.extract.probes import PROBES, accepted_types, error_line
+    from dsfields.model.dotted import set_path
 
     runs = 0
     for _, record in sorted(ex.fields.items()):

@@ -23,8 +23,9 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import BASE_CONFIG, _validation_error, set_path
+from dsfields.extract.discover import BASE_CONFIG, _validation_error
 from dsfields.extract.jsonvalue import to_json
+from dsfields.model.dotted import set_path
 from dsfields.model.jsontypes import json_type
 
 if TYPE_CHECKING:

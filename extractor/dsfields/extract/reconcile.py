@@ -25,11 +25,12 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, set_path
+from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY
 from dsfields.extract.jsonvalue import to_json
 from dsfields.extract.static import MISSING, Choices, StaticRead, StaticReport, Test
 from dsfields.extract.static.results import SURE_DICT_KINDS
 from dsfields.launch.trace import ReadEvent, join
+from dsfields.model.dotted import at_path, put_in_place, set_path
 from dsfields.model.records import Field
 
 if TYPE_CHECKING:
@@ -109,30 +110,6 @@ def _delete(config: dict[str, Any], path: str) -> None:
         node.pop(parts[-1], None)
 
 
-def _get(config: dict[str, Any], path: str) -> Any:
-    node: Any = config
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return MISSING
-        node = node[part]
-    return node
-
-
-def _put(config: dict[str, Any], path: str, value: Any) -> dict[str, Any] | None:
-    """``config`` with ``value`` at ``path``; None when an ancestor already holds a non-dict."""
-    node: Any = config
-    parts = path.split(".")
-    for part in parts[:-1]:
-        nxt = node.get(part)
-        if nxt is None:
-            nxt = node[part] = {}
-        if not isinstance(nxt, dict):
-            return None
-        node = nxt
-    node[parts[-1]] = value
-    return config
-
-
 def satisfying_config(tests: list[Test], sections: set[str], defaults: dict[str, Any],
                       base: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """A probe config under which every test holds (as far as a single value can make it hold)."""
@@ -146,7 +123,7 @@ def satisfying_config(tests: list[Test], sections: set[str], defaults: dict[str,
         elif t.op == "falsy":
             value = False
         elif t.op in ("present", "is not"):
-            if _get(config, t.path) is not MISSING:
+            if at_path(config, t.path, MISSING) is not MISSING:
                 continue
             value = {} if t.path in sections else defaults.get(t.path, True)
             if value is None or value is MISSING:
@@ -163,9 +140,9 @@ def satisfying_config(tests: list[Test], sections: set[str], defaults: dict[str,
             value = shapes.get(str(t.value), MISSING)
         if value is MISSING:
             continue  # `!=`, `not in`, `is None`: the default (absence) usually satisfies them
-        if isinstance(value, dict) and isinstance(_get(config, t.path), dict):
+        if isinstance(value, dict) and isinstance(at_path(config, t.path, MISSING), dict):
             continue
-        if _put(config, t.path, copy.deepcopy(value)) is None:
+        if put_in_place(config, t.path, copy.deepcopy(value)) is None:
             return None
     return config
 
@@ -206,8 +183,8 @@ def explore(ex: Extraction, report: StaticReport) -> Exploration:
         config = satisfying_config(tests, sections, defaults)
         if config is None:
             continue
-        if r.default is not MISSING and _get(config, r.path) is MISSING and r.path not in sections:
-            with_key = _put(copy.deepcopy(config), r.path, copy.deepcopy(r.default))
+        if r.default is not MISSING and at_path(config, r.path, MISSING) is MISSING and r.path not in sections:
+            with_key = put_in_place(copy.deepcopy(config), r.path, copy.deepcopy(r.default))
             config = with_key if with_key is not None else config
         key = json.dumps(config, sort_keys=True, default=repr)
         configs.setdefault(key, (config, [], r.condition or ""))[1].append(r.path)

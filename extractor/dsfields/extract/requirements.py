@@ -19,8 +19,8 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path, without_path
 from dsfields.extract.probes import PROBES, _stored, accepted_types, error_line, probe_base
+from dsfields.model.dotted import set_path, without_path
 from dsfields.model.jsontypes import json_type
 from dsfields.model.records import probe_id
 

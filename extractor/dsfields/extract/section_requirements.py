@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path, without_path
 from dsfields.extract.group_requirements import keys_below, satisfy
 from dsfields.extract.probes import BASE_CONFIG, error_line
 from dsfields.extract.requirements import _names, _probe_on, _raised_at, _retype
+from dsfields.model.dotted import set_path, without_path
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction

@@ -16,8 +16,8 @@ import inspect
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path
 from dsfields.extract.probes import probe_base
+from dsfields.model.dotted import set_path
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction

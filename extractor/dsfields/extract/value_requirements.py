@@ -17,9 +17,9 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from dsfields.extract.discover import set_path
 from dsfields.extract.probes import error_line, probe_base
 from dsfields.extract.requirements import _names, _raised_at
+from dsfields.model.dotted import at_path, join, set_path
 
 if TYPE_CHECKING:
     from dsfields.extract.extraction import Extraction
@@ -52,18 +52,11 @@ def _accepted(ex: Extraction, config: dict[str, Any], section: str, switches: se
         if run.error is None:
             return True
         named = [k for k in _names(f"{type(run.error).__name__}: {run.error}", switches)
-                 if _get(config, section, k) is not True]
+                 if at_path(config, join(section, k)) is not True]
         if not named:
             return False
         config = set_path(config, section, named[0], True)
     return False
-
-
-def _get(config: dict[str, Any], section: str, key: str) -> Any:
-    node: Any = config
-    for part in section.split(".") if section else []:
-        node = node.get(part) if isinstance(node, dict) else None
-    return node.get(key) if isinstance(node, dict) else None
 
 
 def learn_value_requirements(ex: Extraction) -> list[str]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from dsfields.extract.build import with_section
-from dsfields.extract.discover import BASE_CONFIG, Prober, set_path
+from dsfields.extract.discover import BASE_CONFIG, Prober
 from dsfields.extract.state import parsed_state
+from dsfields.model.dotted import set_path
 
 PROBE_TEXT = "dsfields-probe"
 

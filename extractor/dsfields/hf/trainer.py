@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 from types import SimpleNamespace
 
+from dsfields.model import batch
 from dsfields.model.jsontypes import clone_json
 
 TYPE_CHECKING = False
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are
 
     OptimizerSource = Literal["config", "code", "ds_cpu_adam"]
 
-BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 HIDDEN_SIZE = 8
 """The launch witness's tiny model width, also its ``model.config.hidden_size`` for the HF hidden-size fills."""
 
@@ -98,26 +98,9 @@ class Plan:
 
 
 def at_one_rank(config: dict[str, Any]) -> dict[str, Any]:
-    """Keep the batch triple consistent at world size 1 (the config may be right for N ranks).
-
-    Same rule as ``dsfields.check.at_one_rank``: only when all three are positive integers; the batch
-    arithmetic for N ranks is the static check's business (``--world-size``).
-    Unlike that one, a triple that fits no world size (train_batch_size not a multiple of micro x
-    gas) is left for DeepSpeed to reject.
-    """
-    out = clone_json(config)
-    values = [out.get(k) for k in BATCH_KEYS]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and _integral(v) for v in values):
-        tbs, micro, gas = (int(v) for v in values)
-        if tbs % (micro * gas) == 0:
-            out["train_batch_size"] = micro * gas
-    return out
-
-
-def _integral(value: int | float) -> bool:
-    import math
-
-    return isinstance(value, int) or math.isfinite(value) and value.is_integer()
+    """Keep the batch triple consistent at world size 1 (the config may be right for N ranks); a triple that fits
+    no world size is left for DeepSpeed to reject (:func:`dsfields.model.batch.at_one_rank`)."""
+    return batch.at_one_rank(config, only_a_multiple=True)
 
 
 def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False,

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 from dsfields.hf.trainer import Plan, PlanError, hf_plan, plain_plan
+from dsfields.model.dotted import at_path
 from dsfields.model.jsontypes import clone_json
-from dsfields.model.records import at_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway

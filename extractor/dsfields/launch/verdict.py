@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dsfields.hf.trainer import BATCH_KEYS
 from dsfields.launch.ops import _release_root
+from dsfields.model.batch import BATCH_KEYS
 
 Outcome = Literal["launched", "config_error", "machine_error"]
 Style = Literal["plain", "hf"]

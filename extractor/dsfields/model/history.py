@@ -60,7 +60,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from dsfields.model.records import Field, Snapshot, replacement_of
+from dsfields.model.records import Field, Snapshot
+from dsfields.model.renames import replacement_of
 from dsfields.model.store import (
     INDEX_FILE,
     SNAPSHOT_FILE,

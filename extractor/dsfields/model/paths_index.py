@@ -18,7 +18,8 @@ import json
 import os
 from functools import cached_property
 
-from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog, join
+from dsfields.model.dotted import join
+from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog
 
 INDEX_NAME = "paths.json"
 INDEX_FORMAT = 2

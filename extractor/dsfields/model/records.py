@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from dsfields.model.dotted import join
 from dsfields.model.errors import SnapshotError
 
 TYPE_CHECKING = False
@@ -63,21 +64,6 @@ def _text(default: str) -> Any:
         return str(value or default)
 
     return text
-
-
-def join(section: str, key: str) -> str:
-    """The JSON path of ``key`` inside ``section`` (``""`` is the top level)."""
-    return f"{section}.{key}" if section else key
-
-
-def at_path(data: Any, path: str, default: Any = None) -> Any:
-    """The value at dotted ``path`` in a parsed config, or ``default`` where any step is absent or not an object
-    (a config may be anything JSON allows: read defensively)."""
-    for part in path.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return default
-        data = data[part]
-    return data
 
 
 class Record:
@@ -927,17 +913,3 @@ class Snapshot(Record):
 
 def _catalog(value: Any, label: str) -> Catalog | None:
     return Catalog(value, label) if isinstance(value, dict) and value.get("section") else None
-
-
-def replacement_of(fields: dict[str, Field], path: str, record: Field) -> str | None:
-    """The JSON path deprecated field ``path`` points to: its ``new_param`` is a Python attribute name (or key) of
-    the same section. The one definition behind ``diff``'s renames and the history's (they must agree)."""
-    new_param = record.deprecated.new_param if record.deprecated is not None else None
-    if not new_param:
-        return None
-    section = record.section
-    for other_path, other in fields.items():
-        if other_path != path and other.python_name == new_param and other.section == section:
-            return other_path
-    candidate = f"{section}.{new_param}" if section else new_param
-    return candidate if candidate in fields and candidate != path else None
