@@ -26,18 +26,9 @@ from dsfields.check.launch_rules import launch_rule_findings
 from dsfields.check.rules import View, evaluate
 from dsfields.check.values import accepts
 from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
+from dsfields.model.dotted import at_path, join
 from dsfields.model.jsontypes import json_type
-from dsfields.model.records import (
-    Catalog,
-    CatalogEntry,
-    CatalogParam,
-    Field,
-    HfTrainer,
-    Section,
-    Snapshot,
-    at_path,
-    join,
-)
+from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot
 from dsfields.model.wording import at_source, default_in_context
 
 TYPE_CHECKING = False

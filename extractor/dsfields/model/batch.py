@@ -9,9 +9,11 @@ tested against :func:`complete` and :func:`refusal`) all ask this module.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dsfields.model.jsontypes import clone_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 NEITHER = "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"

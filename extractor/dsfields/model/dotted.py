@@ -8,7 +8,10 @@ the consumers, the launch, the snapshot factory's probes — asks this module.
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from typing import Any
 
 
 def join(section: str, key: str) -> str:
