@@ -33,7 +33,7 @@ from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.messages import localize
 from dsfields.model.prose import language
 from dsfields.model.records import Snapshot, join
-from dsfields.model.safewrite import check_target, write_text
+from dsfields.model.safewrite import check_target, target_lock, write_text
 from dsfields.model.store import load_requested
 from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
@@ -727,6 +727,13 @@ def universal(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.in_place:  # read, migrate and write under the file's lock: parallel runs migrate one after another
+        with target_lock(args.file):
+            return _run(args)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     lang = language(getattr(args, "lang", None))
     snapshot = load_requested(args.to)
     try:
