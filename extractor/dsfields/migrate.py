@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check import Checker, Kind, Options, Severity
-from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
+from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse, read_config_bytes
 from dsfields.legacy import LEGACY, cite
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.messages import localize
@@ -738,12 +738,11 @@ def _run(args: argparse.Namespace) -> int:
     snapshot = load_requested(args.to)
     try:
         config = load(args.file, "deepspeed")
-        with open(args.file, encoding="utf-8", newline="") as handle:  # the file's own line endings
-            raw = handle.read()
+        raw = read_config_bytes(args.file).decode("utf-8")  # the file's own line endings
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
-    except (OSError, UnicodeError) as exc:  # changed since load read it
-        raise DsfieldsError(f"{args.file}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    except UnicodeError as exc:  # changed since load read it
+        raise DsfieldsError(f"{args.file}: cannot read ({exc})") from None
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
     from dsfields.model.hf_args import from_cli, wants_trainer

@@ -168,11 +168,12 @@ def looks_like_ds_config(path: Any, snapshot: Any) -> bool:
     tsconfig.json or an nginx .conf is skipped. The keys come from the snapshot, never from a list here."""
     import re
 
+    from dsfields.model.readfile import UnreadableFile, read_bytes
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1 << 20)
-    except OSError:
-        return True  # unreadable: let check say so
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except UnreadableFile:
+        return True  # unreadable (a FIFO, too large...): let check say so
     written = set(re.findall(r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*:""", text))
     top = {key for key in written if key in snapshot.fields and "." not in key}
     return len(top) >= 2 or any(key in snapshot.sections for key in top)

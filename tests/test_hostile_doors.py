@@ -1,0 +1,116 @@
+"""Issue 43: hostile input through the doors opened last round (upgrade, estimate, --trainer-args,
+--accelerate-config, --model-config, --inference, --format sarif, the docs build, snapshot), one regression test
+per cause, each failing on the code before its fix.
+
+Each asserts what a user relies on: one line on stderr, exit 2 for unusable input (1 for findings), no traceback,
+no raw control character from data on the terminal, and bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dsfields.cli import main
+from dsfields.model.store import available_versions
+
+REPO = Path(__file__).resolve().parents[1]
+VERSIONS = available_versions()
+VERSION = "0.19.8" if "0.19.8" in VERSIONS else (VERSIONS[-1] if VERSIONS else None)
+OLD_VERSION = "0.10.3" if "0.10.3" in VERSIONS else (VERSIONS[0] if VERSIONS else None)
+needs_snapshots = pytest.mark.skipif(VERSION is None, reason="no committed snapshots")
+unit = pytest.mark.unit
+data = pytest.mark.data
+
+CONFIG = '{"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}'
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def dsfields(*args: str, timeout: float = 60, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor"), **kwargs.pop("env", {})}  # type: ignore[dict-item]
+    return subprocess.run([sys.executable, "-m", "dsfields", *args], env=env, text=True, timeout=timeout,
+                          capture_output=True, **kwargs)  # type: ignore[call-overload]
+
+
+def write(tmp_path: Path, text: str, name: str = "c.json") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def refused(code: int, out: str, err: str, *words: str) -> None:
+    """Exit 2, nothing on stdout, one line on stderr holding ``words``."""
+    assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
+    assert all(word in err for word in words), err
+
+
+# ---------------------------------------------------------------- cause 2: --trainer-args with unbalanced quotes
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("command", ["check", "resolve", "estimate"])
+@pytest.mark.parametrize("words", ["--bf16 'x", '--bf16 "x', "--bf16 x\\"])
+def test_trainer_args_with_unbalanced_quotes_is_one_line(tmp_path, capsys, command, words):
+    config = write(tmp_path, CONFIG)
+    extra = ["--params", "7B"] if command == "estimate" else ["--hf"]
+    code, out, err = run_cli(capsys, command, "--version", VERSION, config, *extra, f"--trainer-args={words}")
+    refused(code, out, err, "--trainer-args")
+
+
+# ---------------------------------------------------------------- cause 3: files named by options, one reader
+
+
+def _alias_bomb() -> str:
+    """The billion laughs in YAML: nine levels of nine aliases (9**9 strings once expanded)."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("option", ["--accelerate-config", "--model-config"])
+@pytest.mark.parametrize(("case", "words"), [
+    ("directory", "is a directory"), ("fifo", "is a FIFO"), ("device", "is a device"), ("binary", "not UTF-8"),
+    ("huge", "larger than"), ("missing", "no such file"), ("bomb", ""),
+])
+def test_files_named_by_options_go_through_the_one_reader(tmp_path, capsys, option, case, words):
+    path = tmp_path / "named"
+    if case == "directory":
+        path.mkdir()
+    elif case == "fifo":
+        os.mkfifo(path)
+    elif case == "device":
+        path = Path("/dev/zero")
+    elif case == "binary":
+        path.write_bytes(b"\xff\xfe\x00binary: \x80\x81\n")
+    elif case == "huge":
+        path.write_text("mixed_precision: bf16\n" * 500_000)  # 11 MB
+    elif case == "bomb":
+        path.write_text(_alias_bomb())
+    started = time.perf_counter()
+    code, out, err = run_cli(capsys, "check", "--version", VERSION, write(tmp_path, CONFIG), option, str(path))
+    assert time.perf_counter() - started < 20  # refused, never read without bound (a FIFO would block)
+    refused(code, out, err, option, str(path), words)
+
+
+@data
+@needs_snapshots
+def test_an_accelerate_config_with_anchors_and_aliases_is_refused_at_once(tmp_path, capsys):
+    path = write(tmp_path, _alias_bomb(), name="accelerate.yaml")
+    code, out, err = run_cli(capsys, "resolve", "--version", VERSION, write(tmp_path, CONFIG), "--accelerate-config",
+                             path)
+    refused(code, out, err, f"{path}:1", "anchor, alias")
