@@ -114,3 +114,49 @@ def test_an_accelerate_config_with_anchors_and_aliases_is_refused_at_once(tmp_pa
     code, out, err = run_cli(capsys, "resolve", "--version", VERSION, write(tmp_path, CONFIG), "--accelerate-config",
                              path)
     refused(code, out, err, f"{path}:1", "anchor, alias")
+
+
+# ---------------------------------------------------------------- cause 4: estimate's counts, one bounded parser
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize(("options", "words"), [
+    (["--params", "1e307"], ["--params", "more than 1,000,000,000,000,000"]),
+    (["--params", "7B", "--hidden-size", "4096", "--layers", "1e15", "--seq-len", "4096"], ["--layers", "100,000"]),
+    (["--params", "7B", "--hidden-size", "4096", "--layers", "32", "--seq-len", "1e15", "--heads", "32"],
+     ["--seq-len", "more than"]),
+    (["--params", "7B", "--hidden-size", "4096", "--layers", "32", "--seq-len", "4096", "--micro-batch", "1e300"],
+     ["--micro-batch", "more than"]),
+    (["--params", "7B", "--gpus-per-node", "1e12"], ["--gpus-per-node", "more than"]),
+    (["--params", "9" * 100_000], ["--params", "not a count"]),
+])
+def test_estimate_counts_beyond_a_real_run_are_one_line_naming_the_bound(tmp_path, capsys, options, words):
+    started = time.perf_counter()
+    code, out, err = run_cli(capsys, "estimate", "--version", VERSION, write(tmp_path, CONFIG), *options)
+    assert time.perf_counter() - started < 20
+    refused(code, out, err, *words)
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize(("config", "words"), [
+    ('{"train_micro_batch_size_per_gpu": 1000000000000000000000000}', ["train_micro_batch_size_per_gpu", "1,000,000"]),
+    ('{"zero_optimization": {"stage": 2, "reduce_bucket_size": 1e300}}', ["reduce_bucket_size", "int64"]),
+])
+def test_estimate_config_counts_go_through_the_same_bound(tmp_path, capsys, config, words):
+    code, out, err = run_cli(capsys, "estimate", "--version", VERSION, write(tmp_path, config), "--params", "7B",
+                             "--hidden-size", "4096", "--layers", "32", "--seq-len", "4096")
+    refused(code, out, err, *words)
+
+
+@data
+@needs_snapshots
+def test_estimate_at_every_bound_answers_in_bounded_time(tmp_path, capsys):
+    started = time.perf_counter()
+    code, out, _ = run_cli(capsys, "estimate", "--version", VERSION, write(tmp_path, CONFIG), "--params", "1e15",
+                           "--largest-layer-params", "1e15", "--gpus-per-node", "1024", "--nodes", "1e6",
+                           "--hidden-size", str(2**20), "--layers", "1e5", "--seq-len", "1e8", "--micro-batch", "1e6",
+                           "--heads", str(2**20), "--format", "json")
+    assert time.perf_counter() - started < 20
+    assert code == 0 and json.loads(out)
