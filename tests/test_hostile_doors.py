@@ -160,3 +160,20 @@ def test_estimate_at_every_bound_answers_in_bounded_time(tmp_path, capsys):
                            "--heads", str(2**20), "--format", "json")
     assert time.perf_counter() - started < 20
     assert code == 0 and json.loads(out)
+
+
+# ---------------------------------------------------------------- cause 5: check --inference on an unusable file
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize(("case", "words"), [("missing", "no such file"), ("directory", "is a directory"),
+                                             ("invalid", "malformed JSON")])
+def test_check_inference_says_why_a_file_is_unusable(tmp_path, capsys, case, words):
+    path = tmp_path / "inference.json"
+    if case == "directory":
+        path.mkdir()
+    elif case == "invalid":
+        path.write_text('{"dtype": ')
+    code, out, err = run_cli(capsys, "check", "--version", VERSION, "--inference", str(path))
+    assert code == 2 and out == "" and err.count("\n") == 1 and str(path) in err and words in err, (code, out, err)
