@@ -177,3 +177,29 @@ def test_check_inference_says_why_a_file_is_unusable(tmp_path, capsys, case, wor
         path.write_text('{"dtype": ')
     code, out, err = run_cli(capsys, "check", "--version", VERSION, "--inference", str(path))
     assert code == 2 and out == "" and err.count("\n") == 1 and str(path) in err and words in err, (code, out, err)
+
+
+# ---------------------------------------------------------------- cause 6: batch values the Trainer fills
+
+
+AUTO_BATCH = ('{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", '
+              '"gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}')
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize(("flags", "key", "assertion"), [
+    ("--per_device_train_batch_size 0", "train_micro_batch_size_per_gpu", "Train batch size: 0 has to be"),
+    ("--per_device_train_batch_size -2", "train_micro_batch_size_per_gpu", "Train batch size: -2 has to be"),
+    ("--gradient_accumulation_steps 0", "gradient_accumulation_steps", "Train batch size: 0 has to be"),
+])
+def test_check_flags_batch_values_the_trainer_fills_and_deepspeed_refuses(tmp_path, capsys, flags, key, assertion):
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION, "--format", "json", write(tmp_path, AUTO_BATCH),
+                           f"--trainer-args={flags}")
+    findings = json.loads(out)["files"][0]["findings"]
+    batch = [f for f in findings if f["rule"] == "hf-batch"]
+    assert code == 1 and len(batch) == 1 and batch[0]["path"] == key and batch[0]["severity"] == "error", findings
+    assert assertion in batch[0]["message"] and "AssertionError" in batch[0]["message"]
+    code, out, _ = run_cli(capsys, "check", "--version", VERSION, write(tmp_path, AUTO_BATCH),
+                           "--trainer-args=--per_device_train_batch_size 2")
+    assert code == 0, out  # a batch of at least 1 passes

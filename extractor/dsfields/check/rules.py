@@ -276,6 +276,21 @@ def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: in
     return None
 
 
+def batch_assertion(tbs: int, micro: int, gas: int, world: int) -> tuple[str, str] | None:
+    """DeepSpeedConfig._batch_assertion (runtime/config.py:590) on a complete triple: the key it fails on and its
+    AssertionError's words, in its order (each size greater than 0, then the product); None if it passes."""
+    for key, value, words in (("train_batch_size", tbs, "Train batch size"),
+                              ("train_micro_batch_size_per_gpu", micro, "Micro batch size per gpu"),
+                              ("gradient_accumulation_steps", gas, "Gradient accumulation steps")):
+        if value <= 0:
+            return key, f"{words}: {_show(value)} has to be greater than 0"
+    if tbs != micro * gas * world:
+        return "train_batch_size", ("Check batch related parameters. train_batch_size is not equal to "
+                                    "micro_batch_per_gpu * gradient_acc_step * world_size "
+                                    f"{_show(tbs)} != {_show(micro)} * {_show(gas)} * {world}")
+    return None
+
+
 MAX_WORLD_SIZE = 1 << 16
 """Largest world size the batch rule lists (65,536 ranks): bounds its divisor search."""
 
