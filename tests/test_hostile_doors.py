@@ -203,3 +203,22 @@ def test_check_flags_batch_values_the_trainer_fills_and_deepspeed_refuses(tmp_pa
     code, out, _ = run_cli(capsys, "check", "--version", VERSION, write(tmp_path, AUTO_BATCH),
                            "--trainer-args=--per_device_train_batch_size 2")
     assert code == 0, out  # a batch of at least 1 passes
+
+
+# ---------------------------------------------------------------- cause 7: what DeepSpeed or the Trainer cannot load
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("command", [["upgrade", "--from", str(OLD_VERSION), "--to", str(VERSION)],
+                                     ["estimate", "--version", str(VERSION), "--params", "7B"]])
+def test_upgrade_and_estimate_refuse_what_deepspeed_or_the_trainer_cannot_load(tmp_path, capsys, command):
+    duplicated = write(tmp_path, '{"train_batch_size": 8,\n "train_batch_size": 16}', name="dup.json")
+    code, out, err = run_cli(capsys, *command, duplicated)
+    refused(code, out, err, "line 2", "Duplicate keys")
+    hf = ["--hf"] if command[0] == "upgrade" else ["--trainer-args=--bf16"]
+    assert run_cli(capsys, *command, duplicated, *hf)[0] == 0  # json.load keeps the last
+    hjson_file = write(tmp_path, "{\n  # a comment\n  train_batch_size: 8\n}\n", name="h.json")
+    assert run_cli(capsys, *command, hjson_file)[0] == 0  # DeepSpeed reads hjson
+    code, out, err = run_cli(capsys, *command, hjson_file, *hf)
+    refused(code, out, err, "HF Trainer cannot load it")

@@ -113,6 +113,32 @@ def load(path: Path, consumer: str = "deepspeed") -> ConfigFile:
     return parse(text, str(path), consumer)
 
 
+def load_loadable(path: Path, hf: bool = False) -> ConfigFile:
+    """The file as its consumer loads it (the HF Trainer's ``json.load`` with ``hf``, else DeepSpeed's hjson), and
+    refused as that loader refuses it: the one rule of every command that shows values (resolve, upgrade,
+    estimate); ``check`` reports the same files as findings."""
+    config = load(path, "hf" if hf else "deepspeed")
+    why = unloadable(config, hf)
+    if why is not None:
+        raise ConfigFileError(why)
+    return config
+
+
+def unloadable(config: ConfigFile, hf: bool) -> str | None:
+    """Why the consumer cannot load ``config`` (one line), or None: under the HF Trainer a file that is not strict
+    JSON; under DeepSpeed a key repeated in one object."""
+    from dsfields.model.termsafe import shown
+
+    if hf and config.parse_note:
+        return (f"{shown(config.name)}: the HF Trainer cannot load it ({shown(config.parse_note)}); "
+                "dsfields check --hf says more")
+    if not hf and config.duplicates:
+        path, line = config.duplicates[0]
+        return (f"{shown(config.name)}: line {line}: {shown(dotted(path))} is repeated in one object, "
+                'and DeepSpeed refuses the file ("Duplicate keys in DeepSpeed config")')
+    return None
+
+
 # ---------------------------------------------------------------- parsing
 
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from dsfields.configfile import ConfigFileError, load
+from dsfields.configfile import ConfigFileError, load_loadable
 from dsfields.model import prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
@@ -1034,7 +1034,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--params N is required (the model's total parameter count, e.g. 7e9)")
     snapshot = load_requested(args.version)
     try:
-        config = load(args.file, "deepspeed")
+        # what DeepSpeed (or, with --trainer-args, the Trainer's json.load) cannot load has no memory to estimate
+        config = load_loadable(args.file, getattr(args, "trainer_args", None) is not None)
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     if not isinstance(config.data, dict):
