@@ -222,3 +222,21 @@ def test_upgrade_and_estimate_refuse_what_deepspeed_or_the_trainer_cannot_load(t
     assert run_cli(capsys, *command, hjson_file)[0] == 0  # DeepSpeed reads hjson
     code, out, err = run_cli(capsys, *command, hjson_file, *hf)
     refused(code, out, err, "HF Trainer cannot load it")
+
+
+# ---------------------------------------------------------------- cause 8: sarif and a file name that is not UTF-8
+
+
+@data
+@needs_snapshots
+def test_sarif_percent_encodes_a_file_name_that_is_not_utf8(tmp_path):
+    name = b"bad\xff\nname.json"
+    with open(os.path.join(os.fsencode(tmp_path), name), "wb") as handle:
+        handle.write(b'{"train_batch_size": 8, "zero_optimization": {"stage": 7}}')
+    done = subprocess.run([sys.executable, "-m", "dsfields", "check", "--version", str(VERSION), "--format", "sarif",
+                           name], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO / "extractor")},
+                          capture_output=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == b"", done.stderr
+    run = json.loads(done.stdout)["runs"][0]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    assert uris == {"bad%FF%0Aname.json"}
