@@ -8,6 +8,7 @@ no raw control character from data on the terminal, and bounded time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -240,3 +241,153 @@ def test_sarif_percent_encodes_a_file_name_that_is_not_utf8(tmp_path):
     run = json.loads(done.stdout)["runs"][0]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
     assert uris == {"bad%FF%0Aname.json"}
+
+
+# ---------------------------------------------------------------- cause 9: the docs build's processes and folders
+
+
+def _gone(pid: int, within: float = 15.0) -> bool:
+    """Whether process ``pid`` has exited (or is a zombie nobody reaps yet) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                if handle.read().rpartition(")")[2].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _lock_is_free(path: Path) -> bool:
+    import fcntl
+
+    with open(path, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True
+
+
+_RENDERING = """
+import os, sys, time
+from pathlib import Path
+from dsfields.docs.command import tree_lock
+from dsfields.docs.writing import _fork_pool
+with tree_lock(Path(sys.argv[1])):
+    pool = _fork_pool(1)
+    worker = pool.submit(os.getpid).result()
+    pool.submit(time.sleep, 600)  # a render that takes long
+    print(worker, flush=True)
+    time.sleep(600)
+"""
+
+
+@unit
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("signum", [15, 9])
+def test_a_render_worker_dies_with_the_build_and_never_keeps_the_trees_lock(tmp_path, signum):
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: x\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    build = subprocess.Popen([sys.executable, "-c", _RENDERING, str(config)], env=env, stdout=subprocess.PIPE,
+                             text=True)
+    worker = None
+    try:
+        assert build.stdout is not None
+        worker = int(build.stdout.readline())
+        assert not _lock_is_free(config)  # the build holds it
+        build.send_signal(signum)
+        build.wait(20)
+        assert _gone(worker), "the render worker outlived its build"
+        assert _lock_is_free(config)
+    finally:
+        build.kill()
+        build.wait()
+        if worker is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, 9)
+
+
+_BUILDING = """
+import sys, time
+from pathlib import Path
+from dsfields.docs.command import build_into, run_mkdocs
+site = Path(sys.argv[1])
+# mkdocs' stand-in: writes pages into the staging folder for a minute
+writer = ("import sys, time, pathlib\\nfor n in range(600):\\n"
+          "    pathlib.Path(sys.argv[1], f'page{n}.html').write_text('x'); time.sleep(0.1)\\n")
+def build(folder):
+    print(folder, flush=True)
+    return run_mkdocs([sys.executable, "-c", writer, str(folder)], Path.cwd(), {}, [])
+build_into(site, build)
+"""
+
+
+@unit
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("signum", [15, 9])
+def test_a_killed_docs_build_leaves_no_staging_folder_for_the_next_build(tmp_path, signum):
+    from dsfields.docs.command import build_into
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("old")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    build = subprocess.Popen([sys.executable, "-c", _BUILDING, str(site)], env=env, stdout=subprocess.PIPE, text=True)
+    assert build.stdout is not None
+    staging = Path(build.stdout.readline().strip())
+    deadline = time.monotonic() + 20
+    while not any(staging.glob("page*.html")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    build.send_signal(signum)
+    build.wait(20)
+    time.sleep(1.0)  # an orphaned writer would go on writing into the staging folder
+    if signum == 15:  # caught: the writer is killed first, then the staging folder removed
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    from dsfields.model.safewrite import boot_id
+
+    live = tmp_path / f".site.build-{boot_id()}-{os.getpid()}-live"
+    live.mkdir()  # a live builder's staging (another tree's build into the same folder): not a leftover
+    assert build_into(site, lambda folder: (folder / "index.html").write_text("new") and 0) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "site"])
+    assert (site / "index.html").read_text() == "new"
+
+
+@unit
+def test_docs_serve_on_a_port_in_use_is_one_line(capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        code, out, err = run_cli(capsys, "docs", "serve", "--config-file", str(REPO / "mkdocs.yml"),
+                                 "--dev-addr", address)
+    assert code == 2 and err.count("\n") == 1 and address in err and "in use" in err, err
+
+
+@unit
+def test_docs_build_release_into_a_read_only_site_is_one_line(tmp_path):
+    from dsfields.docs.command import _build_release
+    from dsfields.model.errors import UsageError
+
+    site = tmp_path / "site"
+    (site / "0.19.8").mkdir(parents=True)
+    (site / "404.html").write_text("built")
+    if os.geteuid() == 0:  # root writes through a mode: make the folder immutable instead
+        if subprocess.run(["chattr", "+i", str(site)], capture_output=True).returncode != 0:
+            pytest.skip("no way to make a folder read-only for root here")
+    else:
+        site.chmod(0o555)
+    try:
+        with pytest.raises(UsageError, match="cannot write") as refused_:
+            _build_release(tmp_path, tmp_path / "mkdocs.yml", site, "0.19.8", {}, 0.0, dict(os.environ))
+        assert str(site) in str(refused_.value) and "\n" not in str(refused_.value)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(site)], capture_output=True)
+        site.chmod(0o755)

@@ -36,7 +36,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dsfields.model.errors import DsfieldsError
 
@@ -190,6 +190,84 @@ def owned_by_a_live_writer(entry: str) -> bool | None:
     return match["boot"] == boot_id() and _alive(int(match["pid"]))
 
 
+def owner_tag() -> str:
+    """``BOOT-PID-`` of this process: the part of a temp file's or staging folder's name that says who owns it."""
+    return f"{boot_id()}-{os.getpid()}-"
+
+
+def owner_alive(name: str) -> bool | None:
+    """For a name holding an :func:`owner_tag` (a staging folder ``.site.build-BOOT-PID-XXXX``): whether that
+    process runs on this boot; None for a name without one (made by an older dsfields)."""
+    match = re.search(r"-(?P<boot>[0-9a-f]{8})-(?P<pid>[1-9][0-9]{0,9})-", name)
+    if match is None:
+        return None
+    return match["boot"] == boot_id() and _alive(int(match["pid"]))
+
+
+# ---------------------------------------------------------------- child processes die with us
+
+
+def parent_death_signal() -> Callable[[], None]:
+    """A ``preexec_fn`` (or pool initializer) making the child die (SIGKILL) when this process dies, however it
+    dies, SIGKILL included: Linux ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing. Call it in the parent: it
+    remembers the parent, and a child whose parent is already gone exits at once."""
+    parent = os.getpid()
+
+    def die_with_parent() -> None:
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+                import signal
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+            except (OSError, AttributeError):
+                pass
+        if os.getppid() != parent:  # the parent died before the prctl: nobody waits for us
+            os._exit(1)
+
+    return die_with_parent
+
+
+_CHILDREN: set[int] = set()
+"""Process groups of children a caught fatal signal kills before this process dies (mkdocs and its helpers)."""
+
+
+@contextlib.contextmanager
+def killed_on_signal(group: int) -> Iterator[None]:
+    """Within: a caught fatal signal kills the process group ``group`` (a child started in its own session)."""
+    _install_handlers()
+    _CHILDREN.add(group)
+    try:
+        yield
+    finally:
+        _CHILDREN.discard(group)
+
+
+_LOCK_FDS: set[int] = set()
+"""Descriptors holding a tree's or target's ``flock``: a forked child (a render worker) must not keep the lock."""
+
+
+def _drop_inherited_locks() -> None:
+    """After a fork, in the child: point the descriptors that hold our flocks at /dev/null (the descriptor numbers
+    stay valid for the code that will close them; the lock stays with the parent alone and goes when it dies)."""
+    if not _LOCK_FDS:
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    for fd in list(_LOCK_FDS):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd, inheritable=False)
+    os.close(null)
+    _LOCK_FDS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
+
+
 _SWEPT: set[str] = set()
 """Folders swept by this process: once is enough (a render writes thousands of pages into a few folders)."""
 
@@ -262,6 +340,7 @@ def target_lock(path: str | os.PathLike[str]) -> Iterator[None]:
                 fd = -1
                 _HELD[key] += 1
                 break
+            _LOCK_FDS.add(fd)
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 now = os.stat(target)
@@ -270,6 +349,7 @@ def target_lock(path: str | os.PathLike[str]) -> Iterator[None]:
             if now is not None and (now.st_dev, now.st_ino) == key:
                 _HELD[key] = 1
                 break
+            _LOCK_FDS.discard(fd)
             os.close(fd)  # replaced while we waited: lock the file that is there now
             fd, key = -1, None
         yield
@@ -279,6 +359,7 @@ def target_lock(path: str | os.PathLike[str]) -> Iterator[None]:
             if not _HELD[key]:
                 del _HELD[key]
         if fd >= 0:
+            _LOCK_FDS.discard(fd)
             os.close(fd)
 
 
@@ -292,6 +373,10 @@ def _on_fatal_signal(signum: int, frame: FrameType | None) -> None:
     import shutil
     import signal
 
+    for group in list(_CHILDREN):  # first the children, so that none writes into what is removed next
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+    _CHILDREN.clear()
     for path in list(_LIVE):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
@@ -580,13 +665,17 @@ def exclusive_lock(path: Path, waiting: str | None = None) -> Iterator[None]:
         yield
         return
     with open(path, "rb") as handle:
+        _LOCK_FDS.add(handle.fileno())  # a forked render worker does not inherit the lock
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting:
-                print(waiting, file=sys.stderr)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting:
+                    print(waiting, file=sys.stderr)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _LOCK_FDS.discard(handle.fileno())
