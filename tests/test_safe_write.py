@@ -9,6 +9,7 @@ those that run ``migrate``/``schema`` against a committed snapshot are ``data``.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import socket
@@ -199,22 +200,35 @@ def test_dev_stdout_writes_to_the_open_descriptor():
     assert done.returncode == 0 and done.stdout == "before\nthe text\nagain\nafter\n" and done.stderr == ""
 
 
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
 @unit
 def test_a_leftover_of_a_killed_writer_goes_with_the_next_write_a_live_one_stays(tmp_path):
     import fcntl
 
     target = tmp_path / "c.json"
     target.write_text("old")
-    dead = tmp_path / ".c.json.abcd1234.tmp"
+    boot = safewrite.boot_id()
+    dead = tmp_path / f".c.json.{boot}-{_dead_pid()}-abcd1234.tmp"
     dead.write_text("half")
-    live = tmp_path / ".c.json.live5678.tmp"
+    other_boot = tmp_path / f".c.json.{'0' * 8 if boot != '0' * 8 else 'f' * 8}-{os.getpid()}-abcd1234.tmp"
+    other_boot.write_text("half, before a reboot")
+    live = tmp_path / f".c.json.{boot}-{_dead_pid()}-live5678.tmp"  # its writer is in another pid namespace
     live.write_text("being written")
+    running = tmp_path / f".c.json.{boot}-{os.getpid()}-runs1234.tmp"  # created, not locked yet: its writer runs
+    running.write_text("being created")
     mine = tmp_path / ".c.json.tmp"  # not a name dsfields makes: never touched
     mine.write_text("the user's")
     with open(live, "rb") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # its writer is at work
         write_text(target, "new")
-        assert sorted(p.name for p in tmp_path.iterdir()) == [".c.json.live5678.tmp", ".c.json.tmp", "c.json"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, running.name, ".c.json.tmp",
+                                                                     "c.json"])
     assert target.read_text() == "new" and mine.read_text() == "the user's"
 
 
@@ -551,3 +565,44 @@ def test_another_users_file_is_refused_unless_forced_then_rewritten_in_place_kee
         assert [p.name for p in folder.iterdir()] == ["c.json"]
     finally:
         shutil.rmtree(folder)
+
+
+# ---------------------------------------------------------------- writers racing (issue 43, cause 1)
+
+
+def _dsfields(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    return subprocess.Popen([sys.executable, "-m", "dsfields", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+@data
+@needs_snapshots
+def test_twenty_parallel_writers_each_leave_one_complete_result_and_no_temp_file(tmp_path):
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "c.json").write_text(OLD)
+    assert _dsfields("migrate", str(alone / "c.json"), "--from", str(VERSION), "--to", str(VERSION),
+                     "--in-place").wait(60) == 0
+    assert _dsfields("schema", "--version", str(VERSION), "-o", str(alone / "schema.json")).wait(60) == 0
+    migrated, schema = (alone / "c.json").read_text(), (alone / "schema.json").read_text()
+    assert NEW_VALUE in migrated and json.loads(schema)
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    (folder / "c.json").write_text(OLD)
+    children = [_dsfields("migrate", str(folder / "c.json"), "--from", str(VERSION), "--to", str(VERSION),
+                          "--in-place") for _ in range(20)]
+    # half into their own files, half into one file, all in the folder the migrations write into
+    names = [f"schema-{n}.json" for n in range(10)] + ["schema.json"] * 10
+    children += [_dsfields("schema", "--version", str(VERSION), "-o", str(folder / name)) for name in names]
+    failures = []
+    for child in children:
+        _, err = child.communicate(timeout=300)
+        if child.returncode != 0:
+            failures.append((child.args[3], child.returncode, err))
+    assert failures == []
+    assert (folder / "c.json").read_text() == migrated  # one migration's whole text, none lost or mixed
+    for name in set(names):
+        assert (folder / name).read_text() == schema, name
+    assert sorted(p.name for p in folder.iterdir()) == sorted({"c.json", *names})  # no temp file left

@@ -36,9 +36,9 @@ import json
 import json.decoder
 import json.scanner
 import math
-import os
 import re
-import stat
+
+from dsfields.model.readfile import MAX_BYTES, UnreadableFile, read_bytes, too_large
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
@@ -49,8 +49,6 @@ if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; anno
 Path_ = tuple[str | int, ...]
 """A key path: object keys and array indices from the top of the file."""
 
-MAX_BYTES = 8 * 1024 * 1024
-"""Largest config file read, in bytes (real ds_configs are a few KB)."""
 MAX_DEPTH = 100
 """Deepest nesting of objects and arrays accepted (real ds_configs nest 3 or 4 levels)."""
 INT_DIGITS = 4300
@@ -91,59 +89,16 @@ class ConfigFile:
 
 
 def read_config_bytes(path: Path) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most :data:`MAX_BYTES`, else ConfigFileError.
-
-    The type is checked with ``stat`` before opening (opening a FIFO would block, reading
-    ``/dev/zero`` would never end), the file is opened with ``O_NONBLOCK`` in case it was swapped
-    for a FIFO in between and checked again on the open descriptor, and at most one byte more
-    than the limit is ever read.
-    """
+    """The bytes of ``path`` if it is a regular file of at most :data:`MAX_BYTES`, else ConfigFileError
+    (:func:`dsfields.model.readfile.read_bytes`, the one reader of a file a user names)."""
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise ConfigFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ConfigFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except ValueError as exc:  # a NUL byte or a lone surrogate in the name
-        raise ConfigFileError(f"{path}: not a usable file name ({exc})") from None
-    _require_regular(path, info)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ConfigFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        _require_regular(path, os.fstat(fd))
-        chunks, size = [], 0
-        while size <= MAX_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise ConfigFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    if size > MAX_BYTES:
-        raise _too_large(path)
-    return b"".join(chunks)
-
-
-def _require_regular(path: Path, info: os.stat_result) -> None:
-    mode = info.st_mode
-    if stat.S_ISREG(mode):
-        if info.st_size > MAX_BYTES:
-            raise _too_large(path)
-        return
-    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-    raise ConfigFileError(f"{path}: is {kind}; only regular files are read")
+        return read_bytes(path)
+    except UnreadableFile as exc:
+        raise ConfigFileError(str(exc)) from None
 
 
 def _too_large(name: object) -> ConfigFileError:
-    return ConfigFileError(f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MiB, dsfields' limit for a config file")
+    return ConfigFileError(str(too_large(name)))
 
 
 def load(path: Path, consumer: str = "deepspeed") -> ConfigFile:
@@ -156,6 +111,32 @@ def load(path: Path, consumer: str = "deepspeed") -> ConfigFile:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return parse(text, str(path), consumer)
+
+
+def load_loadable(path: Path, hf: bool = False) -> ConfigFile:
+    """The file as its consumer loads it (the HF Trainer's ``json.load`` with ``hf``, else DeepSpeed's hjson), and
+    refused as that loader refuses it: the one rule of every command that shows values (resolve, upgrade,
+    estimate); ``check`` reports the same files as findings."""
+    config = load(path, "hf" if hf else "deepspeed")
+    why = unloadable(config, hf)
+    if why is not None:
+        raise ConfigFileError(why)
+    return config
+
+
+def unloadable(config: ConfigFile, hf: bool) -> str | None:
+    """Why the consumer cannot load ``config`` (one line), or None: under the HF Trainer a file that is not strict
+    JSON; under DeepSpeed a key repeated in one object."""
+    from dsfields.model.termsafe import shown
+
+    if hf and config.parse_note:
+        return (f"{shown(config.name)}: the HF Trainer cannot load it ({shown(config.parse_note)}); "
+                "dsfields check --hf says more")
+    if not hf and config.duplicates:
+        path, line = config.duplicates[0]
+        return (f"{shown(config.name)}: line {line}: {shown(dotted(path))} is repeated in one object, "
+                'and DeepSpeed refuses the file ("Duplicate keys in DeepSpeed config")')
+    return None
 
 
 # ---------------------------------------------------------------- parsing

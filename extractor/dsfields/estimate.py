@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from dsfields.configfile import ConfigFileError, load
+from dsfields.configfile import ConfigFileError, load_loadable
 from dsfields.model import prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
@@ -262,6 +263,7 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
                 raise DsfieldsError(f"{path} is {value!r}: not a number DeepSpeed can use") from None
             if value < 0:
                 raise DsfieldsError(f"{path} is {value}: a negative size")
+            value = bounded(f"{path} is", value, SIZE_BOUND)
         elif isinstance(default, str):
             value = str(value).lower()
         values[name] = value
@@ -281,6 +283,8 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
         raise DsfieldsError(f"zero_optimization.stage is {settings.stage}: DeepSpeed has stages 0 to 3")
     micro = resolved.get("train_micro_batch_size_per_gpu")
     micro_batch = micro.value if micro is not None and isinstance(micro.value, int) else None
+    if micro_batch is not None and not isinstance(micro_batch, bool):
+        micro_batch = bounded("train_micro_batch_size_per_gpu is", micro_batch, COUNT_BOUNDS["micro_batch"])
     return settings, used, micro_batch
 
 
@@ -877,8 +881,44 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
 # ---------------------------------------------------------------- command line
 
 
-def count(option: str, text: str | None) -> int | None:
-    """A count given on the command line: 7e9, 7000000000, 7B, 1.3B, 350M, 64K (``None`` stays ``None``).
+COUNT_BOUNDS: dict[str, int] = {
+    "params": 10**15,
+    "largest_layer_params": 10**15,
+    "gpus_per_node": 1024,
+    "nodes": 1_000_000,
+    "hidden_size": 2**20,
+    "layers": 100_000,
+    "seq_len": 100_000_000,
+    "micro_batch": 1_000_000,
+    "heads": 2**20,
+}
+"""The most each count can be in a real run (the largest models have ~2·10¹² parameters, hidden sizes ~3·10⁴,
+a few hundred layers, contexts of ~10⁷ tokens), with room to spare: beyond it the arithmetic would only be
+unbounded work (issue 43), not an answer."""
+SIZE_BOUND = 2**63 - 1
+"""The most a config's size or count can be: DeepSpeed allocates its buffers as torch tensors of int64 elements."""
+
+
+def bounded(what: str, number: float | int, bound: int, shown: object = None) -> int:
+    """The one check of every count estimate reads (a command-line option or a config value): a whole number
+    up to ``bound`` (the caller has refused what is below its least), else one line naming ``what`` and the
+    bound."""
+    if shown is None:
+        shown = number if len(str(number)) <= 24 else f"{float(number):.3e}"
+    if isinstance(number, float) and not math.isfinite(number):
+        raise UsageError(f"{what} {shown}: not a finite number")
+    if number > bound:
+        why = ("DeepSpeed's buffers are torch tensors of int64 elements" if bound == SIZE_BOUND
+               else "the most a real run has")
+        raise UsageError(f"{what} {shown}: more than {bound:,} ({why}; dsfields' bound)")
+    if isinstance(number, float) and not number.is_integer():
+        raise UsageError(f"{what} {shown}: not a whole number")
+    return int(number)
+
+
+def count(option: str, text: str | None, bound: int = SIZE_BOUND) -> int | None:
+    """A count given on the command line: 7e9, 7000000000, 7B, 1.3B, 350M, 64K (``None`` stays ``None``), at
+    most ``bound``.
 
     Checked here rather than by argparse, whose refusal is a usage block: bad input is one line, exit 2."""
     if text is None:
@@ -887,6 +927,8 @@ def count(option: str, text: str | None) -> int | None:
     scale = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}.get(value[-1:].lower(), 1)
     if scale != 1:
         value = value[:-1]
+    if len(value) > 64:  # no count has more digits than that; float() of a megabyte of them costs time
+        raise UsageError(f"{option} {text[:20]!r}… ({len(text)} characters): not a count")
     try:
         number = float(value) * scale
     except ValueError:
@@ -895,9 +937,7 @@ def count(option: str, text: str | None) -> int | None:
         raise UsageError(f"{option} {text!r}: not a finite number")
     if number <= 0:
         raise UsageError(f"{option} {text!r}: must be more than 0")
-    if not number.is_integer():
-        raise UsageError(f"{option} {text!r}: not a whole number")
-    return int(number)
+    return bounded(option, number, bound, repr(text))
 
 
 COUNT_OPTIONS = ("params", "largest_layer_params", "gpus_per_node", "nodes", "hidden_size", "layers", "seq_len",
@@ -988,12 +1028,14 @@ def _as_the_trainer_hands_it(data: dict[str, Any], args: argparse.Namespace, mod
 
 def run(args: argparse.Namespace) -> int:
     lang = prose.language(args.lang)
-    counts = {name: count(f"--{name.replace('_', '-')}", getattr(args, name)) for name in COUNT_OPTIONS}
+    counts = {name: count(f"--{name.replace('_', '-')}", getattr(args, name), COUNT_BOUNDS[name])
+              for name in COUNT_OPTIONS}
     if counts["params"] is None:
         raise UsageError("--params N is required (the model's total parameter count, e.g. 7e9)")
     snapshot = load_requested(args.version)
     try:
-        config = load(args.file, "deepspeed")
+        # what DeepSpeed (or, with --trainer-args, the Trainer's json.load) cannot load has no memory to estimate
+        config = load_loadable(args.file, getattr(args, "trainer_args", None) is not None)
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     if not isinstance(config.data, dict):

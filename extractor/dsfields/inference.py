@@ -115,29 +115,14 @@ def lookup_inference(args: argparse.Namespace) -> int:
 
 def check_inference(args: argparse.Namespace) -> int:
     """``check --inference FILE...``: each file as the ``config`` of ``init_inference`` (JSON keys = its kwargs)."""
+    from dsfields.check.command import print_reports
     from dsfields.check.engine import Checker, check_file
-    from dsfields.check.findings import Options, exit_code
-    from dsfields.check.report import render
-    from dsfields.model.style import OutputStyle
+    from dsfields.check.findings import Options
 
     snapshot = load_inference(args.version)
     checker = Checker(snapshot)
     options = Options(hf=False, world_size=None, strict=args.strict, runtime=False, optimizer_from_code=False,
                       launch=False)
     reports = [check_file(path, checker, options) for path in args.files]
-    if args.format == "sarif":
-        from dsfields.check.sarif import render_sarif
-
-        output = render_sarif(reports, snapshot.version, options)
-    else:
-        style = OutputStyle(args.format)
-        label = f"{snapshot.version} (inference config)" if style is OutputStyle.TEXT else snapshot.version
-        output = render(reports, label, style, options)  # JSON keeps the plain version scripts compare
-        if style is OutputStyle.TEXT:  # the text report speaks --lang (or the locale), as check's does
-            from dsfields.model.messages import localize
-            from dsfields.model.prose import language
-
-            output = localize(output, language(getattr(args, "lang", None)), "check.", "error.")
-    if output:
-        print(output)
-    return exit_code(reports, args.strict)
+    # JSON keeps the plain version scripts compare; the text report names the inference config
+    return print_reports(reports, snapshot.version, args, options, label=f"{snapshot.version} (inference config)")

@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check import Checker, Kind, Options, Severity
-from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse
+from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load, parse, read_config_bytes
 from dsfields.legacy import LEGACY, cite
 from dsfields.model.dotted import join
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.messages import localize
 from dsfields.model.prose import language
 from dsfields.model.records import Snapshot
-from dsfields.model.safewrite import check_target, write_text
+from dsfields.model.safewrite import check_target, target_lock, write_text
 from dsfields.model.store import load_requested
 from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
@@ -728,16 +728,22 @@ def universal(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.in_place:  # read, migrate and write under the file's lock: parallel runs migrate one after another
+        with target_lock(args.file):
+            return _run(args)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     lang = language(getattr(args, "lang", None))
     snapshot = load_requested(args.to)
     try:
         config = load(args.file, "deepspeed")
-        with open(args.file, encoding="utf-8", newline="") as handle:  # the file's own line endings
-            raw = handle.read()
+        raw = read_config_bytes(args.file).decode("utf-8")  # the file's own line endings
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
-    except (OSError, UnicodeError) as exc:  # changed since load read it
-        raise DsfieldsError(f"{args.file}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    except UnicodeError as exc:  # changed since load read it
+        raise DsfieldsError(f"{args.file}: cannot read ({exc})") from None
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
     from dsfields.hf.arguments import from_cli, wants_trainer

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check.values import accepts
-from dsfields.configfile import ConfigFile, ConfigFileError, dotted, load
+from dsfields.configfile import ConfigFile, ConfigFileError, load_loadable
 from dsfields.model import batch
 from dsfields.model.batch import BATCH_KEYS
 from dsfields.model.dotted import at_path, join
@@ -569,10 +569,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         snapshot = load_requested(args.version)
     try:
-        config = load(args.file, "hf" if args.hf else "deepspeed")
+        config = load_loadable(args.file, args.hf)
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
-    refuse_unloadable(config, args.hf)
     if trainer is not None:
         if not isinstance(config.data, dict):
             raise DsfieldsError(f"{shown(config.name)}: not a JSON object")
@@ -600,17 +599,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(localize(render_text(resolved, config, snapshot.version), lang, "resolve."))
     return 0
-
-
-def refuse_unloadable(config: ConfigFile, hf: bool) -> None:
-    """What ``check`` reports as a file its loader cannot load has no values to show: one line, exit 2."""
-    if hf and config.parse_note:
-        raise DsfieldsError(f"{shown(config.name)}: the HF Trainer cannot load it ({shown(config.parse_note)}); "
-                            "dsfields check --hf says more")
-    if not hf and config.duplicates:
-        path, line = config.duplicates[0]
-        raise DsfieldsError(f"{shown(config.name)}: line {line}: {shown(dotted(path))} is repeated in one object, "
-                            'and DeepSpeed refuses the file ("Duplicate keys in DeepSpeed config")')
 
 
 def render_text(resolved: list[Resolved], config: ConfigFile, version: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsfields.configfile import ConfigFileError, load
+from dsfields.configfile import ConfigFileError, load_loadable
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.history import EventKind, field_histories
@@ -538,7 +538,7 @@ def _language(requested: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        config = load(args.file, "deepspeed")
+        config = load_loadable(args.file, args.hf)  # what DeepSpeed (or, with --hf, the Trainer) cannot load
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     new = load_requested(args.to)

@@ -74,10 +74,6 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         from dsfields.inference import check_inference
 
         return check_inference(args)
-    from dsfields.model.messages import localize
-    from dsfields.model.prose import language
-
-    lang = language(getattr(args, "lang", None))
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     trainer = None
@@ -144,6 +140,17 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     finally:
         if client is not None:
             client.close()
+    return print_reports(reports, snapshot.version, args, options)
+
+
+def print_reports(reports: list[Any], version: str, args: argparse.Namespace, options: Options,
+                  label: str | None = None) -> int:
+    """The reports in ``--format`` on stdout, each unusable file one line on stderr (text), and the exit code:
+    the one ending of ``check`` and ``check --inference``. ``label`` names the release in the text report."""
+    from dsfields.model.messages import localize
+    from dsfields.model.prose import language
+
+    lang = language(getattr(args, "lang", None))
     style = OutputStyle(args.format) if args.format != "sarif" else None
     if style is OutputStyle.TEXT:
         for line in unusable_lines(reports):
@@ -151,9 +158,9 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     if style is None:
         from dsfields.check.sarif import render_sarif
 
-        output = render_sarif(reports, snapshot.version, options)
+        output = render_sarif(reports, version, options)
     else:
-        output = render(reports, snapshot.version, style, options)
+        output = render(reports, label or version if style is OutputStyle.TEXT else version, style, options)
         if style is OutputStyle.TEXT:
             output = localize(output, lang, "check.", "error.")
     if output:
@@ -168,11 +175,12 @@ def looks_like_ds_config(path: Any, snapshot: Any) -> bool:
     tsconfig.json or an nginx .conf is skipped. The keys come from the snapshot, never from a list here."""
     import re
 
+    from dsfields.model.readfile import UnreadableFile, read_bytes
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1 << 20)
-    except OSError:
-        return True  # unreadable: let check say so
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except UnreadableFile:
+        return True  # unreadable (a FIFO, too large...): let check say so
     written = set(re.findall(r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*:""", text))
     top = {key for key in written if key in snapshot.fields and "." not in key}
     return len(top) >= 2 or any(key in snapshot.sections for key in top)

@@ -26,10 +26,12 @@ def rule_id(finding: Finding) -> str:
 
 
 def _uri(name: str) -> str:
-    """A relative URI reference for a file name as the user gave it (SARIF wants ``/`` and no ``./``)."""
+    """A relative URI reference for a file name as the user gave it (SARIF wants ``/`` and no ``./``): its bytes
+    percent-encoded, those of a name that is not UTF-8 (``surrogateescape``d by Python) too, as RFC 3986 wants."""
+    import os
     from urllib.parse import quote
 
-    return quote(name.replace("\\", "/").removeprefix("./"), safe="/:")
+    return quote(os.fsencode(name.replace("\\", "/").removeprefix("./")), safe="/:")
 
 
 def render_sarif(reports: list[FileReport], version: str, options: Options) -> str:

@@ -130,18 +130,29 @@ def _swap_refusal(run: Any, config: Any, version: str | None) -> list[Finding]:
 
 
 def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:
-    """DeepSpeedConfig._batch_assertion (config.py:602) on the batch triple as the Trainer left it."""
+    """DeepSpeedConfig._batch_assertion on the batch triple as the Trainer left it: each size greater than 0 (the
+    Trainer fills ``--per_device_train_batch_size 0`` or ``--gradient_accumulation_steps -1`` as given), then the
+    product (:func:`dsfields.model.batch.assertion`)."""
+    from dsfields.model.batch import assertion as batch_assertion
+
     cfg = run.config or {}
     tbs, micro, gas = (cfg.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                              "gradient_accumulation_steps"))
     numbers = [v for v in (tbs, micro, gas) if isinstance(v, int) and not isinstance(v, bool)]
-    if len(numbers) != 3 or tbs == micro * gas * trainer.world_size:
+    failed = batch_assertion(tbs, micro, gas, trainer.world_size) if len(numbers) == 3 else None
+    if failed is None:
         return []
-    return [Finding("train_batch_size", Severity.ERROR, Kind.LAUNCH,
-                    "with these Trainer arguments DeepSpeed raises AssertionError: \"Check batch related parameters. "
-                    "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size "
-                    f'{tbs} != {micro} * {gas} * {trainer.world_size}"', 'write "auto" for the batch keys',
-                    _line(config, "train_batch_size"), rule="hf-batch")]
+    key, words = failed
+    if key == "train_batch_size" and (micro <= 0 or gas <= 0):  # their product: the factor is the cause
+        key = "train_micro_batch_size_per_gpu" if micro <= 0 else "gradient_accumulation_steps"
+    origin = (run.origins or {}).get(key)
+    if key != "train_batch_size" and origin:
+        return [Finding(key, Severity.ERROR, Kind.LAUNCH,
+                        f"{origin} ({cfg[key]!r}), then DeepSpeed raises AssertionError: \"{words}\"",
+                        "give the Trainer a batch of at least 1", _line(config, key), rule="hf-batch")]
+    return [Finding(key, Severity.ERROR, Kind.LAUNCH,
+                    f'with these Trainer arguments DeepSpeed raises AssertionError: "{words}"',
+                    'write "auto" for the batch keys', _line(config, key), rule="hf-batch")]
 
 
 def _auto_paths(data: Any, prefix: str = "") -> list[str]:

@@ -24,6 +24,7 @@ import importlib.util
 import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,7 +33,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dsfields.model.errors import MissingExtra, UsageError
-from dsfields.model.safewrite import exclusive_lock, folder_target, removed_on_signal, signals_held, take_over
+from dsfields.model.safewrite import (
+    exclusive_lock,
+    folder_target,
+    killed_on_signal,
+    owner_alive,
+    owner_tag,
+    parent_death_signal,
+    removed_on_signal,
+    signals_held,
+    take_over,
+)
 from dsfields.model.store import SnapshotError, available_versions, repo_generated_dir
 
 
@@ -97,11 +108,16 @@ def _leftovers(site_dir: Path, kind: str) -> list[Path]:
 
 
 def recover_site(site_dir: Path) -> None:
-    """Under the tree lock: undo what a killed build left (a site moved aside, temp folders)."""
-    moved = [folder / "site" for folder in _leftovers(site_dir, "old") if (folder / "site").is_dir()]
+    """Under the tree lock: undo what a killed build left (a site moved aside, staging folders). Only what no
+    live builder owns (the boot id and pid in its name): another tree's build into the same site folder (two
+    installed-wheel builds into ./site lock two scratch trees) keeps its own."""
+    def leftovers(kind: str) -> list[Path]:
+        return [p for p in _leftovers(site_dir, kind) if owner_alive(p.name) is not True]
+
+    moved = [folder / "site" for folder in leftovers("old") if (folder / "site").is_dir()]
     if not site_dir.exists() and moved:
         os.rename(max(moved, key=lambda p: p.stat().st_mtime), site_dir)
-    for stale in [*_leftovers(site_dir, "old"), *_leftovers(site_dir, "build")]:
+    for stale in [*leftovers("old"), *leftovers("build")]:
         shutil.rmtree(stale, ignore_errors=True)
 
 
@@ -113,7 +129,7 @@ def swap_in(new: Path, site_dir: Path) -> None:
     if _exchange(new, site_dir):
         shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the previous site
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.old-", dir=site_dir.parent))
+    old = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.old-{owner_tag()}", dir=site_dir.parent))
     os.rename(site_dir, old / "site")
     os.rename(new, site_dir)
     shutil.rmtree(old, ignore_errors=True)
@@ -129,7 +145,8 @@ def build_into(site_dir: Path, build: Callable[[Path], int]) -> int:
     site_dir = folder_target(site_dir)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     recover_site(site_dir)
-    staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.build-", dir=site_dir.parent))
+    staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.build-{owner_tag()}",
+                                                 dir=site_dir.parent))
     try:
         with removed_on_signal(str(staging)):
             code = build(staging)
@@ -178,6 +195,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: Path) -> int:
+    if args.docs_action == "serve":
+        check_address(args.dev_addr)  # before the render: a port in use costs no 26 s of pages
     started = time.perf_counter()
     with tree_lock(config):
         code = _render_and_build(args, config, started)
@@ -186,7 +205,31 @@ def _run(args: argparse.Namespace, config: Path) -> int:
     # serve: the pages are rendered; mkdocs serves (and rebuilds) them without holding the lock.
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     command = [sys.executable, "-m", "mkdocs", "serve", "--config-file", str(config), "--dev-addr", args.dev_addr]
-    return subprocess.call(command, cwd=config.parent, env=env)
+    crashes: list[str] = []
+    code = run_mkdocs(command, config.parent, env, crashes)
+    if code and crashes:  # mkdocs raised: its traceback as one line
+        print(f"dsfields docs: mkdocs serve failed: {crashes[-1]}", file=sys.stderr)
+    return code
+
+
+def check_address(address: str) -> None:
+    """``--dev-addr HOST:PORT`` is one mkdocs can serve on: a port in use (or a host that is not this machine's)
+    is one line now, not mkdocs' traceback after the render."""
+    import socket
+
+    host, colon, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not port.isdigit() or not 0 < int(port) < 65536 or not host:
+        raise UsageError(f"--dev-addr {address}: give HOST:PORT (e.g. 127.0.0.1:8000)")
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+        family, kind, proto, _, where = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as mkdocs' server does
+            probe.bind(where)
+    except (OSError, IndexError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise UsageError(f"--dev-addr {address}: cannot serve there ({reason})") from None
 
 
 def _render_and_build(args: argparse.Namespace, config: Path, started: float) -> int | None:
@@ -315,11 +358,12 @@ def run_mkdocs(command: list[str], cwd: Path, env: dict[str, str], crashes: list
     import signal
 
     child = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, text=True, errors="replace",
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=parent_death_signal())
     try:
         assert child.stderr is not None
-        relay_messages(child.stderr, crashes)
-        return child.wait()
+        with killed_on_signal(child.pid):  # a SIGTERM to us kills mkdocs (and its zh build) first
+            relay_messages(child.stderr, crashes)
+            return child.wait()
     except BaseException:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
@@ -372,16 +416,41 @@ def _build_release(root: Path, config: Path, site_dir: Path, release: str, befor
     zh_config = config.with_name("mkdocs.zh.yml")
     if zh_config.is_file() and (root / "docs" / "zh" / "releases" / "nav.json").is_file():
         sites.append((zh_config, site_dir / "zh"))
+    for _, out in sites:  # a read-only site is one line now, not a traceback from each child later
+        for folder in (out, out / release):
+            if folder.is_dir():
+                try:
+                    tempfile.TemporaryFile(dir=folder).close()
+                except OSError as exc:
+                    raise UsageError(f"{folder}: cannot write ({exc.strerror or exc}); --release rewrites "
+                                     f"{release}'s pages of the built site in place") from None
     package_root = str(Path(__file__).resolve().parents[2])  # the children import this dsfields, not another one
     path = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     env = {**env, "DSFIELDS_DOCS_CHILD": "1", "PYTHONPATH": path}
-    children = [subprocess.Popen([sys.executable, "-m", "dsfields.docs.partial", "--config-file", str(conf),
-                                  "--site-dir", str(out), "--release", release], cwd=root, env=env)
-                for conf, out in sites]
-    codes = [child.wait() for child in children]
+    crashes: list[str] = []
+    with contextlib.ExitStack() as stack:
+        logs = [stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")) for _ in sites]
+        children = [subprocess.Popen([sys.executable, "-m", "dsfields.docs.partial", "--config-file", str(conf),
+                                      "--site-dir", str(out), "--release", release], cwd=root, env=env,
+                                     stderr=log, start_new_session=True, preexec_fn=parent_death_signal())
+                    for (conf, out), log in zip(sites, logs, strict=True)]
+        for child in children:  # they die with us, and a SIGTERM to us kills them first
+            stack.enter_context(killed_on_signal(child.pid))
+        try:
+            codes = [child.wait() for child in children]
+        except BaseException:
+            for child in children:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+            raise
+        for log in logs:  # their messages, each traceback as its last line
+            log.seek(0)
+            relay_messages(log, crashes)
     if any(codes):
-        print(f"dsfields docs: rebuilding {release} failed (see the messages above); the site may be partly "
-              "updated: run a full build", file=sys.stderr)
+        why = f": {crashes[-1]}" if crashes else " (see the messages above)"
+        print(f"dsfields docs: rebuilding {release} failed{why}; the site may be partly updated: run a full build",
+              file=sys.stderr)
         return 1
     changed = [path.relative_to(root / "docs").as_posix() for path, text in _data_files(root / "docs").items()
                if text != before.get(path)]

@@ -425,9 +425,11 @@ def on_config(config: Any) -> Any:
         out = Path(str(config["site_dir"]).rstrip("/") + ".zh-build")
         shutil.rmtree(out, ignore_errors=True)
         env = {**os.environ, CHILD_ENV: "1", "NO_MKDOCS_2_WARNING": "1"}
+        from dsfields.model.safewrite import parent_death_signal
+
         _state["zh"] = (subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--config-file", str(zh_config),
-             "--site-dir", str(out)], env=env, cwd=zh_config.parent), out)
+             "--site-dir", str(out)], env=env, cwd=zh_config.parent, preexec_fn=parent_death_signal()), out)
     return config
 
 

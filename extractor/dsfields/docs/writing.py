@@ -46,7 +46,12 @@ def _fork_pool(workers: int) -> Any:
 
     if os.environ.get("DSFIELDS_DOCS_SERIAL") or "fork" not in multiprocessing.get_all_start_methods():
         return None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    from dsfields.model.safewrite import parent_death_signal
+
+    # A worker dies with us (a SIGTERM or SIGKILL to the build never leaves it rendering on, orphaned), and the
+    # tree's lock, held in this process, is not inherited by it (safewrite drops it in every forked child).
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=parent_death_signal())
 
 
 _FORKED_SITE: list[Site] = []

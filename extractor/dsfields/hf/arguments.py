@@ -187,6 +187,17 @@ def _looks_like_value(text: str) -> bool:
     return True
 
 
+def split_trainer_args(text: str) -> list[str]:
+    """``--trainer-args``' words as a POSIX shell splits them; unbalanced quotes (which the shell refuses too) and
+    a trailing backslash are a :class:`UsageError` naming the option."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+        reason = str(exc).strip().rstrip(".").lower() or "cannot be split"
+        raise UsageError(f"--trainer-args: {reason}: give the Trainer's flags as a shell would take them "
+                         "(close every ' and \")") from None
+
+
 def parse_trainer_args(text: str | list[str] | None, snapshot: dict[str, Any], *, world_size: int = 1,
                        hidden_size: int | None = None, hidden_size_from: str = "",
                        dataset_size: int | None = None) -> TrainerArgs:
@@ -195,7 +206,7 @@ def parse_trainer_args(text: str | list[str] | None, snapshot: dict[str, Any], *
     Raises :class:`UsageError` for a value a flag cannot take (HfArgumentParser exits 2 on it too).
     """
     fields = snapshot["training_arguments"]["fields"]
-    words = shlex.split(text) if isinstance(text, str) else list(text or [])
+    words = split_trainer_args(text) if isinstance(text, str) else list(text or [])
     flags = _flags(fields)
     values: dict[str, Any] = {name: r.get("default") for name, r in fields.items()}
     given: dict[str, str] = {}
@@ -299,7 +310,8 @@ def add_cli_arguments(parser: Any, *, world_size: bool = False) -> None:
 
 
 def wants_trainer(ns: Any) -> bool:
-    return any(getattr(ns, name, None) is not None for name in ("trainer_args", "accelerate_config"))
+    """Whether the options describe the Trainer's run (a file an option names is always read, never ignored)."""
+    return any(getattr(ns, name, None) is not None for name in ("trainer_args", "accelerate_config", "model_config"))
 
 
 def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
@@ -307,11 +319,7 @@ def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
     hidden, hidden_from = getattr(ns, "hidden_size", None), "--hidden-size" if getattr(ns, "hidden_size", None) else ""
     model_config = getattr(ns, "model_config", None)
     if model_config is not None:
-        try:
-            with open(model_config, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--model-config {model_config}: {exc}") from None
+        data = load_model_config(model_config)
         found = hidden_size_of(data) if isinstance(data, dict) else None
         if found is None:
             raise UsageError(f"--model-config {model_config}: no hidden_size or hidden_sizes (the Trainer refuses "
@@ -401,6 +409,36 @@ IGNORED_WITH_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_s
 ``deepspeed_config_file`` (its env names, lower-cased without ACCELERATE_/DEEPSPEED_)."""
 
 
+ACCELERATE_CONFIG_BYTES = 1024 * 1024
+"""Largest ``--accelerate-config`` read (``accelerate config`` writes a few hundred bytes)."""
+ACCELERATE_CONFIG_DEPTH = 8
+"""Deepest nesting of its mappings read (``accelerate config`` writes ``deepspeed_config:`` and the like: two)."""
+MODEL_CONFIG_BYTES = 8 * 1024 * 1024
+"""Largest ``--model-config`` read (a model's ``config.json`` is a few KB)."""
+
+
+def _read_option_file(option: str, path: str, limit: int, what: str) -> str:
+    """The text of the file an option names, through the one reader (regular file, size bound, UTF-8)."""
+    from dsfields.model.readfile import UnreadableFile, read_text
+
+    try:
+        return read_text(path, limit, what)
+    except UnreadableFile as exc:
+        raise UsageError(f"{option} {exc}") from None
+
+
+def load_model_config(path: str) -> Any:
+    """``--model-config``: the model's config.json as transformers reads it (``json.loads`` of UTF-8 text)."""
+    text = _read_option_file("--model-config", path, MODEL_CONFIG_BYTES, "a model config")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UsageError(f"--model-config {path}: nested too deep for Python's json (RecursionError)") from None
+    except ValueError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageError(f"--model-config {path}: not JSON ({first})") from None
+
+
 def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
     """accelerate's YAML config as the settings ``accelerate launch`` exports (a flat dict).
 
@@ -410,14 +448,10 @@ def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
     answer: those ``prepare_deepspeed_cmd_env`` exports as a variable ``DeepSpeedPlugin`` reads, those only the
     launcher reads; every other key, and top-level keys ``ClusterConfig`` lacks, go to ``unknown``.
     """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise UsageError(f"--accelerate-config {path}: {exc.strerror or exc}") from None
+    text = _read_option_file("--accelerate-config", path, ACCELERATE_CONFIG_BYTES, "an accelerate config")
     data: dict[str, Any] = {}
     stack: list[tuple[int, dict[str, Any]]] = [(-1, data)]
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
         if not line.strip() or line.strip() == "---":
             continue
@@ -425,15 +459,22 @@ def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
         key, colon, value = line.strip().partition(":")
         if not colon or key.startswith("-"):
             raise UsageError(f"--accelerate-config {path}:{number}: not a 'key: value' line accelerate writes")
+        value = value.strip()
+        if value.startswith(("&", "*", "!")) or value.startswith(("[", "{")) and ("*" in value or "&" in value):
+            raise UsageError(f"--accelerate-config {path}:{number}: a YAML anchor, alias or tag; accelerate config "
+                             "writes none, and dsfields does not expand them")
         while stack and indent <= stack[-1][0]:
             stack.pop()
+        if len(stack) > ACCELERATE_CONFIG_DEPTH:
+            raise UsageError(f"--accelerate-config {path}:{number}: nested deeper than {ACCELERATE_CONFIG_DEPTH} "
+                             "levels; accelerate config writes two")
         parent = stack[-1][1]
-        if not value.strip():
+        if not value:
             child: dict[str, Any] = {}
             parent[key.strip()] = child
             stack.append((indent, child))
         else:
-            parent[key.strip()] = _yaml_scalar(value.strip())
+            parent[key.strip()] = _yaml_scalar(value)
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     known = _accelerate_keys(rules)
     if known is None:  # no accelerate snapshot at all: accelerate 1.15.0's keys, and the user is told so

@@ -53,6 +53,21 @@ def refusal(tbs: int | None, micro: int | None, gas: int | None, world: int) -> 
     return None
 
 
+def assertion(tbs: int, micro: int, gas: int, world: int) -> tuple[str, str] | None:
+    """DeepSpeedConfig._batch_assertion (runtime/config.py:590) on a complete triple: the key it fails on and its
+    AssertionError's words, in its order (each size greater than 0, then the product); None if it passes."""
+    for key, value, words in (("train_batch_size", tbs, "Train batch size"),
+                              ("train_micro_batch_size_per_gpu", micro, "Micro batch size per gpu"),
+                              ("gradient_accumulation_steps", gas, "Gradient accumulation steps")):
+        if value <= 0:
+            return key, f"{words}: {show(value)} has to be greater than 0"
+    if tbs != micro * gas * world:
+        return "train_batch_size", ("Check batch related parameters. train_batch_size is not equal to "
+                                    "micro_batch_per_gpu * gradient_acc_step * world_size "
+                                    f"{show(tbs)} != {show(micro)} * {show(gas)} * {world}")
+    return None
+
+
 def at_one_rank(config: dict[str, Any], *, only_a_multiple: bool = False) -> dict[str, Any]:
     """``config`` with its batch triple made consistent at world size 1, where a launch outside a cluster runs.
 

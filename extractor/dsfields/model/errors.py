@@ -46,6 +46,12 @@ def standalone(main: Callable[[list[str] | None], int], prog: str) -> int:
 
         termsafe.report(f"{prog}: {exc}")
         return exc.exit_code
+    except OSError as exc:  # the environment (a read-only folder, a full disk): one line, as cli.main says it
+        from dsfields.model import termsafe
+
+        where = f"{exc.filename}: " if exc.filename else ""
+        termsafe.report(f"{prog}: {where}{exc.strerror or exc}")
+        return 2
 
 
 def missing_extra(exc: ImportError, extra: str = "extract") -> MissingExtra:

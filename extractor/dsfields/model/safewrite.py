@@ -13,9 +13,14 @@ file over "the path" is only right when the path names an ordinary, singly linke
   ``force``: a rename would break the links or ignore the permission; forced, a hard-linked file is
   rewritten in place so that every link sees the new text;
 * a replaced file keeps its mode and owner; a new one gets ``0666 & ~umask``;
-* the temp file (``.NAME.XXXXXXXX.tmp`` beside the target) is locked while it lives and removed on any
-  error and on every signal that can be caught; one left by a SIGKILL is unlocked, so the next run that
-  writes into that folder removes it (each folder is swept once per process).
+* one locking rule for writers (issue 43): a replace holds the target's lock (:func:`target_lock`, a
+  ``flock`` on the target itself, taken again when a racing writer swapped the file in the meantime, so no
+  lock file is ever left), and its temp file (``.NAME.BOOT-PID-XXXXXXXX.tmp`` beside the target) is owned by
+  its writer from the moment it exists: its name carries the boot id and pid of its writer, and it is
+  locked at once.
+  It is removed on any error and on every signal that can be caught; a temp file is a leftover only when no
+  live writer owns it (its boot id is another boot or its pid is gone, *and* nobody holds its lock), and
+  only leftovers are swept by the next write into that folder (each folder once per process).
 
 Refusals are :class:`UnsafeTarget` (a :class:`DsfieldsError` and an :class:`OSError`): one line, exit 2.
 
@@ -28,9 +33,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dsfields.model.errors import DsfieldsError
 
@@ -52,7 +58,8 @@ class UnsafeTarget(DsfieldsError, OSError):
 
 
 TEMP_SUFFIX = ".tmp"
-_MKSTEMP_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_TEMP_NAME = r"\.(?P<name>.+)\.(?P<boot>[0-9a-f]{8})-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9]{8}\.tmp"
+"""A temp file's name: ``.NAME.`` + the writer's boot id (8 hex digits) and pid + 8 random letters + ``.tmp``."""
 _SIGNALS = ("SIGHUP", "SIGTERM", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU", "SIGXFSZ",
             "SIGVTALRM", "SIGPROF", "SIGPWR")
 """Signals whose default kills the process and that a handler may catch (SIGINT is KeyboardInterrupt)."""
@@ -147,9 +154,127 @@ _SWEPT: set[str] = set()
 """Folders swept by this process: once is enough (a render writes thousands of pages into a few folders)."""
 
 
+def boot_id() -> str:
+    """The first 8 hex digits of this boot's id (``00000000`` where the kernel does not tell it)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            digits = handle.read().strip().replace("-", "")[:8].lower()
+    except OSError:
+        return "00000000"
+    return digits if re.fullmatch("[0-9a-f]{8}", digits) else "00000000"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's live process (or a number we cannot ask about): not ours to judge
+    return True
+
+
+def temp_name(name: str) -> str:
+    """A fresh temp name for the target ``name``, naming this writer (boot id, pid)."""
+    import secrets
+
+    letters = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(8))
+    return f".{name}.{boot_id()}-{os.getpid()}-{letters}{TEMP_SUFFIX}"
+
+
+def owned_by_a_live_writer(entry: str) -> bool | None:
+    """For a temp name dsfields makes: whether the writer it names still runs on this boot; None otherwise."""
+    match = re.fullmatch(_TEMP_NAME, entry)
+    if match is None:
+        return None
+    return match["boot"] == boot_id() and _alive(int(match["pid"]))
+
+
+def owner_tag() -> str:
+    """``BOOT-PID-`` of this process: the part of a temp file's or staging folder's name that says who owns it."""
+    return f"{boot_id()}-{os.getpid()}-"
+
+
+def owner_alive(name: str) -> bool | None:
+    """For a name holding an :func:`owner_tag` (a staging folder ``.site.build-BOOT-PID-XXXX``): whether that
+    process runs on this boot; None for a name without one (made by an older dsfields)."""
+    match = re.search(r"-(?P<boot>[0-9a-f]{8})-(?P<pid>[1-9][0-9]{0,9})-", name)
+    if match is None:
+        return None
+    return match["boot"] == boot_id() and _alive(int(match["pid"]))
+
+
+# ---------------------------------------------------------------- child processes die with us
+
+
+def parent_death_signal() -> Callable[[], None]:
+    """A ``preexec_fn`` (or pool initializer) making the child die (SIGKILL) when this process dies, however it
+    dies, SIGKILL included: Linux ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing. Call it in the parent: it
+    remembers the parent, and a child whose parent is already gone exits at once."""
+    parent = os.getpid()
+
+    def die_with_parent() -> None:
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+                import signal
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+            except (OSError, AttributeError):
+                pass
+        if os.getppid() != parent:  # the parent died before the prctl: nobody waits for us
+            os._exit(1)
+
+    return die_with_parent
+
+
+_CHILDREN: set[int] = set()
+"""Process groups of children a caught fatal signal kills before this process dies (mkdocs and its helpers)."""
+
+
+@contextlib.contextmanager
+def killed_on_signal(group: int) -> Iterator[None]:
+    """Within: a caught fatal signal kills the process group ``group`` (a child started in its own session)."""
+    _install_handlers()
+    _CHILDREN.add(group)
+    try:
+        yield
+    finally:
+        _CHILDREN.discard(group)
+
+
+_LOCK_FDS: set[int] = set()
+"""Descriptors holding a tree's or target's ``flock``: a forked child (a render worker) must not keep the lock."""
+
+
+def _drop_inherited_locks() -> None:
+    """After a fork, in the child: point the descriptors that hold our flocks at /dev/null (the descriptor numbers
+    stay valid for the code that will close them; the lock stays with the parent alone and goes when it dies)."""
+    if not _LOCK_FDS:
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    for fd in list(_LOCK_FDS):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd, inheritable=False)
+    os.close(null)
+    _LOCK_FDS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
+
+
+_SWEPT: set[str] = set()
+"""Folders swept by this process: once is enough (a render writes thousands of pages into a few folders)."""
+
+
 def sweep_leftovers(directory: str) -> None:
-    """Remove the ``.NAME.XXXXXXXX.tmp`` files killed writers left in ``directory`` (once per process);
-    live ones are locked by their writer and stay."""
+    """Remove the temp files killed writers left in ``directory`` (once per process): a temp file whose writer
+    (boot id, pid) is alive stays, and so does one whose lock is held (a writer in another pid namespace)."""
     import fcntl
 
     key = os.path.realpath(directory)
@@ -161,9 +286,7 @@ def sweep_leftovers(directory: str) -> None:
     except OSError:
         return
     for entry in entries:
-        middle = entry[-len(TEMP_SUFFIX) - 8:-len(TEMP_SUFFIX)]
-        if not (entry.startswith(".") and entry.endswith(TEMP_SUFFIX) and len(entry) > len(TEMP_SUFFIX) + 10
-                and entry[-len(TEMP_SUFFIX) - 9] == "." and set(middle) <= _MKSTEMP_LETTERS):
+        if owned_by_a_live_writer(entry) is not False:  # not our name, or its writer runs
             continue
         candidate = os.path.join(directory, entry)
         try:
@@ -182,6 +305,64 @@ def sweep_leftovers(directory: str) -> None:
             os.close(fd)
 
 
+_HELD: dict[tuple[int, int], int] = {}
+"""Targets whose lock this process holds (device, inode) → depth: :func:`target_lock` nests."""
+
+
+@contextlib.contextmanager
+def target_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Within: no other dsfields writer replaces ``path`` (its symlink's target); nothing when it does not exist.
+
+    The lock is a ``flock`` on the target file itself (opened read-only, so a read-only file locks too); a
+    writer that waited finds the name swapped for the file its predecessor wrote and locks that one instead.
+    No lock file is made, and the kernel drops the lock of a writer that dies.
+    """
+    import fcntl
+
+    target = os.path.realpath(os.fspath(path))
+    fd = -1
+    key: tuple[int, int] | None = None
+    try:
+        while True:
+            try:
+                fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except OSError:
+                fd = -1
+                break  # absent, or not a file we can open: the rename alone decides
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(fd)
+                fd = -1
+                break
+            key = (st.st_dev, st.st_ino)
+            if key in _HELD:  # this process holds it already (migrate --in-place, then its write)
+                os.close(fd)
+                fd = -1
+                _HELD[key] += 1
+                break
+            _LOCK_FDS.add(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                now = os.stat(target)
+            except OSError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == key:
+                _HELD[key] = 1
+                break
+            _LOCK_FDS.discard(fd)
+            os.close(fd)  # replaced while we waited: lock the file that is there now
+            fd, key = -1, None
+        yield
+    finally:
+        if key is not None and key in _HELD:
+            _HELD[key] -= 1
+            if not _HELD[key]:
+                del _HELD[key]
+        if fd >= 0:
+            _LOCK_FDS.discard(fd)
+            os.close(fd)
+
+
 _LIVE: set[str] = set()
 """Temp files and staging folders that exist right now: a fatal signal removes them before the process dies."""
 _PREVIOUS: dict[int, object] = {}
@@ -192,6 +373,10 @@ def _on_fatal_signal(signum: int, frame: FrameType | None) -> None:
     import shutil
     import signal
 
+    for group in list(_CHILDREN):  # first the children, so that none writes into what is removed next
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+    _CHILDREN.clear()
     for path in list(_LIVE):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
@@ -346,38 +531,56 @@ def _rewrite_in_place(target: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _replace(target: str, data: bytes, st: os.stat_result | None, durable: bool) -> None:
+def _open_temp(directory: str, name: str) -> tuple[int, str]:
+    """A temp file for ``name`` in ``directory``, owned by us from the moment it exists: its name carries our
+    boot id and pid (the sweep leaves a live writer's file alone), and it is locked at once (which covers a
+    writer the pid cannot be asked about, in another pid namespace)."""
     import fcntl
-    import tempfile
 
+    tmp = os.path.join(directory, temp_name(name))
+    fd = os.open(tmp, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_CREAT | os.O_EXCL, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd, tmp
+
+
+def _fill(fd: int, target: str, data: bytes, st: os.stat_result | None, durable: bool) -> None:
+    """The temp file's bytes, mode and owner (those of the file it replaces, or new-file ones)."""
+    _write_fd(fd, data)
+    if st is None:
+        os.fchmod(fd, 0o666 & ~umask())
+    else:
+        if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.fchown(fd, st.st_uid, st.st_gid)
+            except PermissionError:
+                raise UnsafeTarget(target, "belongs to another user; dsfields cannot keep its owner "
+                                           "when it replaces it") from None
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    if durable:
+        os.fsync(fd)
+
+
+def _replace(target: str, data: bytes, st: os.stat_result | None, durable: bool) -> None:
     directory, name = os.path.split(target)
-    os.makedirs(directory or ".", exist_ok=True)
-    sweep_leftovers(directory or ".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory or ".")
-    done = False
-    try:
-        with removed_on_signal(tmp):
-            fcntl.flock(fd, fcntl.LOCK_EX)  # a sweeper of another run leaves a locked temp file alone
-            _write_fd(fd, data)
-            if st is None:
-                os.fchmod(fd, 0o666 & ~umask())
-            else:
-                if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                    try:
-                        os.fchown(fd, st.st_uid, st.st_gid)
-                    except PermissionError:
-                        raise UnsafeTarget(target, "belongs to another user; dsfields cannot keep its owner "
-                                                   "when it replaces it") from None
-                os.fchmod(fd, stat.S_IMODE(st.st_mode))
-            if durable:
-                os.fsync(fd)
-            os.replace(tmp, target)
-            done = True
-    finally:
-        os.close(fd)
-        if not done:
+    directory = directory or "."
+    os.makedirs(directory, exist_ok=True)
+    sweep_leftovers(directory)
+    with target_lock(target):
+        if st is not None:  # another writer may have replaced it while we waited: keep what is there now
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                st = os.stat(target)
+        fd, tmp = _open_temp(directory, name)
+        done = False
+        try:
+            with removed_on_signal(tmp):
+                _fill(fd, target, data, st, durable)
+                os.replace(tmp, target)
+                done = True
+        finally:
+            os.close(fd)
+            if not done:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
 
 def write_failure(path: str, exc: BaseException) -> OSError:
@@ -462,13 +665,17 @@ def exclusive_lock(path: Path, waiting: str | None = None) -> Iterator[None]:
         yield
         return
     with open(path, "rb") as handle:
+        _LOCK_FDS.add(handle.fileno())  # a forked render worker does not inherit the lock
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting:
-                print(waiting, file=sys.stderr)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting:
+                    print(waiting, file=sys.stderr)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _LOCK_FDS.discard(handle.fileno())
