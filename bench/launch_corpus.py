@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsfields.check import Checker, Options, Severity, check_file, newest_hf_list
+from dsfields.check import Checker, Options, Severity, check_file
+from dsfields.check.check_command import newest_hf_list
 from dsfields.configfile import load
 from dsfields.launch.client import LaunchClient
 from dsfields.launch.verdict import LaunchVerdict

@@ -275,7 +275,7 @@ def _lock_is_free(path: Path) -> bool:
 _RENDERING = """
 import os, sys, time
 from pathlib import Path
-from dsfields.docs.command import tree_lock
+from dsfields.docs.docs_command import tree_lock
 from dsfields.docs.writing import _fork_pool
 with tree_lock(Path(sys.argv[1])):
     pool = _fork_pool(1)
@@ -315,7 +315,7 @@ def test_a_render_worker_dies_with_the_build_and_never_keeps_the_trees_lock(tmp_
 _BUILDING = """
 import sys, time
 from pathlib import Path
-from dsfields.docs.command import build_into, run_mkdocs
+from dsfields.docs.docs_command import build_into, run_mkdocs
 site = Path(sys.argv[1])
 # mkdocs' stand-in: writes pages into the staging folder for a minute
 writer = ("import sys, time, pathlib\\nfor n in range(600):\\n"
@@ -331,7 +331,7 @@ build_into(site, build)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 @pytest.mark.parametrize("signum", [15, 9])
 def test_a_killed_docs_build_leaves_no_staging_folder_for_the_next_build(tmp_path, signum):
-    from dsfields.docs.command import build_into
+    from dsfields.docs.docs_command import build_into
 
     site = tmp_path / "site"
     site.mkdir()
@@ -372,7 +372,7 @@ def test_docs_serve_on_a_port_in_use_is_one_line(capsys):
 
 @unit
 def test_docs_build_release_into_a_read_only_site_is_one_line(tmp_path):
-    from dsfields.docs.command import _build_release
+    from dsfields.docs.docs_command import _build_release
     from dsfields.model.errors import UsageError
 
     site = tmp_path / "site"

@@ -115,7 +115,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
 
 def check_inference(args: argparse.Namespace) -> int:
     """``check --inference FILE...``: each file as the ``config`` of ``init_inference`` (JSON keys = its kwargs)."""
-    from dsfields.check.command import print_reports
+    from dsfields.check.check_command import print_reports
     from dsfields.check.engine import Checker, check_file
     from dsfields.check.findings import Options
 

@@ -17,14 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields import __version__
-from dsfields.extract.discover import (
-    BASE_CONFIG,
-    PROBE_KEY,
-    Prober,
-    all_model_classes,
-    discover,
-    set_path,
-)
+from dsfields.extract.discover import BASE_CONFIG, PROBE_KEY, Prober, all_model_classes, discover
 from dsfields.extract.extraction import Extraction, _state, with_section
 from dsfields.extract.jsonvalue import stable_repr, to_json
 from dsfields.extract.models import (
@@ -40,6 +33,7 @@ from dsfields.extract.models import (
 from dsfields.extract.source import Located, SourceIndex
 from dsfields.extract.state import instances_of
 from dsfields.launch.trace import ReadEvent, join
+from dsfields.model.dotted import set_path
 from dsfields.model.jsontypes import types_of
 from dsfields.model.records import Field
 from dsfields.model.store import FORMAT_VERSION

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dsfields.model.dotted import join
+
 _MISSING: Any = object()
 _THIS_FILE = str(Path(__file__).resolve())
 
@@ -74,10 +76,6 @@ class Recorder:
                 # curriculum_learning entry): keep the default as it was at the read.
                 default = copy.deepcopy(default)
             self.events.append(ReadEvent(section, key, op, present, default, site))
-
-
-def join(section: str, key: str) -> str:
-    return f"{section}.{key}" if section else key
 
 
 class _TracingKeys(KeysView):  # type: ignore[type-arg]
