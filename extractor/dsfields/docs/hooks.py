@@ -352,7 +352,7 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     """A cached page: its HTML and search entries; a built one: into the cache (if it logged no warning)."""
     output = _compact(_search_on_focus(output))
     if not _cache:
-        return ICON.sub(_icon, output)
+        return _twin_link(ICON.sub(_icon, output), page)
     entries = _search_entries(config)
     hit = _cache["hits"].pop(page.file.src_uri, None)
     if hit is not None:
@@ -372,7 +372,19 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     if entries is not None:
         _cache["mark"] = len(entries)
     # After the cache (which keeps the page as rendered): every page, cached or not, names its icons here.
-    return ICON.sub(_icon, output)
+    return _twin_link(ICON.sub(_icon, output), page)
+
+
+TWIN_LINK = '<link rel="alternate" type="text/markdown" href="index.md">'
+
+
+def _twin_link(output: str, page: Any) -> str:
+    """Name the page's Markdown twin in its head (issue 41). ``dsfields docs build`` writes the twins after
+    mkdocs (dsfields/docs/twins.py, whose ``has_twin`` is this rule: the pages of the newest release and those
+    of no release)."""
+    if "navs" not in _state or page_release(page.file.src_uri) != _state["navs"]["newest"]:
+        return output
+    return output.replace("</head>", TWIN_LINK + "</head>", 1)
 
 
 def _cache_finish() -> None:
