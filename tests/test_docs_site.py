@@ -150,6 +150,39 @@ def test_links_field_url_of_every_release_reaches_its_field(site, generated):
     assert not missing, "\n".join(missing[:40])
 
 
+def _agent_links(text: str) -> list[str]:
+    """The relative targets of a twin's or llms.txt's Markdown links (no anchors-only, no other hosts)."""
+    found = [m.group(1) for m in re.finditer(r"\]\(([^)\s]+)\)", text)]
+    return [t.split("#")[0] for t in found if t.split("#")[0] and not re.match(r"[a-z][a-z0-9+.-]*:", t)]
+
+
+def test_markdown_twins_and_llms_txt_resolve(site):
+    """Issue 41: every page whose head names a Markdown twin has it beside it, and every twin of the newest
+    release is named; llms.txt of the site and of every release, in both languages, and every link in them and
+    in the twins leads to a file of the site (a twin, or a page's folder)."""
+    from dsfields.docs.twins import LLMS, TWIN, TWIN_LINK_HTML
+
+    newest = available_versions(repo_generated_dir())[-1]
+    for prefix in ("", "zh/"):
+        root = site / prefix
+        named = {p.parent for p in root.rglob("index.html") if TWIN_LINK_HTML in p.read_text(encoding="utf-8")
+                 and not (prefix == "" and p.relative_to(root).parts[0] == "zh")}
+        twins = {p.parent for p in root.rglob(TWIN) if not (prefix == "" and p.relative_to(root).parts[0] == "zh")}
+        assert named == twins and (root / newest / "fields" / "zero_optimization") in twins, prefix
+        assert (root / newest) in twins and (root / "estimate") in twins
+        missing = []
+        listed = [root / LLMS, *(root / v / LLMS for v in available_versions(repo_generated_dir()))]
+        for path in [*listed, *(t / TWIN for t in twins)]:
+            assert path.is_file(), path
+            for target in _agent_links(path.read_text(encoding="utf-8")):
+                resolved = (path.parent / unquote(target)).resolve()
+                if not (resolved.is_file() or (resolved / "index.html").is_file()):
+                    missing.append(f"{path.relative_to(site)} → {target}")
+        assert not missing, "\n".join(missing[:30])
+        text = (root / newest / "fields" / "zero_optimization" / TWIN).read_text(encoding="utf-8")
+        assert "stage3_max_live_parameters" in text and "<div" not in text and "<script" not in text
+
+
 def test_no_placeholders_or_outside_hosts_in_the_built_site(site):
     for page in [site / "index.html", site / "zh" / "index.html", site / "0.19.8" / "fields" / "zero_optimization"
                  / "index.html"]:

@@ -79,6 +79,7 @@ def test_a_removed_key_names_its_release_as_check_does(snapshot):
 def test_the_templates_are_snippets_that_validate_and_check_clean(snapshot, lang):
     schema = build_schema(snapshot, hf=True, lang=lang, history=committed_history())
     snippets = schema["defaultSnippets"]
+    assert "defaultSnippets" not in build_schema(snapshot, lang=lang)  # the plain schema rejects their "auto"
     examples = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(EXAMPLES_DIR.glob("*.json"))]
     assert [s["label"].split(" ")[2][0] for s in snippets] == [e["id"] for e in examples]
     validator = jsonschema.Draft202012Validator(schema)

@@ -100,10 +100,20 @@ def test_llms_txt_lists_each_releases_pages_with_their_twins(tmp_path, lang):
     assert count == len(twins) + 3  # and three llms.txt: the site's and two releases'
     newest = (root / "0.19.8" / LLMS).read_text(encoding="utf-8")
     assert "- [aio](fields/aio/index.md)" in newest and "- [Overview](index.md)" in newest
-    assert "- [Estimate](../estimate/index.md)" in newest
+    assert "Estimate" not in newest and "#group-5" not in newest  # the site's llms.txt lists the common pages
     older = (root / "0.19.7" / LLMS).read_text(encoding="utf-8")
     assert "- [aio](fields/aio/)" in older  # no twin stored for an older release: its HTML page
     top = (root / LLMS).read_text(encoding="utf-8")
     assert "- [DeepSpeed 0.19.8](0.19.8/llms.txt)" in top and "- [Estimate](estimate/index.md)" in top
     assert ("DeepSpeed 0.19.8：全部 ds_config 字段" in newest) == (lang == "zh")
     assert llms_files(navs, root, lang).keys() == {LLMS, f"0.19.7/{LLMS}", f"0.19.8/{LLMS}"}
+
+
+def test_the_head_link_is_the_one_hooks_writes():
+    from pathlib import Path
+
+    hooks = (Path(__file__).resolve().parent.parent / "extractor" / "dsfields" / "docs" / "hooks.py").read_text(
+        encoding="utf-8")
+    from dsfields.docs.twins import TWIN_LINK_HTML
+
+    assert f"TWIN_LINK = '{TWIN_LINK_HTML}'" in hooks

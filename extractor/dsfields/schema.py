@@ -114,8 +114,9 @@ class _Builder:
     def snippets(self) -> list[dict[str, Any]]:
         """The seed's templates A/B/C (``docs/examples/*.json``, the site's templates page) as VS Code
         ``defaultSnippets`` for an empty file, titled in the schema's language; keys this release does not read
-        are left out, as the templates page does. Only for the training config."""
-        if self.snapshot.document != "training":
+        are left out, as the templates page does. Only in the ``--hf`` schema of the training config: the templates
+        are the HF Trainer's (its "auto" values), which the plain schema rejects."""
+        if self.snapshot.document != "training" or not self.hf:
             return []
         import json
 
