@@ -375,6 +375,36 @@ def _need_chromium() -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_selector_changes_release_only_on_enter_or_click_and_the_search_dialog_is_named(served, lang):
+    """Issue 41: ArrowDown on the release selector moves its value and stays on the page; Enter goes to the
+    chosen release. The search dialog has a name (axe's aria-dialog-name), in the page's language."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + f"{prefix}0.19.8/fields/zero_optimization/")
+            page.wait_for_selector("#dsf-version")
+            expect(page.locator('.md-search[role="dialog"]')).to_have_attribute(
+                "aria-label", "Search" if lang == "en" else "搜索")
+            selector = page.locator("#dsf-version")
+            selector.focus()
+            page.keyboard.press("ArrowDown")
+            expect(selector).not_to_have_value("0.19.8")
+            chosen = selector.input_value()
+            page.wait_for_timeout(1500)
+            assert "/0.19.8/" in page.url  # still here: an arrow key is no choice
+            page.keyboard.press("Enter")
+            page.wait_for_url(lambda url: f"/{chosen}/" in url or f"v={chosen}" in url)
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
 def test_selector_switches_release_and_stays_on_the_field(served, generated):
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright

@@ -117,3 +117,11 @@ def test_the_head_link_is_the_one_hooks_writes():
     from dsfields.docs.twins import TWIN_LINK_HTML
 
     assert f"TWIN_LINK = '{TWIN_LINK_HTML}'" in hooks
+
+
+def test_a_link_to_a_page_without_a_twin_leads_to_its_html():
+    page = ("# a\n\nSee [0.19.7](../0.19.7/index.md) and [0.19.8](index.md#x).\n\n<!--raw-->\n"
+            '<p><a href="../0.19.7/fields/aio/">old</a> <a href="fields/aio/#k">new</a></p>\n<!--/raw-->\n')
+    out = twin(page, "0.19.8/index.md", twins={"0.19.8/", "0.19.8/fields/aio/"})
+    assert "[0.19.7](../0.19.7/)" in out and "[0.19.8](index.md#x)" in out
+    assert "[old](../0.19.7/fields/aio/)" in out and "[new](fields/aio/index.md#k)" in out

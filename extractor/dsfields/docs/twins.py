@@ -48,8 +48,9 @@ def page_url(src: str) -> str:
 class _Markdown(HTMLParser):
     """Pre-rendered HTML back to Markdown: paragraphs, lists, tables, links, code, emphasis; the rest as text."""
 
-    def __init__(self) -> None:
+    def __init__(self, relink: Any = None) -> None:
         super().__init__(convert_charrefs=True)
+        self.relink = relink or _to_twin
         self.out: list[str] = []
         self.lists: list[str] = []
         self.href: list[str | None] = []
@@ -95,7 +96,7 @@ class _Markdown(HTMLParser):
             self._emit("  \n" if self.cell is None else " ")
         elif tag == "a":
             href = found.get("href")
-            self.href.append(_to_twin(href) if href and not href.startswith("javascript:") else None)
+            self.href.append(self.relink(href) if href and not href.startswith("javascript:") else None)
             if self.href[-1]:
                 self._emit("[")
         elif tag == "table":
@@ -167,15 +168,20 @@ class _Markdown(HTMLParser):
         return "".join(self.out)
 
 
-def _to_twin(href: str) -> str:
-    """A link between the site's pages as a link between their twins (``../x/#a`` → ``../x/index.md#a``);
-    a link elsewhere (another site, a file) stays."""
+def _to_twin(href: str, here: str = "", twins: set[str] | None = None) -> str:
+    """A link between the site's pages as a link between their twins (``../x/#a`` → ``../x/index.md#a``) where
+    the target has one (``twins``: the page URLs that do; None: every page); a link elsewhere (another site, a
+    file) stays."""
     if re.match(r"[a-z][a-z0-9+.-]*:", href) or href.startswith(("/", "?")):
         return href
     path, hash_, anchor = href.partition("#")
     if path in ("", "./"):
         return f"#{anchor}" if hash_ else TWIN
     if path.endswith("/"):
+        target = posixpath.normpath(posixpath.join(here or ".", path))
+        target = "" if target == "." else target + "/"
+        if twins is not None and target not in twins:
+            return href
         return f"{path}{TWIN}{hash_}{anchor}"
     return href
 
@@ -195,17 +201,19 @@ def _table(rows: list[tuple[bool, list[str]]]) -> str:
     return "\n".join(lines)
 
 
-def html_to_markdown(fragment: str) -> str:
-    """A chunk of the site's pre-rendered HTML as Markdown (``<wbr>`` and hidden parts dropped)."""
-    parser = _Markdown()
+def html_to_markdown(fragment: str, relink: Any = None) -> str:
+    """A chunk of the site's pre-rendered HTML as Markdown (``<wbr>`` and hidden parts dropped); ``relink`` turns
+    each ``href`` into the Markdown link's target (default: the twin of a page of the site)."""
+    parser = _Markdown(relink)
     parser.feed(fragment.replace("<wbr>", ""))
     parser.close()
     text = re.sub(r"[ \t]+\n", "\n", parser.text())
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
 
 
-def twin(markdown: str, src: str, site_url: str | None = None) -> str:
-    """The Markdown twin of the page rendered from ``markdown`` (docs/-relative source ``src``)."""
+def twin(markdown: str, src: str, site_url: str | None = None, twins: set[str] | None = None) -> str:
+    """The Markdown twin of the page rendered from ``markdown`` (docs/-relative source ``src``); its links lead to
+    the twins of the pages in ``twins`` (page URLs; None: every page) and to the others' HTML."""
     title = None
     front = FRONT.match(markdown)
     if front:
@@ -219,10 +227,11 @@ def twin(markdown: str, src: str, site_url: str | None = None) -> str:
         target = posixpath.normpath(posixpath.join(posixpath.dirname(src), match.group(1)))
         url = page_url(target)
         rel = posixpath.relpath(url or ".", here or ".")
-        return f"]({'' if rel == '.' else rel + '/'}{TWIN}{match.group(2) or ''})"
+        rel = "" if rel == "." else rel + "/"
+        return f"]({rel}{TWIN if twins is None or url in twins else ''}{match.group(2) or ''})"
 
     markdown = MD_LINK.sub(relink, markdown)  # the page's own Markdown links, before its HTML becomes Markdown
-    markdown = RAW.sub(lambda m: html_to_markdown(m.group(1)), markdown)
+    markdown = RAW.sub(lambda m: html_to_markdown(m.group(1), lambda href: _to_twin(href, here, twins)), markdown)
     markdown = ATTRS.sub("", markdown)
     markdown = re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", markdown)).strip()
     if title and not re.match(r"#\s", markdown):
@@ -340,14 +349,17 @@ def write_agent_files(docs_dir: Path, site_dir: Path) -> int:
         if not nav_file.is_file() or not site.is_dir():
             continue
         navs = json.loads(nav_file.read_text(encoding="utf-8"))
+        chosen = {}
         for source in sorted(docs.rglob("*.md")):
             src = source.relative_to(docs).as_posix()
             if lang == "en" and src.startswith("zh/"):
                 continue
-            folder = site / page_url(src)
-            if not has_twin(src, navs["pages"], navs["newest"]) or not (folder / "index.html").is_file():
-                continue
-            (folder / TWIN).write_text(twin(source.read_text(encoding="utf-8"), src), encoding="utf-8")
+            if has_twin(src, navs["pages"], navs["newest"]) and (site / page_url(src) / "index.html").is_file():
+                chosen[src] = source
+        urls = {page_url(src) for src in chosen}
+        for src, source in chosen.items():
+            (site / page_url(src) / TWIN).write_text(twin(source.read_text(encoding="utf-8"), src, twins=urls),
+                                                    encoding="utf-8")
             count += 1
         for name, text in llms_files(navs, site, lang).items():
             (site / name).parent.mkdir(parents=True, exist_ok=True)
