@@ -150,6 +150,39 @@ def test_links_field_url_of_every_release_reaches_its_field(site, generated):
     assert not missing, "\n".join(missing[:40])
 
 
+def _agent_links(text: str) -> list[str]:
+    """The relative targets of a twin's or llms.txt's Markdown links (no anchors-only, no other hosts)."""
+    found = [m.group(1) for m in re.finditer(r"\]\(([^)\s]+)\)", text)]
+    return [t.split("#")[0] for t in found if t.split("#")[0] and not re.match(r"[a-z][a-z0-9+.-]*:", t)]
+
+
+def test_markdown_twins_and_llms_txt_resolve(site):
+    """Issue 41: every page whose head names a Markdown twin has it beside it, and every twin of the newest
+    release is named; llms.txt of the site and of every release, in both languages, and every link in them and
+    in the twins leads to a file of the site (a twin, or a page's folder)."""
+    from dsfields.docs.twins import LLMS, TWIN, TWIN_LINK_HTML
+
+    newest = available_versions(repo_generated_dir())[-1]
+    for prefix in ("", "zh/"):
+        root = site / prefix
+        named = {p.parent for p in root.rglob("index.html") if TWIN_LINK_HTML in p.read_text(encoding="utf-8")
+                 and not (prefix == "" and p.relative_to(root).parts[0] == "zh")}
+        twins = {p.parent for p in root.rglob(TWIN) if not (prefix == "" and p.relative_to(root).parts[0] == "zh")}
+        assert named == twins and (root / newest / "fields" / "zero_optimization") in twins, prefix
+        assert (root / newest) in twins and (root / "estimate") in twins
+        missing = []
+        listed = [root / LLMS, *(root / v / LLMS for v in available_versions(repo_generated_dir()))]
+        for path in [*listed, *(t / TWIN for t in twins)]:
+            assert path.is_file(), path
+            for target in _agent_links(path.read_text(encoding="utf-8")):
+                resolved = (path.parent / unquote(target)).resolve()
+                if not (resolved.is_file() or (resolved / "index.html").is_file()):
+                    missing.append(f"{path.relative_to(site)} → {target}")
+        assert not missing, "\n".join(missing[:30])
+        text = (root / newest / "fields" / "zero_optimization" / TWIN).read_text(encoding="utf-8")
+        assert "stage3_max_live_parameters" in text and "<div" not in text and "<script" not in text
+
+
 def test_no_placeholders_or_outside_hosts_in_the_built_site(site):
     for page in [site / "index.html", site / "zh" / "index.html", site / "0.19.8" / "fields" / "zero_optimization"
                  / "index.html"]:
@@ -339,6 +372,36 @@ def _need_chromium() -> None:
         if os.environ.get("CI"):
             pytest.fail("Chromium is missing in CI: dev/test.sh installs Debian's chromium package")
         pytest.skip("Chromium not installed (apt-get install chromium); CI runs this test")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_selector_changes_release_only_on_enter_or_click_and_the_search_dialog_is_named(served, lang):
+    """Issue 41: ArrowDown on the release selector moves its value and stays on the page; Enter goes to the
+    chosen release. The search dialog has a name (axe's aria-dialog-name), in the page's language."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + f"{prefix}0.19.8/fields/zero_optimization/")
+            page.wait_for_selector("#dsf-version")
+            expect(page.locator('.md-search[role="dialog"]')).to_have_attribute(
+                "aria-label", "Search" if lang == "en" else "搜索")
+            selector = page.locator("#dsf-version")
+            selector.focus()
+            page.keyboard.press("ArrowDown")
+            expect(selector).not_to_have_value("0.19.8")
+            chosen = selector.input_value()
+            page.wait_for_timeout(1500)
+            assert "/0.19.8/" in page.url  # still here: an arrow key is no choice
+            page.keyboard.press("Enter")
+            page.wait_for_url(lambda url: f"/{chosen}/" in url or f"v={chosen}" in url)
+        finally:
+            browser.close()
 
 
 @pytest.mark.browser

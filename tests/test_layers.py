@@ -33,6 +33,8 @@ MAY_IMPORT_HEAVY = ("launch", "extract")
 SITE_ONLY = {"jinja2", "mkdocs", "material", "jieba"}
 """Needed by the docs build alone (the ``docs`` extra)."""
 CONSUMER_THIRD_PARTY = {"hjson"}
+OPTIONAL_EXTRA = {"dsfields.mcp_server": {"mcp", "mcp_types", "anyio"}}
+"""A consumer module that serves an optional extra imports that extra's packages (``dsfields[mcp]``), no other."""
 MODEL_THIRD_PARTY = {"dsfields.model.safewrite": {"filelock"}}
 """The model is stdlib only, but for the one module of locks and atomic writes: ``filelock`` (a base dependency)."""
 
@@ -95,7 +97,7 @@ def allowed(importer: str, imported: str) -> bool:
         if kind == "consumer":
             if importer.startswith("dsfields.docs"):
                 return top in SITE_ONLY | CONSUMER_THIRD_PARTY
-            return top in CONSUMER_THIRD_PARTY
+            return top in CONSUMER_THIRD_PARTY | OPTIONAL_EXTRA.get(importer, set())
         return top in MODEL_THIRD_PARTY.get(importer, ())  # model, hf, cli and the package face: stdlib only
     if imported == "dsfields":
         return True  # __version__

@@ -22,7 +22,7 @@ from dsfields.configfile import ConfigFileError, load
 from dsfields.links import field_url
 from dsfields.model.store import dumps, repo_generated_dir
 from dsfields.model.store import load as load_snapshot
-from dsfields.schema import SCHEMA_FILE, build_schema
+from dsfields.schema import SCHEMA_FILE, build_schema, committed_history
 
 VERSION = "0.19.8"
 CORPUS = Path(os.environ.get("DSFIELDS_CORPUS") or REPO.parent / "shared" / "realworld-configs")
@@ -37,7 +37,7 @@ def snapshot() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def schema(snapshot) -> dict[str, Any]:
-    return build_schema(snapshot)
+    return build_schema(snapshot, history=committed_history())
 
 
 def test_valid_against_the_draft_2020_12_metaschema(schema, snapshot):
@@ -215,12 +215,13 @@ def test_site_render_writes_each_releases_schemas(snapshot):
     assert shared and all(name.startswith(f"{SHARED_FOLDER}/") for name in shared)
     # Each release's file, its references read from the shared files, is the whole schema `dsfields schema` writes.
     whole = resolve(json.loads(files[f"{VERSION}/{SCHEMA_FILE}"]), files.__getitem__)
-    assert whole == json.loads(dumps(build_schema(snapshot)))
+    history = committed_history()
+    assert whole == json.loads(dumps(build_schema(snapshot, history=history)))
     hf = resolve(json.loads(files[f"{VERSION}/ds_config.hf.schema.json"]), files.__getitem__)
-    assert hf == json.loads(dumps(build_schema(snapshot, hf=True)))
+    assert hf == json.loads(dumps(build_schema(snapshot, hf=True, history=history)))
     zh = schema_files(VERSION, snapshot, "zh")
     assert resolve(json.loads(zh[f"{VERSION}/{SCHEMA_FILE}"]), zh.__getitem__) == json.loads(
-        dumps(build_schema(snapshot, lang="zh")))
+        dumps(build_schema(snapshot, lang="zh", history=history)))
     # A validator that follows the references (as an editor fetching them from the site does) judges as before.
     registry = Registry().with_resources(
         (f"https://site.test/{name}", Resource.from_contents(json.loads(text))) for name, text in files.items())

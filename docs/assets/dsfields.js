@@ -126,9 +126,31 @@
       if (v === current) option.selected = true;
       select.appendChild(option);
     });
-    select.addEventListener("change", function () {
+    // A release changes on a deliberate choice only (issue 41): a click in the open list, or Enter. Arrow keys,
+    // Home/End and typing on the closed selector move its value (the browser fires "change" at once) without
+    // leaving the page, so a keyboard user can walk the list and then press Enter.
+    var keyed = false;
+    function go() {
       var version = select.value;
+      if (version === current) return;
       releaseData(version).then(function (target) { location.href = targetUrl(data, target, version); });
+    }
+    select.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        keyed = false;
+        go();
+        return;
+      }
+      keyed = /^(Arrow(Up|Down|Left|Right)|Page(Up|Down)|Home|End)$/.test(event.key) || event.key.length === 1;
+    });
+    select.addEventListener("mousedown", function () { keyed = false; });
+    select.addEventListener("change", function () {
+      if (keyed) {
+        keyed = false;
+        return;
+      }
+      go();
     });
     var header = document.querySelector(".md-header__inner");
     var search = header && header.querySelector(".md-search");

@@ -39,6 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "render the field dictionary of every snapshot and build (or serve) the site"),
     # issue 28: memory a config needs for a model of N parameters, and which knobs save the most
     "estimate": ("dsfields.estimate", "GPU and host memory a config needs for N parameters, and its OOM list"),
+    # issue 41: the commands above as Model Context Protocol tools for agent clients (needs dsfields[mcp])
+    "mcp": ("dsfields.mcp_server", "serve the commands as MCP tools over stdio, for coding agents (read-only)"),
 }
 
 

@@ -88,9 +88,41 @@ class ConfigFile:
 # ---------------------------------------------------------------- reading the file
 
 
+_INLINE: dict[int, tuple[str, bytes]] = {}
+"""Config texts given in memory (``dsfields mcp``: a client sends the text, no file is written), by thread:
+thread id -> (the name the text stands for, its bytes). Set only inside :func:`inline_config`."""
+
+
+class inline_config:
+    """Within, on this thread, reading the config ``name`` reads ``text`` instead of a file (same size limit).
+
+    A plain class, not ``contextlib``: ``check`` and ``lookup`` import this module and must start fast."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name, self.data = name, text.encode("utf-8", "surrogatepass")
+        if len(self.data) > MAX_BYTES:
+            raise _too_large(name)
+
+    def __enter__(self) -> None:
+        import threading
+
+        self.ident = threading.get_ident()
+        _INLINE[self.ident] = (self.name, self.data)
+
+    def __exit__(self, *exc: object) -> None:
+        _INLINE.pop(self.ident, None)
+
+
 def read_config_bytes(path: Path) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most :data:`MAX_BYTES`, else ConfigFileError
-    (:func:`dsfields.model.readfile.read_bytes`, the one reader of a file a user names)."""
+    (:func:`dsfields.model.readfile.read_bytes`, the one reader of a file a user names). A text given with
+    :func:`inline_config` is returned as it is."""
+    if _INLINE:
+        import threading
+
+        given = _INLINE.get(threading.get_ident())
+        if given is not None and given[0] == str(path):
+            return given[1]
     try:
         return read_bytes(path)
     except UnreadableFile as exc:

@@ -16,7 +16,9 @@ fp16 xor bf16) are not expressible per key and stay in ``check``.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +29,35 @@ from dsfields.model.records import Catalog, CatalogEntry, Field, Snapshot
 from dsfields.model.store import dumps, load_requested, write_atomic
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
+EXAMPLES_DIR = Path(__file__).resolve().parent / "docs" / "examples"
+"""The seed's templates A/B/C, as the site's templates page quotes them (``docs/views.py`` reads the same files)."""
 SCHEMA_FILE = "ds_config.schema.json"
 
 
 def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = False,
-                 site_url: str | None = SITE_URL, lang: str = "en", hf: bool = False) -> dict[str, Any]:
+                 site_url: str | None = SITE_URL, lang: str = "en", hf: bool = False,
+                 history: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The whole training config's schema for ``snapshot``'s DeepSpeed version, described in ``lang``;
-    ``hf``: for configs given to the HF Trainer, which fills the "auto" values of its list."""
+    ``hf``: for configs given to the HF Trainer, which fills the "auto" values of its list; ``history``: each
+    key's events across releases (:func:`committed_history`), which date its deprecation and removal."""
     typed = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_dict(snapshot)
-    return _Builder(typed, strict_unknown, site_url, lang, hf).root()
+    return _Builder(typed, strict_unknown, site_url, lang, hf, history).root()
+
+
+@functools.lru_cache(maxsize=1)
+def committed_history() -> dict[str, Any]:
+    """Every key's events across the committed snapshots (``index.json``: ``fields``, and ``versions``, the
+    releases in order), {} where the index is not current or absent (an installed wheel without it). Read once
+    per process (the site builds four schemas per release); callers do not change it."""
+    from dsfields.model.history import read_index
+
+    try:
+        index = read_index()
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(index, dict) or not isinstance(index.get("fields"), dict):
+        return {}
+    return {"fields": index["fields"], "versions": list(index.get("versions") or [])}
 
 
 def schema_file(hf: bool = False, lang: str = "en") -> str:
@@ -46,7 +68,7 @@ def schema_file(hf: bool = False, lang: str = "en") -> str:
 
 class _Builder:
     def __init__(self, snapshot: Snapshot, strict_unknown: bool, site_url: str | None, lang: str = "en",
-                 hf: bool = False) -> None:
+                 hf: bool = False, history: Mapping[str, Any] | None = None) -> None:
         self.snapshot = snapshot
         self.hf = hf
         self.lang = lang
@@ -58,6 +80,7 @@ class _Builder:
         hf = snapshot.hf_trainer
         self.hf_filled: set[str] = set(hf.paths) if hf is not None else set()
         self.catalogs = snapshot.catalogs
+        self.history: Mapping[str, Any] = history or {}
 
     def root(self) -> dict[str, Any]:
         schema = self.section("")
@@ -86,7 +109,51 @@ class _Builder:
                 "init_inference 推理配置（DeepSpeedInferenceConfig）" if self.lang == "zh" else
                 "init_inference config (DeepSpeedInferenceConfig)"),
             "description": said,
-        } | schema
+        } | schema | ({"defaultSnippets": snippets} if (snippets := self.snippets()) else {})
+
+    def snippets(self) -> list[dict[str, Any]]:
+        """The seed's templates A/B/C (``docs/examples/*.json``, the site's templates page) as VS Code
+        ``defaultSnippets`` for an empty file, titled in the schema's language; keys this release does not read
+        are left out, as the templates page does. Only in the ``--hf`` schema of the training config: the templates
+        are the HF Trainer's (its "auto" values), which the plain schema rejects."""
+        if self.snapshot.document != "training" or not self.hf:
+            return []
+        import json
+
+        from dsfields.docs.i18n import ZH
+
+        zh = self.lang == "zh"
+        out = []
+        for path in sorted(EXAMPLES_DIR.glob("*.json")):
+            example = json.loads(path.read_text(encoding="utf-8"))
+            dropped: list[str] = []
+            body = _ints(self._known(example["config"], "", dropped))
+            title = ZH.get(example["title"], example["title"]) if zh else example["title"]
+            label = f"DeepSpeed {'模板' if zh else 'template'} {example['id']}{'：' if zh else ': '}{title}"
+            auto = ('"auto" 的值由 HF Trainer 填写。' if zh else 'Its "auto" values are filled in by the HF Trainer.')
+            seed = example["seed_title"]
+            shared = f"常以“{seed}”之名流传。" if zh else f'Often shared as "{seed}".'
+            left = ""
+            if dropped:
+                keys = "、".join(dropped) if zh else ", ".join(dropped)
+                left = (f"已略去 {keys}：此版本不读取它，或其 \"auto\" 不由 HF Trainer 填写。" if zh else
+                        f'Left out: {keys} (not read by this release, or an "auto" the HF Trainer does not fill).')
+            out.append({"label": label, "description": " ".join(filter(None, (shared, auto, left))), "body": body})
+        return out
+
+    def _known(self, config: dict[str, Any], prefix: str, dropped: list[str]) -> dict[str, Any]:
+        """``config`` without the keys this release does not read (a missing section goes whole) and without an
+        ``"auto"`` the HF Trainer does not fill (the templates are the Trainer's; accelerate refuses such an
+        "auto": ``check --hf``'s launch rule): both would be errors. What is left out is added to ``dropped``."""
+        kept: dict[str, Any] = {}
+        for key, value in config.items():
+            path = prefix + key
+            record = self.snapshot.fields.get(path)
+            if record is None or (value == "auto" and path not in self.hf_filled):
+                dropped.append(path)
+                continue
+            kept[key] = self._known(value, path + ".", dropped) if isinstance(value, dict) else value
+        return kept
 
     # ------------------------------------------------------------ sections
 
@@ -114,8 +181,16 @@ class _Builder:
                 properties.setdefault(other, same)
         for removed in self.snapshot.removed.values():
             if removed.section == path:
-                properties[removed.key] = {"not": {}, "description": (
-                    f"已移除：原文：{removed.message}" if self.lang == "zh" else f"Removed: {removed.message}")}
+                since = self.event_release(removed.path, "became_removed")
+                zh = self.lang == "zh"
+                earlier = since is not None and since.startswith("≤")
+                since = since.lstrip("≤") if since else since
+                when = "" if not since else (
+                    (f"在 DeepSpeed {since} 或更早的版本中" if zh else f" in DeepSpeed {since} or earlier") if earlier
+                    else (f"自 DeepSpeed {since} 起" if zh else f" in DeepSpeed {since}"))
+                said = f"{when}已移除：原文：{removed.message}" if zh else f"Removed{when}: {removed.message}"
+                # VS Code shows errorMessage instead of "Matches a schema that is not allowed."
+                properties[removed.key] = {"not": {}, "description": said, "errorMessage": said}
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if path in self.catalogs:
             self.catalog(schema, self.catalogs[path])
@@ -151,6 +226,7 @@ class _Builder:
             meta["examples"] = examples
         if record.deprecated:
             meta["deprecated"] = True
+            meta["deprecationMessage"] = self.deprecation_message(record)
         if self.auto_allowed(record) and not self._string_accepts_auto(core):
             return {"anyOf": [core, {"const": "auto"}]} | meta
         return core | meta
@@ -188,6 +264,41 @@ class _Builder:
             return False
         types = record.json_types
         return behaviour.becomes == "default" or not types or "string" in types
+
+    def event_release(self, path: str, kind: str) -> str | None:
+        """The release (not after this one) of ``path``'s last ``kind`` event in the history given
+        (:func:`committed_history`), None without one; ``"≤V"`` where V is the oldest committed release (the
+        key may have changed before it)."""
+        from dsfields.model.generated import version_key
+
+        mine = version_key(self.version)
+        found = None
+        for event in (self.history.get("fields") or {}).get(path, ()):
+            if isinstance(event, dict) and event.get("kind") == kind and isinstance(event.get("version"), str) \
+                    and version_key(event["version"]) <= mine:
+                found = event["version"]
+        versions = self.history.get("versions") or []
+        if found is not None and versions and found == versions[0]:
+            return "≤" + found
+        return found
+
+    def deprecation_message(self, record: Field) -> str:
+        """What an editor shows on a deprecated key (VS Code's ``deprecationMessage``): since which release, the
+        replacement, and DeepSpeed's own message where it gives one."""
+        deprecated = record.deprecated
+        since = self.event_release(record.path, "deprecated")
+        new = deprecated.new_param if deprecated is not None else None
+        message = (deprecated.message or "").strip() if deprecated is not None else ""
+        earlier = since is not None and since.startswith("≤")
+        since = since.lstrip("≤") if since else since
+        if self.lang == "zh":
+            said = ((f"在 DeepSpeed {since} 或更早的版本中已弃用" if earlier else f"自 DeepSpeed {since} 起已弃用")
+                    if since else "已弃用") + (f"：请改用 \"{new}\"。" if new else "。")
+            return said + (f"原文：{message}" if message else "")
+        said = ((f"Deprecated in DeepSpeed {since} or earlier" if earlier else f"Deprecated since DeepSpeed {since}")
+                if since else "Deprecated") + (f': use "{new}" instead.'
+                                                                                   if new else ".")
+        return said + (f" DeepSpeed: {message}" if message else "")
 
     def describe(self, record: Field) -> str:
         parts = []
@@ -331,6 +442,16 @@ class _Builder:
         return schema
 
 
+def _ints(value: Any) -> Any:
+    """Integral floats (the templates write 1e9) as the integers DeepSpeed's hjson reads them as, so an editor
+    inserting a snippet writes no ``1000000000.0`` into an integer field."""
+    if isinstance(value, dict):
+        return {key: _ints(item) for key, item in value.items()}
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
 def _json_text(value: Any) -> str:
     import json
 
@@ -393,7 +514,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     snapshot = load_requested(args.version)
     text = dumps(build_schema(snapshot, strict_unknown=args.strict_unknown, site_url=args.site_url,
-                              lang=prose.language(args.lang), hf=args.hf))
+                              lang=prose.language(args.lang), hf=args.hf, history=committed_history()))
     if args.output is None or str(args.output) == "-":
         sys.stdout.write(text)
     else:

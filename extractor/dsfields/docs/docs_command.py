@@ -302,7 +302,8 @@ def _build(args: argparse.Namespace, config: Path, root: Path, site_dir: Path, p
     # No --quiet: it hides warnings from mkdocs' strict-mode counter, and a broken link would pass.
     command += ["build", "--strict", "--config-file", str(config), "--site-dir"]
     crashes: list[str] = []
-    code = build_into(site_dir, lambda folder: run_mkdocs([*command, str(folder)], root, env, crashes))
+    code = build_into(site_dir, lambda folder: run_mkdocs([*command, str(folder)], root, env, crashes)
+                      or _agent_files(root / "docs", folder))
     if code:
         if crashes:  # mkdocs raised: its traceback as one line
             print(f"dsfields docs: mkdocs build failed: {crashes[-1]}", file=sys.stderr)
@@ -310,6 +311,14 @@ def _build(args: argparse.Namespace, config: Path, root: Path, site_dir: Path, p
             print("dsfields docs: mkdocs build --strict failed (see its messages above)", file=sys.stderr)
         return 1
     print(f"dsfields docs: built {page_count} pages into {site_dir} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _agent_files(docs_dir: Path, folder: Path) -> int:
+    """The Markdown twins and llms.txt files (issue 41) into the freshly built site ``folder``: exit code 0."""
+    from dsfields.docs.twins import write_agent_files
+
+    write_agent_files(docs_dir, folder)
     return 0
 
 

@@ -352,7 +352,7 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     """A cached page: its HTML and search entries; a built one: into the cache (if it logged no warning)."""
     output = _compact(_search_on_focus(output))
     if not _cache:
-        return ICON.sub(_icon, output)
+        return _twin_link(ICON.sub(_icon, output), page)
     entries = _search_entries(config)
     hit = _cache["hits"].pop(page.file.src_uri, None)
     if hit is not None:
@@ -372,7 +372,25 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     if entries is not None:
         _cache["mark"] = len(entries)
     # After the cache (which keeps the page as rendered): every page, cached or not, names its icons here.
-    return ICON.sub(_icon, output)
+    return _twin_link(ICON.sub(_icon, output), page)
+
+
+TWIN_LINK = '<link rel="alternate" type="text/markdown" href="index.md">'
+
+
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+SEARCH_NAME = {"en": "Search", "zh": "搜索"}
+
+
+def _twin_link(output: str, page: Any) -> str:
+    """Name the page's Markdown twin in its head (issue 41). ``dsfields docs build`` writes the twins after
+    mkdocs (dsfields/docs/twins.py, whose ``has_twin`` is this rule: the pages of the newest release and those
+    of no release). Also names Material's search dialog (axe: ``aria-dialog-name``), in the page's language."""
+    lang = _state.get("lang", "en")
+    output = output.replace(SEARCH_DIALOG, SEARCH_DIALOG[:-1] + f' aria-label="{SEARCH_NAME.get(lang, "Search")}">', 1)
+    if "navs" not in _state or page_release(page.file.src_uri) != _state["navs"]["newest"]:
+        return output
+    return output.replace("</head>", TWIN_LINK + "</head>", 1)
 
 
 def _cache_finish() -> None:
@@ -413,6 +431,7 @@ def _read(config: Any, name: str) -> Any:
 def on_config(config: Any) -> Any:
     navs = _read(config, "nav.json")
     _state["navs"] = navs
+    _state["lang"] = str(config["theme"].get("language") or "en")
     _navs.clear()
     config["nav"] = navs["releases"][navs["newest"]]
     _icons.clear()

@@ -697,11 +697,12 @@ def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str,
     (``dsfields.docs.schemas``), returned here too."""
     from dsfields.docs.schemas import split
     from dsfields.links import SITE_URL
-    from dsfields.schema import build_schema, schema_file
+    from dsfields.schema import build_schema, committed_history, schema_file
 
     files: dict[str, str] = {}
     for hf in (False, True):
-        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf), files)
+        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf, history=committed_history()),
+                       files)
         files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
                                                            separators=(",", ":")) + "\n"
     return files

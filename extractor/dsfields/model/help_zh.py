@@ -25,6 +25,8 @@ HELP_ZH: dict[str, str] = {
     "what a config field is: default, type, auto, deprecation, source":
         "查询配置字段：默认值、类型、auto、弃用、源码位置；也可查优化器/调度器类型和目标（显存、通信……）",
     "what changed in ds_config.json between two DeepSpeed versions": "两个 DeepSpeed 版本之间 ds_config.json 的变化",
+    "serve the commands as MCP tools over stdio, for coding agents (read-only)":
+        "把这些命令作为 MCP 工具通过 stdio 提供给编程智能体（只读）",
     "find what DeepSpeed would reject, ignore or misread in ds_config files":
         "找出 ds_config 文件中会被 DeepSpeed 拒绝、忽略或误读的内容",
     "every key DeepSpeed will read for a config: its value and where it comes from":
