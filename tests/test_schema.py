@@ -208,18 +208,18 @@ def test_site_render_writes_each_releases_schemas(snapshot):
     from dsfields.docs.planning import schema_files
     from dsfields.docs.schemas import SHARED_FOLDER, resolve
 
-    files = schema_files(VERSION, snapshot, "en")
+    history = committed_history()
+    files = schema_files(VERSION, snapshot, "en", history)
     releases = {f"{VERSION}/{SCHEMA_FILE}", f"{VERSION}/ds_config.hf.schema.json"}
     assert releases <= set(files)
     shared = set(files) - releases
     assert shared and all(name.startswith(f"{SHARED_FOLDER}/") for name in shared)
     # Each release's file, its references read from the shared files, is the whole schema `dsfields schema` writes.
     whole = resolve(json.loads(files[f"{VERSION}/{SCHEMA_FILE}"]), files.__getitem__)
-    history = committed_history()
     assert whole == json.loads(dumps(build_schema(snapshot, history=history)))
     hf = resolve(json.loads(files[f"{VERSION}/ds_config.hf.schema.json"]), files.__getitem__)
     assert hf == json.loads(dumps(build_schema(snapshot, hf=True, history=history)))
-    zh = schema_files(VERSION, snapshot, "zh")
+    zh = schema_files(VERSION, snapshot, "zh", history)
     assert resolve(json.loads(zh[f"{VERSION}/{SCHEMA_FILE}"]), zh.__getitem__) == json.loads(
         dumps(build_schema(snapshot, lang="zh", history=history)))
     # A validator that follows the references (as an editor fetching them from the site does) judges as before.

@@ -44,20 +44,24 @@ def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = Fal
     return _Builder(typed, strict_unknown, site_url, lang, hf, history).root()
 
 
-@functools.lru_cache(maxsize=1)
-def committed_history() -> dict[str, Any]:
-    """Every key's events across the committed snapshots (``index.json``: ``fields``, and ``versions``, the
-    releases in order), {} where the index is not current or absent (an installed wheel without it). Read once
-    per process (the site builds four schemas per release); callers do not change it."""
-    from dsfields.model.history import read_index
-
-    try:
-        index = read_index()
-    except (OSError, ValueError):
-        return {}
+def history_of(index: Any) -> dict[str, Any]:
+    """Every key's events across releases from an ``index.json`` (``fields``, and ``versions``, the releases in
+    order); {} for no index or one of another shape."""
     if not isinstance(index, dict) or not isinstance(index.get("fields"), dict):
         return {}
     return {"fields": index["fields"], "versions": list(index.get("versions") or [])}
+
+
+@functools.lru_cache(maxsize=4)
+def committed_history(generated_dir: Path | None = None) -> dict[str, Any]:
+    """:func:`history_of` the committed snapshots' ``index.json`` (or ``generated_dir``'s), {} where the index is
+    not current or absent (an installed wheel without it). Read once per process; callers do not change it."""
+    from dsfields.model.history import read_index
+
+    try:
+        return history_of(read_index(generated_dir))
+    except (OSError, ValueError):
+        return {}
 
 
 def schema_file(hf: bool = False, lang: str = "en") -> str:

@@ -681,8 +681,11 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     files[f"{RELEASES}/{ANCHORS_FILE}"] = json.dumps(all_anchors(site), ensure_ascii=False) + "\n"
     if site.changes is not None and only is None:
         files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes_data(site), ensure_ascii=False) + "\n"
+    from dsfields.schema import history_of
+
+    schema_history = history_of(site.index)
     for version in site.versions if only is None else [only]:
-        files.update(schema_files(version, site.snapshots[version], site.lang))
+        files.update(schema_files(version, site.snapshots[version], site.lang, schema_history))
     for stem, _title, text in guides(site.lang):
         files[f"{GUIDES}/{stem}.md"] = guide_markdown(site, stem, text)
     for script in sorted(GUIDE_ASSETS.glob("*.js")):
@@ -690,18 +693,18 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     return files, pages
 
 
-def schema_files(version: str, snapshot: dict[str, Any], lang: str) -> dict[str, str]:
+def schema_files(version: str, snapshot: dict[str, Any], lang: str, history: dict[str, Any]) -> dict[str, str]:
     """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
     schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them; their
     large sections are references to files shared by every release that has them the same
-    (``dsfields.docs.schemas``), returned here too."""
+    (``dsfields.docs.schemas``), returned here too; ``history`` dates deprecations and removals."""
     from dsfields.docs.schemas import split
     from dsfields.links import SITE_URL
-    from dsfields.schema import build_schema, committed_history, schema_file
+    from dsfields.schema import build_schema, schema_file
 
     files: dict[str, str] = {}
     for hf in (False, True):
-        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf, history=committed_history()),
+        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf, history=history),
                        files)
         files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
                                                            separators=(",", ":")) + "\n"
