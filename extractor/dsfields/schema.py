@@ -44,15 +44,16 @@ def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = Fal
     return _Builder(typed, strict_unknown, site_url, lang, hf, history).root()
 
 
-@functools.lru_cache(maxsize=1)
-def committed_history() -> dict[str, Any]:
+@functools.lru_cache(maxsize=4)
+def committed_history(generated: Path | None = None) -> dict[str, Any]:
     """Every key's events across the committed snapshots (``index.json``: ``fields``, and ``versions``, the
-    releases in order), {} where the index is not current or absent (an installed wheel without it). Read once
-    per process (the site builds four schemas per release); callers do not change it."""
+    releases in order) in ``generated`` (default: the checkout's or ``$DSFIELDS_GENERATED``), {} where the index is
+    not current or absent (an installed wheel without it). Read once per process and folder (the site builds four
+    schemas per release); callers do not change it."""
     from dsfields.model.history import read_index
 
     try:
-        index = read_index()
+        index = read_index(generated)
     except (OSError, ValueError):
         return {}
     if not isinstance(index, dict) or not isinstance(index.get("fields"), dict):
