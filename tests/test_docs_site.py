@@ -374,6 +374,39 @@ def _need_chromium() -> None:
         pytest.skip("Chromium not installed (apt-get install chromium); CI runs this test")
 
 
+AXE_PAGES = {"home": "", "overview": "{v}/", "field": "{v}/fields/zero_optimization/",
+             "catalogue": "{v}/optimizers-schedulers/", "templates": "{v}/config-templates/",
+             "errors": "{v}/typos-errors/", "compare": "releases/compare/", "inference": "{v}/inference/"}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_serious_or_critical_axe_violations(served, scheme):
+    """Issue 41: axe-core (axe-playwright-python's copy) finds no serious or critical violation on every page
+    kind, in English and Chinese (bench/axe_site.py prints the same per rule)."""
+    _need_chromium()
+    from axe_playwright_python.sync_playwright import Axe
+    from playwright.sync_api import sync_playwright
+
+    newest = available_versions(repo_generated_dir())[-1]
+    axe = Axe()
+    found = {}
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900}).new_page()
+            for lang in ("en", "zh"):
+                for kind, path in AXE_PAGES.items():
+                    page.goto(served + ("zh/" if lang == "zh" else "") + path.format(v=newest))
+                    page.wait_for_load_state("networkidle")
+                    for violation in axe.run(page).response["violations"]:
+                        if violation.get("impact") in ("serious", "critical"):
+                            found[f"{kind} {lang} {violation['id']}"] = [n["target"] for n in violation["nodes"][:3]]
+        finally:
+            browser.close()
+    assert not found, json.dumps(found, indent=1)
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_selector_changes_release_only_on_enter_or_click_and_the_search_dialog_is_named(served, lang):
