@@ -391,3 +391,23 @@ def test_docs_build_release_into_a_read_only_site_is_one_line(tmp_path):
         if os.geteuid() == 0:
             subprocess.run(["chattr", "-i", str(site)], capture_output=True)
         site.chmod(0o755)
+
+
+# ---------------------------------------------------------------- cause 10: snapshot and a failures.json of another shape
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize(("text", "words"), [("[]", "an array"), ('["0.19.8"]', "an array"), ('"x"', "a str"),
+                                             ("{", "not JSON")])
+def test_snapshot_refuses_a_failures_file_it_cannot_update_in_one_line(tmp_path, capsys, text, words):
+    import shutil
+
+    release = tmp_path / str(VERSION)
+    release.mkdir()
+    for name in ("fields.json", "inference.json"):  # up to date: nothing to extract
+        shutil.copyfile(REPO / "generated" / str(VERSION) / name, release / name)
+    (tmp_path / "failures.json").write_text(text)
+    code, out, err = run_cli(capsys, "snapshot", str(VERSION), "--out", str(tmp_path))
+    refused(code, out, err, "failures.json", words)
+    assert (tmp_path / "failures.json").read_text() == text  # never overwritten
