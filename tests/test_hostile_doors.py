@@ -393,7 +393,7 @@ def test_docs_build_release_into_a_read_only_site_is_one_line(tmp_path):
         site.chmod(0o755)
 
 
-# ---------------------------------------------------------------- cause 10: snapshot and a failures.json of another shape
+# ---------------------------------------------------------------- cause 10: a failures.json of another shape
 
 
 @data
@@ -411,3 +411,21 @@ def test_snapshot_refuses_a_failures_file_it_cannot_update_in_one_line(tmp_path,
     code, out, err = run_cli(capsys, "snapshot", str(VERSION), "--out", str(tmp_path))
     refused(code, out, err, "failures.json", words)
     assert (tmp_path / "failures.json").read_text() == text  # never overwritten
+
+
+# ---------------------------------------------------------------- cause 11: migrate and a UTF-8 byte order mark
+
+
+@data
+@needs_snapshots
+def test_migrate_inserts_into_a_file_with_a_bom_and_keeps_the_bom(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    path.write_bytes(b'\xef\xbb\xbf{\n  "train_batch_size": 8,\n'
+                     b'  "zero_optimization": {"stage": 2, "cpu_offload": true}\n}\n')
+    code, _, err = run_cli(capsys, "migrate", str(path), "--from", str(OLD_VERSION), "--to", str(VERSION), "--in-place")
+    assert code == 0, err
+    raw = path.read_bytes()
+    assert raw.startswith(b'\xef\xbb\xbf{\n  "train_batch_size": 8,') and raw.count(b"\xef\xbb\xbf") == 1
+    migrated = json.loads(raw[3:])
+    assert migrated["zero_optimization"]["offload_optimizer"] == {"device": "cpu", "pin_memory": False}
+    assert "gradient_clipping" in migrated  # a key inserted at the top level (its default changed)
