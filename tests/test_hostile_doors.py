@@ -429,3 +429,34 @@ def test_migrate_inserts_into_a_file_with_a_bom_and_keeps_the_bom(tmp_path, caps
     migrated = json.loads(raw[3:])
     assert migrated["zero_optimization"]["offload_optimizer"] == {"device": "cpu", "pin_memory": False}
     assert "gradient_clipping" in migrated  # a key inserted at the top level (its default changed)
+
+
+# ---------------------------------------------------------------- cause 12: data never starts a line of its own
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_upgrade_title_escapes_a_file_name_with_a_newline(tmp_path, capsys, fmt):
+    path = write(tmp_path, CONFIG, name="up\nfake.json: ok\x1b[2J")
+    code, out, _ = run_cli(capsys, "upgrade", path, "--from", str(OLD_VERSION), "--to", str(VERSION), "--format", fmt)
+    assert code == 0 and "\x1b" not in out
+    first = out.splitlines()[0]
+    assert "up\\nfake.json: ok" in first and not any(line.startswith("fake.json") for line in out.splitlines())
+
+
+@data
+@needs_snapshots
+def test_lookup_of_an_optimizer_query_escapes_what_it_quotes(capsys):
+    code, out, err = run_cli(capsys, "lookup", "--version", VERSION, "optimizer:\x1b[31mx\nfake line")
+    assert code == 1 and "\x1b" not in out + err
+    assert not any(line.startswith("fake line") for line in (out + err).splitlines()), out
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("option", ["--only", "--fail-on"])
+@pytest.mark.parametrize("value", ["", ",,,", " , "])
+def test_diff_kinds_that_name_no_kind_are_refused_alike(capsys, option, value):
+    code, out, err = run_cli(capsys, "diff", str(OLD_VERSION), str(VERSION), option, value)
+    refused(code, out, err, option, "needs a change kind")
