@@ -251,6 +251,7 @@ _LOCK_FDS: set[int] = set()
 def _drop_inherited_locks() -> None:
     """After a fork, in the child: point the descriptors that hold our flocks at /dev/null (the descriptor numbers
     stay valid for the code that will close them; the lock stays with the parent alone and goes when it dies)."""
+    _HELD.clear()  # the child holds none of the parent's target locks
     if not _LOCK_FDS:
         return
     try:
