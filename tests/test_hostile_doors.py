@@ -391,3 +391,72 @@ def test_docs_build_release_into_a_read_only_site_is_one_line(tmp_path):
         if os.geteuid() == 0:
             subprocess.run(["chattr", "-i", str(site)], capture_output=True)
         site.chmod(0o755)
+
+
+# ---------------------------------------------------------------- cause 10: a failures.json of another shape
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize(("text", "words"), [("[]", "an array"), ('["0.19.8"]', "an array"), ('"x"', "a str"),
+                                             ("{", "not JSON")])
+def test_snapshot_refuses_a_failures_file_it_cannot_update_in_one_line(tmp_path, capsys, text, words):
+    import shutil
+
+    release = tmp_path / str(VERSION)
+    release.mkdir()
+    for name in ("fields.json", "inference.json"):  # up to date: nothing to extract
+        shutil.copyfile(REPO / "generated" / str(VERSION) / name, release / name)
+    (tmp_path / "failures.json").write_text(text)
+    code, out, err = run_cli(capsys, "snapshot", str(VERSION), "--out", str(tmp_path))
+    refused(code, out, err, "failures.json", words)
+    assert (tmp_path / "failures.json").read_text() == text  # never overwritten
+
+
+# ---------------------------------------------------------------- cause 11: migrate and a UTF-8 byte order mark
+
+
+@data
+@needs_snapshots
+def test_migrate_inserts_into_a_file_with_a_bom_and_keeps_the_bom(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    path.write_bytes(b'\xef\xbb\xbf{\n  "train_batch_size": 8,\n'
+                     b'  "zero_optimization": {"stage": 2, "cpu_offload": true}\n}\n')
+    code, _, err = run_cli(capsys, "migrate", str(path), "--from", str(OLD_VERSION), "--to", str(VERSION), "--in-place")
+    assert code == 0, err
+    raw = path.read_bytes()
+    assert raw.startswith(b'\xef\xbb\xbf{\n  "train_batch_size": 8,') and raw.count(b"\xef\xbb\xbf") == 1
+    migrated = json.loads(raw[3:])
+    assert migrated["zero_optimization"]["offload_optimizer"] == {"device": "cpu", "pin_memory": False}
+    assert "gradient_clipping" in migrated  # a key inserted at the top level (its default changed)
+
+
+# ---------------------------------------------------------------- cause 12: data never starts a line of its own
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_upgrade_title_escapes_a_file_name_with_a_newline(tmp_path, capsys, fmt):
+    path = write(tmp_path, CONFIG, name="up\nfake.json: ok\x1b[2J")
+    code, out, _ = run_cli(capsys, "upgrade", path, "--from", str(OLD_VERSION), "--to", str(VERSION), "--format", fmt)
+    assert code == 0 and "\x1b" not in out
+    first = out.splitlines()[0]
+    assert "up\\nfake.json: ok" in first and not any(line.startswith("fake.json") for line in out.splitlines())
+
+
+@data
+@needs_snapshots
+def test_lookup_of_an_optimizer_query_escapes_what_it_quotes(capsys):
+    code, out, err = run_cli(capsys, "lookup", "--version", VERSION, "optimizer:\x1b[31mx\nfake line")
+    assert code == 1 and "\x1b" not in out + err
+    assert not any(line.startswith("fake line") for line in (out + err).splitlines()), out
+
+
+@data
+@needs_snapshots
+@pytest.mark.parametrize("option", ["--only", "--fail-on"])
+@pytest.mark.parametrize("value", ["", ",,,", " , "])
+def test_diff_kinds_that_name_no_kind_are_refused_alike(capsys, option, value):
+    code, out, err = run_cli(capsys, "diff", str(OLD_VERSION), str(VERSION), option, value)
+    refused(code, out, err, option, "needs a change kind")

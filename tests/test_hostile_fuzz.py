@@ -434,3 +434,148 @@ def test_random_bytes_in_keys_never_reach_a_terminal_raw(before: bytes, after: b
     assert code in (0, 1, 2) and "Traceback" not in shown, shown
     assert "\x1b" not in shown and "\r" not in shown and RAW_CONTROL.search(shown) is None, repr(shown)
     assert not any(line.startswith("ZQX") for line in shown.split("\n")), shown
+
+
+# ---------------------------------------------------------------- issue 43: upgrade and estimate, exact exit codes
+
+
+def _config_file(folder: str, name: str, text: str) -> str:
+    path = Path(folder) / name
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    return str(path)
+
+
+JSON_ONLY = st.sampled_from(['{"train_batch_size": 8,\n "train_batch_size": 16}',
+                             '{"zero_optimization": {"stage": 1, "stage": 2}}', '{"gradient_clipping": NaN}',
+                             '{"a": 1e400}'])
+"""DeepSpeed's hjson refuses them (duplicate keys, NaN, a float beyond the double range); the HF Trainer's
+json.load takes them."""
+HJSON_ONLY = st.sampled_from(["{\n  # a comment\n  train_batch_size: 8\n}\n", "{train_batch_size: 8}",
+                              "{\n  \"a\": 1, // note\n}\n", ""])
+"""Files DeepSpeed reads (hjson; an empty file is {} to it) and the HF Trainer's json.load refuses."""
+UNUSABLE_TEXTS = st.sampled_from(["[1, 2]", '"a string"', "42", "{", '{"a": 1 "b": 2}', "\ud800",
+                                  "{" * 200 + "}" * 200])
+"""Files neither loader can use (not an object, malformed, not UTF-8, nested past the bound): exit 2."""
+JSON_OBJECTS = st.dictionaries(
+    st.sampled_from(["train_batch_size", "zero_optimization", "optimizer", "fp16", "bf16", "steps_per_print",
+                     "gradient_clipping", "wall_clock_breakdown", "train_micro_batch_size_per_gpu"]) | HOSTILE,
+    st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | HOSTILE
+                 | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(["auto", "cpu"]),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(HOSTILE, inner, max_size=3),
+                 max_leaves=8), max_size=5)
+"""Any JSON object (values of every type under known and hostile keys): upgrade reports on every one."""
+BAD_VERSIONS = ["", " ", "x", "../x", "0.1\n", "\x1b[2J", "9.9.9", "0.19.8\x00"]
+UPGRADE_VERSIONS = st.sampled_from((VERSIONS[:2] + VERSIONS[-2:]) * 4 + BAD_VERSIONS)
+"""Snapshotted releases four times as often as names that are none."""
+
+
+@needs_snapshots
+@fuzz(120)
+@given(content=st.one_of(JSON_OBJECTS.map(lambda d: ("ok", json.dumps(d))),
+                         UNUSABLE_TEXTS.map(lambda t: ("unusable", t)), JSON_ONLY.map(lambda t: ("json", t)),
+                         HJSON_ONLY.map(lambda t: ("hjson", t))),
+       source=UPGRADE_VERSIONS, target=UPGRADE_VERSIONS, hf=st.booleans(),
+       fmt=st.sampled_from(["text", "markdown", "json"]), lang=st.sampled_from(["en", "zh"]),
+       name=st.sampled_from(["c.json", "\x1b[2Jc.json", "c\u202e.json", "c\n.json: ok"]))
+def test_upgrade_exit_codes_are_exact(content: tuple[str, str], source: str, target: str, hf: bool, fmt: str,
+                                      lang: str, name: str) -> None:
+    kind, text = content
+    loadable = kind == "ok" or (kind == "hjson" and not hf) or (kind == "json" and hf)
+    expected = 0 if loadable and source in VERSIONS and target in VERSIONS else 2
+    with tempfile.TemporaryDirectory() as folder:
+        path = _config_file(folder, name, text)
+        args = ["upgrade", path, "--from", source, "--to", target, "--format", fmt, "--lang", lang]
+        code, out, err = assert_well_behaved(args + (["--hf"] if hf else []), limit=20)
+        event(f"exit {code}")
+        assert code == expected, (kind, text[:80], source, target, hf, code, err)
+        if code == 2:
+            assert out == "" and err.count("\n") == 1, (out, err)
+        elif fmt == "json":
+            assert json.loads(out)["to"] == target
+
+
+COUNTS = {"params": 10**15, "largest-layer-params": 10**15, "gpus-per-node": 1024, "nodes": 1_000_000,
+          "hidden-size": 2**20, "layers": 100_000, "seq-len": 100_000_000, "micro-batch": 1_000_000, "heads": 2**20}
+"""estimate's count options and the bound each has (dsfields.estimate.COUNT_BOUNDS, by option name)."""
+BAD_COUNTS = st.sampled_from(["0", "-1", "abc", "", "1.5", "nan", "inf", "1e400", "7X", "1e307", "9" * 5000,
+                              "\x1b[2J", "0.5", "1e-10B"])
+
+
+@st.composite
+def count_value(draw: st.DrawFn, bound: int) -> tuple[bool, str]:
+    """(valid, text) for one count option: a whole number from 1 to its bound (plain, with _ or a suffix), or
+    beyond it, or not a count at all."""
+    choice = draw(st.integers(0, 11))  # one in six is not a count
+    if choice == 0:
+        return False, draw(BAD_COUNTS)
+    if choice == 1:
+        return False, str(bound + draw(st.integers(1, 10**20)))
+    number = draw(st.integers(1, min(bound, 10**6) if choice % 2 else bound))
+    if choice == 2 and number % 10**6 == 0 and number // 10**6 < 10**6:
+        return True, f"{number // 10**6}M"
+    return True, f"{number:_}" if draw(st.booleans()) else str(number)
+
+
+@st.composite
+def estimate_config(draw: st.DrawFn) -> tuple[bool, int | None, str]:
+    """(valid, ZeRO stage, text): the keys estimate reads, with values DeepSpeed takes or refuses."""
+    invalid = draw(st.integers(0, 3)) == 0
+    stage = draw(st.integers(0, 3))
+    zero: dict[str, Any] = {"stage": stage}
+    config: dict[str, Any] = {"zero_optimization": zero}
+    if draw(st.booleans()):
+        zero["reduce_bucket_size"] = draw(st.integers(0, 2**63 - 1) | st.just("auto"))
+    if draw(st.booleans()):
+        zero["offload_optimizer"] = {"device": draw(st.sampled_from(["cpu", "none"]))}
+    if draw(st.booleans()):
+        config["train_micro_batch_size_per_gpu"] = draw(st.integers(1, 10**6) | st.just("auto"))
+    if draw(st.booleans()):
+        config[draw(st.sampled_from(["fp16", "bf16"]))] = {"enabled": draw(st.booleans())}
+    if draw(st.booleans()):
+        config[draw(HOSTILE)] = draw(st.integers() | HOSTILE)  # a key estimate does not read
+    if not invalid:
+        return True, stage, json.dumps(config)
+    broken = draw(st.sampled_from(["stage", "negative", "int64", "string", "micro", "micro0", "text"]))
+    if broken == "stage":
+        zero["stage"] = draw(st.integers(4, 10**6))
+    elif broken == "negative":
+        zero["reduce_bucket_size"] = -draw(st.integers(1, 10**30))
+    elif broken == "int64":
+        zero["reduce_bucket_size"] = 2**63 + draw(st.integers(0, 10**30))
+    elif broken == "string":
+        zero["reduce_bucket_size"] = draw(st.sampled_from(["abc", "", "1e3x"]))
+    elif broken == "micro":
+        config["train_micro_batch_size_per_gpu"] = 10**6 + draw(st.integers(1, 10**30))
+    elif broken == "micro0":
+        config["train_micro_batch_size_per_gpu"] = -draw(st.integers(0, 10**6))
+    else:
+        return False, None, draw(UNUSABLE_TEXTS | JSON_ONLY)  # estimate reads the file as DeepSpeed does
+    return False, None, json.dumps(config)
+
+
+@needs_snapshots
+@fuzz(150)
+@given(config=estimate_config(), given_counts=st.dictionaries(
+           st.sampled_from(sorted(set(COUNTS) - {"params"})), st.just(None), max_size=4),
+       data=st.data(), fmt=st.sampled_from(["text", "json"]), lang=st.sampled_from(["en", "zh"]))
+def test_estimate_exit_codes_are_exact(config: tuple[bool, int | None, str], given_counts: dict[str, None],
+                                       data: st.DataObject, fmt: str, lang: str) -> None:
+    valid, stage, text = config
+    options: list[str] = []
+    counts_valid = True
+    for option in ["params", *sorted(given_counts)]:
+        ok, value = data.draw(count_value(COUNTS[option]), label=option)
+        counts_valid &= ok
+        options.append(f"--{option}={value}")
+    needs_layer = stage == 3 and not {"largest-layer-params", "hidden-size"} & set(given_counts)
+    expected = 0 if valid and counts_valid and not needs_layer else 2
+    with tempfile.TemporaryDirectory() as folder:
+        path = _config_file(folder, "c.json", text)
+        args = ["estimate", path, "--version", str(VERSION), *options, "--format", fmt, "--lang", lang]
+        code, out, err = assert_well_behaved(args, limit=20)
+        event(f"exit {code}")
+        assert code == expected, (text[:200], options, code, err)
+        if code == 2:
+            assert out == "" and err.count("\n") == 1, (out, err)
+        elif fmt == "json":
+            json.loads(out)

@@ -15,6 +15,7 @@ from dsfields.field_answer import edit_distance
 from dsfields.model import goals, prose
 from dsfields.model.records import Catalog, CatalogEntry, Snapshot
 from dsfields.model.store import available_versions, load_indexed
+from dsfields.model.termsafe import shown
 from dsfields.model.wording import source_text, value_text
 from dsfields.terminal import LABEL_WIDTH, display_width, paragraphs, wrap
 
@@ -381,7 +382,7 @@ def _same_number(value: Any) -> Any:
 
 
 def format_gone(section: str, name: str, version: str, where: tuple[str, ...], lang: str, width: int) -> list[str]:
-    key = f"{section}:{name}"
+    key = f"{section}:{shown(name)}"
     if where[0] == "removed":
         return [label(lang, "removed_head", label=key, section=section, version=version), ""] + paragraphs(
             label(lang, "removed_text", label=key, last=where[1], gone=where[2]), width)
@@ -390,7 +391,7 @@ def format_gone(section: str, name: str, version: str, where: tuple[str, ...], l
 
 
 def format_miss(snapshot: Snapshot, section: str, name: str, lang: str) -> list[str]:
-    line = label(lang, "miss", section=section, name=name, version=snapshot.version)
+    line = label(lang, "miss", section=section, name=shown(name), version=snapshot.version)  # the user's words
     suggestions = spelling_suggestions(snapshot, name, section)
     if not suggestions:
         return [line]

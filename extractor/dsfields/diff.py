@@ -477,10 +477,14 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
     """Compare two snapshots; ``installed`` extracts the importable DeepSpeed when OLD or NEW says so."""
     lang = language(getattr(args, "lang", None))
     try:
-        only = parse_kinds(args.only) if args.only else set(ChangeKind)
-        fail_on = parse_kinds(args.fail_on) if args.fail_on else set()
+        only = parse_kinds(args.only) if args.only is not None else set(ChangeKind)
+        fail_on = parse_kinds(args.fail_on) if args.fail_on is not None else set()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    for option, given, kinds in (("--only", args.only, only), ("--fail-on", args.fail_on, fail_on)):
+        if given is not None and not kinds:  # '' or ',,,' names no kind: refused alike, never "every kind"
+            accepted = ", ".join(kind.short for kind in ChangeKind)
+            raise UsageError(f"{option} needs a change kind, e.g. {option} defaults (accepted: {accepted})")
     if getattr(args, "hf", False):  # issue 27: two HF snapshots (flags and rules)
         from dsfields.hf.arguments import run_hf_diff
 

@@ -284,6 +284,9 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
     micro = resolved.get("train_micro_batch_size_per_gpu")
     micro_batch = micro.value if micro is not None and isinstance(micro.value, int) else None
     if micro_batch is not None and not isinstance(micro_batch, bool):
+        if micro_batch < 1:  # DeepSpeed's _batch_assertion refuses it ("has to be greater than 0")
+            raise UsageError(f"train_micro_batch_size_per_gpu is {micro_batch} at world size {model.world}: "
+                             "DeepSpeed's batch assertion refuses a micro batch below 1")
         micro_batch = bounded("train_micro_batch_size_per_gpu is", micro_batch, COUNT_BOUNDS["micro_batch"])
     return settings, used, micro_batch
 

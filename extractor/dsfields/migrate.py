@@ -744,6 +744,10 @@ def _run(args: argparse.Namespace) -> int:
         raise DsfieldsError(str(exc)) from None
     except UnicodeError as exc:  # changed since load read it
         raise DsfieldsError(f"{args.file}: cannot read ({exc})") from None
+    # A UTF-8 byte order mark (Windows editors write one; DeepSpeed's hjson reads past it) is not part of the
+    # text the edits see: it is kept in front of the migrated text.
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
+    raw = raw[len(bom):]
     if args.in_place and args.output:
         raise UsageError("give -o OUT or --in-place, not both")
     from dsfields.hf.arguments import from_cli, wants_trainer
@@ -795,7 +799,7 @@ def _run(args: argparse.Namespace) -> int:
             text.splitlines(keepends=True), new_text.splitlines(keepends=True),
             fromfile=shown(str(args.file)), tofile=shown(str(writes or args.file))))
     if writes is not None and (new_raw != raw or writes != args.file):
-        write_text(writes, new_raw, force=args.force)
+        write_text(writes, bom + new_raw, force=args.force)
     elif text_to_stdout:
         sys.stdout.write(new_text)
     if notes or (args.strict and (result.losses or result.unkept)):

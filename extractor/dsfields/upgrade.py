@@ -24,6 +24,7 @@ from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.history import EventKind, field_histories
 from dsfields.model.records import Field, Snapshot
 from dsfields.model.store import available_versions, load_requested, version_key
+from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
 from dsfields.resolve import AUTO_HF, IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver
 
@@ -498,11 +499,12 @@ def _stage(data: dict[str, Any]) -> int | None:
 
 def render(items: list[Item], name: str, old: str, new: str, fmt: str, lang: str) -> str:
     w, headings = WORDS[lang], HEADINGS[lang]
-    title = w["title"].format(file=name, u=old, v=new)
     if fmt == "json":
         return json.dumps({"file": name, "from": old, "to": new, "lang": lang,
                            "items": [{"kind": i.kind, "path": i.path, "text": i.text, **i.data} for i in items]},
                           indent=1, ensure_ascii=False)
+    # A file name, key or value from the data never starts a line of its own (a name with "\n" in it)
+    title = w["title"].format(file=shown(name), u=old, v=new)
     lines = [f"# {title}" if fmt == "markdown" else title]
     for kind in KINDS:
         group = [i for i in items if i.kind == kind]
@@ -511,8 +513,8 @@ def render(items: list[Item], name: str, old: str, new: str, fmt: str, lang: str
         if not group:
             lines.append(f"- {w['none']}" if fmt == "markdown" else f"  {w['none']}")
         for item in group:
-            path = (f"`{item.path}`: " if fmt == "markdown" else f"{item.path}: ") if item.path else ""
-            lines.append(f"- {path}{item.text}" if fmt == "markdown" else f"  {path}{item.text}")
+            path = (f"`{shown(item.path)}`: " if fmt == "markdown" else f"{shown(item.path)}: ") if item.path else ""
+            lines.append(f"- {path}{shown(item.text)}" if fmt == "markdown" else f"  {path}{shown(item.text)}")
     return "\n".join(lines)
 
 

@@ -128,6 +128,30 @@ def outcome_line(root: Path, version: str, before: int | None) -> str:
     return "; ".join(parts)
 
 
+def read_failures(path: Path) -> dict[str, str]:
+    """``failures.json`` (release → why its snapshot failed) as this command writes it; an absent file is empty.
+
+    Anything else (a JSON array, a string, malformed JSON) is not what a run can update without losing what the
+    file holds: one line, exit 2, naming the file.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeError) as exc:
+        raise DsfieldsError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DsfieldsError(f"{path}: not JSON ({first}); fix or remove it (it records failed releases)") from None
+    if not isinstance(data, dict):
+        kind = "an array" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise DsfieldsError(f"{path}: {kind}, not an object of release → reason; fix or remove it (it records "
+                            "failed releases)")
+    return data
+
+
 def run(args: argparse.Namespace) -> int:
     from dsfields.extract import releases
 
@@ -156,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     todo = [v for v in versions if args.force or not up_to_date(root, v) or (launch and not has_launch(root, v))]
     before = {v: field_count(root, v) for v in todo}
     failures_path = root / FAILURES_FILE
+    read_failures(failures_path)  # a file this run cannot update is one line now, not an error hours later
     outcomes: dict[str, str | None] = {}
     """This run's verdict per release (None: snapshotted), applied to failures.json as it is at the end."""
     started = time.perf_counter()
@@ -177,10 +202,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"[{done_count:>3}/{len(todo)}] {version:<8} {status} ({seconds:.1f} s)", file=sys.stderr)
     # Read now, not at the start: another snapshot run on the same tree (one per release, two at a time)
     # may have recorded its own releases meanwhile; only this run's releases change here.
-    try:
-        failures: dict[str, str] = json.loads(failures_path.read_text())
-    except (OSError, ValueError):
-        failures = {}
+    failures = read_failures(failures_path)
     with _ahead_lock:
         _ahead.clear()
     for version, cause in outcomes.items():

@@ -251,6 +251,7 @@ _LOCK_FDS: set[int] = set()
 def _drop_inherited_locks() -> None:
     """After a fork, in the child: point the descriptors that hold our flocks at /dev/null (the descriptor numbers
     stay valid for the code that will close them; the lock stays with the parent alone and goes when it dies)."""
+    _HELD.clear()  # the child holds none of the parent's target locks
     if not _LOCK_FDS:
         return
     try:
@@ -341,7 +342,13 @@ def target_lock(path: str | os.PathLike[str]) -> Iterator[None]:
                 _HELD[key] += 1
                 break
             _LOCK_FDS.add(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:  # a file system without flock (ENOLCK): the rename alone decides, as before
+                _LOCK_FDS.discard(fd)
+                os.close(fd)
+                fd, key = -1, None
+                break
             try:
                 now = os.stat(target)
             except OSError:
@@ -539,7 +546,8 @@ def _open_temp(directory: str, name: str) -> tuple[int, str]:
 
     tmp = os.path.join(directory, temp_name(name))
     fd = os.open(tmp, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_CREAT | os.O_EXCL, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    with contextlib.suppress(OSError):  # no flock on this file system (ENOLCK): the name alone says who owns it
+        fcntl.flock(fd, fcntl.LOCK_EX)
     return fd, tmp
 
 
