@@ -364,8 +364,6 @@ def _last_line(text: str) -> str:
 def run_mkdocs(command: list[str], cwd: Path, env: dict[str, str], crashes: list[str]) -> int:
     """mkdocs in its own process group: its messages relayed to stderr, each traceback as its last line
     (appended to ``crashes``); on Ctrl-C or any error here the whole group is killed before we go on."""
-    import signal
-
     child = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, text=True, errors="replace",
                              start_new_session=True, preexec_fn=parent_death_signal())
     try:
