@@ -455,6 +455,14 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
     if event.kind in (EventKind.DEFAULT_CHANGED, EventKind.TYPE_CHANGED):
         show = value_text if event.kind is EventKind.DEFAULT_CHANGED else str
         return f"{event.kind.message}: {show(event.old)} → {show(event.new)}"
+    if event.kind is EventKind.CONSTRAINTS_CHANGED:
+        from dsfields.model.wording import constraints_text
+
+        before = constraints_text(event.old or {}) or "none"
+        after = constraints_text(event.new or {}) or "none"
+        return f"constraints changed: {before} → {after}"
+    if event.kind is EventKind.CHOICES_CHANGED:
+        return f"choices changed: {_choices(event.old)} → {_choices(event.new)}"
     if event.kind is EventKind.DEPRECATED:
         new = event.new.get("new_param") if isinstance(event.new, dict) else None
         return f"deprecated → {new}" if new else "deprecated"
@@ -463,6 +471,13 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
     if event.kind is EventKind.RENAMED:
         return f"renamed: {event.old} → {event.new}"
     return event.kind.message
+
+
+def _choices(choices: Any) -> str:
+    """A choice list as history shows it: the values, or "any" where the key had none."""
+    if not isinstance(choices, list):
+        return "any"
+    return ", ".join(value_text(c) for c in choices)
 
 
 # --- JSON ---------------------------------------------------------------------------------------

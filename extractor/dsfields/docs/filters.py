@@ -390,8 +390,12 @@ def history_phrase(events: list[dict[str, Any]], oldest: str | None, _: Any, as_
             parts.append(_("added in {v}").format(v=version))
         elif kind == "reintroduced":
             parts.append(_("back in {v}").format(v=version))
-        elif kind in ("default_changed", "type_changed"):
-            change = f"{jcode(event.get('old'), as_html)} → {jcode(event.get('new'), as_html)}"
+        elif kind in ("default_changed", "type_changed", "constraints_changed", "choices_changed"):
+            old, new = event.get("old"), event.get("new")
+            if kind == "constraints_changed":  # bounds as lookup words them (">= 0 → > 0"), not the raw maps
+                change = " → ".join(code(wording.constraints_text(c or {}) or "-", as_html) for c in (old, new))
+            else:
+                change = f"{jcode(old, as_html)} → {jcode(new, as_html)}"
             parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version,
                                                              change=change))
         elif kind == "became_removed":

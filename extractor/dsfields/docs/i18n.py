@@ -86,6 +86,8 @@ ZH: dict[str, str] = {
     "{kind} in {v}: {change}": "{v} {kind}：{change}",
     "default changed": "默认值变更",
     "type changed": "类型变更",
+    "constraints changed": "取值范围变更",
+    "choices changed": "可选值变更",
     "rejected from {v} on": "自 {v} 起被拒绝",
     "no longer rejected from {v} on": "自 {v} 起不再被拒绝",
     "renamed in {v}: {old} → {new}": "{v} 改名：{old} → {new}",
