@@ -167,6 +167,10 @@ ROW_LABELS_ZH = {
 
 def _row(label: str, text: str, width: int, style: Style, lang: str = "en") -> list[str]:
     indent = " " * (2 + LABEL_WIDTH)
+    if lang == "zh":  # our words in the row (what "auto" does, ...) in Chinese before wrapping
+        from dsfields.model.messages import localize
+
+        text = localize(text, lang, "lookup.")
     lines = wrap(text, width, indent, indent) or [indent]
     if lang == "zh":
         label = ROW_LABELS_ZH.get(label, label)
@@ -241,7 +245,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         ("also read", _other_defaults_text(record)),
         ("constraints", constraints_text(record.constraints)),
         ("allowed", allowed_text(record, enum)),
-        ('"auto"', auto_text(record.auto)),
+        ('"auto"', auto_text(record.auto, record.truthiness)),
         ("requires", requires_text(record)),
         ("checked by", checked_by_text(record)),
         ("defined at", source_text(record.source)),

@@ -234,8 +234,9 @@ def choices_text(choices: list[Any] | None) -> str:
     return ", ".join(jcode(choice) for choice in choices or [])
 
 
-def auto_text(auto: dict[str, Any] | None, as_html: bool = False) -> str:
-    """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first)."""
+def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool = False) -> str:
+    """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first); ``truthy``: the
+    release's reader tests the value's truth, so the kept string switches the key on."""
     if not auto:
         return ""
     if not auto.get("accepted"):
@@ -243,6 +244,8 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False) -> str:
         return "rejected" + (f": {code(error, as_html)}" if error else "")
     if auto.get("becomes") == "default":
         return "accepted; the default is used"
+    if auto.get("becomes") == "kept" and truthy:
+        return 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on'
     if auto.get("becomes") == "kept":
         return 'accepted and kept as the string <code>"auto"</code>'
     return "accepted"

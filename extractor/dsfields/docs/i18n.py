@@ -24,6 +24,8 @@ ZH: dict[str, str] = {
     "accepted; the default is used": "接受；使用默认值",
     "accepted": "接受",
     'accepted and kept as the string <code>"auto"</code>': '接受，并原样保留字符串 <code>"auto"</code>',
+    'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on':
+        '接受，并原样保留字符串 <code>"auto"</code>；非空字符串按真值处理，所以会打开该项',
     ("A misspelled key is only reported where DeepSpeed validates the section with a strict pydantic model\n"
      "(`extra=\"forbid\"`). Everywhere else the key is read with `dict.get`, so a typo silently leaves the\n"
      "default in place. Check a config against this release instead of grepping the source:\n"
