@@ -115,3 +115,42 @@ def test_the_old_auto_string_is_truthy_where_the_release_tests_its_truth(tmp_pat
     path = tmp_path / "ds.json"
     path.write_text('{"train_batch_size": 8, "fp16": {"enabled": "auto"}}')
     assert truthy in ask("resolve", str(path), "--version", "0.14.4", "--lang", lang)
+
+
+def test_a_source_constant_label_names_the_readers_own_constant():
+    """The extraction matched constants by value: ``fp16.enabled`` (read in runtime/config.py) carries
+    compression/constants.py's ACTIVATION_QUANTIZATION_ENABLED in 52 snapshots. Shown constants come from the
+    reader's own package, in every release; lookup no longer names the compression constant."""
+    from dsfields.model.store import available_versions, load
+
+    shown = 0
+    for version in available_versions():
+        for record in load(version).fields.values():
+            constant, source = record.constant, record.source
+            if constant is not None and source is not None:
+                assert constant["file"].split("/")[:2] == source.file.split("/")[:2], (version, record.path)
+                shown += 1
+    assert shown  # constants are still shown where they are the reader's
+    for lang in ("en", "zh"):
+        assert "ACTIVATION_QUANTIZATION_ENABLED" not in ask("lookup", "fp16.enabled", "--version", "0.14.4",
+                                                            "--lang", lang)
+
+
+def test_the_official_page_disagreement_on_steps_per_print_is_found_and_shown():
+    """The official page says steps_per_print defaults to 10; the code's default is None from 0.15.2 on (nothing is
+    printed). Every release whose page and code say so gets the disagreement, and lookup shows it (en and zh)."""
+    from dsfields.model import official_docs
+    from dsfields.model.store import available_versions, load
+
+    found = []
+    for version in available_versions():
+        docs = official_docs.load(version)
+        stated = ((docs or {}).get("keys") or {}).get("steps_per_print") or {}
+        record = load(version).fields.get("steps_per_print")
+        if record is None or stated.get("default") != 10 or record.default is not None:
+            continue
+        assert [d.code for d in official_docs.disagreements_of("steps_per_print", record.raw, docs)] == [None]
+        found.append(version)
+    assert len(found) >= 30, found  # 0.15.2 … 0.19.5 in the committed snapshots
+    assert "says the default is 10; the code's is null" in ask("lookup", "steps_per_print", "--version", found[-1])
+    assert "写的默认值是 10；代码中是 null" in ask("lookup", "steps_per_print", "--version", found[-1], "--lang", "zh")

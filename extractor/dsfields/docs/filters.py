@@ -15,7 +15,7 @@ from typing import Any
 
 from dsfields.links import anchor
 from dsfields.model import wording
-from dsfields.model.records import Field
+from dsfields.model.records import Field, reader_constant
 
 GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L{line}"
 """DeepSpeed tags its releases ``v<version>``; snapshot files are relative to site-packages."""
@@ -413,6 +413,7 @@ def history_phrase(events: list[dict[str, Any]], oldest: str | None, _: Any, as_
     return "; ".join(parts)
 
 FILTERS = {
+    "reader_constant": reader_constant,
     "json_block": json_block,
     "official_code": official_code,
     "json_value": json_value,

@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from dsfields.model.records import reader_constant
+
 FILE = "official_docs.json"
 PLAIN_TYPES = {"boolean": "bool", "bool": "bool", "integer": "int", "int": "int", "float": "float",
                "string": "str", "str": "str"}
@@ -68,28 +70,38 @@ def disagreements(snapshot: dict[str, Any], docs: dict[str, Any] | None) -> list
     if not docs:
         return []
     fields = snapshot.get("fields") or {}
-    ref = str((docs.get("source") or {}).get("ref") or "")
     out = []
-    for path, stated in sorted(docs["keys"].items()):
-        record = fields.get(path)
-        if not isinstance(record, dict) or record.get("is_section"):
-            continue
-        source = record.get("constant") or record.get("source") or {}
-        where = {"file": source.get("file"), "line": source.get("default_line") or source.get("line")}
-        docs_type, code_type = PLAIN_TYPES.get(str(stated.get("type"))), PLAIN_TYPES.get(str(record.get("type")))
-        if docs_type and code_type and docs_type != code_type:
-            out.append(Disagreement(path, stated.get("type"), record.get("type"), where,
-                                    int(stated.get("line") or 0), ref, "type"))
-        if "default" not in stated:
-            continue
-        effective = record.get("effective_default")
-        if isinstance(effective, dict) and effective:
-            if all(_same(stated["default"], v) for v in effective.values()):
-                continue
-            code: Any = dict(effective)
-        else:
-            code = record.get("default")
-            if code is None or _same(stated["default"], code):
-                continue
-        out.append(Disagreement(path, stated["default"], code, where, int(stated.get("line") or 0), ref))
+    for path in sorted(docs["keys"]):
+        out += disagreements_of(path, fields.get(path), docs)
+    return out
+
+
+def disagreements_of(path: str, record: Any, docs: dict[str, Any] | None) -> list[Disagreement]:
+    """Where the official page disagrees with the code about one key (``record``: its JSON record): its type, then
+    its default. ``lookup`` asks this for the key it answers about; the site asks :func:`disagreements`."""
+    stated = (docs or {}).get("keys", {}).get(path)
+    if not isinstance(stated, dict) or not isinstance(record, dict) or record.get("is_section"):
+        return []
+    ref = str((docs.get("source") or {}).get("ref") or "") if docs else ""
+    out = []
+    source = reader_constant(record) or record.get("source") or {}
+    where = {"file": source.get("file"), "line": source.get("default_line") or source.get("line")}
+    docs_type, code_type = PLAIN_TYPES.get(str(stated.get("type"))), PLAIN_TYPES.get(str(record.get("type")))
+    if docs_type and code_type and docs_type != code_type:
+        out.append(Disagreement(path, stated.get("type"), record.get("type"), where,
+                                int(stated.get("line") or 0), ref, "type"))
+    if "default" not in stated:
+        return out
+    effective = record.get("effective_default")
+    if isinstance(effective, dict) and effective:
+        if all(_same(stated["default"], v) for v in effective.values()):
+            return out
+        code: Any = dict(effective)
+    else:
+        code = record.get("default")
+        # A null default is the code's answer too (steps_per_print: the page says 10, the code None, so nothing
+        # is printed); only a deprecated key's null means "not given" rather than a default.
+        if (code is None and record.get("deprecated")) or _same(stated["default"], code):
+            return out
+    out.append(Disagreement(path, stated["default"], code, where, int(stated.get("line") or 0), ref))
     return out
