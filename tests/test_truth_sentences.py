@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -154,3 +155,25 @@ def test_the_official_page_disagreement_on_steps_per_print_is_found_and_shown():
     assert len(found) >= 30, found  # 0.15.2 … 0.19.5 in the committed snapshots
     assert "says the default is 10; the code's is null" in ask("lookup", "steps_per_print", "--version", found[-1])
     assert "写的默认值是 10；代码中是 null" in ask("lookup", "steps_per_print", "--version", found[-1], "--lang", "zh")
+
+
+def test_the_seed_guides_scheduler_mistake_is_reported_in_chinese(tmp_path: Path):
+    """The seed guide's 7B example writes warmup_min_ratio (a WarmupCosineLR parameter) under WarmupDecayLR:
+    ``check --lang zh`` says so in Chinese, the hint included, with no English sentence of ours."""
+    from test_zh_every_command import latin_sentences
+
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_batch_size": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "foo_bar": 1}}, '
+                    '"scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_ratio": 0.1, '
+                    '"total_num_steps": 100}}}')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["check", str(path), "--version", "0.19.8", "--lang", "zh"])
+    text = out.getvalue()
+    assert "不是 WarmupDecayLR 的参数" in text and "是 WarmupCosineLR 的参数" in text
+    assert "删除它；AdamW 接受的参数" in text
+    from dsfields.model.store import load
+
+    params = {str(k) for c in load("0.19.8").catalogs["optimizer"].names["adamw"].classes for k in c.params or {}}
+    english = [run for run in latin_sentences(text) if not set(re.findall(r"[A-Za-z_]{2,}", run)) <= params]
+    assert english == []  # the wrapped list of AdamW's parameters is names, not English

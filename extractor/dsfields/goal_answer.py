@@ -64,12 +64,8 @@ def format_goal(snapshot: Snapshot, goal: Goal, width: int, style: Any, lang: st
     indent = " " * (4 + number_width)
     for number, tag in enumerate(present, 1):
         record = snapshot.fields[tag.path]
-        detail = f"{type_text(record, compact=True)} {default_text(record, compact=True)}"
-        if lang != "en":  # "(default: …)" in the reader's language, before wrapping
-            from dsfields.model.messages import localize
-
-            detail = localize(detail, lang, "lookup.")
-        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {detail}", width, "  ", indent)
+        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {type_text(record, compact=True)} "
+                    f"{default_text(record, compact=True)}", width, "  ", indent)
         head[0] = head[0].replace(tag.path, style.bold(tag.path), 1)
         lines += head
         lines += wrap(tag.text(lang), width, indent, indent)

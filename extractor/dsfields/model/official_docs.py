@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
 
 from dsfields.model.records import reader_constant
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs lookup's start-up (it asks this module for the key it answers about)
+    from typing import Any
 
 FILE = "official_docs.json"
 PLAIN_TYPES = {"boolean": "bool", "bool": "bool", "integer": "int", "int": "int", "float": "float",
@@ -27,29 +30,28 @@ PLAIN_TYPES = {"boolean": "bool", "bool": "bool", "integer": "int", "int": "int"
 """The page's and the code's spellings of the plain types, to one name."""
 
 
-@dataclass(frozen=True)
-class Disagreement:
-    path: str
-    docs: Any
-    """The default the official page states."""
-    code: Any
-    """The code's default, or {stage: value} where a validator decides per ZeRO stage."""
-    source: dict[str, Any]
-    """Where the code's default is defined: ``{"file", "line"}``."""
-    docs_line: int
-    docs_ref: str
-    """The tag the page was read at (``v0.10.3``)."""
-    kind: str = "default"
-    """``default`` or ``type`` (then ``docs`` and ``code`` are the type names)."""
+class Disagreement(namedtuple("Disagreement", "path docs code source docs_line docs_ref kind", defaults=("default",))):
+    """Where the official page and the code disagree about one key. A namedtuple, not a dataclass: ``lookup`` asks
+    this module, and ``dataclasses`` imports ``inspect``, which costs its start-up.
+
+    ``docs``: what the page states; ``code``: the code's default, or {stage: value} where a validator decides per
+    ZeRO stage; ``source``: where the code's default is defined (``{"file", "line"}``); ``docs_ref``: the tag the
+    page was read at (``v0.10.3``); ``kind``: ``default`` or ``type`` (then ``docs`` and ``code`` are type names).
+    """
+
+    __slots__ = ()
 
 
 def load(version: str, generated: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
     """The release's extracted official-page facts, or None where none were extracted (no tag)."""
-    from dsfields.model.store import generated_root, read_generated
+    from dsfields.model.store import generated_file, generated_root, read_generated
 
     root = os.fspath(generated) if generated else generated_root()
+    path = os.path.join(root, version, FILE)
+    if generated_file(path) is None:  # no page read for this release (or no such release): nothing opened
+        return None
     try:
-        data = json.loads(read_generated(os.path.join(root, version, FILE)))  # or its .gz in a wheel
+        data = json.loads(read_generated(path))  # or its .gz in a wheel
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("keys"), dict) else None
