@@ -195,9 +195,93 @@ def test_a_field_page_shared_by_releases_shows_each_of_them_its_own_prose(raws):
         raw = raws[version]
         for path in shown_paths(raw):
             top = groups.top_key(path)
-            if (top if top == page else groups.TOP_LEVEL_PAGE) != page or not prose.is_scoped(path, "en"):
+            # the page a path is shown on: its top section's, where that has a page, else the top-level page
+            shown_on = top if (version, top) in site.owners else groups.TOP_LEVEL_PAGE
+            if shown_on != page or not prose.is_scoped(path, "en"):
                 continue
             for lang in prose.LANGUAGES:
                 if prose.explain_shown(path, lang, scopes[version]) != prose.explain_shown(path, lang, scopes[owner]):
                     differ.append((version, owner, path, lang))
     assert differ == []
+
+
+# ---------------------------------------------------------------- issue 39: identifiers carry their release
+
+
+def test_identifiers_a_release_lacks_are_caught(raws, vocabulary):
+    """Classes, functions and types are checked against the release shown, not only keys and defaults."""
+    old, newest = Facts.of_raw(raws["0.10.3"]), Facts.of_raw(raws[VERSIONS[-1]])
+    for text in ("Muon is the usual choice for hidden layers.", "Use `WarmupCosineLR` instead.",
+                 "The engine builds `DeepSpeedCPULion` under offload.", "DeepSpeedCPULion is exempt."):
+        assert contradictions("optimizer.type", text, old, vocabulary), text
+        assert not contradictions("optimizer.type", text, newest, vocabulary), text
+    reader = "DeepSpeed reads the section through `get_bfloat16_config`."
+    assert contradictions("bf16", reader, Facts.of_raw(raws["0.17.0"]), vocabulary)
+    assert not contradictions("bf16", reader, Facts.of_raw(raws["0.17.1"]), vocabulary)
+    # A class every release has although no slot of the oldest snapshot records it: named in its texts.
+    assert not contradictions("fp16", "`DeepSpeedConfig` reads it.", Facts.of_raw(raws[VERSIONS[0]]), vocabulary)
+
+
+def test_a_claim_that_booleans_are_rejected_is_checked_against_the_probes(raws, vocabulary):
+    """fp16.loss_scale: 0.9.5 accepts ``true`` (its probe says so); the newest refuses it."""
+    claim = "The value must be a finite number >= 0; booleans are rejected."
+    assert contradictions("fp16.loss_scale", claim, Facts.of_raw(raws["0.9.5"]), vocabulary)
+    assert not contradictions("fp16.loss_scale", claim, Facts.of_raw(raws[VERSIONS[-1]]), vocabulary)
+    assert contradictions("fp16.loss_scale", "布尔值会被拒绝。", Facts.of_raw(raws["0.9.5"]), vocabulary)
+
+
+def test_a_muon_sentence_shown_on_an_old_release_fails(raws, vocabulary, tmp_path, monkeypatch):
+    """Mutation: an unscoped Muon sentence in optimizer.type's prose is caught on 0.10.3 (which has no Muon) in
+    both languages, and passes on the newest release."""
+    copy = tmp_path / "prose"
+    shutil.copytree(prose.PROSE_DIR, copy)
+    for lang, sentence in (("en", "Muon is the usual choice for hidden layers. "), ("zh", "Muon 是隐藏层的常用选择。")):
+        (copy / f"{lang}.jsonl").unlink()
+        source = copy / lang / "optimizer.toml"
+        text = source.read_text(encoding="utf-8")
+        assert '["optimizer.type"]\nsummary = "' in text
+        source.write_text(text.replace('["optimizer.type"]\nsummary = "', f'["optimizer.type"]\nsummary = "{sentence}'),
+                          encoding="utf-8")
+    monkeypatch.setattr(prose, "PROSE_DIR", copy)
+    prose.read_file.cache_clear()
+    prose._compiled_lines.cache_clear()
+    try:
+        found = {lang: release_contradictions(raws["0.10.3"], lang, vocabulary) for lang in prose.LANGUAGES}
+        newest = release_contradictions(raws[VERSIONS[-1]], "en", vocabulary)
+    finally:
+        monkeypatch.undo()
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()
+    for lang in prose.LANGUAGES:
+        assert any("optimizer.type summary: names Muon" in f for f in found[lang]), found[lang]
+    assert newest == []
+
+
+def _conditions(raw: dict) -> dict:
+    out = {"entry": {c: raw[c] for c in prose.CONDITIONS if c in raw}}
+    for part in ("summary", "body", "pitfall"):
+        value = raw.get(part)
+        pieces = value if isinstance(value, list) else []
+        out[part] = [{c: p[c] for c in prose.CONDITIONS if c in p} for p in pieces if isinstance(p, dict)]
+    return out
+
+
+def test_english_and_chinese_are_scoped_by_one_condition():
+    """One scoping, two texts: every entry's conditions (on the entry and on each piece, in order) are the same in
+    en and zh, so a release never shows a sentence in one language that the other hides."""
+    differ = []
+    for file in prose.file_names("en"):
+        en, zh = prose.read_file("en", file), prose.read_file("zh", file)
+        for key, raw in en.items():
+            if isinstance(raw, dict) and isinstance(zh.get(key), dict) and _conditions(raw) != _conditions(zh[key]):
+                differ.append((file, key))
+    assert differ == []
+
+
+def test_the_cpu_lion_exemption_is_shown_from_0_17_6_only():
+    """DeepSpeed 0.17.6's engine.py exempts DeepSpeedCPULion from zero_force_ds_cpu_optimizer's check; 0.17.5
+    checks ``isinstance(basic_optimizer, DeepSpeedCPUAdam)`` alone (read in both sdists)."""
+    for lang in prose.LANGUAGES:
+        before = _lookup("--version", "0.17.5", "--lang", lang, "zero_force_ds_cpu_optimizer")
+        after = _lookup("--version", "0.17.6", "--lang", lang, "zero_force_ds_cpu_optimizer")
+        assert "DeepSpeedCPULion" not in before and "DeepSpeedCPULion" in after, lang

@@ -91,6 +91,13 @@ def is_identifier(word: str) -> bool:
     return (word in NAMES or word in identifiers() or bool(re.search(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]?$", word)))
 
 
+ONE_WORD_SLIPS = frozenset("""
+a an and are as at be but by for from in is it its no not of on or than that the then this to was were which with
+add delete move remove replace use write set pass see takes fix error warning note nothing none default
+""".split())
+"""English words that are never a name: one of them alone in a Chinese sentence is an English slip ("删除 it")."""
+
+
 SENTENCE_END = re.compile(r"[。；：！？]|[.;:!?](?=\s|$)")
 
 
@@ -113,7 +120,8 @@ def latin_sentences(text: str) -> list[str]:
             chinese = CJK.search(sentence)
             for run in CJK.split(sentence):
                 words = [w for w in LATIN_WORD.findall(run) if not is_identifier(w)]
-                if len(words) >= (2 if chinese else 1) and not LISTING.match(run):
+                slip = chinese and len(words) == 1 and words[0].lower() in ONE_WORD_SLIPS
+                if (len(words) >= (2 if chinese else 1) or slip) and not LISTING.match(run):
                     found.append(run.strip())
     return found
 
@@ -122,6 +130,8 @@ def test_the_counter_counts_english_and_skips_code_keys_and_quoted_words() -> No
     """The counter can fail: English counts; code, keys, values, names and DeepSpeed's marked words do not."""
     assert latin_sentences("  x：默认值 1 (10 in all)") == ["in all)"]
     assert latin_sentences('修改：删除 "max_grad_norm" and use "gradient_clipping"') == ["and use"]
+    assert latin_sentences("修改：删除 it；然后重试") == ["it"]  # one English word in a Chinese sentence counts
+    assert latin_sentences("修改：删除它；offload 到 cpu") == []  # a term Chinese writes in English does not
     assert latin_sentences("在 DeepSpeed 0.19.8 中移除: DeepSpeed 0.19.8 raises: 原文：Legacy key removed.") == [
         "DeepSpeed   raises"]
     assert latin_sentences("  estimate_zero3_model_states_mem_needs(total_params=6740000000, zero_init=True)") == []

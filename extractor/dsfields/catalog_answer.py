@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dsfields.field_answer import edit_distance
 from dsfields.model import goals, prose
+from dsfields.model.messages import localize
 from dsfields.model.records import Catalog, CatalogEntry, Snapshot
 from dsfields.model.store import available_versions, load_indexed
 from dsfields.model.termsafe import shown
@@ -292,7 +293,7 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
     rows: list[tuple[str, str | None]] = [
         ("section", label(lang, "section_text", section=section, type_key=catalog.type_key,
                           params_key=catalog.params_key)),
-        ("built_by", source_text(catalog.source)),
+        ("built_by", localize(source_text(catalog.source) or "", lang, "lookup.") or None),
         ("name", spelling),
         ("from", entry.origin or None),
         ("engine", label(lang, "engine_text", keys=", ".join(entry.engine_params)) if entry.engine_params else None),

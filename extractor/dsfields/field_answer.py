@@ -160,6 +160,7 @@ ROW_LABELS_ZH = {
     "key": "键", "python name": "Python 名称", "aliases": "别名", "read at": "读取位置", "section": "所在段",
     "effective": "实际默认值", "also read": "其他读取", "constraints": "约束", "allowed": "允许值",
     "requires": "依赖", "defined at": "定义位置", "constant": "常量", "snapshot": "快照", "rejected at": "拒绝位置",
+    "official": "官方文档",
     "section of": "上级段", "model": "模型", "unknown keys": "未知键", "checked by": "检查时机",
 }
 """issue 28: the row labels of a lookup answer in Chinese (``"auto"`` stays: it is the value)."""
@@ -167,6 +168,10 @@ ROW_LABELS_ZH = {
 
 def _row(label: str, text: str, width: int, style: Style, lang: str = "en") -> list[str]:
     indent = " " * (2 + LABEL_WIDTH)
+    if lang == "zh":  # our words in the row (what "auto" does, ...) in Chinese before wrapping
+        from dsfields.model.messages import localize
+
+        text = localize(text, lang, "lookup.")
     lines = wrap(text, width, indent, indent) or [indent]
     if lang == "zh":
         label = ROW_LABELS_ZH.get(label, label)
@@ -241,17 +246,34 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         ("also read", _other_defaults_text(record)),
         ("constraints", constraints_text(record.constraints)),
         ("allowed", allowed_text(record, enum)),
-        ('"auto"', auto_text(record.auto)),
+        ('"auto"', auto_text(record.auto, record.truthiness)),
         ("requires", requires_text(record)),
         ("checked by", checked_by_text(record)),
         ("defined at", source_text(record.source)),
         ("constant", _constant_text(record.constant)),
+        ("official", _official_text(snapshot, record)),
         ("snapshot", f"DeepSpeed {snapshot.version}"),
     ]
     for label, text in rows:
         if text:
             lines += _row(label, text, width, style, lang)
     return lines
+
+
+def _official_text(snapshot: Snapshot, record: Field) -> str | None:
+    """Where DeepSpeed's official config page (read at the release's tag) disagrees with its code about the key."""
+    from dsfields.model import official_docs
+
+    if snapshot.document != "training":
+        return None
+    said = []
+    for d in official_docs.disagreements_of(record.path, record.raw, official_docs.load(snapshot.version)):
+        where = f"{d.source.get('file')}:{d.source.get('line')}" if d.source.get("file") else "?"
+        what = "type" if d.kind == "type" else "default"
+        shown = str if d.kind == "type" else value_text
+        said.append(f"the official page ({d.docs_ref}) says the {what} is {shown(d.docs)}; the code's is "
+                    f"{shown(d.code)} ({where})")
+    return "; ".join(said) or None
 
 
 def _read_at_text(reads: Any) -> str | None:
@@ -349,8 +371,9 @@ def format_removed(snapshot: Snapshot, match: Match, width: int, style: Style, l
     return lines
 
 
-def one_line(snapshot: Snapshot, path: str, width: int, name: str, name_width: int = 0) -> str:
-    """``name  type (default: …)`` cut to ``width``: for section listings and ambiguous answers."""
+def one_line(snapshot: Snapshot, path: str, width: int, name: str, name_width: int = 0, lang: str = "en") -> str:
+    """``name  type (default: …)`` cut to ``width``: for section listings and ambiguous answers (``lang``: our words
+    in it, "(default: …)", in that language)."""
     record = snapshot.fields.get(path)
     if path in snapshot.removed:
         detail = "removed"
@@ -363,7 +386,13 @@ def one_line(snapshot: Snapshot, path: str, width: int, name: str, name_width: i
         if record.deprecated:
             # First, so that cutting the line to the terminal width never hides it.
             new = record.deprecated.new_param
+            if new and lang != "en":  # DeepSpeed's own words ("offload_param or offload_optimizer"): quoted
+                new = f'"{new}"'
             detail = (f"deprecated → {new}; " if new else "deprecated; ") + detail
+    if lang != "en":
+        from dsfields.model.messages import localize
+
+        detail = localize(detail, lang, "lookup.")
     line = f"  {name.ljust(name_width)}  {detail}"
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -391,7 +420,7 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
     if entries:
         name_width = min(max(len(r.key) for r in entries), width - 36)
         lines += ["", "fields:"]
-        lines += [one_line(snapshot, r.path, width, r.key, name_width) for r in entries]
+        lines += [one_line(snapshot, r.path, width, r.key, name_width, lang) for r in entries]
     return lines
 
 
@@ -455,6 +484,14 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
     if event.kind in (EventKind.DEFAULT_CHANGED, EventKind.TYPE_CHANGED):
         show = value_text if event.kind is EventKind.DEFAULT_CHANGED else str
         return f"{event.kind.message}: {show(event.old)} → {show(event.new)}"
+    if event.kind is EventKind.CONSTRAINTS_CHANGED:
+        from dsfields.model.wording import constraints_text
+
+        before = constraints_text(event.old or {}) or "none"
+        after = constraints_text(event.new or {}) or "none"
+        return f"constraints changed: {before} → {after}"
+    if event.kind is EventKind.CHOICES_CHANGED:
+        return f"choices changed: {_choices(event.old)} → {_choices(event.new)}"
     if event.kind is EventKind.DEPRECATED:
         new = event.new.get("new_param") if isinstance(event.new, dict) else None
         return f"deprecated → {new}" if new else "deprecated"
@@ -463,6 +500,13 @@ def _event_text(event: HistoryEvent, first: bool) -> str:
     if event.kind is EventKind.RENAMED:
         return f"renamed: {event.old} → {event.new}"
     return event.kind.message
+
+
+def _choices(choices: Any) -> str:
+    """A choice list as history shows it: the values, or "any" where the key had none."""
+    if not isinstance(choices, list):
+        return "any"
+    return ", ".join(value_text(c) for c in choices)
 
 
 # --- JSON ---------------------------------------------------------------------------------------

@@ -359,6 +359,9 @@ class _Run:
         if auto is not None and not auto.accepted:
             self.add(path, "auto", AUTO_KEPT, True, f"DeepSpeed rejects it: {auto.error}")
             return
+        if field.truthiness:  # a dict reader's `if enabled:` takes the non-empty string for true
+            self.add(path, "auto", AUTO_KEPT, True, 'DeepSpeed stores the string "auto", which counts as true')
+            return
         self.add(path, "auto", AUTO_KEPT, True, 'DeepSpeed stores the string "auto"')
 
     def default_of(self, field: Field) -> tuple[Any, str, str]:

@@ -8,6 +8,12 @@ keys it removed and why, which optimizers it has, which sections reject unknown 
 The comparison is ``resolve --version U`` on the file against ``resolve --version V`` on the file (or on
 its migration): every key both releases read whose value differs is a change; a default that changed for a
 key the file does not set is the usual one (``gradient_clipping`` 0.0 → 1.0).
+
+Two headings are the other commands' own answers, asked, not re-derived (:class:`Judge`): "Keys no longer
+read" is exactly the written keys ``resolve --version U`` reads and ``resolve --version V`` does not, and
+"Values now refused" exactly the errors ``check --version V`` reports and ``check --version U`` did not
+(a finding is the same one in both releases when its key and its rule are). The exit code is ``check``'s:
+1 when DeepSpeed V refuses the file.
 """
 
 from __future__ import annotations
@@ -18,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsfields.configfile import ConfigFileError, load_loadable
+from dsfields.configfile import ConfigFile, ConfigFileError, load_loadable
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.history import EventKind, field_histories
 from dsfields.model.records import Field, Snapshot
-from dsfields.model.store import available_versions, load_requested, version_key
+from dsfields.model.store import available_versions, load_requested, release_at, version_key
 from dsfields.model.termsafe import shown
 from dsfields.model.wording import json_text
 from dsfields.resolve import AUTO_HF, IGNORED, NOT_GIVEN, PASSED_ON, REMOVED, Resolved, Resolver
@@ -145,15 +151,84 @@ def _defaults_changed(data: dict[str, Any], newest: Snapshot, low: str, high: st
     return sorted(out, key=lambda item: (version_key(item[1]), item[0]))
 
 
-def choose_source(data: dict[str, Any], requested: str | None, generated: Path | None = None) -> tuple[Snapshot, str]:
-    """The snapshot of the release the file was written for, and how it was chosen (exit 2 if it cannot be)."""
+def choose_source(data: dict[str, Any], requested: str | None, generated: Path | None = None,
+                  date: str | None = None) -> tuple[Snapshot, str]:
+    """The snapshot of the release the file was written for, and how it was chosen (exit 2 if it cannot be):
+    ``--from U``, else ``--from-date`` (the newest release published by then), else a guess from the keys."""
     if requested:
         return load_requested(requested, generated), f"--from {requested}"
+    if date:
+        version, published = release_at(date, generated)
+        return load_requested(version, generated), f"--from-date {date.strip()}: {version}, published {published}"
+
     guess = infer_release(data, generated)
     if guess.version is None:
         raise UsageError(f"cannot tell which DeepSpeed release the file was written for ({guess.how}); "
-                         "give it with --from U")
+                         "give it with --from U or --from-date YYYY-MM")
     return load_requested(guess.version, generated), guess.how
+
+
+# ---------------------------------------------------------------- check and resolve, asked once per release
+
+READ_NOT = {IGNORED, REMOVED}
+"""Resolve sources of a written key DeepSpeed does not read: ignored (unknown, shadowed, deprecated and dropped)
+or removed (DeepSpeed raises its removal message)."""
+
+
+@dataclass
+class Verdict:
+    """What ``check --version V`` and ``resolve --version V`` say about one file."""
+
+    findings: list[Any]
+    """check's findings (:class:`dsfields.check.Finding`), as ``check`` prints them."""
+    resolved: dict[str, Resolved]
+    """resolve's keys by path."""
+
+    @property
+    def errors(self) -> dict[tuple[str, str | None], Any]:
+        """check's errors by (key, rule): the identity of a finding across releases (its words name the release)."""
+        out: dict[tuple[str, str | None], Any] = {}
+        for finding in self.findings:
+            if finding.severity.value == "error":
+                out.setdefault((finding.path, finding.rule), finding)
+        return out
+
+    @property
+    def reads(self) -> set[str]:
+        """The written keys the release reads (resolve's written keys that are not ignored or removed)."""
+        return {path for path, item in self.resolved.items() if item.written and item.source not in READ_NOT}
+
+
+class Judge:
+    """``check`` and ``resolve`` of one file, each run once per release however many pairs ask."""
+
+    def __init__(self, config: ConfigFile | dict[str, Any], hf: bool = False) -> None:
+        self.config = config if isinstance(config, ConfigFile) else ConfigFile("<upgrade>", config, "json")
+        self.data: dict[str, Any] = self.config.data
+        self.hf = hf
+        self._verdicts: dict[str, Verdict] = {}
+
+    def __call__(self, snapshot: Snapshot) -> Verdict:
+        verdict = self._verdicts.get(snapshot.version)
+        if verdict is None:
+            from dsfields.check import Options
+            from dsfields.check.check_command import checker_for, file_findings
+
+            checker = checker_for(snapshot, self.hf)
+            options = Options(hf=self.hf)
+            findings = file_findings(checker, self.config, options)
+            verdict = self._verdicts[snapshot.version] = Verdict(findings, resolved(snapshot, self.data, self.hf))
+        return verdict
+
+    def no_longer_read(self, old: Snapshot, new: Snapshot) -> list[str]:
+        """The written keys ``resolve`` reads in ``old`` and not in ``new``, in the file's order."""
+        gone = self(old).reads - self(new).reads
+        return [path for path in self(old).resolved if path in gone]
+
+    def newly_refused(self, old: Snapshot, new: Snapshot) -> list[Any]:
+        """check's errors in ``new`` that ``old`` did not report (same key, same rule), in check's order."""
+        before = self(old).errors
+        return [finding for key, finding in self(new).errors.items() if key not in before]
 
 
 # ---------------------------------------------------------------- values that change
@@ -211,12 +286,13 @@ def resolved(snapshot: Snapshot, data: dict[str, Any], hf: bool = False) -> dict
 
 
 def compare(old_data: dict[str, Any], old: Snapshot, new_data: dict[str, Any], new: Snapshot,
-            hf: bool = False) -> list[ValueChange]:
+            hf: bool = False, judge: Judge | None = None) -> list[ValueChange]:
     """Every key both releases read whose value differs between ``old`` on ``old_data`` and ``new`` on
     ``new_data``. A key only one of them reads is not a value change (a removal or an addition). ``hf``: an
-    ``"auto"`` the HF Trainer fills is the Trainer's value in both releases, not a change."""
-    before = resolved(old, old_data, hf)
-    after = resolved(new, new_data, hf)
+    ``"auto"`` the HF Trainer fills is the Trainer's value in both releases, not a change. ``judge``: the file's
+    resolves, already asked (``old_data`` and ``new_data`` are then its data)."""
+    before = judge(old).resolved if judge is not None else resolved(old, old_data, hf)
+    after = judge(new).resolved if judge is not None else resolved(new, new_data, hf)
     changes = []
     for path, item in before.items():
         if item.source in UNCOMPARED or item.source == PASSED_ON:
@@ -262,12 +338,16 @@ class Item:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-KINDS = ("removed", "renamed", "rejected", "defaults", "lost", "new")
+KINDS = ("removed", "renamed", "rejected", "still", "defaults", "lost", "new")
 HEADINGS = {
-    "en": {"removed": "Keys removed", "renamed": "Keys renamed or deprecated", "rejected": "Values now rejected",
+    "en": {"removed": "Keys no longer read", "renamed": "Keys renamed or deprecated",
+           "rejected": "Now refused (errors check reports in the new release, not in the old)",
+           "still": "Refused by both releases (errors check reports in the old release too)",
            "defaults": "Defaults that change for keys the file does not set", "lost": "Behaviour the file loses",
            "new": "New keys in the sections the file uses"},
-    "zh": {"removed": "已移除的键", "renamed": "已改名或弃用的键", "rejected": "现在会被拒绝的值",
+    "zh": {"removed": "不再读取的键", "renamed": "已改名或弃用的键",
+           "rejected": "现在会被拒绝的内容（check 在新版本报错、在旧版本未报错）",
+           "still": "两个版本都会拒绝的内容（check 在旧版本也报错）",
            "defaults": "文件未设置、但默认值改变的键", "lost": "文件失去的行为",
            "new": "文件所用配置段中的新键"},
 }
@@ -283,12 +363,12 @@ class Words(dict[str, str]):
 _WORDS = {
     "en": {"title": "Upgrading {file} from DeepSpeed {u} to {v}", "none": "nothing", "from": "from",
            "default": "default", "removed_msg": "DeepSpeed {v}: {message}",
-           "gone": "read by DeepSpeed {u} ({where}); DeepSpeed {v} no longer reads it: the value is ignored",
+           "gone": "read by DeepSpeed {u} ({where}); DeepSpeed {v} does not read it",
+           "deprecated_ignored": "deprecated in DeepSpeed {v}, which ignores the value; use {new}",
            "renamed": "deprecated in DeepSpeed {v}; use {new}",
            "renamed_carried": "deprecated in DeepSpeed {v}; its value is carried to {new}",
-           "ignored_rejected": "DeepSpeed {u} ignored it (its {section} section was read key by key); "
-                               "DeepSpeed {v} rejects unknown keys there",
-           "value_rejected": "DeepSpeed {u} accepted {value}; DeepSpeed {v} rejects it: {error}",
+           "refused": "DeepSpeed {v} refuses it ({u} did not): {message}",
+           "still": "DeepSpeed {v} refuses it, as {u} did: {message}",
            "optimizer": "optimizer {name}: DeepSpeed {u} has it, DeepSpeed {v} does not (it has {names})",
            "launch": "launch rule {rule}: confirmed by a launch of DeepSpeed {u} but not of DeepSpeed {v}",
            "launch_new": "launch rule {rule}: confirmed by a launch of DeepSpeed {v}, not of DeepSpeed {u}",
@@ -298,11 +378,12 @@ _WORDS = {
            "choose": "; no value keeps it: choose {options}"},
     "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
            "default": "默认值", "removed_msg": "DeepSpeed {v} 会报错：原文：{message}",
-           "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不再读取：该值被忽略",
+           "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不读取它",
+           "deprecated_ignored": "在 DeepSpeed {v} 中已弃用，该值被忽略；请改用 {new}",
            "renamed": "在 DeepSpeed {v} 中已弃用；请改用 {new}",
            "renamed_carried": "在 DeepSpeed {v} 中已弃用；其值会转给 {new}",
-           "ignored_rejected": "DeepSpeed {u} 忽略它（{section} 段按键逐个读取）；DeepSpeed {v} 在该段拒绝未知键",
-           "value_rejected": "DeepSpeed {u} 接受 {value}；DeepSpeed {v} 拒绝它：{error}",
+           "refused": "DeepSpeed {v} 会拒绝（{u} 不会）：{message}",
+           "still": "DeepSpeed {v} 会拒绝，{u} 也会：{message}",
            "optimizer": "优化器 {name}：DeepSpeed {u} 提供，DeepSpeed {v} 已没有（现有：{names}）",
            "launch": "启动规则 {rule}：在 DeepSpeed {u} 的实际启动中得到确认，在 DeepSpeed {v} 中没有",
            "launch_new": "启动规则 {rule}：在 DeepSpeed {v} 的实际启动中得到确认，在 DeepSpeed {u} 中没有",
@@ -323,42 +404,41 @@ def _sections_used(data: dict[str, Any]) -> set[str]:
     return out
 
 
-def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en", hf: bool = False) -> list[Item]:
-    """What upgrading from ``old`` to ``new`` changes for this file, grouped by :data:`KINDS`."""
+def report(data: dict[str, Any] | ConfigFile, old: Snapshot, new: Snapshot, lang: str = "en", hf: bool = False,
+           judge: Judge | None = None) -> list[Item]:
+    """What upgrading from ``old`` to ``new`` changes for this file, grouped by :data:`KINDS`. ``judge``: the
+    file's check and resolve answers, shared between reports (one per release, however many pairs)."""
     w = WORDS[lang]
     u, v = old.version, new.version
+    judge = judge if judge is not None else Judge(data, hf)
+    data = judge.data
     items: list[Item] = []
-    before = resolved(old, data, hf)
-    paths = written_paths(data)
-    for path in paths:
+    after = judge(new).resolved
+    gone = judge.no_longer_read(old, new)
+    for path in gone:  # exactly what resolve U reads and resolve V does not
         record = new.fields.get(path)
-        if path in new.removed and path not in old.removed:
-            items.append(Item("removed", path, w["removed_msg"].format(v=v, message=new.removed[path].message),
-                              {"message": new.removed[path].message}))
+        extra: dict[str, Any] = {"basis": "resolve", "old_source": judge(old).resolved[path].source,
+                                 "new_source": after[path].source if path in after else None}
+        if path in new.removed:
+            text = w["removed_msg"].format(v=v, message=new.removed[path].message)
+            extra["message"] = new.removed[path].message
+        elif record is not None and record.deprecated is not None:
+            text = w["deprecated_ignored"].format(v=v, new=record.deprecated.new_param or "-")
+        else:
+            text = w["gone"].format(u=u, v=v, where=where(old, path) or "-")
+        items.append(Item("removed", path, text, extra))
+    for path in written_paths(data):
+        record, was = new.fields.get(path), old.fields.get(path)
+        if path in gone or record is None or record.deprecated is None:
             continue
-        was = old.fields.get(path)
-        if was is not None and record is None and not any(path.startswith(r + ".") for r in new.removed) \
-                and path not in new.removed:
-            parent = new.sections.get(path.rpartition(".")[0])
-            old_parent = old.sections.get(path.rpartition(".")[0])
-            if parent is not None and not parent.passthrough and (old_parent is None or not old_parent.passthrough):
-                items.append(Item("removed", path, w["gone"].format(u=u, v=v, where=where(old, path))))
-            continue
-        if record is not None and record.deprecated is not None:
-            info = record.deprecated
-            key = "renamed_carried" if info.set_new_param and info.new_param else "renamed"
-            text = w[key].format(v=v, new=info.new_param or "-")
-            if was is not None and was.deprecated is not None:
-                text += w["already"].format(u=u)
-            items.append(Item("renamed", path, text, {"new_param": info.new_param}))
-        if record is None and was is None:
-            section = path.rpartition(".")[0]
-            new_section, old_section = new.sections.get(section), old.sections.get(section)
-            if new_section is not None and old_section is not None and new_section.unknown_keys == "error" \
-                    and old_section.unknown_keys in ("ignored", "kept"):
-                items.append(Item("rejected", path, w["ignored_rejected"].format(u=u, v=v, section=section or "top")))
-    items += _rejected_values(data, old, new, w)
-    for change in compare(data, old, data, new, hf):
+        info = record.deprecated
+        key = "renamed_carried" if info.set_new_param and info.new_param else "renamed"
+        text = w[key].format(v=v, new=info.new_param or "-")
+        if was is not None and was.deprecated is not None:
+            text += w["already"].format(u=u)
+        items.append(Item("renamed", path, text, {"new_param": info.new_param}))
+    items += _refused(judge, old, new, w)
+    for change in compare(data, old, data, new, hf, judge):
         if change.written:
             if not any(i.path == change.path for i in items):  # the file's own value, read differently
                 items.append(Item("lost", change.path,
@@ -368,35 +448,35 @@ def report(data: dict[str, Any], old: Snapshot, new: Snapshot, lang: str = "en",
         items.append(Item("defaults", change.path,
                           f"{json_text(change.old)} → {json_text(change.new)} "
                           f"({u}: {change.old_where or '-'}; {v}: {change.new_where or '-'})", change.as_dict()))
-    items += _lost(data, old, new, before, w)
+    items += _lost(data, old, new, judge(old).resolved, w)
+    items += _launch_changes(judge, old, new, w)
     items += _new_keys(data, old, new, w)
     order = {kind: i for i, kind in enumerate(KINDS)}
     return sorted(items, key=lambda i: order[i.kind])
 
 
-def _rejected_values(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
-    """Written values the old release took and the new one rejects, from the new release's value probes."""
-    from dsfields.check.values import accepts
+def _refused(judge: Judge, old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
+    """Exactly the errors ``check --version V`` reports and ``check --version U`` did not, in check's words (in the
+    report's language, as ``check --lang`` prints them); a fractional number at an integer key names the nearest
+    values the new release accepts."""
+    from dsfields.model.messages import localize
 
     out = []
-    for path in written_paths(data):
-        record, was = new.fields.get(path), old.fields.get(path)
-        if record is None or was is None or record.is_section or record.reader != "pydantic":
-            continue  # only a validated key rejects a value when the config is built
-        value = at_path(data, path)
-        if isinstance(value, (dict, list)) or value == "auto":
-            continue
-        ok_new, _, _ = accepts(record.json_types, value)
-        ok_old, _, _ = accepts(was.json_types, value)
-        if was.reader == "dict":
-            ok_old = True  # read with dict.get: taken as written
-        if ok_old and not ok_new:
-            error = f"it takes {'/'.join(record.json_types)}"
-            choose = choices_for(new, path, value)
-            text = w["value_rejected"].format(u=old.version, v=new.version, value=json_text(value), error=error)
-            if choose:
-                text += w["choose"].format(options=" / ".join(json_text(c) for c in choose))
-            out.append(Item("rejected", path, text, {"value": value, "types": record.json_types, "choose": choose}))
+    fresh = judge.newly_refused(old, new)
+    still = [f for f in judge(new).errors.values() if f not in fresh]
+    for finding in fresh + still:
+        message = finding.message
+        # localized as check prints it, after "key: ", so the catalogue's phrases match
+        shown = localize(": " + message, w.lang, "check.")
+        shown = shown[2:] if shown.startswith(": ") else shown[1:] if shown.startswith("：") else shown
+        kind = "rejected" if finding in fresh else "still"
+        text = w["refused" if kind == "rejected" else "still"].format(u=old.version, v=new.version, message=shown)
+        value = at_path(judge.data, finding.path) if finding.path else None
+        choose = choices_for(new, finding.path, value) if finding.path else []
+        if choose:
+            text += w["choose"].format(options=" / ".join(json_text(c) for c in choose))
+        out.append(Item(kind, finding.path, text, {"basis": "check", "check": finding.as_dict(),
+                                                           "choose": choose}))
     return out
 
 
@@ -438,32 +518,32 @@ def _lost(data: dict[str, Any], old: Snapshot, new: Snapshot, before: dict[str, 
             if value is False or enabled is not None and enabled.value is False:
                 continue  # switched off in the file: nothing is lost
             out.append(Item("lost", path, w["removed_msg"].format(v=new.version, message=new.removed[path].message)))
-    out += _launch_changes(data, old, new, w)
     return out
 
 
-def _launch_changes(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
-    """Launch rules that fire on this file in one release and not the other, where ``launch.json`` confirms them."""
-    from dsfields.check import Checker, Kind, Options
-    from dsfields.configfile import ConfigFile
+def _launch_changes(judge: Judge, old: Snapshot, new: Snapshot, w: Words) -> list[Item]:
+    """Launch rules that fire on this file in one release and not the other, where ``launch.json`` confirms them.
+    One that newly fires as an error is already among the refusals (it is a check error); the others are
+    behaviour the file meets in one release only."""
+    from dsfields.check import Kind
     from dsfields.model.messages import localize
 
-    fired: dict[str, dict[str, str]] = {}
+    fired: dict[str, dict[str, Any]] = {}
     for snapshot in (old, new):
-        findings = Checker(snapshot).check(ConfigFile("<upgrade>", data, "json"), Options())
-        fired[snapshot.version] = {f.rule or f.message: f.message for f in findings if f.kind is Kind.LAUNCH}
+        fired[snapshot.version] = {f.rule or f.message: f for f in judge(snapshot).findings if f.kind is Kind.LAUNCH}
     out = []
     for rule in sorted(set(fired[old.version]) - set(fired[new.version])):
         out.append(Item("lost", "", w["launch"].format(rule=rule, u=old.version, v=new.version),
-                        {"rule": rule, "message": fired[old.version][rule]}))
+                        {"rule": rule, "message": fired[old.version][rule].message}))
     for rule in sorted(set(fired[new.version]) - set(fired[old.version])):
-        message = fired[new.version][rule]
+        finding = fired[new.version][rule]
+        if finding.severity.value == "error":
+            continue
         # check's finding is English; the text form speaks the report's language (the json form keeps it).
-        # It is localized as check prints it, after "key: ", so the catalogue's phrases match.
-        shown = localize(": " + message, w.lang, "check.")
+        shown = localize(": " + finding.message, w.lang, "check.")
         shown = shown[2:] if shown.startswith(": ") else shown[1:]
-        out.append(Item("rejected", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)
-                        + w["colon"] + shown, {"rule": rule, "message": message}))
+        out.append(Item("lost", "", w["launch_new"].format(rule=rule, u=old.version, v=new.version)
+                        + w["colon"] + shown, {"rule": rule, "message": finding.message}))
     return out
 
 
@@ -472,7 +552,7 @@ def _new_keys(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> l
     used = _sections_used(data)
     params = tuple(f"{c.section}.{c.params_key}" for c in new.catalogs.values() if c.section)
     resolver = Resolver(new)
-    stage = resolver.resolve(data) and _stage(data)
+    stage = _stage(data)
     out = []
     for path, record in sorted(new.fields.items()):
         if record.section not in used or path in old.fields or record.deprecated is not None or record.pattern:
@@ -522,6 +602,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
     parser.add_argument("--from", dest="source", metavar="U", default=None,
                         help="the DeepSpeed release the file was written for (default: guessed from its keys)")
+    parser.add_argument("--from-date", dest="from_date", metavar="DATE", default=None,
+                        help="when the file was written (YYYY, YYYY-MM or YYYY-MM-DD): --from is the newest release "
+                             "published by then (generated/releases.json)")
     parser.add_argument("--to", required=True, metavar="V", help="the DeepSpeed release to upgrade to")
     parser.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     parser.add_argument("--hf", action="store_true", help='the file is for the HF Trainer: its "auto" values are '
@@ -539,18 +622,24 @@ def _language(requested: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the report; exit 1 where DeepSpeed V refuses the file (``check --version V`` has an error), as
+    ``check`` does."""
+    if args.source and getattr(args, "from_date", None):
+        raise UsageError("give --from or --from-date, not both")
     try:
         config = load_loadable(args.file, args.hf)  # what DeepSpeed (or, with --hf, the Trainer) cannot load
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     new = load_requested(args.to)
-    old, how = choose_source(config.data, args.source)
+    old, how = choose_source(config.data, args.source, date=getattr(args, "from_date", None))
     lang = _language(args.lang)
-    items = report(config.data, old, new, lang, args.hf)
+    judge = Judge(config, args.hf)
+    items = report(config.data, old, new, lang, args.hf, judge)
     text = render(items, str(args.file), old.version, new.version, args.format, lang)
     if args.format != "json" and not args.source:
         from dsfields.model.messages import localize
 
-        text += f"\n\n({'--from' if lang == 'en' else '--from 推断'}: {localize(how, lang, 'error.')})"
+        label = "--from" if lang == "en" or getattr(args, "from_date", None) else "--from 推断"
+        text += f"\n\n({label}: {localize(how, lang, 'error.')})"
     print(text)
-    return 0
+    return 1 if judge(new).errors else 0

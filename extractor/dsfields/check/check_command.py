@@ -67,6 +67,27 @@ def newest_hf_list() -> HfTrainer | None:
     return None
 
 
+def checker_for(snapshot: Any, hf: bool) -> Checker:
+    """The checker ``check --version V [--hf]`` judges with: under ``--hf``, a release older than the HF Trainer's
+    fill list borrows the newest one (``upgrade`` asks the same checker, so the two cannot disagree)."""
+    borrowed = newest_hf_list() if hf and snapshot.hf_trainer is None else None
+    return Checker(snapshot, hf_trainer=borrowed)
+
+
+def file_findings(checker: Checker, config: Any, options: Options, findings: list[Any] | None = None) -> list[Any]:
+    """Every finding ``check`` prints for one parsed file without ``--runtime``/``--launch``/``--trainer-args``:
+    the engine's (``findings`` where already judged), plus the HF hint a release older than the Trainer's fill
+    list borrows from the newest."""
+    findings = checker.check(config, options) if findings is None else findings
+    if not options.hf and checker.hf_fills is None:
+        newest = newest_hf_list()
+        if newest is not None:
+            from dsfields.check.trainer_check import hf_hint
+
+            findings = hf_hint(config, newest.paths, newest.transformers_version, findings)
+    return findings
+
+
 def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = None) -> int:
     """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``,
     ``launcher`` (a LaunchClient factory) with ``--launch``."""
@@ -83,8 +104,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         args.hf = True
         trainer, accelerate = from_cli(args)
     snapshot = load_indexed(resolve_version(args.version))
-    borrowed = newest_hf_list() if args.hf and snapshot.hf_trainer is None else None
-    checker = Checker(snapshot, hf_trainer=borrowed)
+    checker = checker_for(snapshot, args.hf)
     pair = None
     if args.hf:  # the launch rules plan the config with the chosen pair's programs, as --trainer-args does
         from dsfields.hf.arguments import chosen_pair
@@ -110,15 +130,10 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = check_file(path, checker, options)
             extra = []
-            if not options.hf and checker.hf_fills is None and report.error is None and report.config is not None:
+            if report.error is None and report.config is not None:
                 # The engine gives the HF hint from its snapshot's fill list; a release older than the list
                 # borrows the newest one, as --hf does.
-                newest = newest_hf_list()
-                if newest is not None:
-                    from dsfields.check.trainer_check import hf_hint
-
-                    report.findings = hf_hint(report.config, newest.paths, newest.transformers_version,
-                                              report.findings)
+                report.findings = file_findings(checker, report.config, options, report.findings)
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 

@@ -419,6 +419,9 @@ class _Run:
             target = self.c.fields[elsewhere[0]].section
             place = f'"{target}"' if target else "the top level"
             also = f' (or did you mean "{close[0]}"?)' if close else ""
+            there = at_path(self.config.data, target) if target else self.config.data
+            if isinstance(there, dict) and key in there:  # moving it would write the key twice
+                return f'"{key}" belongs in {place}, which already sets it: delete it here{also}'
             return f'"{key}" belongs in {place}: move it there{also}'
         everywhere = difflib.get_close_matches(key, list(snapshot.by_key), n=1, cutoff=0.85)
         if everywhere:

@@ -15,7 +15,7 @@ from typing import Any
 
 from dsfields.links import anchor
 from dsfields.model import wording
-from dsfields.model.records import Field
+from dsfields.model.records import Field, reader_constant
 
 GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L{line}"
 """DeepSpeed tags its releases ``v<version>``; snapshot files are relative to site-packages."""
@@ -234,8 +234,9 @@ def choices_text(choices: list[Any] | None) -> str:
     return ", ".join(jcode(choice) for choice in choices or [])
 
 
-def auto_text(auto: dict[str, Any] | None, as_html: bool = False) -> str:
-    """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first)."""
+def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool = False) -> str:
+    """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first); ``truthy``: the
+    release's reader tests the value's truth, so the kept string switches the key on."""
     if not auto:
         return ""
     if not auto.get("accepted"):
@@ -243,6 +244,8 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False) -> str:
         return "rejected" + (f": {code(error, as_html)}" if error else "")
     if auto.get("becomes") == "default":
         return "accepted; the default is used"
+    if auto.get("becomes") == "kept" and truthy:
+        return 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on'
     if auto.get("becomes") == "kept":
         return 'accepted and kept as the string <code>"auto"</code>'
     return "accepted"
@@ -390,8 +393,12 @@ def history_phrase(events: list[dict[str, Any]], oldest: str | None, _: Any, as_
             parts.append(_("added in {v}").format(v=version))
         elif kind == "reintroduced":
             parts.append(_("back in {v}").format(v=version))
-        elif kind in ("default_changed", "type_changed"):
-            change = f"{jcode(event.get('old'), as_html)} → {jcode(event.get('new'), as_html)}"
+        elif kind in ("default_changed", "type_changed", "constraints_changed", "choices_changed"):
+            old, new = event.get("old"), event.get("new")
+            if kind == "constraints_changed":  # bounds as lookup words them (">= 0 → > 0"), not the raw maps
+                change = " → ".join(code(wording.constraints_text(c or {}) or "-", as_html) for c in (old, new))
+            else:
+                change = f"{jcode(old, as_html)} → {jcode(new, as_html)}"
             parts.append(_("{kind} in {v}: {change}").format(kind=_(kind.replace("_", " ")), v=version,
                                                              change=change))
         elif kind == "became_removed":
@@ -406,6 +413,7 @@ def history_phrase(events: list[dict[str, Any]], oldest: str | None, _: Any, as_
     return "; ".join(parts)
 
 FILTERS = {
+    "reader_constant": reader_constant,
     "json_block": json_block,
     "official_code": official_code,
     "json_value": json_value,

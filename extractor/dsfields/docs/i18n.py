@@ -24,6 +24,8 @@ ZH: dict[str, str] = {
     "accepted; the default is used": "接受；使用默认值",
     "accepted": "接受",
     'accepted and kept as the string <code>"auto"</code>': '接受，并原样保留字符串 <code>"auto"</code>',
+    'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on':
+        '接受，并原样保留字符串 <code>"auto"</code>；非空字符串按真值处理，所以会打开该项',
     ("A misspelled key is only reported where DeepSpeed validates the section with a strict pydantic model\n"
      "(`extra=\"forbid\"`). Everywhere else the key is read with `dict.get`, so a typo silently leaves the\n"
      "default in place. Check a config against this release instead of grepping the source:\n"
@@ -86,6 +88,8 @@ ZH: dict[str, str] = {
     "{kind} in {v}: {change}": "{v} {kind}：{change}",
     "default changed": "默认值变更",
     "type changed": "类型变更",
+    "constraints changed": "取值范围变更",
+    "choices changed": "可选值变更",
     "rejected from {v} on": "自 {v} 起被拒绝",
     "no longer rejected from {v} on": "自 {v} 起不再被拒绝",
     "renamed in {v}: {old} → {new}": "{v} 改名：{old} → {new}",

@@ -190,6 +190,9 @@ HELP_ZH: dict[str, str] = {
     "the DeepSpeed release the file was written for (default: guessed from its keys)":
         "文件原本适用的 DeepSpeed 版本（默认：根据其中的键推断）",
     "the DeepSpeed release to upgrade to": "升级到的 DeepSpeed 版本",
+    "when the file was written (YYYY, YYYY-MM or YYYY-MM-DD): --from is the newest release published by then "
+    "(generated/releases.json)":
+        "文件写成的时间（YYYY、YYYY-MM 或 YYYY-MM-DD）：--from 取当时已发布的最新版本（generated/releases.json）",
     "the file is for the HF Trainer: its \"auto\" values are the Trainer's in both releases":
         "文件交给 HF Trainer 使用：两个版本中它的 \"auto\" 值都由 Trainer 填写",
     "report language (default: zh under a zh_* LANG, else en)": "报告的语言（默认：LANG 为 zh_* 时为 zh，否则为 en）",

@@ -76,8 +76,9 @@ from dsfields.model.store import (
     write_atomic,
 )
 
-INDEX_FORMAT_VERSION = 2
-"""Of ``index.json`` itself (1: the diff-folding index, without snapshot sizes and hashes)."""
+INDEX_FORMAT_VERSION = 3
+"""Of ``index.json`` itself (1: the diff-folding index, without snapshot sizes and hashes; 2: without the
+constraint and choice changes of a key)."""
 
 FAILURES_FILE = "failures.json"
 """Written by the multi-release snapshotting: version → why it has no snapshot."""
@@ -98,6 +99,10 @@ class EventKind(StrEnum):
     REINTRODUCED = "reintroduced"
     TYPE_CHANGED = "type_changed"
     DEFAULT_CHANGED = "default_changed"
+    CONSTRAINTS_CHANGED = "constraints_changed"
+    """The bounds of a value changed (``ge`` → ``gt``): ``old``/``new`` are the constraints maps."""
+    CHOICES_CHANGED = "choices_changed"
+    """The list of allowed values changed: ``old``/``new`` are the lists (None: any value of the type)."""
     DEPRECATED = "deprecated"
     UNDEPRECATED = "undeprecated"
     RENAMED = "renamed"
@@ -194,6 +199,11 @@ def _attribute_changes(version: str, old: Field, new: Field) -> Iterator[History
         yield HistoryEvent(version, EventKind.TYPE_CHANGED, old.type, new.type)
     if default_value(old) != default_value(new):
         yield HistoryEvent(version, EventKind.DEFAULT_CHANGED, default_value(old), default_value(new))
+    if (old.constraints or {}) != (new.constraints or {}):
+        yield HistoryEvent(version, EventKind.CONSTRAINTS_CHANGED, dict(old.constraints or {}),
+                           dict(new.constraints or {}))
+    if old.choices != new.choices:
+        yield HistoryEvent(version, EventKind.CHOICES_CHANGED, old.choices, new.choices)
     old_dep, new_dep = _deprecation(old), _deprecation(new)
     if old_dep is None and new_dep is not None:
         yield HistoryEvent(version, EventKind.DEPRECATED, None, new_dep)

@@ -255,22 +255,22 @@ class Scope:
         for key in ("optimizers", "schedulers"):
             catalog = snapshot.get(key)
             if isinstance(catalog, dict):
-                types |= {f"type:{n.lower()}" for n in catalog.get("names") or {}}
+                types |= {type_name(n, e) for n, e in (catalog.get("names") or {}).items()}
 
         def default(path: str) -> Any:
             record = fields.get(path)
             return record.get("default") if isinstance(record, dict) else Scope.MISSING
 
         return cls(str(snapshot.get("deepspeed_version") or ""),
-                   lambda n: (n.lower() in types) if n.startswith("type:") else n in named, default)
+                   lambda n: bool({n, n.lower()} & types) if n.startswith("type:") else n in named, default)
 
     @classmethod
     def of_snapshot(cls, snapshot: Any) -> Scope:
         """The scope of a :class:`~dsfields.model.records.Snapshot` (lookup, schema)."""
         def has(name: str) -> bool:
             if name.startswith("type:"):
-                wanted = name[5:].lower()
-                return any(wanted in {n.lower() for n in c.names} for c in snapshot.catalogs.values())
+                types = {type_name(n, e.raw) for c in snapshot.catalogs.values() for n, e in c.names.items()}
+                return bool({name, name.lower()} & types)
             return name in snapshot.fields or name in snapshot.sections or name in snapshot.removed
 
         def default(path: str) -> Any:
@@ -278,6 +278,23 @@ class Scope:
             return record.default if record is not None else Scope.MISSING
 
         return cls(snapshot.version, has, default)
+
+
+def type_name(name: str, entry: Any) -> str:
+    """How a ``type:NAME`` condition names a catalogue entry: in lower case for a type DeepSpeed provides (matched
+    in any case, or built from a ``deepspeed.`` class), exactly for a ``torch.optim`` fallback, whose presence
+    depends on the torch the snapshot was extracted with (``torch.optim.Muon`` in 0.10.3's), not on DeepSpeed:
+    ``type:muon`` is DeepSpeed's Muon, never torch's."""
+    return f"type:{name.lower()}" if own_type(entry) else f"type:{name}"
+
+
+def own_type(entry: Any) -> bool:
+    """Whether a catalogue entry (its JSON) is a type DeepSpeed provides: matched in any case, or built from a
+    ``deepspeed.`` class; else a ``torch.optim`` fallback that the extraction's torch happened to have."""
+    if not isinstance(entry, dict):
+        return False
+    classes = [c.get("class") for c in (entry.get("classes") or []) if isinstance(c, dict)]
+    return bool(entry.get("case_insensitive")) or any(str(c).startswith("deepspeed.") for c in classes)
 
 
 def holds(conditions: dict[str, Any], path: str, scope: Scope | None) -> bool:

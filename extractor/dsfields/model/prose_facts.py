@@ -15,7 +15,11 @@ What counts as a claim is deliberately narrow, so that a finding is a real contr
   key or optimizer/scheduler type of some release, and of none in the release shown (``ZenFlow`` is
   ``zenflow``, ``Muon`` is the ``muon`` optimizer);
 - the field's own default, where a sentence about no other key says "defaults to X" / "default X" /
-  "默认为 X", or "by default" / "默认" of clipping with a non-zero default.
+  "默认为 X", or "by default" / "默认" of clipping with a non-zero default;
+- an identifier (issue 39): a class, function, constant, optimizer/scheduler type or model name, spelled as
+  code (backticked, CamelCase, ``snake_case``, ``UPPER_CASE``, ``name()``), that some release's snapshot
+  records in one of its identifier slots (:func:`identifiers_of`) and the release shown records nowhere
+  (``DeepSpeedCPULion`` before 0.11.0, ``get_bfloat16_config`` before 0.17.1, ``WarmupCosineLR``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsfields.model.prose import release_key
+from dsfields.model.prose import own_type, release_key
 
 RELEASE = re.compile(r"(?<![\w.])(0\.\d+\.\d+)(?![\w]|\.\d)")
 """A DeepSpeed release number (0.x.y; other packages' versions, such as comet_ml 3.41.0, are not claims)."""
@@ -47,7 +51,97 @@ WORD_DEFAULT = re.compile(r"\bdefaults to `?([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z0
 OTHER_DEFAULT = re.compile(rf"\bdefault (?:of )?`?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)`? is `?({VALUE})`?(?![\w]|\.\d)")
 """Another key's default ("the default gradient_clipping is 1.0"), checked against that key in the release."""
 NONZERO_CLAIMS = (re.compile(r"\bnon-zero default\b"), re.compile(r"默认(?:值)?(?:为)?非零|默认值不为\s*0"))
+BOOLEANS_REFUSED = (re.compile(r"\bbooleans (?:are|get) rejected\b", re.IGNORECASE), re.compile(r"布尔值(?:会)?被拒绝"))
+"""A claim that the key refuses ``true``/``false``: checked against the release's value probe of ``true``."""
 SENTENCE = re.compile(r"(?<=[.;:。；!?！？])\s+|\n+")
+
+
+CODE_WORD = re.compile(r"(?<![\w.`])([A-Za-z_][A-Za-z0-9_]*)(?![\w`])")
+UPPER = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+
+
+def _split(dotted: Any) -> list[str]:
+    """The parts of a dotted Python name (``deepspeed.ops.lion.DeepSpeedCPULion``) or a key path."""
+    return [part for part in str(dotted).split(".") if part and part != "*"] if dotted else []
+
+
+def identifiers_of(snapshot: dict[str, Any]) -> set[str]:
+    """Every identifier one release's snapshot records in a slot that names code: key names and Python names,
+    section model classes, reader functions, constants and their default names, removal tables, string choices,
+    optimizer/scheduler types, their classes (every part of the dotted name) and parameters, enum names. Words of
+    docstrings and messages are not identifiers: a release does not have a class because a message names it."""
+    out: set[str] = set()
+
+    def source(record: Any) -> None:
+        if isinstance(record, dict):
+            out.update(_split(record.get("function")))
+            out.update(_split(record.get("table")))
+
+    for path, record in (snapshot.get("fields") or {}).items():
+        out.update(_split(path))
+        if not isinstance(record, dict):
+            continue
+        out.update(_split(record.get("python_name")))
+        source(record.get("source"))
+        constant = record.get("constant")
+        if isinstance(constant, dict):
+            out.update(_split(constant.get("name")))
+            out.update(_split(constant.get("default_name")))
+        for choice in record.get("choices") or []:
+            if isinstance(choice, str):
+                out.add(choice)
+        out.update(_split(record.get("enum")))
+    for path, record in (snapshot.get("sections") or {}).items():
+        out.update(_split(path))
+        if isinstance(record, dict):
+            out.update(_split(record.get("model")))
+            source(record.get("source"))
+    for path, record in (snapshot.get("removed") or {}).items():
+        out.update(_split(path))
+        if isinstance(record, dict):
+            source(record.get("source"))
+    for key in ("optimizers", "schedulers"):
+        catalog = snapshot.get(key)
+        if not isinstance(catalog, dict):
+            continue
+        for name, entry in (catalog.get("names") or {}).items():
+            out.add(name)
+            out.update(str(p) for p in _params_of(entry))
+            for cls in (entry.get("classes") or []) if isinstance(entry, dict) else []:
+                if isinstance(cls, dict):
+                    out.update(_split(cls.get("class")))
+                    source(cls.get("source"))
+    for name, enum in (snapshot.get("enums") or {}).items():
+        out.update(_split(name))
+        if isinstance(enum, dict):
+            out.update(_split(enum.get("class")))
+    return {i for i in out if i and (i[0].isalpha() or i[0] == "_")}
+
+
+def _distinctive(word: str) -> bool:
+    """A word only code spells so: CamelCase, ``snake_case`` or ``UPPER_CASE``; a plain lower-case word (``step``,
+    ``auto``) is a word of the language as much as a name (``optimizer.step()``)."""
+    return "_" in word.strip("_") or bool(CAMEL.search(word)) or bool(UPPER.match(word))
+
+
+def code_words(text: str) -> list[str]:
+    """The distinctive words ``text`` spells as code (:func:`_distinctive`): each such part of a backticked dotted
+    name, and outside backticks every such word."""
+    out = []
+    for quoted in BACKTICKED.findall(text):
+        for ident in IDENT.findall(quoted):
+            out += [part for part in _split(ident) if _distinctive(part)]
+    bare = BACKTICKED.sub(" ", text)
+    out += [match.group(1) for match in CODE_WORD.finditer(bare) if _distinctive(match.group(1))]
+    return out
+
+
+def words_of(snapshot: dict[str, Any]) -> set[str]:
+    """Every word anywhere in a snapshot, its docstrings and messages included: a class the release's own texts
+    name (``DeepSpeedConfig``, which no slot of an old snapshot records) is one the release has."""
+    import json
+
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", json.dumps(snapshot, ensure_ascii=False)))
 
 
 def _norm(name: str) -> str:
@@ -68,6 +162,12 @@ class Facts:
     """:func:`_norm` of every top-level section and optimizer/scheduler type: what a capitalised word names
     (``Muon``, ``Comet``), where a key name would be an ordinary word starting a sentence (``Offload``)."""
     defaults: dict[str, Any] = field(default_factory=dict)
+    identifiers: set[str] = field(default_factory=set)
+    """:func:`identifiers_of` the snapshot: classes, functions, constants, types as code spells them."""
+    words: set[str] = field(default_factory=set)
+    """:func:`words_of` the snapshot: an identifier named anywhere in it is one the release has."""
+    takes_true: dict[str, bool] = field(default_factory=dict)
+    """Path → whether the release accepts ``true`` there, for keys whose ``true`` was probed."""
 
     @classmethod
     def of_raw(cls, snapshot: dict[str, Any]) -> Facts:
@@ -79,7 +179,8 @@ class Facts:
             catalog = snapshot.get(key)
             if isinstance(catalog, dict):
                 for name, entry in (catalog.get("names") or {}).items():
-                    types.add(name)
+                    if own_type(entry):
+                        types.add(name)
                     # A type's constructor arguments (weight_decay, betas) are keys of its params.
                     names |= {str(p) for p in _params_of(entry)}
         # A capitalised word names a product: a top-level section (Comet, Nebula) or a type (Muon); a nested
@@ -89,7 +190,8 @@ class Facts:
                     if s and "." not in s}
         return cls(str(snapshot.get("deepspeed_version")), paths, names,
                    {_norm(n) for n in names | types}, {_norm(n) for n in sections | types},
-                   {p: r.get("default") for p, r in fields.items() if isinstance(r, dict)})
+                   {p: r.get("default") for p, r in fields.items() if isinstance(r, dict)},
+                   identifiers_of(snapshot), words_of(snapshot), _takes_true(fields))
 
 
 @dataclass
@@ -100,12 +202,14 @@ class Vocabulary:
     names: set[str] = field(default_factory=set)
     features: set[str] = field(default_factory=set)
     products: set[str] = field(default_factory=set)
+    identifiers: set[str] = field(default_factory=set)
 
     def add(self, facts: Facts) -> None:
         self.paths |= facts.paths
         self.names |= facts.names
         self.features |= facts.features
         self.products |= facts.products
+        self.identifiers |= facts.identifiers
 
 
 def _params_of(entry: Any) -> list[Any]:
@@ -116,6 +220,15 @@ def _params_of(entry: Any) -> list[Any]:
         if isinstance(cls, dict):
             out += list(cls.get("params") or {})
     return out + list(entry.get("params") or {}) if isinstance(entry.get("params"), dict | list) else out
+
+
+def _takes_true(fields: dict[str, Any]) -> dict[str, bool]:
+    out = {}
+    for path, record in fields.items():
+        probe = ((record.get("probes") or {}).get("true") if isinstance(record, dict) else None) or {}
+        if isinstance(probe, dict) and "ok" in probe:
+            out[path] = bool(probe["ok"])
+    return out
 
 
 def _value(text: str) -> Any:
@@ -174,6 +287,15 @@ def contradictions(path: str, text: str, facts: Facts, vocabulary: Vocabulary) -
                 found.append(f"names {word}, which {facts.version} lacks")
         elif CAPITALISED.match(word) and norm in vocabulary.products and norm not in facts.features:
             found.append(f"names {word}, which {facts.version} lacks")
+    for quoted in BACKTICKED.findall(text):  # `Muon`, `Lion`: a type named as code is the same claim
+        norm = _norm(quoted)
+        if CAPITALISED.match(quoted) and norm in vocabulary.products and norm not in facts.features:
+            found.append(f"names {quoted}, which {facts.version} lacks")
+    said = " ".join(found)
+    for word in dict.fromkeys(code_words(text)):
+        if word in vocabulary.identifiers and word not in facts.identifiers and word not in facts.words \
+                and f" {word}," not in said and f" {word.lower()}," not in said:
+            found.append(f"names {word}, which {facts.version} lacks")
     found += _default_claims(path, text, facts)
     return found
 
@@ -192,6 +314,8 @@ def _default_claims(path: str, text: str, facts: Facts) -> list[str]:
             other = _path_named(name, facts)
             if other is not None and not _same_number(_value(claimed), facts.defaults[other]):
                 found.append(f"says {other} defaults to {claimed}; {facts.version}'s is {facts.defaults[other]!r}")
+    if facts.takes_true.get(path) and any(p.search(text) for p in BOOLEANS_REFUSED):
+        found.append(f"says booleans are rejected; {facts.version} accepts true")
     if path not in facts.defaults:
         return found
     actual = facts.defaults[path]

@@ -66,6 +66,22 @@ def _text(default: str) -> Any:
     return text
 
 
+def reader_constant(record: Any) -> Raw | None:
+    """A field record's ``constant``, where it is its reader's: a constant of another package than the reader's
+    source file is a name that only shares the key's spelling. The extraction matched constants by value, so
+    ``fp16.enabled`` (read in ``deepspeed/runtime/config.py``) was given ``compression/constants.py``'s
+    ``ACTIVATION_QUANTIZATION_ENABLED = "enabled"``; that label would name another feature on the page."""
+    value = record.get("constant") if isinstance(record, dict) else None
+    if not isinstance(value, dict):
+        return None
+    source = record.get("source")
+    reader = source.get("file") if isinstance(source, dict) else None
+    if isinstance(reader, str) and isinstance(value.get("file"), str) and \
+            value["file"].split("/")[:2] != reader.split("/")[:2]:
+        return None
+    return value
+
+
 class Record:
     """Base of every record: equality and hashing by content, ``as_dict`` for JSON output."""
 
@@ -290,8 +306,8 @@ class Field(Placed, Defaulted):
 
     @property
     def constant(self) -> Raw | None:
-        value = self.raw.get("constant")
-        return value if isinstance(value, dict) else None
+        """The constant naming the key in its reader's code (:func:`reader_constant`)."""
+        return reader_constant(self.raw)
 
     is_section: bool = _Key("is_section", bool)
 

@@ -184,6 +184,45 @@ def load_requested(requested: str | None, generated: Path | None = None) -> Snap
     return load(resolve_version(requested, generated), generated)
 
 
+RELEASES_FILE = "releases.json"
+"""Release dates next to the snapshots (``python -m dsfields.extract.releases_dates`` writes it: PyPI's upload
+time of each release's sdist)."""
+
+
+def release_dates(generated: Path | str | None = None) -> list[tuple[str, str]]:
+    """(version, ISO date) of every snapshotted release with a known date, in release order."""
+    root = os.fspath(generated) if generated else generated_root()
+    try:
+        releases = json.loads(read_generated(os.path.join(root, RELEASES_FILE)).decode("utf-8")).get("releases")
+    except (OSError, ValueError, AttributeError):
+        return []
+    have = set(available_versions(generated))
+    dated = [(v, r["date"]) for v, r in (releases or {}).items()
+             if v in have and isinstance(r, dict) and isinstance(r.get("date"), str)]
+    return sorted(dated, key=lambda item: version_key(item[0]))
+
+
+def release_at(date: str, generated: Path | str | None = None) -> tuple[str, str]:
+    """(version, its date): the newest snapshotted release published by ``date`` (``YYYY``, ``YYYY-MM`` or
+    ``YYYY-MM-DD``; a month or year means its end). UsageError on a malformed date or one before every release."""
+    import re
+
+    match = re.fullmatch(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?", date.strip())
+    if match is None or (match.group(2) and not 1 <= int(match.group(2)) <= 12) or (
+            match.group(3) and not 1 <= int(match.group(3)) <= 31):
+        raise UsageError(f"the date {date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    year, month, day = match.group(1), match.group(2) or "12", match.group(3) or "31"
+    last = f"{year}-{month}-{day}"
+    dates = release_dates(generated)
+    if not dates:
+        raise SnapshotError("no release dates next to the snapshots (generated/releases.json)")
+    before = [item for item in dates if item[1] <= last]
+    if not before:
+        raise UsageError(f"no snapshotted DeepSpeed release was published by {date.strip()} "
+                         f"(the oldest, {dates[0][0]}, is of {dates[0][1]})")
+    return max(before, key=lambda item: (item[1], version_key(item[0])))
+
+
 # ---------------------------------------------------------------- the inference document (issue 29)
 
 INFERENCE_FILE = "inference.json"

@@ -210,11 +210,15 @@ def allowed_text(field: Field, enum: Enum | None) -> str | None:
     return None
 
 
-def auto_text(auto: Auto | None) -> str | None:
+def auto_text(auto: Auto | None, truthy: bool = False) -> str | None:
+    """What DeepSpeed alone does with ``"auto"``; ``truthy``: the release's reader tests the value's truth
+    (:attr:`Field.truthiness`), so the kept string switches the key on."""
     if auto is None:
         return None
     if not auto.accepted:
         return "rejected" + (f" ({auto.error})" if auto.error else "")
+    if auto.becomes == "kept" and truthy:
+        return 'accepted but kept as the string "auto", which counts as true: it switches this on'
     if auto.becomes == "kept":
         # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
         return 'accepted but kept as the string "auto": DeepSpeed does not resolve it'
