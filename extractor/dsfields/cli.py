@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
     # issue 28: memory a config needs for a model of N parameters, and which knobs save the most
     "estimate": ("dsfields.estimate", "GPU and host memory a config needs for N parameters, and its OOM list"),
+    # issue 38: from a pasted error, warning or symptom to the key, the releases and the fix
+    "explain": ("dsfields.explain", "from a pasted error, warning or symptom to the key at fault and the fix"),
 }
 
 
