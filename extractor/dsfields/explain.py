@@ -50,6 +50,7 @@ _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Warning|Interrupt
 _PYDANTIC = re.compile(r"(\d+) validation errors? for (\w+)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+_PIECES = re.compile(r"(?<!\{)\{[^{}]*\}(?!\})")
 
 ZH = {"lang": "zh"}
 
@@ -296,12 +297,18 @@ def class_section(name: str, versions: list[str]) -> str | None:
     return None
 
 
-def paths_in(text: str, version: str, section: str | None = None) -> list[str]:
-    """JSON paths the text names: dotted paths, then key names unique in the release (or in ``section``)."""
+def paths_in(text: str, version: str, section: str | None = None, loose: bool = False) -> list[str]:
+    """JSON paths the text names: dotted paths, then key names unique in the release (or in ``section``).
+
+    ``loose``: the text is a field of a library's message that prints ds_config keys (the Trainer's mismatch
+    list), so a dotted word under a known section counts even where the release lists no such field
+    (``scheduler.params.total_num_steps``: scheduler params are the scheduler's, not fields).
+    """
     facts = _snapshot_facts(version)
     found: list[str] = []
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
-        if word in facts["paths"] or (word in facts["sections"] and "." in word):
+        if word in facts["paths"] or (word in facts["sections"] and "." in word) or (
+                loose and "." in word and word.split(".", 1)[0] in facts["sections"]):
             path = word
         else:
             leaf = word.rsplit(".", 1)[-1]
@@ -369,6 +376,8 @@ def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[s
         answer = _catalogue_answer(paste, versions, version, lang)
     if answer is None:
         answer = _not_config(paste, lang)
+    if answer is None:
+        answer = _source_line(paste, versions, lang)
     if answer is None:
         answer = _symptom(paste, version or newest, lang)
     if answer is None:
@@ -445,10 +454,11 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     words = set(w.lower() for w in _WORD.findall(" ".join(m for _, m in paste.exceptions) or paste.flat[-4000:]))
     for message in messages.values():
         literal = message.literal
-        chunks = sorted((c.strip().lower() for c in literal.split("  ") if c.strip()), key=len, reverse=True)
+        chunks = sorted((re.sub(r"\s+", " ", c.replace("{{", "{").replace("}}", "}")).strip().lower()
+                         for c in _PIECES.split(message.pattern) if c.strip()), key=len, reverse=True)
         longest = chunks[0] if chunks else ""
         match = None
-        if longest and re.sub(r"\s+", " ", longest) in haystack:
+        if longest and longest in haystack:
             match = message.regex().search(paste.flat[-20000:])
         if match:
             scored.append((100 + len(literal.strip()), message, match))
@@ -470,19 +480,18 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     for score, message, match in chosen:
         occurrence, pin = _occurrence(message, paste, version)
         pinned = pinned or pin
-        captured = " ".join(g for g in (match.groups() if match else ()) if g)
+        captured = _captured(message, match, occurrence.condition)
         where_version = occurrence.version.split("-", 1)[-1] if message.layer == "deepspeed" else versions[0]
         keys = []
         if message.layer != "deepspeed" or not occurrence.keys:
             keys = paths_in(captured or paste.flat[-4000:], where_version if message.layer == "deepspeed"
-                            else versions[0])
+                            else versions[0], loose=bool(captured) and message.layer != "deepspeed")
         for key in occurrence.keys:
             if key not in keys:
                 keys.append(key)
         if not keys and occurrence.section:
             keys = _words_to_keys(paste.flat[-4000:], occurrence.section, versions[0])
-        if message.layer == "deepspeed":
-            keys = _prefer_existing(keys, where_version)
+        keys = _prefer_existing(keys, where_version if message.layer == "deepspeed" else versions[0])
         action, fix, why = _fix(message, occurrence, keys, lang)
         span = release_span([o.version for o in message.occurrences])
         causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
@@ -490,8 +499,26 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
 
 
+def _captured(message: Message, match: re.Match[str] | None, condition: str | None) -> str:
+    """The text the message's fields matched, the fields the condition reads from a config first."""
+    if match is None:
+        return ""
+    names = [m.group()[1:-1] for m in _FIELD.finditer(message.pattern) if m.group() not in ("{{", "}}")]
+    first, rest = [], []
+    for name, value in zip(names, match.groups(), strict=False):
+        if not value:
+            continue
+        read = condition and re.search(r"\.get\(\s*" + re.escape(name) + r"\b|\[\s*" + re.escape(name) + r"\s*\]",
+                                       condition)
+        (first if read else rest).append(value)
+    return " ".join(first + rest)
+
+
 def _prefer_existing(keys: list[str], version: str) -> list[str]:
+    """The most specific keys, those the release has first; a section stands for its switch (``fp16.enabled``)."""
     facts = _snapshot_facts(version)
+    keys = [f"{k}.enabled" if f"{k}.enabled" in facts["paths"] else k for k in keys]
+    keys = list(dict.fromkeys(keys))
     specific = [k for k in keys if not any(o.startswith(k + ".") for o in keys)]
     return sorted(specific, key=lambda k: (k not in facts["paths"], specific.index(k)))
 
@@ -644,6 +671,46 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes)
+
+
+@cache
+def _names(version: str) -> dict[str, list[str]]:
+    """Config attribute / engine accessor → paths, as extracted with the release's catalogue."""
+    document = _read_json(os.path.join(generated_root(), version, "messages.json")) or {}
+    return document.get("names") or {}
+
+
+_STATEMENT = re.compile(r"^\s*(?:assert|raise)\b.*")
+
+
+def _source_line(paste: Paste, versions: list[str], lang: str) -> Answer | None:
+    """A pasted ``assert``/``raise`` statement no release's catalogue has: its names map to keys, and since no
+    snapshotted release makes that check, the fix is a release that does not (or the keys it reads)."""
+    statements = [line for line in paste.source_lines + paste.lines if _STATEMENT.match(line)]
+    if not statements:
+        return None
+    statement = statements[-1]
+    for version in versions:
+        names = _names(version)
+        if not names:
+            continue
+        keys: list[str] = []
+        for name in re.findall(r"[A-Za-z_]\w*", statement):
+            for path in names.get(name, [])[:4]:
+                if path not in keys:
+                    keys.append(path)
+        keys = _prefer_existing(keys, version)
+        if not keys:
+            return None
+        span = release_span(available_versions(generated_root()))
+        listed = ", ".join(f"`{k}`" for k in keys[:3])
+        return Answer(layer="deepspeed", message=statement, causes=[Cause(keys, "upgrade", _t(
+            lang, f"no DeepSpeed release of {span} makes this check: upgrade DeepSpeed, or change {listed} so that "
+                  "it holds in the release you run.",
+            f"{span} 中没有任何 DeepSpeed 版本做这项检查：升级 DeepSpeed，或修改 {listed} 使其在你运行的版本中成立。"),
+            _t(lang, f"the statement reads {listed}; it comes from a release older than {span}.",
+               f"该语句读取 {listed}；它来自比 {span} 更早的版本。"), score=2)])
+    return None
 
 
 def _narrow(answer: Answer, config: dict[str, Any]) -> None:

@@ -176,6 +176,8 @@ class KeyMap:
     folders: dict[str, str] = field(default_factory=dict)
     """Source folder → the section most of the fields read there belong to."""
     leaves: dict[str, list[str]] = field(default_factory=dict)
+    plain_words: bool = True
+    """Whether a path spelt as a plain word ("fp16") in message text counts (not in other libraries' text)."""
 
     @classmethod
     def from_snapshot(cls, snapshot: dict[str, Any]) -> KeyMap:
@@ -257,7 +259,7 @@ class KeyMap:
             paths: list[str] = []
             if isinstance(sub, ast.Name):
                 paths = self.constants.get(sub.id, [])
-                if not paths and local and depth < 3 and len(local.get(sub.id, ())) == 1:
+                if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1:
                     paths = self.names_in(local[sub.id][0], section, local, depth + 1)
             elif isinstance(sub, ast.Attribute):
                 paths = self.attributes.get(sub.attr, [])
@@ -300,7 +302,7 @@ class KeyMap:
         """Dotted paths, ``section.key`` and unique key names quoted in literal message text."""
         found: list[str] = []
         for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
-            if word in self.paths:
+            if word in self.paths and (self.plain_words or "." in word or "_" in word):
                 found.append(word)
                 continue
             leaf = word.rsplit(".", 1)[-1]
@@ -332,13 +334,39 @@ def _last(node: ast.AST) -> str:
 # ----------------------------------------------------------------------------------------------- scan
 
 
+class _Locals(dict[str, list[ast.AST]]):
+    """A function's local assignments (name → values), collected on first use: most functions raise nothing."""
+
+    def __init__(self, function: ast.AST | None = None) -> None:
+        super().__init__()
+        self.function = function
+
+    def _fill(self) -> None:
+        function, self.function = self.function, None
+        if function is None:
+            return
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.setdefault(node.targets[0].id, []).append(node.value)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                self.setdefault(node.target.id, []).append(node.value)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._fill()
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> list[ast.AST]:
+        self._fill()
+        return super().__getitem__(key)
+
+
 @dataclass
 class _Context:
     file: str
     function: str = ""
     cls: str = ""
     tests: list[ast.AST] = field(default_factory=list)
-    assigned: dict[str, list[ast.AST]] = field(default_factory=dict)
+    assigned: _Locals = field(default_factory=_Locals)
 
 
 class _Scanner:
@@ -363,12 +391,7 @@ class _Scanner:
             self._body(stmt.body, _Context(ctx.file, ctx.function, stmt.name, []))
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            assigned: dict[str, list[ast.AST]] = {}
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    assigned.setdefault(node.targets[0].id, []).append(node.value)
-                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                    assigned.setdefault(node.target.id, []).append(node.value)
+            assigned = _Locals(stmt)
             name = f"{ctx.cls}.{stmt.name}" if ctx.cls else stmt.name
             decorators = [d for d in stmt.decorator_list if isinstance(d, ast.Call)
                           and _last(d.func) in ("validator", "field_validator", "root_validator", "model_validator")]
@@ -462,16 +485,41 @@ def sdist_modules(archive: Path) -> Iterator[tuple[str, str]]:
                 yield relative, handle.read().decode("utf-8", "replace")
 
 
+_TREES: dict[str, ast.Module | None] = {}
+"""Parsed modules by content hash: most files are unchanged from one release to the next (parsing is half the
+time of a release; the trees are only read)."""
+
+
+def _parsed(name: str, text: str) -> ast.Module | None:
+    digest = hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()
+    if digest not in _TREES:
+        if len(_TREES) > 3000:
+            _TREES.clear()
+        try:
+            _TREES[digest] = ast.parse(text, name)
+        except SyntaxError:
+            _TREES[digest] = None
+    return _TREES[digest]
+
+
 def scan_modules(sources: dict[str, str], snapshot: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     """Catalogue entries for ``sources`` (relative path → text) and the files that did not parse."""
+    entries, failed, _ = scan_release(sources, snapshot)
+    return entries, failed
+
+
+def scan_release(sources: dict[str, str], snapshot: dict[str, Any]
+                 ) -> tuple[list[dict[str, Any]], list[str], dict[str, list[str]]]:
+    """:func:`scan_modules` plus the names (config attributes, engine accessors) learnt to stand for paths."""
     keys = KeyMap.from_snapshot(snapshot)
     trees: dict[str, ast.Module] = {}
     failed = []
     for name, text in sorted(sources.items()):
-        try:
-            trees[name] = ast.parse(text, name)
-        except SyntaxError:
+        tree = _parsed(name, text)
+        if tree is None:
             failed.append(name)
+        else:
+            trees[name] = tree
     keys.learn({n: t for n, t in trees.items() if n.endswith(("runtime/config.py", "runtime/engine.py"))})
     scanner = _Scanner(keys)
     for name, tree in trees.items():
@@ -480,7 +528,7 @@ def scan_modules(sources: dict[str, str], snapshot: dict[str, Any]) -> tuple[lis
     for entry in scanner.entries:
         unique.setdefault((entry["file"], entry["line"], entry["id"]), entry)
     entries = sorted(unique.values(), key=lambda e: (e["file"], e["line"], e["id"]))
-    return entries, failed
+    return entries, failed, dict(sorted(keys.attributes.items()))
 
 
 def sdist_archive(version: str) -> Path:
@@ -502,7 +550,7 @@ def release_messages(version: str, generated: Path) -> dict[str, Any]:
     """The ``messages.json`` document of ``version`` (its snapshot must exist in ``generated``)."""
     snapshot = json.loads((generated / version / "fields.json").read_text())
     sources = dict(sdist_modules(sdist_archive(version)))
-    entries, failed = scan_modules(sources, snapshot)
+    entries, failed, names = scan_release(sources, snapshot)
     return {
         "format": FORMAT,
         "generated_by": "python -m dsfields.extract.messages",
@@ -510,15 +558,121 @@ def release_messages(version: str, generated: Path) -> dict[str, Any]:
         "scanned": sorted({"/".join(n.split("/")[:3]) if n.count("/") > 2 else n for n in sources}),
         "unparsed": failed,
         "messages": entries,
+        "names": names,
     }
+
+
+HF_FILES = {
+    "transformers": ("transformers/integrations/deepspeed.py", "transformers/deepspeed.py",
+                     "transformers/modeling_utils.py", "transformers/trainer.py", "transformers/training_args.py"),
+    "accelerate": ("accelerate/utils/dataclasses.py", "accelerate/accelerator.py", "accelerate/utils/deepspeed.py",
+                   "accelerate/state.py"),
+}
+"""The modules of transformers and accelerate that refuse a ds_config or a Trainer flag about DeepSpeed."""
+
+_ABOUT_DEEPSPEED = re.compile(r"deepspeed|zero|ds_config|hf_ds_config", re.IGNORECASE)
+
+
+def hf_sources(archive: Path, dist: str) -> dict[str, str]:
+    """``{transformers/..., text}`` for :data:`HF_FILES` read from an sdist (``src/`` layout)."""
+    found = {}
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/", 2)
+            if len(parts) == 3 and parts[1] == "src" and parts[2] in HF_FILES[dist] and member.isfile():
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    found[parts[2]] = handle.read().decode("utf-8", "replace")
+    return found
+
+
+def hf_keymap(all_sources: list[dict[str, str]], snapshot: dict[str, Any]) -> KeyMap:
+    """Names in transformers/accelerate that stand for ds_config paths, learnt from all the given releases.
+
+    An attribute assigned from an expression spelling a path (``self._stage = self.get_value(
+    "zero_optimization.stage")``) stands for it, and so does a function using such a name or calling such a
+    function (``is_deepspeed_zero3_enabled`` → ``is_zero3`` → ``_stage``), across both libraries (transformers'
+    ``HfDeepSpeedConfig`` lives in accelerate).
+    """
+    keys = KeyMap.from_snapshot(snapshot)
+    keys.plain_words = False  # "checkpoint" in a transformers message is the model's, not the section
+    trees = []
+    for sources in all_sources:
+        for name, text in sorted(sources.items()):
+            try:
+                trees.append(ast.parse(text, name))
+            except SyntaxError:
+                continue
+    functions: dict[str, ast.AST] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+                spelt = [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and c.value in keys.paths]
+                if spelt:
+                    keys.attributes.setdefault(node.targets[0].attr, spelt[:1])
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(node.body) <= 12:
+                functions.setdefault(node.name, node)
+    for _ in range(4):
+        for name, node in functions.items():
+            paths: list[str] = []
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in keys.paths:
+                    paths.append(sub.value)
+                elif isinstance(sub, ast.Call) and _callee(sub) in keys.attributes and _callee(sub) != name:
+                    paths.extend(keys.attributes[_callee(sub)])
+                elif isinstance(sub, ast.Attribute) and sub.attr in keys.attributes and sub.attr != name:
+                    paths.extend(keys.attributes[sub.attr])
+            if paths and name not in keys.attributes:
+                keys.attributes[name] = sorted(set(paths), key=lambda p: (p.count("."), p))[:3]
+    return keys
+
+
+def hf_messages(sources: dict[str, str], keys: KeyMap) -> list[dict[str, Any]]:
+    """Catalogue entries of a transformers/accelerate release about DeepSpeed (keys through :func:`hf_keymap`)."""
+    scanner = _Scanner(keys)
+    for name, text in sorted(sources.items()):
+        try:
+            scanner.module(name, ast.parse(text, name))
+        except SyntaxError:
+            continue
+    kept = {}
+    for entry in scanner.entries:
+        about = " ".join([entry["pattern"], entry["condition"] or "", entry["function"] or ""])
+        if entry["keys"] or _ABOUT_DEEPSPEED.search(about):
+            kept.setdefault((entry["file"], entry["line"], entry["id"]), entry)
+    return sorted(kept.values(), key=lambda e: (e["file"], e["line"], e["id"]))
+
+
+def hf_catalogue(archives: list[Path], generated: Path) -> dict[str, Any]:
+    """``generated/hf/messages.json``: every given transformers/accelerate sdist's entries, keyed ``dist-version``."""
+    from dsfields.model.store import available_versions, version_key
+
+    newest = max(available_versions(generated), key=version_key)
+    snapshot = json.loads((generated / newest / "fields.json").read_text())
+    named = {}
+    for archive in archives:
+        dist, version = archive.name[: -len(".tar.gz")].rsplit("-", 1)
+        named[f"{dist}-{version}"] = hf_sources(archive, dist)
+    keys = hf_keymap(list(named.values()), snapshot)
+    releases = {release: hf_messages(sources, keys) for release, sources in named.items()}
+    return {"format": FORMAT, "generated_by": "python -m dsfields.extract.messages --hf SDIST...",
+            "keys_from": newest, "releases": releases}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dsfields.extract.messages", description=__doc__.split("\n")[0])
     parser.add_argument("--versions", nargs="*", help="releases (default: every release with a snapshot)")
     parser.add_argument("--generated", type=Path, default=None)
+    parser.add_argument("--hf", nargs="+", type=Path, metavar="SDIST",
+                        help="write generated/hf/messages.json from these transformers/accelerate sdists instead")
     args = parser.parse_args(argv)
     generated = args.generated or repo_generated_dir()
+    if args.hf:
+        document = hf_catalogue(sorted(args.hf), generated)
+        write_atomic(generated / "hf" / MESSAGES_FILE, dumps(document))
+        for release, entries in document["releases"].items():
+            print(f"{release}: {len(entries)} messages", file=sys.stderr)
+        return 0
     from dsfields.model.store import available_versions
 
     versions = args.versions or available_versions(generated)
