@@ -290,7 +290,7 @@ def class_section(name: str, versions: list[str]) -> str | None:
     for version in versions:
         try:
             section = _snapshot_facts(version)["models"].get(name)
-        except Exception:  # noqa: BLE001 - a release whose snapshot will not load says nothing
+        except Exception:
             continue
         if section:
             return section
@@ -496,6 +496,9 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         span = release_span([o.version for o in message.occurrences])
         causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
                             score))
+    if not any(cause.keys for cause in causes):
+        # DeepSpeed's (or the library's) own message, about no key of any release: the config is not the cause.
+        return Answer(not_config=True, layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
     return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
 
 
@@ -588,7 +591,8 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                          f"read there, so change the code or the environment that triggers it.",
                    f"该消息在 {occurrence.file}:{occurrence.line} 处产生{cond}；那里不读取 ds_config 的键，"
                    f"请修改触发它的代码或环境。"),
-                _t(lang, "DeepSpeed checks this at run time, not from the config.", "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
+                _t(lang, "DeepSpeed checks this at run time, not from the config.",
+                   "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
     others = ", ".join(f"`{k}`" for k in keys[1:4])
     also = _t(lang, f" (together with {others})", f"（以及 {others}）") if others else ""
     return ("set_value",
@@ -602,6 +606,7 @@ _NOT_CONFIG = (
     ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),
     ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
     ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
+    ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
 )
 """Layers below the config, recognised by their own vocabulary (prose knowledge, not field facts)."""
 
@@ -800,7 +805,8 @@ def run(args: Any) -> int:
         raise UsageError(f"no snapshot for DeepSpeed {shown(version)}")
     config = None
     if args.config:
-        from dsfields.configfile import ConfigFileError, load as load_config
+        from dsfields.configfile import ConfigFileError
+        from dsfields.configfile import load as load_config
 
         try:
             loaded = load_config(Path(args.config))

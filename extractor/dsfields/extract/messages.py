@@ -50,8 +50,9 @@ SCANNED = ("deepspeed/runtime/", "deepspeed/moe/", "deepspeed/compression/", "de
            "deepspeed/pipe/", "deepspeed/inference/config.py")
 """Package parts that read or act on ds_config (the launcher and ops builders are other layers)."""
 
-LOG_METHODS = frozenset({"warning", "warn", "error", "critical", "warning_once", "exception"})
-"""Logger methods whose message is a user-visible complaint (info/debug are progress, not refusals)."""
+LOG_METHODS = frozenset({"warning", "warn", "error", "critical", "warning_once", "exception", "info"})
+"""Logger methods whose message is a user-visible complaint; ``info`` counts only when it names a key ("Did not
+save the model ... because `stage3_gather_16bit_weights_on_model_save` is False"), else it is progress."""
 
 _SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]")
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
@@ -449,6 +450,8 @@ class _Scanner:
         domain = section or self.keys.domain(ctx.file)
         if not keys and domain is not None:
             keys = self.keys.words_to_keys(literal_text(pattern), domain)
+        if exc == "info" and not keys:
+            return
         conditions = [ast.unparse(t) for t in ([test] if test is not None else [])]
         conditions += [ast.unparse(t) for t in ctx.tests if not isinstance(t, ast.Call)][-3:]
         entry = {
