@@ -568,8 +568,8 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
     if message.layer != "deepspeed" and "auto" in text:
         return ("set_value",
                 _t(lang, f"replace \"auto\" in {key} with a number: the library could not work it out "
-                         f"(it fills it from the model's hidden size only).",
-                   f"把 {key} 中的 \"auto\" 换成具体数字：库无法自行推算（它只根据模型的 hidden size 填写）。"),
+                         f"(it fills it from the model's `hidden_size` only).",
+                   f"把 {key} 中的 \"auto\" 换成具体数字：库无法自行推算（它只根据模型的 `hidden_size` 填写）。"),
                 _t(lang, "an \"auto\" value was left that nothing filled in.", "留下了一个没有被填写的 \"auto\" 值。"))
     if "deprecat" in text:
         return ("rename_key",
@@ -763,8 +763,9 @@ def render_text(answer: Answer, lang: str) -> str:
     if answer.message:
         out.append(_t(lang, "Message", "消息") + f" ({answer.layer}): {shown(answer.message)[:300]}")
     if answer.pinned:
-        out.append(_t(lang, f"The traceback's line pins DeepSpeed {answer.pinned}.",
-                      f"回溯中的行号确定 DeepSpeed 版本为 {answer.pinned}。"))
+        pinned = answer.pinned if answer.layer != "deepspeed" else f"DeepSpeed {answer.pinned}"
+        out.append(_t(lang, f"The traceback's line pins the release: {pinned}.",
+                      f"回溯中的行号确定了版本：{pinned}。"))
     for number, cause in enumerate(answer.causes, 1):
         out.append(f"{number}. " + _t(lang, "keys", "键") + ": " + (", ".join(cause.keys) or "-")
                    + (f"  [{cause.message_id}]" if cause.message_id else ""))
