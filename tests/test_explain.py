@@ -140,3 +140,9 @@ def test_normalise_is_bounded_on_a_huge_or_binary_paste() -> None:
     huge = normalise(b"\x00\xff" * (3 << 20) + b"\nValueError: boom at the end")
     assert len(huge.flat) <= 2_100_000
     assert huge.exceptions[-1] == ("ValueError", "boom at the end")
+
+
+def test_a_log_call_with_arguments_is_percent_formatted_by_logging() -> None:
+    source = 'def f(names):\n    logger.warning("per head: %s stay on the full path (%d)", names, len(names))\n'
+    entries, _ = scan_modules({"deepspeed/runtime/x.py": source}, SNAPSHOT)
+    assert [e["pattern"] for e in entries] == ["per head: {names} stay on the full path ({len(names)})"]

@@ -578,7 +578,8 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
     last = max(_anykey(o.version) for o in message.occurrences)
     universe = _universe(message.layer + "-" if message.layer != "deepspeed" else "")
     gone = bool(universe) and last < _anykey(universe[-1].split("-", 1)[-1]) and message.layer == "deepspeed"
-    cond = f" ({_t(lang, 'condition', '条件')}: `{shown(condition)[:200]}`)" if condition else ""
+    cond = (_t(lang, f" (condition: `{shown(condition)[:200]}`)", f"（条件：`{shown(condition)[:200]}`）")
+            if condition else "")
     if gone and not keys:
         return ("upgrade",
                 _t(lang, f"upgrade DeepSpeed past {message.newest.version}: later releases no longer raise this.",
@@ -750,6 +751,45 @@ def long_form(message_id: str, lang: str) -> str | None:
     action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
     lines.append("  " + _t(lang, "fix", "修正") + f" ({action}): {fix}")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------- diff --messages
+
+
+def message_changes(old: str, new: str, root: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Catalogue entries of ``new`` whose ID ``old`` lacks (added) and of ``old`` that ``new`` lacks (removed)."""
+    def entries(version: str) -> dict[str, dict[str, Any]]:
+        document = _read_json(os.path.join(str(root), version, "messages.json"))
+        if document is None:
+            raise UsageError(f"DeepSpeed {version} has no message catalogue (python -m dsfields.extract.messages)")
+        found: dict[str, dict[str, Any]] = {}
+        for entry in document.get("messages", []):
+            found.setdefault(entry["id"], entry)
+        return found
+
+    before, after = entries(old), entries(new)
+    added = [after[i] for i in sorted(set(after) - set(before), key=lambda i: (after[i]["file"], after[i]["line"]))]
+    removed = [before[i] for i in sorted(set(before) - set(after), key=lambda i: (before[i]["file"], before[i]["line"]))]
+    return added, removed
+
+
+def render_message_changes(old: str, new: str, root: str | Path, fmt: str, lang: str) -> tuple[str, bool]:
+    """``dsfields diff OLD NEW --messages`` in ``fmt`` (json, or text for every other style)."""
+    added, removed = message_changes(old, new, root)
+    if fmt == "json":
+        def slim(entry: dict[str, Any]) -> dict[str, Any]:
+            return {k: entry.get(k) for k in ("id", "type", "pattern", "keys", "file", "line")}
+
+        document = {"old": old, "new": new, "added": [slim(e) for e in added], "removed": [slim(e) for e in removed]}
+        return json.dumps(document, ensure_ascii=False, indent=1), bool(added or removed)
+    lines = [_t(lang, f"Messages {old} -> {new}: {len(added)} added, {len(removed)} removed",
+                f"消息 {old} -> {new}：新增 {len(added)} 条，删除 {len(removed)} 条")]
+    for sign, group in (("+", added), ("-", removed)):
+        for entry in group:
+            keys = ", ".join(entry.get("keys") or []) or "-"
+            lines.append(f"  {sign} {entry['id']} {entry['type']}: {shown(entry['pattern'])[:160]}")
+            lines.append(f"      {entry['file']}:{entry['line']}  " + _t(lang, "keys", "键") + f": {keys}")
+    return "\n".join(lines), bool(added or removed)
 
 
 # ----------------------------------------------------------------------------------------------- command

@@ -412,8 +412,11 @@ class _Scanner:
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in LOG_METHODS and _last(func.value) in (
                     "logger", "logging", "log", "LOGGER"):
+                message = call.args[0]
+                if len(call.args) > 1 and _is_str(message):  # logging's own %-formatting of its arguments
+                    message = ast.BinOp(left=message, op=ast.Mod(), right=ast.Tuple(elts=call.args[1:]))
                 self._record("log", func.attr.replace("warn", "warning").replace("warninging", "warning"),
-                             call.args[0], None, stmt, ctx)
+                             message, None, stmt, ctx)
             elif isinstance(func, ast.Attribute) and func.attr == "warn" and _last(func.value) == "warnings":
                 self._record("log", "warning", call.args[0], None, stmt, ctx)
             elif isinstance(func, ast.Name) and func.id in ("log_dist", "print_rank_0", "logger_warning_once"):

@@ -38,6 +38,9 @@ HELP_ZH: dict[str, str] = {
     "render the field dictionary of every snapshot and build (or serve) the site":
         "渲染每个快照的字段词典并构建（或本地预览）文档站点",
     # issue 38: dsfields explain
+    "compare the message catalogues instead (generated/<V>/messages.json): the errors, asserts and warnings each "
+    "release added or removed, with their IDs":
+        "改为比较消息目录（generated/<V>/messages.json）：每个版本新增或删除的报错、断言和警告，附带编号",
     "from a pasted error, warning or symptom to the key at fault and the fix":
         "从粘贴的报错、警告或现象找到出错的键和修正方法",
     "the pasted message, a message ID, or - for stdin": "粘贴的消息、消息编号，或用 - 从标准输入读取",
