@@ -364,7 +364,7 @@ class Answer:
 
 
 def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[str, Any] | None = None,
-                 lang: str = "en") -> Answer:
+                 lang: str = "en", hf: tuple[str, ...] = ()) -> Answer:
     """The answer for one paste (see the module docstring)."""
     paste = normalise(raw)
     versions = sorted(available_versions(generated_root()), key=version_key, reverse=True)
@@ -373,7 +373,7 @@ def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[s
     newest = versions[0]
     answer = _pydantic(paste, versions, lang)
     if answer is None:
-        answer = _catalogue_answer(paste, versions, version, lang)
+        answer = _catalogue_answer(paste, versions, version, lang, hf)
     if answer is None:
         answer = _not_config(paste, lang)
     if answer is None:
@@ -447,7 +447,8 @@ def _candidates(paste: Paste) -> list[str]:
     return texts
 
 
-def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, lang: str) -> Answer | None:
+def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, lang: str,
+                      hf: tuple[str, ...] = ()) -> Answer | None:
     messages = catalogue()
     haystack = paste.flat[-20000:].lower()
     scored: list[tuple[float, Message, re.Match[str] | None]] = []
@@ -478,7 +479,7 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     pinned = None
     layer = chosen[0][1].layer
     for score, message, match in chosen:
-        occurrence, pin = _occurrence(message, paste, version)
+        occurrence, pin = _occurrence(message, paste, version, hf)
         pinned = pinned or pin
         captured = _captured(message, match, occurrence.condition)
         where_version = occurrence.version.split("-", 1)[-1] if message.layer == "deepspeed" else versions[0]
@@ -539,8 +540,12 @@ def _words_to_keys(text: str, section: str, version: str) -> list[str]:
     return [p for _, p in sorted(scored)[:2]]
 
 
-def _occurrence(message: Message, paste: Paste, version: str | None) -> tuple[Occurrence, str | None]:
-    """The occurrence to explain from, and the releases a traceback line pins (``file:line`` seen in the paste)."""
+def _occurrence(message: Message, paste: Paste, version: str | None,
+                hf: tuple[str, ...] = ()) -> tuple[Occurrence, str | None]:
+    """The occurrence to explain from, and the releases a traceback line pins (``file:line`` seen in the paste).
+
+    ``hf``: the ``transformers-T`` / ``accelerate-A`` the user ran; of a library's message, the occurrence of the
+    newest catalogued release not after it is taken (the catalogue holds some releases of each library)."""
     frames = {(f, line) for f, line, _ in paste.frames}
     pinned = [o for o in message.occurrences if (o.file, o.line) in frames]
     if pinned:
@@ -550,6 +555,12 @@ def _occurrence(message: Message, paste: Paste, version: str | None) -> tuple[Oc
         for occurrence in message.occurrences:
             if occurrence.version == version:
                 return occurrence, None
+    for wanted in hf:
+        dist, _, release = wanted.partition("-")
+        older = [o for o in message.occurrences if o.version.startswith(dist + "-")
+                 and _anykey(o.version) <= _anykey(release)]
+        if older:
+            return max(older, key=lambda o: _anykey(o.version)), None
     return message.newest, None
 
 
@@ -596,11 +607,13 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                    "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
     others = ", ".join(f"`{k}`" for k in keys[1:4])
     also = _t(lang, f" (together with {others})", f"（以及 {others}）") if others else ""
+    who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
+        message.layer, message.layer)
     return ("set_value",
-            _t(lang, f"change {key}{also} so that DeepSpeed's check holds{cond}.",
-               f"修改 {key}{also}，使 DeepSpeed 的检查成立{cond}。"),
-            _t(lang, f"DeepSpeed checks {key} at {occurrence.file}:{occurrence.line} and refused it.",
-               f"DeepSpeed 在 {occurrence.file}:{occurrence.line} 检查 {key} 并拒绝了它。"))
+            _t(lang, f"change {key}{also} so that {who}'s check holds{cond}.",
+               f"修改 {key}{also}，使 {who} 的检查成立{cond}。"),
+            _t(lang, f"{who} checks {key} at {occurrence.file}:{occurrence.line} and refused it.",
+               f"{who} 在 {occurrence.file}:{occurrence.line} 检查 {key} 并拒绝了它。"))
 
 
 _NOT_CONFIG = (
@@ -856,7 +869,13 @@ def run(args: Any) -> int:
         config = getattr(loaded, "data", None)
         if not isinstance(config, dict):
             config = None
-    answer = explain_text(raw, version=version, config=config, lang=lang)
+    hf: tuple[str, ...] = ()
+    if args.hf_version:
+        parts = [p.strip() for p in args.hf_version.split(",")]
+        if not all(re.fullmatch(r"\d+(?:\.\d+){1,2}", p) for p in parts) or len(parts) > 2:
+            raise UsageError(f"--hf-version {shown(args.hf_version)}: expected T or T,A (transformers, accelerate)")
+        hf = tuple(f"{dist}-{p}" for dist, p in zip(("transformers", "accelerate"), parts, strict=False))
+    answer = explain_text(raw, version=version, config=config, lang=lang, hf=hf)
     if args.format == "json":
         sys.stdout.write(json.dumps(answer.as_json(), ensure_ascii=False, indent=1) + "\n")
     elif answer.placed:
