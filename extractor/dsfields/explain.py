@@ -781,8 +781,11 @@ def message_changes(old: str, new: str, root: str | Path) -> tuple[list[dict[str
         return found
 
     before, after = entries(old), entries(new)
-    added = [after[i] for i in sorted(set(after) - set(before), key=lambda i: (after[i]["file"], after[i]["line"]))]
-    removed = [before[i] for i in sorted(set(before) - set(after), key=lambda i: (before[i]["file"], before[i]["line"]))]
+    def place(entry: dict[str, Any]) -> tuple[str, int]:
+        return entry["file"], entry["line"]
+
+    added = sorted((after[i] for i in set(after) - set(before)), key=place)
+    removed = sorted((before[i] for i in set(before) - set(after)), key=place)
     return added, removed
 
 
