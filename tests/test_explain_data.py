@@ -190,3 +190,47 @@ def test_hf_catalogue_holds_the_refusals_about_deepspeed_with_their_keys() -> No
     assert {m.layer for m in hf} == {"transformers", "accelerate"}
     zero3 = [m for m in hf if "ZeRO inference only makes sense" in m.pattern]
     assert zero3 and zero3[0].newest.keys == ["zero_optimization.stage"]
+
+
+def test_diff_lists_the_messages_a_release_added_and_removed() -> None:
+    code, out, _ = run("diff", "0.19.7", "0.19.8", "--messages", "--format", "json")
+    document = json.loads(out)
+    assert code == 0 and document["added"] and document["removed"]
+    old = {e["id"] for e in json.loads((GENERATED / "0.19.7" / "messages.json").read_text())["messages"]}
+    new = {e["id"] for e in json.loads((GENERATED / "0.19.8" / "messages.json").read_text())["messages"]}
+    assert {e["id"] for e in document["added"]} == new - old
+    assert {e["id"] for e in document["removed"]} == old - new
+    code, out, _ = run("diff", "0.16.7", "0.16.8", "--messages", "--lang", "zh")
+    assert code == 0 and out.startswith("消息 0.16.7 -> 0.16.8")
+
+
+def test_lookup_hands_a_pasted_message_to_explain_and_lands_a_class_name_on_its_section() -> None:
+    code, out, _ = run("lookup", "AssertionError: zero stage 2 requires an optimizer")
+    assert code == 0 and "dsfields explain" in out and "optimizer" in out
+    code, out, _ = run("lookup", "DeepSpeedBF16Config", "--version", "0.19.8")
+    assert code == 0 and out.startswith("bf16: section")
+    code, out, _ = run("lookup", "DeepSpeedZeroConfig", "--version", "0.8.0")
+    assert code == 0 and out.startswith("zero_optimization: section")
+
+
+@pytest.mark.parametrize(("paste", "key", "action"), [
+    ("my offload does nothing", "zero_optimization.offload_", "move_key"),
+    ("grad_norm stays above max_grad_norm", "gradient_clipping", "set_auto"),
+    ('"zero_optimization": {"stage": 2},\n"offload_optimizer": {"device": "cpu"}\nit does not seem to do anything',
+     "zero_optimization.offload_optimizer", "move_key"),
+])
+def test_silent_symptoms_are_matched_by_words(paste: str, key: str, action: str) -> None:
+    cause = explain_text(paste).as_json()["causes"][0]
+    assert cause["keys"][0].startswith(key) and cause["action"] == action
+
+
+def test_config_ranks_the_keys_the_file_writes_first(tmp_path: Path) -> None:
+    config = tmp_path / "ds.json"
+    config.write_text(json.dumps({"gradient_accumulation_steps": 8, "train_micro_batch_size_per_gpu": 1}))
+    paste = ("AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+             "gradient_acc_step * world_size 16 != 1 * 8 * 1")
+    code, out, _ = run("explain", paste, "--config", str(config), "--format", "json")
+    keys = json.loads(out)["causes"][0]["keys"]
+    assert code == 0 and set(keys[:2]) == {"gradient_accumulation_steps", "train_micro_batch_size_per_gpu"}
+    code, _, err = run("explain", paste, "--config", str(tmp_path / "missing.json"))
+    assert code == 2 and len(err.strip().splitlines()) == 1

@@ -25,7 +25,7 @@ from typing import Any
 
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
-from dsfields.model.store import available_versions, generated_root, load, version_key
+from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
 from dsfields.model.termsafe import shown
 
 JSON_FORMAT = 1
@@ -188,7 +188,7 @@ def catalogue(root: str | None = None) -> dict[str, Message]:
     root = root or generated_root()
     found: dict[str, Message] = {}
     for version in available_versions(root):
-        document = _read_json(os.path.join(root, version, "messages.json"))
+        document = load_messages(version, root)
         if not document:
             continue
         for entry in document.get("messages", []):
@@ -672,15 +672,19 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
                 f"（顶层的未知键会被静默忽略）。"), _t(lang, "a key at the wrong level is silently ignored.",
                                                  "写错层级的键会被静默忽略。"), score=5))
     if not causes:
-        hf_paths = {}
-        for path, fill in (facts["hf"].get("paths") or {}).items():
-            hf_paths.setdefault(path, fill)
-        named = paths_in(text, version)
-        for word in _WORD.findall(text):
-            for path, fill in (facts["hf"].get("fills") or {}).items():
-                if word == fill:
-                    named.append(path)
-        for path in named[:2]:
+        # A Trainer flag the user names (max_grad_norm) is the ds_config key the Trainer fills from it.
+        flags = _trainer_flags()
+        for flag in dict.fromkeys(w for w in _WORD.findall(text) if w in flags):
+            path = flags[flag]
+            causes.append(Cause([path, f"hf:--{flag}"], "set_auto", _t(
+                lang, f"set `{path}` to \"auto\": the Trainer then fills it from --{flag}; a number written in "
+                      f"ds_config is what DeepSpeed uses, whatever --{flag} says.",
+                f"把 `{path}` 设为 \"auto\"：这样 Trainer 会用 --{flag} 填写它；ds_config 中写死的数字才是 DeepSpeed "
+                f"实际使用的值，与 --{flag} 无关。"),
+                _t(lang, f"DeepSpeed reads `{path}`, not the Trainer's --{flag}.",
+                   f"DeepSpeed 读取的是 `{path}`，而不是 Trainer 的 --{flag}。"), score=4))
+        named = [p for p in paths_in(text, version) if not any(p in c.keys for c in causes)]
+        for path in named[:2 - min(len(causes), 2)]:
             causes.append(Cause([path], "remove_key", _t(
                 lang, f"`{path}` is read only under conditions your config does not meet (see `dsfields lookup "
                       f"{path}`): remove it, or change the setting that makes DeepSpeed read it.",
@@ -688,14 +692,48 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
                 f"或修改使 DeepSpeed 读取它的设置。"), _t(lang, "the key is silently ignored in this setting.",
                                                    "在这种设置下该键被静默忽略。"), score=3))
     if not causes:
+        # Only a word of a key ("my offload does nothing"): the nested sections named by it, which DeepSpeed
+        # ignores without a word when they sit at another level.
+        words = {w.lower() for w in _WORD.findall(text) if len(w) >= 5}
+        nested = sorted((p for p in facts["sections"] if p.count(".") == 1
+                         and words & set(p.rsplit(".", 1)[-1].split("_"))), key=lambda p: (len(p), p))
+        for path in nested[:2]:
+            parent = path.rsplit(".", 1)[0]
+            causes.append(Cause([path], "move_key", _t(
+                lang, f"make sure `{path.rsplit('.', 1)[-1]}` sits inside `{parent}`: anywhere else DeepSpeed ignores "
+                      f"it without a word (`dsfields check` your file shows where it is read).",
+                f"确认 `{path.rsplit('.', 1)[-1]}` 写在 `{parent}` 里面：写在别处时 DeepSpeed 会静默忽略它"
+                f"（用 `dsfields check` 检查你的文件可看到它在哪里被读取）。"),
+                _t(lang, "a section at the wrong level is silently ignored.", "写错层级的段会被静默忽略。"), score=1))
+    if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes)
 
 
 @cache
+def _trainer_flags() -> dict[str, str]:
+    """TrainingArguments flag → the ds_config path the Trainer fills from it (newest ``generated/hf`` release)."""
+    folder = os.path.join(generated_root(), "hf")
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("transformers-") and n.endswith((".json", ".json.gz"))]
+    except OSError:
+        return {}
+    if not names:
+        return {}
+    newest = max(names, key=lambda n: _anykey(n.split("-", 1)[1].split(".json")[0]))
+    document = _read_json(os.path.join(folder, newest.removesuffix(".gz"))) or {}
+    flags: dict[str, str] = {}
+    for path, fill in sorted(((document.get("fills") or {}).get("paths") or {}).items()):
+        for flag in re.split(r"[|+()]", str(fill.get("hf_key") or "")):
+            if flag.isidentifier() and flag not in flags:
+                flags[flag] = path
+    return flags
+
+
+@cache
 def _names(version: str) -> dict[str, list[str]]:
     """Config attribute / engine accessor → paths, as extracted with the release's catalogue."""
-    document = _read_json(os.path.join(generated_root(), version, "messages.json")) or {}
+    document = load_messages(version) or {}
     return document.get("names") or {}
 
 
@@ -772,7 +810,7 @@ def long_form(message_id: str, lang: str) -> str | None:
 def message_changes(old: str, new: str, root: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Catalogue entries of ``new`` whose ID ``old`` lacks (added) and of ``old`` that ``new`` lacks (removed)."""
     def entries(version: str) -> dict[str, dict[str, Any]]:
-        document = _read_json(os.path.join(str(root), version, "messages.json"))
+        document = load_messages(version, root)
         if document is None:
             raise UsageError(f"DeepSpeed {version} has no message catalogue (python -m dsfields.extract.messages)")
         found: dict[str, dict[str, Any]] = {}

@@ -80,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         if other is not None:
             return other
         if _looks_pasted(args.query):  # issue 38: a pasted message goes to explain, not to "no field"
-            return _hand_to_explain(args.query, snapshot.version, lang, bool(args.json))
+            handed = _hand_to_explain(args.query, snapshot.version, lang, bool(args.json))
+            if handed is not None:
+                return handed
     from dsfields.inference import inference_note
 
     # issue 29: the same word may be a key of init_inference's config
@@ -155,23 +157,23 @@ def _looks_pasted(query: str) -> bool:
     return "\n" in query or len(query.split()) >= 4 or bool(re.search(r"(?:Error|Exception|Warning)\b", query))
 
 
-def _hand_to_explain(query: str, version: str, lang: str, as_json: bool) -> int:
+def _hand_to_explain(query: str, version: str, lang: str, as_json: bool) -> int | None:
+    """Explain's answer when it places the message; None (lookup's own "no field" follows) when it cannot."""
     from dsfields.explain import explain_text, render_text
 
     answer = explain_text(query, lang=lang)
+    if not answer.placed:
+        return None
     if as_json:
         import json
 
         write(json.dumps({"deepspeed_version": version, "query": query, "explain": answer.as_json()},
                          indent=1, ensure_ascii=False) + "\n")
-    elif answer.placed:
+    else:
         head = "这看起来是一条消息，不是键；dsfields explain 的回答：" if lang == "zh" else (
             "This looks like a message, not a key; dsfields explain answers:")
         write(head + "\n" + render_text(answer, lang), lang=lang)
-    else:
-        write(("没有这个字段，也无法在任何版本的消息目录中找到这条消息。\n" if lang == "zh" else
-               "No such field, and no release's message catalogue has this message.\n"), lang=lang)
-    return 0 if answer.placed else 1
+    return 0
 
 
 # --- optimizer/scheduler types and goals (issue 28) ------------------------------------------------

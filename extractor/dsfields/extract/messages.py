@@ -36,12 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsfields.model.store import dumps, repo_generated_dir, write_atomic
+from dsfields.model.store import MESSAGES_FILE, dumps, repo_generated_dir, write_atomic
 
 FORMAT = 1
 """Format of ``messages.json``; bump on any change a consumer could notice."""
-
-MESSAGES_FILE = "messages.json"
 
 SCANNED = ("deepspeed/runtime/", "deepspeed/moe/", "deepspeed/compression/", "deepspeed/elasticity/",
            "deepspeed/monitor/", "deepspeed/autotuning/", "deepspeed/ops/adam/", "deepspeed/ops/lamb/",
