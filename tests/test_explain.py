@@ -146,3 +146,25 @@ def test_a_log_call_with_arguments_is_percent_formatted_by_logging() -> None:
     source = 'def f(names):\n    logger.warning("per head: %s stay on the full path (%d)", names, len(names))\n'
     entries, _ = scan_modules({"deepspeed/runtime/x.py": source}, SNAPSHOT)
     assert [e["pattern"] for e in entries] == ["per head: {names} stay on the full path ({len(names)})"]
+
+
+def test_an_attribute_chain_through_a_model_names_the_nested_key() -> None:
+    snapshot = {
+        "fields": {
+            "zero_optimization.offload_param": {"key": "offload_param", "section": "zero_optimization",
+                                                "python_name": "offload_param"},
+            "zero_optimization.offload_param.nvme_path": {"key": "nvme_path", "section": "zero_optimization.offload_param",
+                                                          "python_name": "nvme_path"},
+            "zero_optimization.offload_optimizer.nvme_path": {
+                "key": "nvme_path", "section": "zero_optimization.offload_optimizer", "python_name": "nvme_path"},
+        },
+        "sections": {"": {}, "zero_optimization": {"model": "m.DeepSpeedZeroConfig"},
+                     "zero_optimization.offload_param": {"model": "m.DeepSpeedZeroOffloadParamConfig"},
+                     "zero_optimization.offload_optimizer": {}},
+    }
+    config = ("def get_zero_config(d):\n    return DeepSpeedZeroConfig(**d)\n\nclass C:\n    def f(self, d):\n"
+              "        self.zero_config = get_zero_config(d)\n")
+    check = ("def v(ds_config):\n    assert ds_config.zero_config.offload_param.nvme_path is not None, "
+             "'\"nvme_path\" cannot be None for nvme'\n")
+    entries, _ = scan_modules({"deepspeed/runtime/config.py": config, "deepspeed/runtime/zero/p.py": check}, snapshot)
+    assert [e["keys"] for e in entries] == [["zero_optimization.offload_param.nvme_path"]]

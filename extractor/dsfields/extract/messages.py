@@ -229,6 +229,38 @@ class KeyMap:
             return self.attributes.get(_last(node), [])
         return []
 
+    def model_builders(self, trees: Any) -> None:
+        """Functions returning a section's model (``get_zero_config`` → ``DeepSpeedZeroConfig(...)``) read it."""
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef) and node.name not in self.functions:
+                    for sub in ast.walk(node):
+                        if (isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call)
+                                and _callee(sub.value) in self.models):
+                            self.functions[node.name] = [self.models[_callee(sub.value)]]
+                            break
+
+    def chain(self, node: ast.Attribute) -> str | None:
+        """``x.zero_config.offload_param.nvme_path`` → ``zero_optimization.offload_param.nvme_path``: the first
+        name that stands for a section, then each attribute through that section's model."""
+        parts: list[str] = []
+        current: ast.AST = node
+        while isinstance(current, ast.Attribute):
+            parts.append(current.attr)
+            current = current.value
+        parts.reverse()
+        for start, name in enumerate(parts[:-1]):
+            base = self.attributes.get(name, [])
+            if base and base[0] in self.sections:
+                path = base[0]
+                for attr in parts[start + 1:]:
+                    nested = self.section_attrs.get(path, {}).get(attr)
+                    if nested is None:
+                        break
+                    path = nested
+                return path if path != base[0] else None
+        return None
+
     def learn(self, modules: dict[str, ast.Module]) -> None:
         """Config attributes (``self.A = reader(...)`` / ``self.A = self.B.C``) and engine accessors, to a fixpoint."""
         for _ in range(3):
@@ -261,7 +293,8 @@ class KeyMap:
                 if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1:
                     paths = self.names_in(local[sub.id][0], section, local, depth + 1)
             elif isinstance(sub, ast.Attribute):
-                paths = self.attributes.get(sub.attr, [])
+                deep = self.chain(sub)
+                paths = [deep] if deep else self.attributes.get(sub.attr, [])
                 if not paths and section is not None:
                     paths = [p for p in [self.section_attrs.get(section, {}).get(sub.attr)] if p]
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
@@ -524,6 +557,7 @@ def scan_release(sources: dict[str, str], snapshot: dict[str, Any]
             failed.append(name)
         else:
             trees[name] = tree
+    keys.model_builders(trees.values())
     keys.learn({n: t for n, t in trees.items() if n.endswith(("runtime/config.py", "runtime/engine.py"))})
     scanner = _Scanner(keys)
     for name, tree in trees.items():
