@@ -153,8 +153,8 @@ def test_an_attribute_chain_through_a_model_names_the_nested_key() -> None:
         "fields": {
             "zero_optimization.offload_param": {"key": "offload_param", "section": "zero_optimization",
                                                 "python_name": "offload_param"},
-            "zero_optimization.offload_param.nvme_path": {"key": "nvme_path", "section": "zero_optimization.offload_param",
-                                                          "python_name": "nvme_path"},
+            "zero_optimization.offload_param.nvme_path": {
+                "key": "nvme_path", "section": "zero_optimization.offload_param", "python_name": "nvme_path"},
             "zero_optimization.offload_optimizer.nvme_path": {
                 "key": "nvme_path", "section": "zero_optimization.offload_optimizer", "python_name": "nvme_path"},
         },
