@@ -855,7 +855,8 @@ def render_text(answer: Answer, lang: str) -> str:
         return head + "\n" + "".join(f"  {c.fix}\n" for c in answer.causes)
     out = []
     if answer.message:
-        out.append(_t(lang, "Message", "消息") + f" ({answer.layer}): {shown(answer.message)[:300]}")
+        text = shown(answer.message)[:300]
+        out.append(_t(lang, f"Message ({answer.layer}): {text}", f"消息（{answer.layer}，原文：{text}）"))
     if answer.pinned:
         pinned = answer.pinned if answer.layer != "deepspeed" else f"DeepSpeed {answer.pinned}"
         out.append(_t(lang, f"The traceback's line pins the release: {pinned}.",
@@ -923,5 +924,5 @@ def run(args: Any) -> int:
         sys.stdout.write(render_text(answer, lang))
     else:
         sys.stdout.write(_t(lang, "dsfields explain: cannot place this message in any release's catalogue.\n",
-                            "dsfields explain：无法在任何版本的消息目录中找到这条消息。\n"))
+                            "无法在任何版本的消息目录中找到这条消息。\n"))
     return 0 if answer.placed else 1
