@@ -234,3 +234,15 @@ def test_config_ranks_the_keys_the_file_writes_first(tmp_path: Path) -> None:
     assert code == 0 and set(keys[:2]) == {"gradient_accumulation_steps", "train_micro_batch_size_per_gpu"}
     code, _, err = run("explain", paste, "--config", str(tmp_path / "missing.json"))
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("paste", [
+    "MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+    "ModuleNotFoundError: No module named 'deepspeed'",
+    "KeyError: 'input_ids'",
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+])
+def test_errors_about_no_key_name_no_key(paste: str) -> None:
+    """Confidently wrong is worse than "cannot place": an unrelated error names no ds_config key."""
+    answer = explain_text(paste).as_json()
+    assert not any(cause["keys"] for cause in answer["causes"]), answer

@@ -306,7 +306,11 @@ def paths_in(text: str, version: str, section: str | None = None, loose: bool = 
     """
     facts = _snapshot_facts(version)
     found: list[str] = []
-    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
+    for found_word in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
+        word = found_word.group()
+        if "_" not in word and "." not in word and not any(c.isdigit() for c in word) and not (
+                text[found_word.start() - 1:found_word.start()] in "`'\"" and found_word.start() > 0):
+            continue  # a plain English word ("compile", "checkpoint") is not evidence of a key unless quoted
         if word in facts["paths"] or (word in facts["sections"] and "." in word) or (
                 loose and "." in word and word.split(".", 1)[0] in facts["sections"]):
             path = word
@@ -465,10 +469,11 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
             scored.append((100 + len(literal.strip()), message, match))
             continue
         tokens = set(w.lower() for w in _WORD.findall(literal) if len(w) > 2)
-        if len(tokens) >= 3 and words:
+        if len(tokens) >= 4 and words:
             common = tokens & words
             ratio = len(common) / len(tokens)
-            if ratio >= 0.6 and len(common) >= 3:
+            # a distinctive word in common, not only "does not exist"
+            if ratio >= 0.6 and len(common) >= 3 and any(len(w) >= 6 for w in common):
                 scored.append((ratio * 50 + len(common), message, None))
     if not scored:
         return None
