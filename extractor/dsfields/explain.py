@@ -498,6 +498,11 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         if not keys and occurrence.section:
             keys = _words_to_keys(paste.flat[-4000:], occurrence.section, versions[0])
         keys = _prefer_existing(keys, where_version if message.layer == "deepspeed" else versions[0])
+        if message.layer == "transformers":  # the Trainer's side of a mismatch: "- ds KEY=V vs hf FLAG=V"
+            for flags in re.findall(r"\bvs hf ([\w|+()]+)", captured or ""):
+                flag = next((f for f in re.split(r"[|+()]", flags) if f in _trainer_flags()), None)
+                if flag and f"hf:--{flag}" not in keys:
+                    keys.append(f"hf:--{flag}")
         action, fix, why = _fix(message, occurrence, keys, lang)
         span = release_span([o.version for o in message.occurrences])
         causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
