@@ -885,7 +885,7 @@ def render_text(answer: Answer, lang: str) -> str:
 def add_arguments(parser: Any) -> None:
     parser.add_argument("text", nargs="?", default="-", help="the pasted message, a message ID, or - for stdin")
     parser.add_argument("--version", dest="deepspeed_version", metavar="V", help="the DeepSpeed release you ran")
-    parser.add_argument("--hf-version", metavar="T[,A]", help="transformers (and accelerate) releases you ran")
+    parser.add_argument("--hf-version", metavar="T,A", help="transformers (and accelerate) releases you ran")
     parser.add_argument("--config", metavar="FILE", help="your ds_config file, to rank its keys first")
     parser.add_argument("--lang", choices=("en", "zh"), default=None, help="language of our explanations")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
