@@ -246,3 +246,8 @@ def test_errors_about_no_key_name_no_key(paste: str) -> None:
     """Confidently wrong is worse than "cannot place": an unrelated error names no ds_config key."""
     answer = explain_text(paste).as_json()
     assert not any(cause["keys"] for cause in answer["causes"]), answer
+
+
+def test_a_message_cut_short_by_the_paste_is_still_placed() -> None:
+    cause = explain_text("AssertionError: Check batch related parameters").as_json()["causes"][0]
+    assert cause["keys"][0] == "train_batch_size" and cause["action"] == "set_value"

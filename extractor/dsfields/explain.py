@@ -457,6 +457,7 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     haystack = paste.flat[-20000:].lower()
     scored: list[tuple[float, Message, re.Match[str] | None]] = []
     words = set(w.lower() for w in _WORD.findall(" ".join(m for _, m in paste.exceptions) or paste.flat[-4000:]))
+    exception_texts = [re.sub(r"\s+", " ", m).strip().lower() for _, m in paste.exceptions[-5:]]
     for message in messages.values():
         literal = message.literal
         chunks = sorted((re.sub(r"\s+", " ", c.replace("{{", "{").replace("}}", "}")).strip().lower()
@@ -467,6 +468,11 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
             match = message.regex().search(paste.flat[-20000:])
         if match:
             scored.append((100 + len(literal.strip()), message, match))
+            continue
+        flat_literal = re.sub(r"\s+", " ", literal).lower()
+        part = [m for m in exception_texts if len(m) >= 24 and m in flat_literal]
+        if part:  # a message cut short by the paste ("AssertionError: Check batch related parameters")
+            scored.append((60 + len(part[0]), message, None))
             continue
         tokens = set(w.lower() for w in _WORD.findall(literal) if len(w) > 2)
         if len(tokens) >= 4 and words:
@@ -592,6 +598,14 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                          f"(it fills it from the model's `hidden_size` only).",
                    f"把 {key} 中的 \"auto\" 换成具体数字：库无法自行推算（它只根据模型的 `hidden_size` 填写）。"),
                 _t(lang, "an \"auto\" value was left that nothing filled in.", "留下了一个没有被填写的 \"auto\" 值。"))
+    grade = re.search(r"\b(down|up)grade (?:deepspeed|to (?:a |an )?(?:deepspeed|version|release))", text)
+    if grade:
+        action = f"{grade.group(1)}grade"
+        return (action,
+                _t(lang, f"{action} DeepSpeed as the message says, or stop setting {key}.",
+                   f"按消息所说{'降级' if action == 'downgrade' else '升级'} DeepSpeed，或不再设置 {key}。"),
+                _t(lang, f"this release refuses {key} and names another release.",
+                   f"此版本拒绝 {key}，并指出了另一个版本。"))
     if "deprecat" in text:
         return ("rename_key",
                 _t(lang, f"replace {key} with the key the message names.", f"用消息中给出的新键替换 {key}。"),
