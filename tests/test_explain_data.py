@@ -251,3 +251,10 @@ def test_errors_about_no_key_name_no_key(paste: str) -> None:
 def test_a_message_cut_short_by_the_paste_is_still_placed() -> None:
     cause = explain_text("AssertionError: Check batch related parameters").as_json()["causes"][0]
     assert cause["keys"][0] == "train_batch_size" and cause["action"] == "set_value"
+
+
+def test_an_equality_the_message_printed_is_solved_with_its_own_values() -> None:
+    paste = ("AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+             "gradient_acc_step * world_size 256 != 2 * 18 * 7")
+    fix = explain_text(paste).as_json()["causes"][0]["fix"]
+    assert fix.startswith("set `train_batch_size` to 252 ")

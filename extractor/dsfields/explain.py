@@ -157,7 +157,10 @@ class Message:
             token = match.group()
             parts.append(re.escape(token[0]) if token in ("{{", "}}") else r"(.{0,400}?)")
             pos = match.end()
-        parts.append(_literal_regex(self.pattern[pos:]))
+        tail = self.pattern[pos:]
+        if not tail.strip() and parts and parts[-1] == r"(.{0,400}?)":
+            parts[-1] = r"(\S{1,400})"  # a field that ends the message takes the word printed there, not nothing
+        parts.append(_literal_regex(tail))
         return re.compile("".join(parts).strip(), re.IGNORECASE)
 
 
@@ -510,6 +513,12 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
                 if flag and f"hf:--{flag}" not in keys:
                     keys.append(f"hf:--{flag}")
         action, fix, why = _fix(message, occurrence, keys, lang)
+        solved = _solve(message, match, occurrence.condition)
+        if solved is not None and keys and action == "set_value":
+            expression, value = solved
+            fix = _t(lang, f"set `{keys[0]}` to {value} ({expression} with the message's own values), or change the "
+                           f"others until the two sides agree; {fix}",
+                     f"把 `{keys[0]}` 设为 {value}（用消息中的数值算出 {expression}），或修改其他值使两边相等；{fix}")
         span = release_span([o.version for o in message.occurrences])
         causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
                             score))
@@ -532,6 +541,44 @@ def _captured(message: Message, match: re.Match[str] | None, condition: str | No
                                        condition)
         (first if read else rest).append(value)
     return " ".join(first + rest)
+
+
+def _solve(message: Message, match: re.Match[str] | None, condition: str | None) -> tuple[str, str] | None:
+    """For a refused ``A == B * C ...`` whose fields the message printed: the right side's value, from the paste."""
+    if match is None or not condition:
+        return None
+    import ast
+
+    try:
+        tree = ast.parse(condition.split(" and (")[0].strip("()"), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)):
+        return None
+    names = [m.group()[1:-1] for m in _FIELD.finditer(message.pattern) if m.group() not in ("{{", "}}")]
+    values: dict[str, float] = {}
+    for name, text in zip(names, match.groups(), strict=False):
+        try:
+            values[name] = float(text)
+        except (TypeError, ValueError):
+            continue
+
+    def value(node: ast.AST) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.Name | ast.Attribute) and ast.unparse(node) in values:
+            return values[ast.unparse(node)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Add | ast.Sub):
+            left, right = value(node.left), value(node.right)
+            return left * right if isinstance(node.op, ast.Mult) else (
+                left + right if isinstance(node.op, ast.Add) else left - right)
+        raise ValueError(ast.unparse(node))
+
+    try:
+        result = value(tree.comparators[0])
+    except ValueError:
+        return None
+    return ast.unparse(tree.comparators[0]), (str(int(result)) if result.is_integer() else str(result))
 
 
 def _prefer_existing(keys: list[str], version: str) -> list[str]:
