@@ -390,7 +390,7 @@ def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[s
     if answer is None:
         return Answer(placed=False, layer="unknown")
     if config is not None:
-        _narrow(answer, config)
+        _narrow(answer, config, lang)
     return answer
 
 
@@ -841,19 +841,29 @@ def _source_line(paste: Paste, versions: list[str], lang: str) -> Answer | None:
     return None
 
 
-def _narrow(answer: Answer, config: dict[str, Any]) -> None:
-    """Keys the user's file writes rank first within each cause; causes naming none of them go last."""
-    def written(path: str) -> bool:
+def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
+    """Keys the user's file writes rank first within each cause (causes naming none of them go last), and each
+    fix says what the file has now for its keys."""
+    missing = object()
+
+    def written(path: str) -> Any:
         node: Any = config
         for part in path.split("."):
             if not isinstance(node, dict) or part not in node:
-                return False
+                return missing
             node = node[part]
-        return True
+        return node
 
     for cause in answer.causes:
-        cause.keys.sort(key=lambda k: not written(k))
-    answer.causes.sort(key=lambda c: not any(written(k) for k in c.keys))
+        cause.keys.sort(key=lambda k: written(k) is missing)
+        now = [(k, written(k)) for k in cause.keys if written(k) is not missing]
+        shown_now = ", ".join(f"`{k}` = {shown(json.dumps(v))[:60]}" for k, v in now[:4])
+        if now:
+            cause.fix += _t(lang, f" Your file has {shown_now}.", f"你的文件中：{shown_now}。")
+        elif cause.keys and not answer.not_config:
+            cause.fix += _t(lang, " Your file writes none of these keys (DeepSpeed's default or the Trainer's fill "
+                                  "applies).", "你的文件没有写这些键（生效的是 DeepSpeed 的默认值或 Trainer 的填充值）。")
+    answer.causes.sort(key=lambda c: not any(written(k) is not missing for k in c.keys))
 
 
 # ----------------------------------------------------------------------------------------------- long form of an ID
