@@ -861,8 +861,9 @@ def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
         if now:
             cause.fix += _t(lang, f" Your file has {shown_now}.", f"你的文件中：{shown_now}。")
         elif cause.keys and not answer.not_config:
-            cause.fix += _t(lang, " Your file writes none of these keys (DeepSpeed's default or the Trainer's fill "
-                                  "applies).", "你的文件没有写这些键（生效的是 DeepSpeed 的默认值或 Trainer 的填充值）。")
+            cause.fix += _t(lang, " Your file writes none of these keys (DeepSpeed's default or the Trainer's "
+                                  "fill applies).",
+                            "你的文件没有写这些键（生效的是 DeepSpeed 的默认值或 Trainer 的填充值）。")
     answer.causes.sort(key=lambda c: not any(written(k) is not missing for k in c.keys))
 
 
