@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "estimate": ("dsfields.estimate", "GPU and host memory a config needs for N parameters, and its OOM list"),
     # issue 41: the commands above as Model Context Protocol tools for agent clients (needs dsfields[mcp])
     "mcp": ("dsfields.mcp_server", "serve the commands as MCP tools over stdio, for coding agents (read-only)"),
+    # issue 38: from a pasted error, warning or symptom to the key, the releases and the fix
+    "explain": ("dsfields.explain", "from a pasted error, warning or symptom to the key at fault and the fix"),
 }
 
 

@@ -446,6 +446,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the Trainer's and accelerate's rules that changed (generated/hf/)")
     parser.add_argument("--inference", action="store_true",
                         help="compare the init_inference config (DeepSpeedInferenceConfig) instead of ds_config")
+    parser.add_argument("--messages", action="store_true",
+                        help="compare the message catalogues instead (generated/<V>/messages.json): the errors, "
+                             "asserts and warnings each release added or removed, with their IDs")
     parser.add_argument("--fail-on", metavar="KIND,...", default=None,
                         help="exit 1 when a change of these kinds exists (for CI)")
     parser.add_argument("--generated", type=Path, default=None,
@@ -490,6 +493,17 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
 
         return run_hf_diff(args.old, args.new, args.format, bool(fail_on))
     root = args.generated or repo_generated_dir()
+    if getattr(args, "messages", False):  # issue 38: what a release can say about its config
+        from dsfields.explain import render_message_changes
+
+        for version in (args.old, args.new):
+            if version not in available_versions(root):
+                raise SnapshotError(f"no snapshot for DeepSpeed {version} "
+                                    f"(available: {version_listing(available_versions(root))})")
+        text, changed = render_message_changes(args.old, args.new, root, args.format, lang)
+        if text:
+            print(text)
+        return 1 if changed and fail_on else 0
     cache: dict[str, Snapshot] = {}
     if getattr(args, "inference", False):  # issue 29: the init_inference document of each release
         from dsfields.model.store import load_inference

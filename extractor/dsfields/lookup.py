@@ -72,9 +72,17 @@ def run(args: argparse.Namespace) -> int:
         return other
     matches = find(snapshot, args.query)
     if not matches:
+        section = _model_section(snapshot, args.query)
+        if section is not None:  # issue 38: a config class name (DeepSpeedBF16Config) lands on its section
+            matches = find(snapshot, section)
+    if not matches:
         other = _catalog_or_goal(snapshot, args, lang, plain=True)
         if other is not None:
             return other
+        if _looks_pasted(args.query):  # issue 38: a pasted message goes to explain, not to "no field"
+            handed = _hand_to_explain(args.query, snapshot.version, lang, bool(args.json))
+            if handed is not None:
+                return handed
     from dsfields.inference import inference_note
 
     # issue 29: the same word may be a key of init_inference's config
@@ -126,6 +134,46 @@ def run(args: argparse.Namespace) -> int:
         lines += [""] + fill(also_inference["message"], width)
     write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0 if matches else 1
+
+
+# --- pasted messages and config class names (issue 38) ---------------------------------------------
+
+
+def _model_section(snapshot: Snapshot, query: str) -> str | None:
+    """The section whose pydantic model class is ``query`` (``DeepSpeedZeroConfig`` → ``zero_optimization``)."""
+    name = query.strip().rsplit(".", 1)[-1]
+    if not name.isidentifier():
+        return None
+    for path, section in (snapshot.raw.get("sections") or {}).items():
+        if path and str(section.get("model") or "").rsplit(".", 1)[-1] == name:
+            return path
+    return None
+
+
+def _looks_pasted(query: str) -> bool:
+    """A message rather than a key: several words, a line break, or an ``Error:`` head."""
+    import re
+
+    return "\n" in query or len(query.split()) >= 4 or bool(re.search(r"(?:Error|Exception|Warning)\b", query))
+
+
+def _hand_to_explain(query: str, version: str, lang: str, as_json: bool) -> int | None:
+    """Explain's answer when it places the message; None (lookup's own "no field" follows) when it cannot."""
+    from dsfields.explain import explain_text, render_text
+
+    answer = explain_text(query, lang=lang)
+    if not answer.placed:
+        return None
+    if as_json:
+        import json
+
+        write(json.dumps({"deepspeed_version": version, "query": query, "explain": answer.as_json()},
+                         indent=1, ensure_ascii=False) + "\n")
+    else:
+        head = "这看起来是一条消息，不是键；dsfields explain 的回答：" if lang == "zh" else (
+            "This looks like a message, not a key; dsfields explain answers:")
+        write(head + "\n" + render_text(answer, lang), lang=lang)
+    return 0
 
 
 # --- optimizer/scheduler types and goals (issue 28) ------------------------------------------------

@@ -39,6 +39,18 @@ HELP_ZH: dict[str, str] = {
         "输出某个 DeepSpeed 版本的 ds_config JSON Schema（Draft 2020-12）",
     "render the field dictionary of every snapshot and build (or serve) the site":
         "渲染每个快照的字段词典并构建（或本地预览）文档站点",
+    # issue 38: dsfields explain
+    "compare the message catalogues instead (generated/<V>/messages.json): the errors, asserts and warnings each "
+    "release added or removed, with their IDs":
+        "改为比较消息目录（generated/<V>/messages.json）：每个版本新增或删除的报错、断言和警告，附带编号",
+    "from a pasted error, warning or symptom to the key at fault and the fix":
+        "从粘贴的报错、警告或现象找到出错的键和修正方法",
+    "the pasted message, a message ID, or - for stdin": "粘贴的消息、消息编号，或用 - 从标准输入读取",
+    "the DeepSpeed release you ran": "你运行的 DeepSpeed 版本",
+    "transformers (and accelerate) releases you ran": "你运行的 transformers（和 accelerate）版本",
+    "your ds_config file, to rank its keys first": "你的 ds_config 文件，其中写了的键排在前面",
+    "language of our explanations": "说明文字的语言",
+    "output format": "输出格式",
     "GPU and host memory a config needs for N parameters, and its OOM list":
         "一个配置在 N 个参数下需要的显存和主机内存，以及它的 OOM 清单",
     # extract

@@ -267,3 +267,26 @@ def load_inference(version: str | None, generated: Path | None = None) -> Snapsh
     if snapshot.document != "inference":
         raise SnapshotError(f"{path}: not an inference document (no \"document\": \"inference\"); re-extract it")
     return snapshot
+
+
+# ---------------------------------------------------------------- the message catalogue (issue 38)
+
+MESSAGES_FILE = "messages.json"
+"""``generated/<version>/messages.json``: what the release raises, asserts and logs about its config (documented in
+docs/snapshot-format.md, written by ``python -m dsfields.extract.messages``)."""
+
+
+def load_messages(version: str, generated: Path | str | None = None) -> dict[str, Any] | None:
+    """The message catalogue of ``version`` (its ``format`` checked), None when the release has none."""
+    import json
+
+    root = str(generated) if generated is not None else generated_root()
+    try:
+        document = json.loads(read_generated(os.path.join(root, version, MESSAGES_FILE)))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{version}/{MESSAGES_FILE}: {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != 1 or not isinstance(document.get("messages"), list):
+        raise SnapshotError(f"{version}/{MESSAGES_FILE}: not a message catalogue of format 1")
+    return document

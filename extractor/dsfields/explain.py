@@ -1,0 +1,1010 @@
+# `dsfields explain` (issue 38): from what a run printed to the key at fault, the releases and the fix.
+"""``dsfields explain``: a pasted error, warning or symptom → the key(s), why, the releases and the fix.
+
+Users arrive with an AssertionError, a pydantic ``ValidationError`` block, the Trainer's mismatch list or "my
+offload does nothing", not with a key. This answers from the committed snapshots only: the message catalogue
+(``generated/<V>/messages.json``, extracted by :mod:`dsfields.extract.messages`), the HF catalogue
+(``generated/hf/messages.json``), each release's fields (which model class reads which section, where each key
+lives) and the index of changes (in which releases a key exists).
+
+Steps: :func:`normalise` (ANSI, rank prefixes, rich frames, wrapped lines; bounded) → :func:`explain_text`
+(pydantic blocks, catalogue patterns, literal-token scoring, symptom words) → :func:`render_text` /
+:func:`render_json`. Exit codes: 0 placed, 1 cannot place, 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dsfields.model.errors import UsageError
+from dsfields.model.generated import read_generated
+from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
+from dsfields.model.termsafe import shown
+
+JSON_FORMAT = 1
+"""Version of the ``--format json`` document (documented in docs/explain.md)."""
+
+MAX_PASTE = 1 << 20
+"""Bytes of a paste that are read; more is cut (the tail, where the error is, is kept)."""
+MAX_LINES = 4000
+"""Lines of a paste that are looked at (the last ones)."""
+
+ACTIONS = ("set_value", "set_auto", "remove_key", "move_key", "rename_key", "upgrade", "downgrade", "code_or_tool",
+           "no_change")
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_PREFIX = re.compile(r"^(?:\s*\[(?:rank\d+|default\d+|:\d+|\d+,\s*\d+|[A-Za-z]*\d*)\]:?\s?|\s*rank\d+:\s?)+")
+_LOGHEAD = re.compile(r"^\s*\[\d{4}-\d\d-\d\d[^\]]*\]\s*(?:\[[A-Z]+\]\s*)?(?:\[[^\]]*\]\s*)?")
+_RICH = re.compile(r"^\s*[│|]?\s*(?:❱\s*)?\d+\s*[│|]((?:\s*[│|])*)(.*?)[│|]?\s*$")
+_BOX = re.compile(r"[│╭╮╰╯─❱]")
+_FRAME = re.compile(r"""File "([^"]+)", line (\d+)(?:, in (\S+))?""")
+_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Warning|Interrupt)|AssertError)\s*:\s*(.*)$")
+_PYDANTIC = re.compile(r"(\d+) validation errors? for (\w+)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
+_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+_PIECES = re.compile(r"(?<!\{)\{[^{}]*\}(?!\})")
+
+ZH = {"lang": "zh"}
+
+
+def _t(lang: str, en: str, zh: str) -> str:
+    return zh if lang == "zh" else en
+
+
+# ----------------------------------------------------------------------------------------------- the paste
+
+
+@dataclass
+class Paste:
+    """A paste made readable: its lines, the text as one line, its traceback frames and exception lines."""
+
+    lines: list[str]
+    flat: str
+    frames: list[tuple[str, int, str]]
+    exceptions: list[tuple[str, str]]
+    source_lines: list[str]
+
+
+def normalise(raw: str | bytes) -> Paste:
+    """Strip colours, rank prefixes, log heads and rich frames; join wrapped lines; bounded in size."""
+    if isinstance(raw, bytes):
+        raw = raw[-MAX_PASTE:].decode("utf-8", "replace")
+    raw = raw[-MAX_PASTE:]
+    raw = _ANSI.sub("", raw).replace("\r\n", "\n").replace("\r", "\n")
+    lines: list[str] = []
+    frames: list[tuple[str, int, str]] = []
+    exceptions: list[tuple[str, str]] = []
+    sources: list[str] = []
+    for line in raw.split("\n")[-MAX_LINES:]:
+        line = _CONTROL.sub(" ", line)[:2000]
+        line = _PREFIX.sub("", line)
+        line = _LOGHEAD.sub("", line)
+        rich = _RICH.match(line)
+        if rich:
+            sources.append(rich.group(2).strip())
+            line = rich.group(2)
+        line = _BOX.sub(" ", line).rstrip()
+        if not line.strip():
+            continue
+        frame = _FRAME.search(line)
+        if frame:
+            frames.append((_relative(frame.group(1)), int(frame.group(2)), frame.group(3) or ""))
+            continue
+        match = _EXCEPTION.match(line.strip())
+        if match:
+            exceptions.append((match.group(1), match.group(2)))
+        lines.append(line.strip())
+    flat = re.sub(r"\s+", " ", " ".join(lines))
+    return Paste(lines, flat, frames, exceptions, sources)
+
+
+def _relative(path: str) -> str:
+    path = path.replace("\\", "/")
+    for top in ("deepspeed/", "transformers/", "accelerate/"):
+        at = path.rfind("/" + top)
+        if at >= 0:
+            return path[at + 1:]
+        if path.startswith(top):
+            return path
+    return path.rsplit("/", 1)[-1]
+
+
+# ----------------------------------------------------------------------------------------------- catalogue
+
+
+@dataclass
+class Occurrence:
+    version: str
+    file: str
+    line: int
+    keys: list[str]
+    condition: str | None
+    section: str | None
+
+
+@dataclass
+class Message:
+    """One message ID over the releases (or HF releases) it exists in."""
+
+    id: str
+    kind: str
+    type: str
+    pattern: str
+    layer: str
+    occurrences: list[Occurrence] = field(default_factory=list)
+
+    @property
+    def literal(self) -> str:
+        return _FIELD.sub(lambda m: m.group()[0] if m.group() in ("{{", "}}") else " ", self.pattern)
+
+    @property
+    def newest(self) -> Occurrence:
+        return max(self.occurrences, key=lambda o: _anykey(o.version))
+
+    def regex(self) -> re.Pattern[str]:
+        parts = []
+        pos = 0
+        for match in _FIELD.finditer(self.pattern):
+            parts.append(_literal_regex(self.pattern[pos:match.start()]))
+            token = match.group()
+            parts.append(re.escape(token[0]) if token in ("{{", "}}") else r"(.{0,400}?)")
+            pos = match.end()
+        tail = self.pattern[pos:]
+        if not tail.strip() and parts and parts[-1] == r"(.{0,400}?)":
+            parts[-1] = r"(\S{1,400})"  # a field that ends the message takes the word printed there, not nothing
+        parts.append(_literal_regex(tail))
+        return re.compile("".join(parts).strip(), re.IGNORECASE)
+
+
+def _literal_regex(text: str) -> str:
+    words = text.split()
+    lead = r"\s*" if text[:1].isspace() else ""
+    tail = r"\s*" if text[-1:].isspace() else ""
+    return lead + r"\s+".join(re.escape(w) for w in words) + tail if words else (r"\s*" if text else "")
+
+
+def _anykey(version: str) -> tuple[Any, ...]:
+    try:
+        return version_key(version.split("-", 1)[-1])
+    except ValueError:
+        return (0,)
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(read_generated(path))
+    except (OSError, ValueError):
+        return None
+
+
+@cache
+def catalogue(root: str | None = None) -> dict[str, Message]:
+    """Every message of every snapshotted release (DeepSpeed and HF), by ID."""
+    root = root or generated_root()
+    found: dict[str, Message] = {}
+    for version in available_versions(root):
+        document = load_messages(version, root)
+        if not document:
+            continue
+        for entry in document.get("messages", []):
+            _add(found, entry, version, "deepspeed")
+    hf = _read_json(os.path.join(root, "hf", "messages.json")) or {}
+    for release, entries in sorted((hf.get("releases") or {}).items()):
+        for entry in entries:
+            _add(found, entry, release, release.split("-", 1)[0])
+    return found
+
+
+def _add(found: dict[str, Message], entry: dict[str, Any], version: str, layer: str) -> None:
+    message = found.get(entry["id"])
+    if message is None:
+        message = found[entry["id"]] = Message(entry["id"], entry["kind"], entry["type"], entry["pattern"], layer)
+    message.occurrences.append(Occurrence(version, entry["file"], entry["line"], list(entry.get("keys") or []),
+                                          entry.get("condition"), entry.get("section")))
+
+
+def release_span(versions: list[str]) -> str:
+    """``0.15.0-0.19.8`` for consecutive releases (of the full list), runs joined by commas."""
+    if not versions:
+        return ""
+    layer = versions[0].split("-", 1)[0] + "-" if "-" in versions[0] else ""
+    plain = sorted({v.split("-", 1)[-1] for v in versions}, key=_anykey)
+    universe = _universe(layer) or plain
+    index = {v: i for i, v in enumerate(universe)}
+    runs: list[list[str]] = []
+    for version in plain:
+        if runs and index.get(version, -5) == index.get(runs[-1][-1], -9) + 1:
+            runs[-1].append(version)
+        else:
+            runs.append([version])
+    text = ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return (layer.rstrip("-") + " " + text) if layer else text
+
+
+@cache
+def _universe(layer: str) -> list[str]:
+    if not layer:
+        return available_versions(generated_root())
+    hf = _read_json(os.path.join(generated_root(), "hf", "messages.json")) or {}
+    return sorted({r.split("-", 1)[1] for r in hf.get("releases", {}) if r.startswith(layer)}, key=_anykey)
+
+
+# ----------------------------------------------------------------------------------------------- snapshot facts
+
+
+@cache
+def _snapshot_facts(version: str) -> dict[str, Any]:
+    snapshot = load(version)
+    raw = snapshot.raw if hasattr(snapshot, "raw") else {}
+    sections = raw.get("sections", {})
+    fields = raw.get("fields", {})
+    models = {}
+    for path, section in sections.items():
+        if section.get("model"):
+            models.setdefault(section["model"].rsplit(".", 1)[-1], path)
+    leaves: dict[str, list[str]] = {}
+    for path, record in fields.items():
+        leaves.setdefault(record.get("key") or path.rsplit(".", 1)[-1], []).append(path)
+    python: dict[str, dict[str, str]] = {}
+    for path, record in fields.items():
+        if record.get("python_name"):
+            python.setdefault(record.get("section") or "", {})[record["python_name"]] = path
+    return {"models": models, "paths": set(fields), "leaves": leaves, "python": python,
+            "sections": set(sections), "hf": raw.get("hf_trainer") or {}}
+
+
+@cache
+def _key_history() -> dict[str, list[tuple[str, str]]]:
+    """Path → [(version, event kind)] from ``generated/index.json``."""
+    index = _read_json(os.path.join(generated_root(), "index.json")) or {}
+    return {p: [(e.get("version", ""), e.get("kind", "")) for e in events]
+            for p, events in (index.get("fields") or {}).items()}
+
+
+def key_releases(path: str) -> list[str]:
+    """The snapshotted releases whose fields include ``path``."""
+    events = _key_history().get(path)
+    if not events:
+        return []
+    versions = available_versions(generated_root())
+    present, inside = [], False
+    marks = {v: k for v, k in events}
+    for version in versions:
+        kind = marks.get(version)
+        if kind == "introduced":
+            inside = True
+        elif kind == "removed":
+            inside = False
+        if inside:
+            present.append(version)
+    return present
+
+
+def class_section(name: str, versions: list[str]) -> str | None:
+    """The section whose model class is ``name`` (``DeepSpeedBF16Config`` → ``bf16``), newest release first."""
+    for version in versions:
+        try:
+            section = _snapshot_facts(version)["models"].get(name)
+        except Exception:
+            continue
+        if section:
+            return section
+    return None
+
+
+def paths_in(text: str, version: str, section: str | None = None, loose: bool = False) -> list[str]:
+    """JSON paths the text names: dotted paths, then key names unique in the release (or in ``section``).
+
+    ``loose``: the text is a field of a library's message that prints ds_config keys (the Trainer's mismatch
+    list), so a dotted word under a known section counts even where the release lists no such field
+    (``scheduler.params.total_num_steps``: scheduler params are the scheduler's, not fields).
+    """
+    facts = _snapshot_facts(version)
+    found: list[str] = []
+    for found_word in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
+        word = found_word.group()
+        if "_" not in word and "." not in word and not any(c.isdigit() for c in word) and not (
+                text[found_word.start() - 1:found_word.start()] in "`'\"" and found_word.start() > 0):
+            continue  # a plain English word ("compile", "checkpoint") is not evidence of a key unless quoted
+        if word in facts["paths"] or (word in facts["sections"] and "." in word) or (
+                loose and "." in word and word.split(".", 1)[0] in facts["sections"]):
+            path = word
+        else:
+            leaf = word.rsplit(".", 1)[-1]
+            if "_" not in leaf:
+                continue
+            candidates = facts["leaves"].get(leaf, [])
+            if section:
+                candidates = [p for p in candidates if p.startswith(section + ".")] or candidates
+            if len(candidates) != 1:
+                continue
+            path = candidates[0]
+        if path not in found:
+            found.append(path)
+    return found
+
+
+# ----------------------------------------------------------------------------------------------- answers
+
+
+@dataclass
+class Cause:
+    keys: list[str]
+    action: str
+    fix: str
+    why: str
+    releases: str = ""
+    raised_at: str | None = None
+    message_id: str | None = None
+    score: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"keys": self.keys, "action": self.action, "fix": self.fix, "releases": self.releases,
+                "raised_at": self.raised_at, "message_id": self.message_id}
+
+
+@dataclass
+class Answer:
+    not_config: bool = False
+    layer: str = "deepspeed"
+    causes: list[Cause] = field(default_factory=list)
+    message: str = ""
+    pinned: str | None = None
+    placed: bool = True
+
+    def as_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"format": JSON_FORMAT, "not_config": self.not_config, "layer": self.layer,
+                                    "causes": [c.as_json() for c in self.causes]}
+        if self.pinned:
+            document["pinned_releases"] = self.pinned
+        if not self.placed:
+            document["placed"] = False
+        return document
+
+
+def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[str, Any] | None = None,
+                 lang: str = "en", hf: tuple[str, ...] = ()) -> Answer:
+    """The answer for one paste (see the module docstring)."""
+    paste = normalise(raw)
+    versions = sorted(available_versions(generated_root()), key=version_key, reverse=True)
+    if version:
+        versions = [version] + [v for v in versions if v != version]
+    newest = versions[0]
+    answer = _pydantic(paste, versions, lang)
+    if answer is None:
+        answer = _catalogue_answer(paste, versions, version, lang, hf)
+    if answer is None:
+        answer = _not_config(paste, lang)
+    if answer is None:
+        answer = _source_line(paste, versions, lang)
+    if answer is None:
+        answer = _symptom(paste, version or newest, lang)
+    if answer is None:
+        return Answer(placed=False, layer="unknown")
+    if config is not None:
+        _narrow(answer, config, lang)
+    return answer
+
+
+def _pydantic(paste: Paste, versions: list[str], lang: str) -> Answer | None:
+    head = _PYDANTIC.search(paste.flat)
+    if not head:
+        return None
+    section = class_section(head.group(2), versions)
+    if section is None:
+        return None
+    lines = paste.lines
+    causes: list[Cause] = []
+    for index, line in enumerate(lines):
+        if index + 1 >= len(lines) or not re.fullmatch(r"[A-Za-z_][\w.]*", line):
+            continue
+        error = lines[index + 1]
+        if not re.search(r"\[type=|\(type=|not permitted|Input should|value is not|field required", error):
+            continue
+        path = f"{section}.{line}" if section else line
+        extra = "extra" in error
+        if extra:
+            present = key_releases(path)
+            if present:
+                span = release_span(present)
+                action = "upgrade"
+                fix = _t(lang, f"`{path}` exists in DeepSpeed {span} only: upgrade DeepSpeed to one of those "
+                               f"releases, or delete `{line}` from `{section}`.",
+                         f"`{path}` 只在 DeepSpeed {span} 中存在：把 DeepSpeed 升级到这些版本之一，或从 `{section}` "
+                         f"中删除 `{line}`。")
+                why = _t(lang, f"the class {head.group(2)} (section `{section}`) of the running release does not know "
+                               f"`{line}` and refuses unknown keys.",
+                         f"所运行版本的 {head.group(2)} 类（`{section}` 段）不认识 `{line}`，而它拒绝未知的键。")
+            else:
+                action = "remove_key"
+                fix = _t(lang, f"delete `{line}` from `{section}` (no snapshotted release has `{path}`; check the "
+                               f"spelling with `dsfields lookup {line}`).",
+                         f"从 `{section}` 中删除 `{line}`（没有任何已收录的版本有 `{path}`；可用 "
+                         f"`dsfields lookup {line}` 核对拼写）。")
+                why = _t(lang, f"{head.group(2)} (section `{section}`) refuses keys it does not define.",
+                         f"{head.group(2)}（`{section}` 段）拒绝它没有定义的键。")
+        else:
+            value = re.search(r"input_value=([^,\]]+)", error)
+            shown_value = value.group(1) if value else ""
+            action = "set_value"
+            fix = _t(lang, f"write `{path}` as the type DeepSpeed expects ({error.split('[')[0].strip()}); the value "
+                           f"given was {shown_value or 'refused'}.",
+                     f"按 DeepSpeed 要求的类型填写 `{path}`（原文：{error.split('[')[0].strip()}）；给出的值 "
+                     f"{shown_value or ''} 被拒绝。")
+            why = _t(lang, f"{head.group(2)} validates `{line}` and refused its value.",
+                     f"{head.group(2)} 校验 `{line}` 时拒绝了它的值。")
+        causes.append(Cause([path], action, fix, why, score=10))
+    if not causes:
+        return None
+    return Answer(layer="deepspeed", causes=causes, message=head.group(0))
+
+
+def _candidates(paste: Paste) -> list[str]:
+    """Texts to match: each exception line's message, then the whole paste flattened (bounded)."""
+    texts = [m for _, m in paste.exceptions if m]
+    texts.append(paste.flat[-20000:])
+    return texts
+
+
+def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, lang: str,
+                      hf: tuple[str, ...] = ()) -> Answer | None:
+    messages = catalogue()
+    haystack = paste.flat[-20000:].lower()
+    scored: list[tuple[float, Message, re.Match[str] | None]] = []
+    words = set(w.lower() for w in _WORD.findall(" ".join(m for _, m in paste.exceptions) or paste.flat[-4000:]))
+    exception_texts = [re.sub(r"\s+", " ", m).strip().lower() for _, m in paste.exceptions[-5:]]
+    for message in messages.values():
+        literal = message.literal
+        chunks = sorted((re.sub(r"\s+", " ", c.replace("{{", "{").replace("}}", "}")).strip().lower()
+                         for c in _PIECES.split(message.pattern) if c.strip()), key=len, reverse=True)
+        longest = chunks[0] if chunks else ""
+        match = None
+        if longest and longest in haystack:
+            match = message.regex().search(paste.flat[-20000:])
+        if match:
+            scored.append((100 + len(literal.strip()), message, match))
+            continue
+        flat_literal = re.sub(r"\s+", " ", literal).lower()
+        part = [m for m in exception_texts if len(m) >= 24 and m in flat_literal]
+        if part:  # a message cut short by the paste ("AssertionError: Check batch related parameters")
+            scored.append((60 + len(part[0]), message, None))
+            continue
+        tokens = set(w.lower() for w in _WORD.findall(literal) if len(w) > 2)
+        if len(tokens) >= 4 and words:
+            common = tokens & words
+            ratio = len(common) / len(tokens)
+            # a distinctive word in common, not only "does not exist"
+            if ratio >= 0.6 and len(common) >= 3 and any(len(w) >= 6 for w in common):
+                scored.append((ratio * 50 + len(common), message, None))
+    if not scored:
+        return None
+    scored.sort(key=lambda s: (-s[0], s[1].id))
+    best = scored[0][0]
+    chosen = [s for s in scored if s[0] >= best - 1e-9 or (s[0] >= 100 and best >= 100 and s[0] >= best * 0.9)][:3]
+    causes: list[Cause] = []
+    pinned = None
+    layer = chosen[0][1].layer
+    for score, message, match in chosen:
+        occurrence, pin = _occurrence(message, paste, version, hf)
+        pinned = pinned or pin
+        captured = _captured(message, match, occurrence.condition)
+        where_version = occurrence.version.split("-", 1)[-1] if message.layer == "deepspeed" else versions[0]
+        keys = []
+        if message.layer != "deepspeed" or not occurrence.keys:
+            keys = paths_in(captured or paste.flat[-4000:], where_version if message.layer == "deepspeed"
+                            else versions[0], loose=bool(captured) and message.layer != "deepspeed")
+        for key in occurrence.keys:
+            if key not in keys:
+                keys.append(key)
+        if not keys and occurrence.section:
+            keys = _words_to_keys(paste.flat[-4000:], occurrence.section, versions[0])
+        keys = _prefer_existing(keys, where_version if message.layer == "deepspeed" else versions[0])
+        if message.layer == "transformers":  # the Trainer's side of a mismatch: "- ds KEY=V vs hf FLAG=V"
+            for flags in re.findall(r"\bvs hf ([\w|+()]+)", captured or ""):
+                flag = next((f for f in re.split(r"[|+()]", flags) if f in _trainer_flags()), None)
+                if flag and f"hf:--{flag}" not in keys:
+                    keys.append(f"hf:--{flag}")
+        action, fix, why = _fix(message, occurrence, keys, lang)
+        solved = _solve(message, match, occurrence.condition)
+        if solved is not None and keys and action == "set_value":
+            expression, value = solved
+            fix = _t(lang, f"set `{keys[0]}` to {value} ({expression} with the message's own values), or change the "
+                           f"others until the two sides agree; {fix}",
+                     f"把 `{keys[0]}` 设为 {value}（用消息中的数值算出 {expression}），或修改其他值使两边相等；{fix}")
+        span = release_span([o.version for o in message.occurrences])
+        causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
+                            score))
+    if not any(cause.keys for cause in causes):
+        # DeepSpeed's (or the library's) own message, about no key of any release: the config is not the cause.
+        return Answer(not_config=True, layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
+    return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
+
+
+def _captured(message: Message, match: re.Match[str] | None, condition: str | None) -> str:
+    """The text the message's fields matched, the fields the condition reads from a config first."""
+    if match is None:
+        return ""
+    names = [m.group()[1:-1] for m in _FIELD.finditer(message.pattern) if m.group() not in ("{{", "}}")]
+    first, rest = [], []
+    for name, value in zip(names, match.groups(), strict=False):
+        if not value:
+            continue
+        read = condition and re.search(r"\.get\(\s*" + re.escape(name) + r"\b|\[\s*" + re.escape(name) + r"\s*\]",
+                                       condition)
+        (first if read else rest).append(value)
+    return " ".join(first + rest)
+
+
+def _solve(message: Message, match: re.Match[str] | None, condition: str | None) -> tuple[str, str] | None:
+    """For a refused ``A == B * C ...`` whose fields the message printed: the right side's value, from the paste."""
+    if match is None or not condition:
+        return None
+    import ast
+
+    try:
+        tree = ast.parse(condition.split(" and (")[0].strip("()"), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)):
+        return None
+    names = [m.group()[1:-1] for m in _FIELD.finditer(message.pattern) if m.group() not in ("{{", "}}")]
+    values: dict[str, float] = {}
+    for name, text in zip(names, match.groups(), strict=False):
+        try:
+            values[name] = float(text)
+        except (TypeError, ValueError):
+            continue
+
+    def value(node: ast.AST) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.Name | ast.Attribute) and ast.unparse(node) in values:
+            return values[ast.unparse(node)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Add | ast.Sub):
+            left, right = value(node.left), value(node.right)
+            return left * right if isinstance(node.op, ast.Mult) else (
+                left + right if isinstance(node.op, ast.Add) else left - right)
+        raise ValueError(ast.unparse(node))
+
+    try:
+        result = value(tree.comparators[0])
+    except ValueError:
+        return None
+    return ast.unparse(tree.comparators[0]), (str(int(result)) if result.is_integer() else str(result))
+
+
+def _prefer_existing(keys: list[str], version: str) -> list[str]:
+    """The most specific keys, those the release has first; a section stands for its switch (``fp16.enabled``)."""
+    facts = _snapshot_facts(version)
+    keys = [f"{k}.enabled" if f"{k}.enabled" in facts["paths"] else k for k in keys]
+    keys = list(dict.fromkeys(keys))
+    specific = [k for k in keys if not any(o.startswith(k + ".") for o in keys)]
+    return sorted(specific, key=lambda k: (k not in facts["paths"], specific.index(k)))
+
+
+def _words_to_keys(text: str, section: str, version: str) -> list[str]:
+    words = {w.lower().rstrip("s") for w in _WORD.findall(text)}
+    scored = []
+    for path in _snapshot_facts(version)["paths"]:
+        if not path.startswith(section + ".") or path.count(".") != section.count(".") + 1:
+            continue
+        tokens = [t.rstrip("s") for t in path.rsplit(".", 1)[-1].lower().split("_") if t]
+        hits = sum(1 for t in tokens if t in words)
+        if hits >= 2 and hits * 3 >= len(tokens) * 2:
+            scored.append((-hits / len(tokens), path))
+    return [p for _, p in sorted(scored)[:2]]
+
+
+def _occurrence(message: Message, paste: Paste, version: str | None,
+                hf: tuple[str, ...] = ()) -> tuple[Occurrence, str | None]:
+    """The occurrence to explain from, and the releases a traceback line pins (``file:line`` seen in the paste).
+
+    ``hf``: the ``transformers-T`` / ``accelerate-A`` the user ran; of a library's message, the occurrence of the
+    newest catalogued release not after it is taken (the catalogue holds some releases of each library)."""
+    frames = {(f, line) for f, line, _ in paste.frames}
+    pinned = [o for o in message.occurrences if (o.file, o.line) in frames]
+    if pinned:
+        span = release_span([o.version for o in pinned])
+        return max(pinned, key=lambda o: _anykey(o.version)), span
+    if version:
+        for occurrence in message.occurrences:
+            if occurrence.version == version:
+                return occurrence, None
+    for wanted in hf:
+        dist, _, release = wanted.partition("-")
+        older = [o for o in message.occurrences if o.version.startswith(dist + "-")
+                 and _anykey(o.version) <= _anykey(release)]
+        if older:
+            return max(older, key=lambda o: _anykey(o.version)), None
+    return message.newest, None
+
+
+def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -> tuple[str, str, str]:
+    """The action, fix and why for a catalogue message, worded from its kind, text and condition."""
+    text = message.literal.lower()
+    key = f"`{keys[0]}`" if keys else _t(lang, "the setting named in the message", "消息中提到的设置")
+    condition = occurrence.condition
+    if message.layer != "deepspeed" and "auto" in text and ("mismatch" in text or "easiest" in text):
+        return ("set_auto",
+                _t(lang, f"set {key} to \"auto\" (the Trainer fills it from its arguments) or to the value the "
+                         f"Trainer's flag has.",
+                   f"把 {key} 设为 \"auto\"（由 Trainer 按其参数填写），或设为与 Trainer 参数一致的值。"),
+                _t(lang, "the ds_config value and the Trainer's argument disagree; the Trainer refuses to guess.",
+                   "ds_config 中的值与 Trainer 的参数不一致；Trainer 拒绝猜测。"))
+    if message.layer != "deepspeed" and "auto" in text:
+        return ("set_value",
+                _t(lang, f"replace \"auto\" in {key} with a number: the library could not work it out "
+                         f"(it fills it from the model's `hidden_size` only).",
+                   f"把 {key} 中的 \"auto\" 换成具体数字：库无法自行推算（它只根据模型的 `hidden_size` 填写）。"),
+                _t(lang, "an \"auto\" value was left that nothing filled in.", "留下了一个没有被填写的 \"auto\" 值。"))
+    grade = re.search(r"\b(down|up)grade (?:deepspeed|to (?:a |an )?(?:deepspeed|version|release))", text)
+    if grade:
+        action = f"{grade.group(1)}grade"
+        return (action,
+                _t(lang, f"{action} DeepSpeed as the message says, or stop setting {key}.",
+                   f"按消息所说{'降级' if action == 'downgrade' else '升级'} DeepSpeed，或不再设置 {key}。"),
+                _t(lang, f"this release refuses {key} and names another release.",
+                   f"此版本拒绝 {key}，并指出了另一个版本。"))
+    if "deprecat" in text:
+        return ("rename_key",
+                _t(lang, f"replace {key} with the key the message names.", f"用消息中给出的新键替换 {key}。"),
+                _t(lang, "the key is deprecated in this release.", "该键在此版本中已被弃用。"))
+    last = max(_anykey(o.version) for o in message.occurrences)
+    universe = _universe(message.layer + "-" if message.layer != "deepspeed" else "")
+    gone = bool(universe) and last < _anykey(universe[-1].split("-", 1)[-1]) and message.layer == "deepspeed"
+    cond = (_t(lang, f" (condition: `{shown(condition)[:200]}`)", f"（条件：`{shown(condition)[:200]}`）")
+            if condition else "")
+    if gone and not keys:
+        return ("upgrade",
+                _t(lang, f"upgrade DeepSpeed past {message.newest.version}: later releases no longer raise this.",
+                   f"将 DeepSpeed 升级到 {message.newest.version} 之后的版本：之后的版本不再报这个错。"),
+                _t(lang, f"DeepSpeed raises it at {occurrence.file}:{occurrence.line}{cond}.",
+                   f"DeepSpeed 在 {occurrence.file}:{occurrence.line} 处报错{cond}。"))
+    if not keys:
+        return ("code_or_tool",
+                _t(lang, f"the message is raised at {occurrence.file}:{occurrence.line}{cond}; no ds_config key is "
+                         f"read there, so change the code or the environment that triggers it.",
+                   f"该消息在 {occurrence.file}:{occurrence.line} 处产生{cond}；那里不读取 ds_config 的键，"
+                   f"请修改触发它的代码或环境。"),
+                _t(lang, "DeepSpeed checks this at run time, not from the config.",
+                   "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
+    others = ", ".join(f"`{k}`" for k in keys[1:4])
+    also = _t(lang, f" (together with {others})", f"（以及 {others}）") if others else ""
+    who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
+        message.layer, message.layer)
+    return ("set_value",
+            _t(lang, f"change {key}{also} so that {who}'s check holds{cond}.",
+               f"修改 {key}{also}，使 {who} 的检查成立{cond}。"),
+            _t(lang, f"{who} checks {key} at {occurrence.file}:{occurrence.line} and refused it.",
+               f"{who} 在 {occurrence.file}:{occurrence.line} 检查 {key} 并拒绝了它。"))
+
+
+_NOT_CONFIG = (
+    ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),
+    ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
+    ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
+    ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
+)
+"""Layers below the config, recognised by their own vocabulary (prose knowledge, not field facts)."""
+
+
+def _not_config(paste: Paste, lang: str) -> Answer | None:
+    for layer, pattern in _NOT_CONFIG:
+        if pattern.search(paste.flat):
+            return Answer(not_config=True, layer=layer, causes=[Cause([], "no_change", _t(
+                lang, f"not a ds_config problem: the {layer} layer reports it; no config key changes this.",
+                f"这不是 ds_config 的问题：由 {layer} 层报告，修改配置键无法解决。"), "")])
+    if paste.frames and paste.frames[-1][0].startswith("deepspeed/launcher/"):
+        return Answer(not_config=True, layer="launcher", causes=[Cause([], "no_change", _t(
+            lang, "not a ds_config problem: the `deepspeed` launcher refused its command-line arguments "
+                  f"({paste.frames[-1][0]}:{paste.frames[-1][1]}); fix the flag on the command line.",
+            "这不是 ds_config 的问题：`deepspeed` 启动器拒绝了命令行参数"
+            f"（{paste.frames[-1][0]}:{paste.frames[-1][1]}）；请修正命令行中的参数。"), "")])
+    return None
+
+
+_SILENT_EN = re.compile(r"does(?:n'?t| not)? (?:seem to )?(?:do|work|change|have)|no effect|nothing|ignored|"
+                        r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently", re.I)
+_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化")
+
+
+def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
+    """Silent symptoms: keys the text names, matched to the silent misreadings the snapshot knows."""
+    text = "\n".join(paste.lines)
+    if not (_SILENT_EN.search(text) or _SILENT_ZH.search(text)):
+        return None
+    facts = _snapshot_facts(version)
+    top = {p for p in facts["paths"] if "." not in p} | {s for s in facts["sections"] if "." not in s and s}
+    causes: list[Cause] = []
+    # A key written at the top level whose name the release knows only inside a section: never read there.
+    indents = {}
+    for line in text.split("\n"):
+        written = re.match(r"^(\s*)\"?([A-Za-z_]\w*)\"?\s*:\s*", line)
+        if written:
+            indents.setdefault(written.group(2), len(written.group(1)))
+    top_indent = min((indents[k] for k in indents if k in top), default=None)
+    for name, indent in indents.items():
+        if top_indent is None or indent != top_indent or name in top:
+            continue
+        nested = [p for p in facts["leaves"].get(name, []) if "." in p]
+        if len(nested) == 1:
+            causes.append(Cause([nested[0]], "move_key", _t(
+                lang, f"move `{name}` inside `{nested[0].rsplit('.', 1)[0]}`: at the top level DeepSpeed never "
+                      f"reads it (unknown top-level keys are ignored without a word).",
+                f"把 `{name}` 移到 `{nested[0].rsplit('.', 1)[0]}` 里面：写在顶层时 DeepSpeed 从不读取它"
+                f"（顶层的未知键会被静默忽略）。"), _t(lang, "a key at the wrong level is silently ignored.",
+                                                 "写错层级的键会被静默忽略。"), score=5))
+    if not causes:
+        # A Trainer flag the user names (max_grad_norm) is the ds_config key the Trainer fills from it.
+        flags = _trainer_flags()
+        for flag in dict.fromkeys(w for w in _WORD.findall(text) if w in flags):
+            path = flags[flag]
+            causes.append(Cause([path, f"hf:--{flag}"], "set_auto", _t(
+                lang, f"set `{path}` to \"auto\": the Trainer then fills it from --{flag}; a number written in "
+                      f"ds_config is what DeepSpeed uses, whatever --{flag} says.",
+                f"把 `{path}` 设为 \"auto\"：这样 Trainer 会用 --{flag} 填写它；ds_config 中写死的数字才是 DeepSpeed "
+                f"实际使用的值，与 --{flag} 无关。"),
+                _t(lang, f"DeepSpeed reads `{path}`, not the Trainer's --{flag}.",
+                   f"DeepSpeed 读取的是 `{path}`，而不是 Trainer 的 --{flag}。"), score=4))
+        named = [p for p in paths_in(text, version) if not any(p in c.keys for c in causes)]
+        for path in named[:2 - min(len(causes), 2)]:
+            causes.append(Cause([path], "remove_key", _t(
+                lang, f"`{path}` is read only under conditions your config does not meet (see `dsfields lookup "
+                      f"{path}`): remove it, or change the setting that makes DeepSpeed read it.",
+                f"`{path}` 只有在你的配置不满足的条件下才会被读取（见 `dsfields lookup {path}`）：删除它，"
+                f"或修改使 DeepSpeed 读取它的设置。"), _t(lang, "the key is silently ignored in this setting.",
+                                                   "在这种设置下该键被静默忽略。"), score=3))
+    if not causes:
+        # Only a word of a key ("my offload does nothing"): the nested sections named by it, which DeepSpeed
+        # ignores without a word when they sit at another level.
+        words = {w.lower() for w in _WORD.findall(text) if len(w) >= 5}
+        nested = sorted((p for p in facts["sections"] if p.count(".") == 1
+                         and words & set(p.rsplit(".", 1)[-1].split("_"))), key=lambda p: (len(p), p))
+        for path in nested[:2]:
+            parent = path.rsplit(".", 1)[0]
+            causes.append(Cause([path], "move_key", _t(
+                lang, f"make sure `{path.rsplit('.', 1)[-1]}` sits inside `{parent}`: anywhere else DeepSpeed ignores "
+                      f"it without a word (`dsfields check` your file shows where it is read).",
+                f"确认 `{path.rsplit('.', 1)[-1]}` 写在 `{parent}` 里面：写在别处时 DeepSpeed 会静默忽略它"
+                f"（用 `dsfields check` 检查你的文件可看到它在哪里被读取）。"),
+                _t(lang, "a section at the wrong level is silently ignored.", "写错层级的段会被静默忽略。"), score=1))
+    if not causes:
+        return None
+    return Answer(layer="deepspeed", causes=causes)
+
+
+@cache
+def _trainer_flags() -> dict[str, str]:
+    """TrainingArguments flag → the ds_config path the Trainer fills from it (newest ``generated/hf`` release)."""
+    folder = os.path.join(generated_root(), "hf")
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("transformers-") and n.endswith((".json", ".json.gz"))]
+    except OSError:
+        return {}
+    if not names:
+        return {}
+    newest = max(names, key=lambda n: _anykey(n.split("-", 1)[1].split(".json")[0]))
+    document = _read_json(os.path.join(folder, newest.removesuffix(".gz"))) or {}
+    flags: dict[str, str] = {}
+    for path, fill in sorted(((document.get("fills") or {}).get("paths") or {}).items()):
+        for flag in re.split(r"[|+()]", str(fill.get("hf_key") or "")):
+            if flag.isidentifier() and flag not in flags:
+                flags[flag] = path
+    return flags
+
+
+@cache
+def _names(version: str) -> dict[str, list[str]]:
+    """Config attribute / engine accessor → paths, as extracted with the release's catalogue."""
+    document = load_messages(version) or {}
+    return document.get("names") or {}
+
+
+_STATEMENT = re.compile(r"^\s*(?:assert|raise)\b.*")
+
+
+def _source_line(paste: Paste, versions: list[str], lang: str) -> Answer | None:
+    """A pasted ``assert``/``raise`` statement no release's catalogue has: its names map to keys, and since no
+    snapshotted release makes that check, the fix is a release that does not (or the keys it reads)."""
+    statements = [line for line in paste.source_lines + paste.lines if _STATEMENT.match(line)]
+    if not statements:
+        return None
+    statement = statements[-1]
+    for version in versions:
+        names = _names(version)
+        if not names:
+            continue
+        keys: list[str] = []
+        for name in re.findall(r"[A-Za-z_]\w*", statement):
+            for path in names.get(name, [])[:4]:
+                if path not in keys:
+                    keys.append(path)
+        keys = _prefer_existing(keys, version)
+        if not keys:
+            return None
+        span = release_span(available_versions(generated_root()))
+        listed = ", ".join(f"`{k}`" for k in keys[:3])
+        return Answer(layer="deepspeed", message=statement, causes=[Cause(keys, "upgrade", _t(
+            lang, f"no DeepSpeed release of {span} makes this check: upgrade DeepSpeed, or change {listed} so that "
+                  "it holds in the release you run.",
+            f"{span} 中没有任何 DeepSpeed 版本做这项检查：升级 DeepSpeed，或修改 {listed} 使其在你运行的版本中成立。"),
+            _t(lang, f"the statement reads {listed}; it comes from a release older than {span}.",
+               f"该语句读取 {listed}；它来自比 {span} 更早的版本。"), score=2)])
+    return None
+
+
+def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
+    """Keys the user's file writes rank first within each cause (causes naming none of them go last), and each
+    fix says what the file has now for its keys."""
+    missing = object()
+
+    def written(path: str) -> Any:
+        node: Any = config
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return missing
+            node = node[part]
+        return node
+
+    for cause in answer.causes:
+        cause.keys.sort(key=lambda k: written(k) is missing)
+        now = [(k, written(k)) for k in cause.keys if written(k) is not missing]
+        shown_now = ", ".join(f"`{k}` = {shown(json.dumps(v))[:60]}" for k, v in now[:4])
+        if now:
+            cause.fix += _t(lang, f" Your file has {shown_now}.", f"你的文件中：{shown_now}。")
+        elif cause.keys and not answer.not_config:
+            cause.fix += _t(lang, " Your file writes none of these keys (DeepSpeed's default or the Trainer's "
+                                  "fill applies).",
+                            "你的文件没有写这些键（生效的是 DeepSpeed 的默认值或 Trainer 的填充值）。")
+    answer.causes.sort(key=lambda c: not any(written(k) is not missing for k in c.keys))
+
+
+# ----------------------------------------------------------------------------------------------- long form of an ID
+
+
+def long_form(message_id: str, lang: str) -> str | None:
+    message = catalogue().get(message_id.upper())
+    if message is None:
+        return None
+    occurrence = message.newest
+    lines = [f"{message.id}  {message.type} ({message.kind}, {message.layer})",
+             "  " + _t(lang, "message", "原文") + ": " + shown(message.pattern),
+             "  " + _t(lang, "keys", "键") + ": " + (", ".join(occurrence.keys) or "-"),
+             "  " + _t(lang, "condition", "条件") + ": " + shown(occurrence.condition or "-"),
+             "  " + _t(lang, "releases", "版本") + ": " + release_span([o.version for o in message.occurrences]),
+             "  " + _t(lang, "raised at", "位置") + f": {occurrence.file}:{occurrence.line} ({occurrence.version})"]
+    action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
+    lines.append("  " + _t(lang, "fix", "修正") + f" ({action}): {fix}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------- diff --messages
+
+
+def message_changes(old: str, new: str, root: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Catalogue entries of ``new`` whose ID ``old`` lacks (added) and of ``old`` that ``new`` lacks (removed)."""
+    def entries(version: str) -> dict[str, dict[str, Any]]:
+        document = load_messages(version, root)
+        if document is None:
+            raise UsageError(f"DeepSpeed {version} has no message catalogue (python -m dsfields.extract.messages)")
+        found: dict[str, dict[str, Any]] = {}
+        for entry in document.get("messages", []):
+            found.setdefault(entry["id"], entry)
+        return found
+
+    before, after = entries(old), entries(new)
+    def place(entry: dict[str, Any]) -> tuple[str, int]:
+        return entry["file"], entry["line"]
+
+    added = sorted((after[i] for i in set(after) - set(before)), key=place)
+    removed = sorted((before[i] for i in set(before) - set(after)), key=place)
+    return added, removed
+
+
+def render_message_changes(old: str, new: str, root: str | Path, fmt: str, lang: str) -> tuple[str, bool]:
+    """``dsfields diff OLD NEW --messages`` in ``fmt`` (json, or text for every other style)."""
+    added, removed = message_changes(old, new, root)
+    if fmt == "json":
+        def slim(entry: dict[str, Any]) -> dict[str, Any]:
+            return {k: entry.get(k) for k in ("id", "type", "pattern", "keys", "file", "line")}
+
+        document = {"old": old, "new": new, "added": [slim(e) for e in added], "removed": [slim(e) for e in removed]}
+        return json.dumps(document, ensure_ascii=False, indent=1), bool(added or removed)
+    lines = [_t(lang, f"Messages {old} -> {new}: {len(added)} added, {len(removed)} removed",
+                f"消息 {old} -> {new}：新增 {len(added)} 条，删除 {len(removed)} 条")]
+    for sign, group in (("+", added), ("-", removed)):
+        for entry in group:
+            keys = ", ".join(entry.get("keys") or []) or "-"
+            lines.append(f"  {sign} {entry['id']} {entry['type']}: {shown(entry['pattern'])[:160]}")
+            lines.append(f"      {entry['file']}:{entry['line']}  " + _t(lang, "keys", "键") + f": {keys}")
+    return "\n".join(lines), bool(added or removed)
+
+
+# ----------------------------------------------------------------------------------------------- command
+
+
+def render_text(answer: Answer, lang: str) -> str:
+    if answer.not_config:
+        head = _t(lang, f"Not a config problem (layer: {answer.layer}).", f"不是配置问题（来源层：{answer.layer}）。")
+        return head + "\n" + "".join(f"  {c.fix}\n" for c in answer.causes)
+    out = []
+    if answer.message:
+        text = shown(answer.message)[:300]
+        out.append(_t(lang, f"Message ({answer.layer}): {text}", f"消息（{answer.layer}，原文：{text}）"))
+    if answer.pinned:
+        pinned = answer.pinned if answer.layer != "deepspeed" else f"DeepSpeed {answer.pinned}"
+        out.append(_t(lang, f"The traceback's line pins the release: {pinned}.",
+                      f"回溯中的行号确定了版本：{pinned}。"))
+    for number, cause in enumerate(answer.causes, 1):
+        out.append(f"{number}. " + _t(lang, "keys", "键") + ": " + (", ".join(cause.keys) or "-")
+                   + (f"  [{cause.message_id}]" if cause.message_id else ""))
+        out.append("   " + _t(lang, "why", "原因") + ": " + cause.why)
+        out.append("   " + _t(lang, "fix", "修正") + f" ({cause.action}): " + cause.fix)
+        if cause.releases:
+            out.append("   " + _t(lang, "releases", "版本") + ": " + cause.releases
+                       + (f"  ({cause.raised_at})" if cause.raised_at else ""))
+    return "\n".join(out) + "\n"
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("text", nargs="?", default="-", help="the pasted message, a message ID, or - for stdin")
+    parser.add_argument("--version", dest="deepspeed_version", metavar="V", help="the DeepSpeed release you ran")
+    parser.add_argument("--hf-version", metavar="T,A", help="transformers (and accelerate) releases you ran")
+    parser.add_argument("--config", metavar="FILE", help="your ds_config file, to rank its keys first")
+    parser.add_argument("--lang", choices=("en", "zh"), default=None, help="language of our explanations")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+
+
+def run(args: Any) -> int:
+    from dsfields.model import prose
+
+    lang = prose.language(args.lang)
+    text = args.text
+    if text == "-":
+        raw: str | bytes = sys.stdin.buffer.read(MAX_PASTE + 1)[-MAX_PASTE:]
+    else:
+        raw = text
+        if re.fullmatch(r"(?i)DS\d{5}", text.strip()):
+            long = long_form(text.strip(), lang)
+            if long is None:
+                raise UsageError(f"no message with ID {text.strip()}")
+            sys.stdout.write(long + "\n")
+            return 0
+    version = args.deepspeed_version
+    if version and version not in available_versions(generated_root()):
+        raise UsageError(f"no snapshot for DeepSpeed {shown(version)}")
+    config = None
+    if args.config:
+        from dsfields.configfile import ConfigFileError
+        from dsfields.configfile import load as load_config
+
+        try:
+            loaded = load_config(Path(args.config))
+        except ConfigFileError as exc:
+            raise UsageError(str(exc)) from None
+        config = getattr(loaded, "data", None)
+        if not isinstance(config, dict):
+            config = None
+    hf: tuple[str, ...] = ()
+    if args.hf_version:
+        parts = [p.strip() for p in args.hf_version.split(",")]
+        if not all(re.fullmatch(r"\d+(?:\.\d+){1,2}", p) for p in parts) or len(parts) > 2:
+            raise UsageError(f"--hf-version {shown(args.hf_version)}: expected T or T,A (transformers, accelerate)")
+        hf = tuple(f"{dist}-{p}" for dist, p in zip(("transformers", "accelerate"), parts, strict=False))
+    answer = explain_text(raw, version=version, config=config, lang=lang, hf=hf)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(answer.as_json(), ensure_ascii=False, indent=1) + "\n")
+    elif answer.placed:
+        sys.stdout.write(render_text(answer, lang))
+    else:
+        sys.stdout.write(_t(lang, "dsfields explain: cannot place this message in any release's catalogue.\n",
+                            "无法在任何版本的消息目录中找到这条消息。\n"))
+    return 0 if answer.placed else 1
