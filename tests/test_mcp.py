@@ -87,6 +87,14 @@ CALLS = [
      ["upgrade", str(PLAIN), "--from", "0.10.3", "--to", VERSION, "--format", "json", "--lang", "zh"]),
     ("schema", {"version": VERSION, "hf": True},
      ["schema", "--version", VERSION, "--hf"]),
+    ("explain", {"text": "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+                         "micro_batch_per_gpu * gradient_acc_step * world_size 16 != 1 * 8 * 1", "version": VERSION},
+     ["explain", "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+                 "micro_batch_per_gpu * gradient_acc_step * world_size 16 != 1 * 8 * 1", "--format", "json",
+      "--version", VERSION]),
+    ("explain", {"text": "5 validation errors for DeepSpeedBF16Config", "path": str(ZERO3), "lang": "zh"},
+     ["explain", "5 validation errors for DeepSpeedBF16Config", "--config", str(ZERO3), "--format", "json",
+      "--lang", "zh"]),
 ]
 
 
@@ -104,7 +112,7 @@ def test_every_tool_answers_what_the_command_line_prints():
 
     got = session_run(body)
     names = [tool.name for tool in got["tools"]]
-    assert names == ["lookup", "check", "resolve", "estimate", "diff", "upgrade", "schema"]
+    assert names == ["lookup", "check", "resolve", "estimate", "diff", "upgrade", "schema", "explain"]
     schemas = {tool.name: tool.input_schema for tool in got["tools"]}
     # typed inputs: an integer is an integer, a language is en or zh, the key is required
     assert schemas["lookup"]["required"] == ["query"]
@@ -231,3 +239,12 @@ def test_the_readme_registration_snippet_starts_this_server():
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     assert scripts[entry["command"]] == "dsfields.cli:main"
     assert entry["args"][0] in COMMANDS and COMMANDS[entry["args"][0]][0] == "dsfields.mcp_server"
+
+
+def test_each_tool_runs_the_module_the_command_line_runs():
+    """The tools' command modules are the ones ``dsfields.cli.COMMANDS`` names (one table, checked, not two)."""
+    from dsfields.cli import COMMANDS
+    from dsfields.mcp_server import COMMAND_MODULES, TOOLS
+
+    assert [tool.__name__ for tool in TOOLS] == list(COMMAND_MODULES)
+    assert {name: COMMANDS[name][0] for name in COMMAND_MODULES} == COMMAND_MODULES

@@ -20,7 +20,7 @@ Resources: ``dsfields://<release>/fields.json``, each release's field dictionary
 format is docs/snapshot-format.md).
 
 Imports: the ``mcp`` SDK (the optional extra ``dsfields[mcp]``), stdlib, and the consumers and model. To add a
-tool (``explain`` when it lands): write a function like :func:`lookup` below that builds the command's argv and
+tool: write a function like :func:`lookup` below that builds the command's argv and
 returns :func:`call`'s text, and list it in :data:`TOOLS`.
 """
 
@@ -49,6 +49,7 @@ COMMAND_MODULES = {
     "diff": "dsfields.diff",
     "upgrade": "dsfields.upgrade",
     "schema": "dsfields.schema",
+    "explain": "dsfields.explain",
 }
 """The command each tool runs (the modules ``dsfields.cli.COMMANDS`` names)."""
 
@@ -260,9 +261,22 @@ def schema(version: str | None = None, strict_unknown: bool = False, hf: bool = 
                            "--inference": inference, "--lang": lang}, [])
 
 
-TOOLS = (lookup, check, resolve, estimate, diff, upgrade, schema)
-"""The tools, in the order they are listed. ``explain`` (issue 41 names it; another change builds the command)
-joins here as one more function when ``dsfields explain`` exists."""
+def explain(text: str, version: str | None = None, hf_version: str | None = None, path: str | None = None,
+            config_text: str = "", name: str | None = None, lang: Lang | None = None) -> str:
+    """From a pasted error, warning or symptom (or a message ID such as DS07932) to the key at fault, the releases
+    the message exists in and the fix: `dsfields explain TEXT --format json`. Give the user's config as path or
+    config_text to rank its keys first (optional)."""
+    _short(text, "text")
+    if path is None and not config_text:
+        return _run("explain", {"--format": "json", "--version": version, "--hf-version": hf_version,
+                                "--lang": lang}, [text])
+    file, given, shown_as = _config(path, config_text, name)
+    return _run("explain", {"--format": "json", "--version": version, "--hf-version": hf_version,
+                            "--config": file, "--lang": lang}, [text], given, shown_as)
+
+
+TOOLS = (lookup, check, resolve, estimate, diff, upgrade, schema, explain)
+"""The tools, in the order they are listed."""
 
 
 # ---------------------------------------------------------------- the server
