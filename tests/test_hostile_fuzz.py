@@ -579,3 +579,36 @@ def test_estimate_exit_codes_are_exact(config: tuple[bool, int | None, str], giv
             assert out == "" and err.count("\n") == 1, (out, err)
         elif fmt == "json":
             json.loads(out)
+
+
+# ---------------------------------------------------------------- explain: pasted text of any size and bytes
+
+PASTE_PARTS = st.sampled_from([
+    "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+    "gradient_acc_step * world_size 16 != 1 * 8 * 1",
+    "5 validation errors for DeepSpeedBF16Config\nloss_scale\n  Extra inputs are not permitted [type=extra_forbidden, "
+    "input_value=0, input_type=int]",
+    "[rank0]: Traceback (most recent call last):", '  File "/x/deepspeed/runtime/config.py", line 602, in f',
+    "\x1b[31mRuntimeError\x1b[0m: NCCL error", "my offload does nothing", "显存不够", "\r\n", "\t", "\x00",
+    "\x1b]0;pwned\x07", "\u202e", "DS00001", "zero_optimization", "%s %d {x}",
+]) | HOSTILE
+
+
+@needs_snapshots
+@fuzz(80)
+@given(parts=st.lists(PASTE_PARTS, max_size=6), json_format=st.booleans(), lang=st.sampled_from(["en", "zh"]))
+def test_explain_is_bounded_and_terminal_safe(parts: list[str], json_format: bool, lang: str) -> None:
+    """Any paste: exit 0 with an answer or 1 with one line saying it cannot place it, never 2 (a paste is always
+    usable input; only a message ID no release has is refused), no traceback, no raw control character, JSON of
+    the documented shape."""
+    text = "".join(parts)
+    args = ["explain", "--version", VERSION, "--lang", lang, *(["--format", "json"] if json_format else []), "--", text]
+    code, out, err = assert_well_behaved(args, limit=30.0)
+    an_id = re.fullmatch(r"(?i)DS\d{5}", text.strip()) is not None  # an ID no release has is a usage error
+    assert code in ((0, 2) if an_id else (0, 1)), (text, code, err)
+    if code != 0 and not json_format:
+        assert (out + err).strip() and "\n" not in (out + err).strip(), (text, out, err)  # one line
+    if json_format and out and not an_id:
+        answer = json.loads(out)
+        assert answer["format"] == 1 and isinstance(answer["causes"], list)
+        assert (code == 0) == bool(answer["causes"] or answer["not_config"]), (text, answer)
