@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -145,37 +145,73 @@ class Model:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The config values the estimate reads, as DeepSpeed will use them."""
+class Parallel:
+    """The parallelism a config declares beside ZeRO data parallelism, each read from its own key of the release
+    (:data:`PARALLEL_PATHS`); 1 (0 for MiCS, off for DeepCompile) is "not used", also when the release has no
+    such key."""
 
-    stage: int = 0
-    offload_optimizer: str = "none"
+    tp: int = 1
+    """``tensor_parallel.autotp_size``: AutoTP shards the model's linear weights over this many ranks."""
+    pp: int = 1
+    """``pipeline.stages`` when a number: pipeline stages (the model's own PipelineModule sets them)."""
+    sp: int = 1
+    """``sequence_parallel_size``: Ulysses sequence parallelism shards each sequence over this many ranks."""
+    ep: int = 1
+    """``expert_parallel.autoep_size`` with ``expert_parallel.enabled``: AutoEP shards the experts."""
+    hpz: int = 1
+    """``zero_optimization.zero_hpz_partition_size``: ZeRO++ hpZ's secondary partition of the 16-bit params."""
+    mics: int = 0
+    """``zero_optimization.mics_shard_size``: MiCS partitions ZeRO-3 states within shard groups of this size."""
+    deepcompile: bool = False
+    """``compile.deepcompile``: DeepCompile schedules ZeRO-3's gathers and frees itself."""
+
+    @property
+    def model_parallel(self) -> int:
+        """Ranks that split one model replica's dense parameters (tensor × pipeline)."""
+        return self.tp * self.pp
+
+    @property
+    def declared(self) -> bool:
+        return self != Parallel()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config values the estimate reads, as DeepSpeed will use them.
+
+    The fields read from the config (:data:`SETTING_PATHS`) have no defaults here: :func:`settings_from_config`
+    takes every value the file leaves out from the chosen release's snapshot, never from this class."""
+
+    stage: int
+    offload_optimizer: str
     """``none``, ``cpu`` or ``nvme``."""
-    offload_param: str = "none"
-    optimizer_pin: bool = True
-    param_pin: bool = True
-    optimizer_buffer_count: int = 4
-    param_buffer_count: int = 5
-    param_buffer_size: int = 100_000_000
-    max_in_cpu: int = 1_000_000_000
-    reduce_bucket_size: int = 500_000_000
-    allgather_bucket_size: int = 500_000_000
-    overlap_comm: bool = False
-    contiguous_gradients: bool = True
-    prefetch_bucket_size: int = 50_000_000
-    max_live_parameters: int = 1_000_000_000
-    max_reuse_distance: int = 1_000_000_000
-    param_persistence_threshold: int = 100_000
-    model_persistence_threshold: int = 2**63 - 1
-    sub_group_size: int = 1_000_000_000
-    aio_intra_op_parallelism: int = 1
-    aio_use_gds: bool = False
+    offload_param: str
+    optimizer_pin: bool
+    param_pin: bool
+    optimizer_buffer_count: int
+    param_buffer_count: int
+    param_buffer_size: int
+    max_in_cpu: int
+    reduce_bucket_size: int
+    allgather_bucket_size: int
+    overlap_comm: bool
+    contiguous_gradients: bool
+    prefetch_bucket_size: int
+    max_live_parameters: int
+    max_reuse_distance: int
+    param_persistence_threshold: int
+    model_persistence_threshold: int
+    sub_group_size: int
+    aio_intra_op_parallelism: int
+    aio_use_gds: bool
+    cpu_checkpointing: bool
+    partition_activations: bool
     half: bool = True
     """fp16 or bf16 is enabled: 16-bit parameters, gradients and activations."""
     checkpointing: bool = False
     """Activation checkpointing assumed on (the model's code decides; the ``what if`` of the OOM list)."""
-    cpu_checkpointing: bool = False
-    partition_activations: bool = False
+    parallel: Parallel = field(default_factory=Parallel)
+    """The parallelism the config declares beside data parallelism (none unless its keys say so)."""
 
     @property
     def dtype_bytes(self) -> int:
@@ -209,63 +245,146 @@ SETTING_PATHS: dict[str, str] = {
 }
 """Setting → the JSON path it is read from (the field must exist in the release; a test checks it for 0.19.8)."""
 
-HF_AUTO_FILL: dict[str, tuple[float, int]] = {
-    "reduce_bucket_size": (1.0, 2),
-    "prefetch_bucket_size": (0.9, 2),
-    "param_persistence_threshold": (10.0, 1),
+NOT_IN_RELEASE: dict[str, tuple[Any, str, str]] = {
+    "aio_intra_op_parallelism": (1, "swap buffers aligned to AIO_ALIGNED_BYTES alone",
+                                 "交换缓冲区只按 AIO_ALIGNED_BYTES 对齐"),
+    "aio_use_gds": (False, "no GPUDirect Storage", "不使用 GPUDirect Storage"),
 }
-"""Setting → (factor, power of hidden_size) the HF Trainer puts for ``"auto"`` (transformers'
-``integrations/deepspeed.py``, ``trainer_config_finalize``; the same as :data:`dsfields.resolve.HF_ARGUMENTS`)."""
+"""Setting → (value, en, zh) for a release that has no key for it: the feature is absent there, so the value is the
+one meaning "not there" (not a default of any release). A test checks that every setting some snapshotted release
+lacks is here."""
+
+PARALLEL_PATHS: dict[str, str] = {
+    "tp": "tensor_parallel.autotp_size",
+    "pp": "pipeline.stages",
+    "sp": "sequence_parallel_size",
+    "ep": "expert_parallel.autoep_size",
+    "hpz": "zero_optimization.zero_hpz_partition_size",
+    "mics": "zero_optimization.mics_shard_size",
+    "deepcompile": "compile.deepcompile",
+}
+"""Parallel setting → its JSON path, read only in releases that have the key."""
+
+EXPERTS_ENABLED = "expert_parallel.enabled"
+"""AutoEP shards experts only when this is true (its ``autoep_size`` alone does nothing)."""
+
+SKELETON_SECTIONS = ("zero_optimization.offload_optimizer", "zero_optimization.offload_param", "aio",
+                     "activation_checkpointing")
+"""Sections whose keys the estimate reads even when the file leaves the section out (the OOM list turns offload on):
+resolved once with each section present and empty, so that every key gets the release's own default."""
+
+HF_HIDDEN_FILLED = ("reduce_bucket_size", "prefetch_bucket_size", "param_persistence_threshold")
+"""Settings whose "auto" the wording below says the HF Trainer fills from the hidden size (the values themselves
+come from the HF snapshot's rules, :func:`_hf_fills`)."""
 
 
-def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
-                         assumptions: list[Note]) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
-    """The settings DeepSpeed will use for ``data``, what each was read from, and the micro batch the config gives."""
+def _release_defaults(data: dict[str, Any], resolver: Resolver, world: int) -> dict[str, Any]:
+    """The value of every path the estimate reads as the release resolves a config whose sections are present and
+    empty, at the stage ``data`` gives: the release's defaults (and its effective defaults at that stage)."""
+    zero = data.get("zero_optimization")
+    skeleton: dict[str, Any] = {}
+    if isinstance(zero, dict) and "stage" in zero:
+        skeleton["zero_optimization"] = {"stage": zero["stage"]}
+    for section in SKELETON_SECTIONS:
+        head, _, tail = section.partition(".")
+        if section not in resolver.fields:
+            continue
+        if tail:
+            skeleton.setdefault(head, {})[tail] = {}
+        else:
+            skeleton.setdefault(head, {})
+    return {r.path: r.value for r in resolver.resolve(skeleton, world_size=world)}
+
+
+def _hf_fills(data: dict[str, Any], model: Model, pair: tuple[str, str] | None) -> dict[str, Any]:
+    """The values the HF Trainer puts for this config's "auto" keys from the model's hidden size, as the HF
+    snapshot's own rules compute them (:func:`dsfields.model.hf_trainer.fill_trainer_auto`, the function ``check``
+    runs): path → value."""
+    if not model.hidden:
+        return {}
+    from dsfields.model.hf_trainer import fill_trainer_auto
+    from dsfields.model.records import at_path
+
+    filled = fill_trainer_auto(data, model.hidden, pair)
+    out = {}
+    for path in SETTING_PATHS.values():
+        if at_path(data, path, None) == "auto":
+            value = at_path(filled, path, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[path] = value
+    return out
+
+
+def _as_setting(name: str, path: str, value: Any) -> Any:
+    """A resolved value as the setting's type; a value DeepSpeed cannot use is one line and exit 2."""
+    kind = next(f.type for f in fields(Settings) if f.name == name)
+    if kind == "bool":
+        return bool(value)
+    if kind == "int":
+        try:
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            raise DsfieldsError(f"{path} is {value!r}: not a number DeepSpeed can use") from None
+        if number < 0:
+            raise DsfieldsError(f"{path} is {number}: a negative size")
+        return number
+    return str(value).lower()
+
+
+def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model, assumptions: list[Note],
+                         hf_pair: tuple[str, str] | None = None
+                         ) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
+    """The settings DeepSpeed will use for ``data``, what each was read from, and the micro batch the config gives.
+
+    Every value the file leaves out is the release's own (its snapshot, through the resolver); an "auto" the HF
+    Trainer fills from the hidden size is filled by the HF snapshot's rules."""
+    version = resolver.snapshot.version
     resolved = {r.path: r for r in resolver.resolve(data, world_size=model.world)}
-    base = Settings()
+    defaults = _release_defaults(data, resolver, model.world)
+    fills = _hf_fills(data, model, hf_pair)
     values: dict[str, Any] = {}
     used: dict[str, dict[str, Any]] = {}
     for name, path in SETTING_PATHS.items():
+        if path not in resolver.fields:
+            value, en, zh = NOT_IN_RELEASE[name]
+            values[name] = value
+            if name not in ("aio_use_gds",):  # off is what it means: nothing to say
+                assumptions.append(Note(f"{path}: not a key of DeepSpeed {version} ({en})",
+                                        f"{path}：DeepSpeed {version} 没有此键（{zh}）"))
+            continue
         item = resolved.get(path)
-        if item is None:
-            continue  # not a key of this release (or its section is absent): the neutral value stays
+        if item is None:  # its section is absent from the file: the release's default for the OOM list's what-ifs
+            value = defaults.get(path)
+            if value is None:
+                value = resolver.fields[path].default
+            if value is None:
+                raise DsfieldsError(f"{path}: DeepSpeed {version}'s snapshot gives no default")
+            values[name] = _as_setting(name, path, value)
+            continue
         value, source = item.value, item.source
         if item.source in (AUTO_DEFAULT, AUTO_KEPT, AUTO_HF):
-            # "auto" is the HF Trainer's idiom: it fills these three from the model's hidden size
-            if name in HF_AUTO_FILL and model.hidden:
-                factor, power = HF_AUTO_FILL[name]
-                value = int(factor * model.hidden ** power)
+            if path in fills:
+                value = fills[path]
                 source = f"{AUTO_HF} (from --hidden-size)"
                 assumptions.append(Note(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size '
                                         f"({value})", f"{path} 为 \"auto\"：按 HF Trainer 依 --hidden-size 填入的值"
                                         f"（{value}）计算"))
             elif item.source != AUTO_DEFAULT:
-                record = resolver.fields.get(path)
-                value = record.default if record is not None else None
+                value = defaults.get(path)
+                if value is None or value == "auto":
+                    value = resolver.fields[path].default
                 assumptions.append(Note(f'{path} is "auto" and nothing here fills it: taken as the release\'s '
                                         f"default ({value!r})",
                                         f"{path} 为 \"auto\" 且此处无从填入：按该版本的默认值（{value!r}）计算"))
-            elif name in HF_AUTO_FILL:
+            elif name in HF_HIDDEN_FILLED:
                 assumptions.append(Note(f'{path} is "auto": DeepSpeed uses its default ({value!r}); under the HF '
                                         "Trainer pass --hidden-size to count what the Trainer fills",
                                         f"{path} 为 \"auto\"：DeepSpeed 使用默认值（{value!r}）；若经 HF Trainer "
                                         "启动，请给出 --hidden-size 以按 Trainer 填入的值计算"))
         if value is None:
             continue
-        default = getattr(base, name)
-        if isinstance(default, bool):
-            value = bool(value)
-        elif isinstance(default, int):
-            try:
-                value = int(value)
-            except (TypeError, ValueError):
-                raise DsfieldsError(f"{path} is {value!r}: not a number DeepSpeed can use") from None
-            if value < 0:
-                raise DsfieldsError(f"{path} is {value}: a negative size")
-        elif isinstance(default, str):
-            value = str(value).lower()
-        values[name] = value
-        used[name] = {"path": path, "value": value if not isinstance(getattr(base, name), str) else item.value,
+        values[name] = _as_setting(name, path, value)
+        used[name] = {"path": path, "value": item.value if isinstance(values[name], str) else values[name],
                       "source": source}
     offload = resolved.get("zero_optimization.offload_optimizer")
     if offload is not None and offload.value is None:
@@ -276,12 +395,50 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
     # "auto" precision is filled by the HF Trainer from --fp16/--bf16: counted as 16-bit
     values["half"] = any(resolved[p].value is True or resolved[p].source in (AUTO_HF, AUTO_DEFAULT, AUTO_KEPT)
                          for p in ("fp16.enabled", "bf16.enabled", "bfloat16.enabled") if p in resolved)
-    settings = replace(base, **values)
+    values["parallel"] = parallel_from_config(resolved, used, assumptions)
+    settings = Settings(**values)
     if settings.stage not in (0, 1, 2, 3):
         raise DsfieldsError(f"zero_optimization.stage is {settings.stage}: DeepSpeed has stages 0 to 3")
     micro = resolved.get("train_micro_batch_size_per_gpu")
     micro_batch = micro.value if micro is not None and isinstance(micro.value, int) else None
     return settings, used, micro_batch
+
+
+def parallel_from_config(resolved: dict[str, Any], used: dict[str, dict[str, Any]],
+                         assumptions: list[Note]) -> Parallel:
+    """The parallelism the config declares, each from its key in this release (a key the release lacks: not used)."""
+    values: dict[str, Any] = {}
+    for name, path in PARALLEL_PATHS.items():
+        item = resolved.get(path)
+        if item is None or item.value is None:
+            continue
+        value = item.value
+        if name == "deepcompile":
+            values[name] = value is True
+        elif name == "pp" and not isinstance(value, int):
+            continue  # "auto": the model's PipelineModule decides, the config says nothing
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise DsfieldsError(f"{path} is {value!r}: not a whole number DeepSpeed can use")
+        else:
+            values[name] = int(value)
+        if item.source == "written":
+            used[f"parallel.{name}"] = {"path": path, "value": item.value, "source": item.source}
+    if values.get("ep", 1) > 1:
+        enabled = resolved.get(EXPERTS_ENABLED)
+        if enabled is None or enabled.value is not True:
+            assumptions.append(Note(f"{PARALLEL_PATHS['ep']} {values['ep']} without {EXPERTS_ENABLED} true: AutoEP "
+                                    "is off, experts are not sharded",
+                                    f"{PARALLEL_PATHS['ep']} 为 {values['ep']} 但 {EXPERTS_ENABLED} 不为 true："
+                                    "AutoEP 未开启，专家不切分"))
+            values["ep"] = 1
+    if values.get("tp") == 0:
+        values["tp"] = 1  # autotp_size 0 is AutoTP off (engine.py: `if self.autotp_size() > 1`)
+    if values.get("mics", 0) < 0:
+        values["mics"] = 0  # -1: MiCS off
+    for name in ("tp", "pp", "sp", "ep", "hpz"):
+        if values.get(name, 1) < 1:
+            raise DsfieldsError(f"{PARALLEL_PATHS[name]} is {values[name]}: must be at least 1")
+    return Parallel(**values)
 
 
 # ---------------------------------------------------------------- the estimate
