@@ -531,3 +531,160 @@ def test_left_out_sections_take_the_releases_own_defaults(version):
         elif not record.effective_default:
             assert getattr(settings, name) == record.default, (version, path)
     assert settings.parallel == Parallel()
+
+
+# ---------------------------------------------------------------- parallelism, the world, the verdict (issue 40)
+
+
+@unit
+def test_autotp_divides_the_replicated_model_states_at_stage_2():
+    """ZeRO-2 keeps whole 16-bit params on every rank: AutoTP 2 halves them and ZeRO partitions the rest over the
+    4 data-parallel ranks left of 8 (2·P/2 + 18·(P/2)/4)."""
+    model = Model(params=8000, gpus_per_node=8)
+    plain = compute(_settings(stage=2), model).gpu_model_states
+    tp = compute(_settings(stage=2, parallel=Parallel(tp=2)), model)
+    assert plain == 2 * 8000 + 18 * 8000 // 8
+    assert tp.gpu_model_states == 2 * 4000 + 18 * 4000 // 4
+    saved = {t.name: t for t in tp.parallelism}["model_parallel_sharding"]
+    assert saved.bytes == plain - tp.gpu_model_states and not saved.in_total
+
+
+@unit
+def test_hpz_adds_a_secondary_partition_of_the_16bit_params():
+    model = Model(params=8000, largest_layer=10, gpus_per_node=8, nodes=2)
+    plain = compute(_settings(stage=3), model)
+    hpz = compute(_settings(stage=3, parallel=Parallel(hpz=8)), model)
+    term = _terms(hpz)["hpz_secondary_partition"]
+    assert term.bytes == 8000 // 8 * 2 and term.device == "gpu"
+    assert hpz.gpu_total() - plain.gpu_total() == term.bytes
+    offloaded = compute(_settings(stage=3, offload_param="cpu", parallel=Parallel(hpz=8)), model)
+    assert _terms(offloaded)["hpz_secondary_partition"].device == "cpu"  # where the params live
+
+
+@unit
+def test_mics_partitions_within_its_shard_group():
+    model = Model(params=16000, largest_layer=10, gpus_per_node=8, nodes=2)
+    mics = compute(_settings(stage=3, parallel=Parallel(mics=4)), model).gpu_model_states
+    assert mics == 4 * 10 + 18 * 16000 // 4
+
+
+@unit
+def test_ulysses_and_tensor_parallel_shrink_the_activations():
+    model = Model(params=10**6, gpus_per_node=8, hidden=64, layers=2, seq_len=128, micro_batch=1, heads=4)
+    one = compute(_settings(stage=2), model).activations[0].bytes
+    sp = compute(_settings(stage=2, parallel=Parallel(sp=4)), model).activations[0].bytes
+    tp = compute(_settings(stage=2, parallel=Parallel(tp=2)), model).activations[0].bytes
+    assert sp < one / 4 + 1  # a quarter of the sequence, and attention's s² term by 16
+    assert tp == int(128 * 64 * (10 + 24 / 2 + 5 * 4 * 128 / (64 * 2))) * 2  # Korthikanti eq. 2
+    assert tp < one
+
+
+@unit
+def test_autoep_shards_only_the_expert_parameters():
+    model = Model(params=10_000, expert_params=8_000, gpus_per_node=8)
+    ep = compute(_settings(stage=2, parallel=Parallel(ep=4)), model).gpu_model_states
+    dense, experts = 2_000, 8_000 // 4
+    assert ep == (2 * dense + 18 * dense // 8) + (2 * experts + 18 * experts // 2)
+
+
+@unit
+@pytest.mark.parametrize(("text", "gib"), [("80GB", 80), ("24GiB", 24), ("81920MiB", 80), ("A100-40GB", 40),
+                                           ("a100-80gb", 80), ("H100", 80), ("RTX4090", 24), ("L40S-48GB", 48),
+                                           ("V100-32GB", 32), ("48", 48)])
+def test_gpu_memory_reads_sizes_and_gpu_names(text, gib):
+    from dsfields.estimate import gpu_memory
+
+    assert gpu_memory("--gpu-memory", text)[0] == gib << 30
+
+
+@unit
+@pytest.mark.parametrize("text", ["", "-80GB", "0GB", "80XB", "nosuchgpu", "9" * 400, "1e400GB", "2000000TB"])
+def test_bad_gpu_memory_is_refused(text):
+    from dsfields.estimate import gpu_memory
+
+    with pytest.raises(UsageError):
+        gpu_memory("--gpu-memory", text)
+
+
+@unit
+def test_verdict_gives_the_margin_or_the_cheapest_change_that_fits():
+    from dsfields.estimate import RESERVE, verdict
+
+    settings = _settings(stage=2, reduce_bucket_size=10**6)
+    model = Model(params=10**9, gpus_per_node=8, largest_layer=10**7)
+    est = compute(settings, model)
+    roomy = verdict(est, settings, model, (est.gpu_total() + RESERVE + (5 << 30), "x"), "en")
+    assert roomy["fits"] and roomy["margin"] == 5 << 30 and roomy["changes"] == []
+    # just too small: ZeRO-3 (cost 2) fits, so offload (cost 3) is not proposed
+    tight = verdict(est, settings, model, (est.gpu_total() + RESERVE - (1 << 20), "x"), "en")
+    assert not tight["fits"] and tight["fits_after_changes"]
+    assert [c["path"] for c in tight["changes"]] == ["zero_optimization.stage"]
+    assert tight["margin_after_changes"] >= 0
+
+
+@unit
+def test_hf_advice_is_the_trainers_flag():
+    from dsfields.estimate import candidate_changes
+
+    model = Model(params=10**9, gpus_per_node=8, hidden=1024, layers=8, seq_len=512, micro_batch=4)
+    plain = {k.path for k, _, _ in candidate_changes(_settings(stage=2), model)}
+    hf = {k.path for k, _, _ in candidate_changes(_settings(stage=2), replace(model, hf=True))}
+    assert "activation_checkpointing" in plain and "--gradient_checkpointing" in hf
+    assert "activation_checkpointing" not in hf and "--per_device_train_batch_size" in hf
+    on = {k.path for k, _, _ in candidate_changes(_settings(stage=2, checkpointing=True), replace(model, hf=True))}
+    assert "activation_checkpointing.cpu_checkpointing" not in on
+
+
+@data
+def test_the_world_is_inferred_from_the_batch_sizes_and_said(config_file, capsys):
+    """The seed guide's 7B example: train_batch_size 64 = 2 × 8 × 4 GPUs."""
+    path = config_file({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2,
+                        "gradient_accumulation_steps": 8, "bf16": {"enabled": True}, "zero_optimization": {"stage": 2}})
+    answer = _estimate(capsys, path, "--params", "7B")
+    assert answer["inputs"]["gpus_per_node"] == 4 and answer["inputs"]["nodes"] == 1
+    assert any("inferred from the batch sizes" in note for note in answer["assumptions"])
+    given = _estimate(capsys, path, "--params", "7B", "--gpus-per-node", "2")
+    assert given["inputs"]["gpus_per_node"] == 2
+    alone = _estimate(capsys, config_file({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2}}),
+                      "--params", "7B")
+    assert alone["inputs"]["gpus_per_node"] == 1 and any("world: 1 GPU" in n for n in alone["assumptions"])
+
+
+@data
+def test_the_issues_autotp_and_hpz_config_is_no_longer_data_parallel_only(config_file, capsys):
+    """Issue 40: autotp_size 2 and zero_hpz_partition_size 8 were reported as "no tensor parallelism … no hpZ"."""
+    path = config_file({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                        "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8},
+                        "tensor_parallel": {"autotp_size": 2}})
+    answer = _estimate(capsys, path, "--params", "13B", "--largest-layer-params", "100M", "--gpus-per-node", "8",
+                       "--nodes", "2", "--gpu-memory", "A100-80GB")
+    assert not any("data parallel only" in note for note in answer["assumptions"])
+    hpz = answer["buffers"]["hpz_secondary_partition"]
+    assert hpz["bytes"] == 13_000_000_000 // 2 // 8 * 2
+    assert hpz["config"]["zero_optimization.zero_hpz_partition_size"]["value"] == 8
+    assert hpz["source"].startswith("deepspeed/runtime/zero/partition_parameters.py:")
+    assert answer["parallelism"]["model_parallel_sharding"]["source"].startswith("deepspeed/runtime/engine.py:")
+    assert answer["verdict"]["fits"] is True and answer["verdict"]["margin"] > 0
+
+
+@data
+def test_mics_is_read_only_where_the_release_has_it(config_file, capsys):
+    path = config_file({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                        "zero_optimization": {"stage": 3, "mics_shard_size": 4}})
+    args = ("--params", "1e9", "--largest-layer-params", "1e6", "--gpus-per-node", "8", "--nodes", "2")
+    old = _estimate(capsys, path, *args, "--version", "0.19.6")
+    new = _estimate(capsys, path, *args)
+    assert old["model_states"]["gpu_bytes_per_rank"] == 4 * 10**6 + 18 * 10**9 // 4
+    assert new["model_states"]["gpu_bytes_per_rank"] == 4 * 10**6 + 18 * 10**9 // 16
+    assert any("mics_shard_size: not a key of DeepSpeed 0.19.8" in note for note in new["assumptions"])
+
+
+@data
+def test_verdict_in_chinese_has_no_english_sentence(config_file, capsys):
+    path = config_file({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                        "zero_optimization": {"stage": 2}})
+    assert main(["estimate", str(path), "--params", "13B", "--gpus-per-node", "8", "--gpu-memory", "24GB",
+                 "--version", VERSION, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    verdict = out[out.index("结论"):out.index("假设")]
+    assert "放不下" in verdict and "Verdict" not in verdict and "cost" not in verdict
