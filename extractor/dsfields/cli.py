@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "docs": ("dsfields.docs.command", "render the field dictionary of every snapshot and build (or serve) the site"),
     # issue 28: memory a config needs for a model of N parameters, and which knobs save the most
     "estimate": ("dsfields.estimate", "GPU and host memory a config needs for N parameters, and its OOM list"),
+    # issue 40: a config for a situation, chosen by the estimate
+    "init": ("dsfields.init", "write a ds_config for a model and its GPUs: the cheapest in compute that fits"),
 }
 
 
