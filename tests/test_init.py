@@ -83,3 +83,16 @@ def test_chinese_explanations_have_no_english_sentence(capsys):
 def test_candidates_go_from_cheap_to_dear():
     costs = [(c.offload_param, c.offload_optimizer, c.checkpointing, c.stage) for c in CANDIDATES]
     assert costs == sorted(costs)
+
+
+def test_an_hf_config_gives_the_real_shape(tmp_path):
+    """Llama-2-7B's config.json: 6.74B parameters (its model card), the 32000 × 4096 embedding as largest layer."""
+    from dsfields.init import shape_from_config
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                                "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008,
+                                "vocab_size": 32000, "tie_word_embeddings": False}))
+    shape = shape_from_config(path)
+    assert shape.params == pytest.approx(6.74e9, rel=0.005)
+    assert shape.largest == 32000 * 4096 and shape.hidden == 4096 and shape.layers == 32
