@@ -101,12 +101,14 @@ def measure_cpu(model_name: str, world: int, stage: int, offload: bool, hpz: int
     largest = max(p.numel() for p in model.parameters())
     engine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
                                                    config=ds_config(stage, offload, hpz, tp))
-    tokens = torch.randint(0, 4096, (1, 16))
-    loss = engine(input_ids=tokens, labels=tokens).loss
-    secondary_after_forward = _numel_bytes(p.ds_secondary_tensor for p in model.parameters()
-                                           if getattr(p, "ds_secondary_tensor", None) is not None)
-    engine.backward(loss)
-    engine.step()
+    secondary_after_forward = 0
+    if tp == 1:  # AutoTP checks its group's batches agree, which the fake group cannot answer: no step under it
+        tokens = torch.randint(0, 4096, (1, 16))
+        loss = engine(input_ids=tokens, labels=tokens).loss
+        secondary_after_forward = _numel_bytes(p.ds_secondary_tensor for p in model.parameters()
+                                               if getattr(p, "ds_secondary_tensor", None) is not None)
+        engine.backward(loss)
+        engine.step()
     opt = engine.optimizer
     measured: dict[str, int] = {}
     if stage in (1, 2):
@@ -118,8 +120,9 @@ def measure_cpu(model_name: str, world: int, stage: int, offload: bool, hpz: int
     measured["fp32_master"] = _numel_bytes(fp32)
     states = [s for p in fp32 for s in opt.optimizer.state.get(p, {}).values()
               if isinstance(s, torch.Tensor) and s.dim() > 0]
-    measured["optimizer_states"] = _numel_bytes(states)
-    if hpz > 1:  # made when forward releases each module's params; the step invalidates them
+    if tp == 1:
+        measured["optimizer_states"] = _numel_bytes(states)
+    if hpz > 1 and stage == 3:  # made when forward releases each module's params; the step invalidates them
         measured["hpz_secondary"] = secondary_after_forward
     return {"params": params, "largest": largest, "measured": measured}
 
@@ -139,7 +142,7 @@ def estimated(params: int, largest: int, world: int, stage: int, offload: bool, 
     params = -(-params // tp)  # one tensor-parallel rank's share, as estimate counts it
     split = {"params16": 2 * params if stage < 3 else 2 * params // n,
              "fp32_master": 4 * params // n, "optimizer_states": 8 * params // n, "fp32_gradients": 4 * params // n}
-    hpz_bytes = {t.name: t.bytes for t in est.buffers}.get("hpz_secondary_partition")
+    hpz_bytes = {t.name: t.bytes for t in est.buffers}.get("hpz_secondary_partition") if stage == 3 else None
     if hpz_bytes is not None:
         split["hpz_secondary"] = hpz_bytes
     # what estimate's GPU figure holds beyond the measured terms: the 16-bit gradients (stage 1 whole, stage 2 a
