@@ -688,3 +688,21 @@ def test_verdict_in_chinese_has_no_english_sentence(config_file, capsys):
     out = capsys.readouterr().out
     verdict = out[out.index("结论"):out.index("假设")]
     assert "放不下" in verdict and "Verdict" not in verdict and "cost" not in verdict
+
+
+@unit
+def test_persistent_parameters_take_bounded_time_for_any_layer_count():
+    """Whole layers are counted by arithmetic: 10**12 layers answer at once, and the cap still binds."""
+    huge = Model(params=10**18, hidden=10, layers=10**12)
+    assert persistent_numel(huge, threshold=100, cap=2**63 - 1) == (6 * 10 + 3 * 10 + 4 * 10) * 10**12 + 20
+    small = Model(params=1, hidden=10, layers=3)
+    assert persistent_numel(small, threshold=100, cap=200) == 200  # one layer (130), then 10s and the 30 up to the cap
+
+
+@data
+def test_pipeline_stages_are_read_from_the_section_deepspeed_passes_whole(config_file, capsys):
+    path = config_file({"pipeline": {"stages": 2}, "zero_optimization": {"stage": 1}, "bf16": {"enabled": True}})
+    answer = _estimate(capsys, path, "--params", "1e9", "--gpus-per-node", "8")
+    assert "per rank with parallelism: dense 1000000000 / (autotp_size 1 × pipeline stages 2)" in \
+        answer["model_states"]["formula"]
+    assert answer["model_states"]["gpu_bytes_per_rank"] == 4 * 500_000_000 + 16 * 500_000_000 // 4

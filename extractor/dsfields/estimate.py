@@ -430,6 +430,11 @@ def parallel_from_config(resolved: dict[str, Any], used: dict[str, dict[str, Any
     values: dict[str, Any] = {}
     for name, path in PARALLEL_PATHS.items():
         item = resolved.get(path)
+        section, _, key = path.rpartition(".")
+        whole = resolved.get(section)
+        if item is None and whole is not None and isinstance(whole.value, dict) and key in whole.value:
+            # a section DeepSpeed passes on whole (pipeline): its key as written
+            item = replace(whole, path=path, value=whole.value[key])
         if item is None or item.value is None:
             continue
         if path not in known:
@@ -675,10 +680,19 @@ def persistent_numel(model: Model, threshold: int, cap: int) -> int | None:
     if model.hidden is None or model.layers is None:
         return None
     h = model.hidden
-    per_layer = [h, h, h, h, 3 * h, h, 4 * h, h]
-    tensors = per_layer * model.layers + [h, h]
-    total = 0
-    for numel in tensors:
+    small = [n for n in (h, h, h, h, 3 * h, h, 4 * h, h) if n <= threshold]
+    per_layer = sum(small)
+    # whole layers while they all fit (arithmetic, not a loop over layers: bounded time for any --layers), then
+    # tensor by tensor until not even the smallest fits
+    full = model.layers if per_layer == 0 else min(model.layers, cap // per_layer)
+    total = full * per_layer
+    for _ in range(model.layers - full):
+        if not small or cap - total < min(small):
+            break
+        for numel in small:
+            if total + numel <= cap:
+                total += numel
+    for numel in (h, h):  # the final LayerNorm
         if numel <= threshold and total + numel <= cap:
             total += numel
     return total
@@ -1412,11 +1426,11 @@ def inferred_world(data: dict[str, Any], parallel: Parallel, model: Model, assum
             worlds = [dp]
     if not worlds:
         assumptions.append(Note("world: 1 GPU (no --gpus-per-node/--nodes, and the config's batch sizes do not fix "
-                                "a world size: all three of train_batch_size, train_micro_batch_size_per_gpu and "
-                                "gradient_accumulation_steps are needed)",
-                                "规模：1 块 GPU（未给出 --gpus-per-node/--nodes，且配置的批大小不能确定 world size："
-                                "需要 train_batch_size、train_micro_batch_size_per_gpu 与 gradient_accumulation_steps "
-                                "三者都给出）"))
+                                f"a world size of at most {MAX_WORLD_SIZE}: that needs all three of train_batch_size, "
+                                "train_micro_batch_size_per_gpu and gradient_accumulation_steps, consistent)",
+                                "规模：1 块 GPU（未给出 --gpus-per-node/--nodes，且配置的批大小不能确定不超过 "
+                                f"{MAX_WORLD_SIZE} 的 world size：需要 train_batch_size、"
+                                "train_micro_batch_size_per_gpu 与 gradient_accumulation_steps 三者都给出且一致）"))
         return model
     dp = worlds[0]
     world = dp * parallel.sp * parallel.model_parallel
