@@ -18,6 +18,7 @@ from dsfields.estimate import (
     CITED_RELEASE,
     SETTING_PATHS,
     Model,
+    Parallel,
     Settings,
     change_first,
     compute,
@@ -38,6 +39,19 @@ integration = pytest.mark.integration
 
 def _terms(estimate) -> dict:
     return {t.name: t for t in estimate.buffers}
+
+
+def _settings(**overrides) -> Settings:
+    """Settings for the arithmetic tests: arbitrary round values given here (the command takes every one from the
+    release's snapshot, which a unit test does not read); each test overrides what it is about."""
+    values = dict(stage=0, offload_optimizer="none", offload_param="none", optimizer_pin=True, param_pin=True,
+                  optimizer_buffer_count=4, param_buffer_count=5, param_buffer_size=10**8, max_in_cpu=10**9,
+                  reduce_bucket_size=5 * 10**8, allgather_bucket_size=5 * 10**8, overlap_comm=False,
+                  contiguous_gradients=True, prefetch_bucket_size=5 * 10**7, max_live_parameters=10**9,
+                  max_reuse_distance=10**9, param_persistence_threshold=10**5, model_persistence_threshold=2**63 - 1,
+                  sub_group_size=10**9, aio_intra_op_parallelism=1, aio_use_gds=False, cpu_checkpointing=False,
+                  partition_activations=False)
+    return Settings(**(values | overrides))
 
 
 # ---------------------------------------------------------------- unit: the arithmetic
@@ -64,7 +78,7 @@ def test_zero3_model_states_by_hand():
 @unit
 @pytest.mark.parametrize("overlap, buffers", [(True, 2), (False, 1)])
 def test_stage2_reduce_bucket_doubles_with_overlap_comm(overlap, buffers):
-    settings = Settings(stage=2, overlap_comm=overlap, reduce_bucket_size=1000)
+    settings = _settings(stage=2, overlap_comm=overlap, reduce_bucket_size=1000)
     terms = _terms(compute(settings, Model(params=10**6, gpus_per_node=4)))
     assert terms["reduce_bucket"].bytes == buffers * 1000 * 2
     assert terms["allgather_bucket"].bytes == 0  # gathered in place: the bucket size allocates nothing
@@ -73,20 +87,20 @@ def test_stage2_reduce_bucket_doubles_with_overlap_comm(overlap, buffers):
 @unit
 def test_stage3_reduce_bucket_is_one_buffer_whatever_overlap_comm():
     for overlap in (True, False):
-        settings = Settings(stage=3, overlap_comm=overlap, reduce_bucket_size=1000)
+        settings = _settings(stage=3, overlap_comm=overlap, reduce_bucket_size=1000)
         assert _terms(compute(settings, Model(params=10**6, largest_layer=10)))["reduce_bucket"].bytes == 2000
 
 
 @unit
 def test_no_contiguous_gradients_no_reduce_bucket():
-    assert "reduce_bucket" not in _terms(compute(Settings(stage=2, contiguous_gradients=False), Model(params=10**6)))
+    assert "reduce_bucket" not in _terms(compute(_settings(stage=2, contiguous_gradients=False), Model(params=10**6)))
 
 
 @unit
 def test_stage3_prefetch_stops_at_the_live_parameter_budget():
     model = Model(params=10_000, largest_layer=100)
     # retained for reuse: min(400 / 2, 10 000 - 100) = 200; prefetch room: 1000 - 100 - 200 = 700
-    settings = Settings(stage=3, prefetch_bucket_size=5000, max_live_parameters=1000, max_reuse_distance=400)
+    settings = _settings(stage=3, prefetch_bucket_size=5000, max_live_parameters=1000, max_reuse_distance=400)
     terms = _terms(compute(settings, model))
     assert terms["stage3_reuse_retained"].bytes == 200 * 2
     assert terms["stage3_prefetch"].bytes == 700 * 2
@@ -106,7 +120,7 @@ def test_persistent_parameters_on_a_tiny_shape():
 
 @unit
 def test_nvme_swap_buffers_follow_buffer_count_size_and_aio_alignment():
-    settings = Settings(stage=3, offload_optimizer="nvme", offload_param="nvme", optimizer_buffer_count=4,
+    settings = _settings(stage=3, offload_optimizer="nvme", offload_param="nvme", optimizer_buffer_count=4,
                         param_buffer_count=5, param_buffer_size=1000, sub_group_size=3000,
                         aio_intra_op_parallelism=2)
     model = Model(params=8000, largest_layer=10, gpus_per_node=2)
@@ -123,8 +137,8 @@ def test_nvme_swap_buffers_follow_buffer_count_size_and_aio_alignment():
 @unit
 def test_nvme_moves_optimizer_states_off_the_host():
     model = Model(params=10**6, largest_layer=10)
-    cpu = compute(Settings(stage=3, offload_optimizer="cpu", offload_param="cpu"), model)
-    nvme = compute(Settings(stage=3, offload_optimizer="nvme", offload_param="cpu"), model)
+    cpu = compute(_settings(stage=3, offload_optimizer="cpu", offload_param="cpu"), model)
+    nvme = compute(_settings(stage=3, offload_optimizer="nvme", offload_param="cpu"), model)
     assert nvme.gpu_model_states == cpu.gpu_model_states
     assert nvme.nvme_model_states == 12 * 10**6
     assert cpu.cpu_model_states - nvme.cpu_model_states == int(12 * 10**6 * 1.5)
@@ -133,20 +147,20 @@ def test_nvme_moves_optimizer_states_off_the_host():
 @unit
 def test_activations_with_and_without_checkpointing():
     model = Model(params=1000, hidden=8, layers=2, seq_len=4, micro_batch=1)
-    est = compute(Settings(stage=2), model)
+    est = compute(_settings(stage=2), model)
     per_layer = 4 * 1 * 8 * 34
     assert [t.bytes for t in est.activations] == [2 * per_layer]
     assert [t.bytes for t in est.activation_ckpt] == [2 * 2 * 4 * 8, per_layer]
-    with_heads = compute(Settings(stage=2), replace(model, heads=2))
+    with_heads = compute(_settings(stage=2), replace(model, heads=2))
     assert with_heads.activations[0].bytes == 2 * int(4 * 8 * (34 + 5 * 2 * 4 / 8))
-    on_host = compute(Settings(stage=2, cpu_checkpointing=True), model)
+    on_host = compute(_settings(stage=2, cpu_checkpointing=True), model)
     assert on_host.activation_ckpt[0].device == "cpu"
     assert on_host.gpu_total(True) == est.gpu_total(True) - 2 * 2 * 4 * 8
 
 
 @unit
 def test_totals_add_only_terms_in_total():
-    est = compute(Settings(stage=3, offload_optimizer="cpu"), Model(params=10**6, largest_layer=10, gpus_per_node=2))
+    est = compute(_settings(stage=3, offload_optimizer="cpu"), Model(params=10**6, largest_layer=10, gpus_per_node=2))
     gpu_terms = sum(t.bytes for t in est.buffers if t.device == "gpu" and t.in_total)
     assert est.gpu_total() == est.gpu_model_states + gpu_terms
     assert not _terms(est)["sub_group_fp32_gradients"].in_total  # inside DeepSpeed's 4 B/param of fp32 gradients
@@ -155,7 +169,7 @@ def test_totals_add_only_terms_in_total():
 
 @unit
 def test_oom_list_is_ranked_and_leaves_out_what_saves_nothing():
-    settings = Settings(stage=2, overlap_comm=True, reduce_bucket_size=10**8)
+    settings = _settings(stage=2, overlap_comm=True, reduce_bucket_size=10**8)
     # 2 GPUs: DeepSpeed's host figure grows with offload (at 8 it is 4 B × 8 ranks either way)
     model = Model(params=10**9, gpus_per_node=2, hidden=1024, layers=8, seq_len=512, micro_batch=4)
     savings = oom_list(settings, model)
@@ -176,7 +190,7 @@ def test_oom_list_is_ranked_and_leaves_out_what_saves_nothing():
 
 @unit
 def test_change_first_is_the_cheapest_change_worth_five_percent():
-    settings = Settings(stage=3, reduce_bucket_size=10**9, max_live_parameters=10**9)
+    settings = _settings(stage=3, reduce_bucket_size=10**9, max_live_parameters=10**9)
     model = Model(params=10**9, largest_layer=10**6, gpus_per_node=8)
     savings = oom_list(settings, model)
     total = compute(settings, model).gpu_total()
@@ -465,18 +479,18 @@ def test_auto_buckets_are_filled_as_the_hf_trainer_fills_them(config_file, capsy
 @unit
 def test_stages_0_and_1_partition_less_than_stage_2():
     model = Model(params=1000, gpus_per_node=4)
-    by_stage = {stage: compute(Settings(stage=stage), model).gpu_model_states for stage in (0, 1, 2)}
+    by_stage = {stage: compute(_settings(stage=stage), model).gpu_model_states for stage in (0, 1, 2)}
     assert by_stage[2] == 2000 + 4500  # DeepSpeed's zero2 formula
     assert by_stage[1] == by_stage[2] + 2000 - 500  # 16-bit gradients whole again
     assert by_stage[0] == 20 * 1000
     # without ZeRO there is no offload: the setting changes nothing
-    assert compute(Settings(stage=0, offload_optimizer="cpu"), model).gpu_model_states == by_stage[0]
+    assert compute(_settings(stage=0, offload_optimizer="cpu"), model).gpu_model_states == by_stage[0]
 
 
 @unit
 def test_host_only_savings_follow_the_gpu_ones():
     """NVMe optimizer offload: sub_group_size sizes pinned swap buffers on the host, not on the GPU."""
-    settings = Settings(stage=3, offload_optimizer="nvme", offload_param="cpu", sub_group_size=10**6)
+    settings = _settings(stage=3, offload_optimizer="nvme", offload_param="cpu", sub_group_size=10**6)
     model = Model(params=10**8, largest_layer=10**5, gpus_per_node=2)
     savings = oom_list(settings, model)
     sub_group = next(s for s in savings if s.knob.path == "zero_optimization.sub_group_size")
@@ -484,3 +498,211 @@ def test_host_only_savings_follow_the_gpu_ones():
     # half the sub-group: 4 buffers of fp32, aligned to 256 elements (1024 B), on each of the 2 ranks of the node
     assert sub_group.cpu_delta == -(4 * (1_000_192 - 500_224) * 4 * 2)
     assert savings.index(sub_group) > max(i for i, s in enumerate(savings) if s.gpu_saved > 0)
+
+
+@data
+def test_settings_a_release_lacks_are_exactly_the_absent_features():
+    """Every setting some snapshotted release has no key for has its "not there" value, and no other setting does:
+    the rest come from each release's snapshot."""
+    from dsfields.estimate import NOT_IN_RELEASE
+    from dsfields.model.generated import available_versions
+
+    lacking = {name for version in available_versions() for name, path in SETTING_PATHS.items()
+               if path not in load_snapshot(version).fields}
+    assert lacking == set(NOT_IN_RELEASE)
+
+
+@data
+@pytest.mark.parametrize("version", ["0.9.2", "0.14.0", VERSION])
+def test_left_out_sections_take_the_releases_own_defaults(version):
+    """A config that leaves every section out: each setting is that release's default (the OOM list's what-ifs
+    turn offload on with the release's own pin_memory: false in 0.9.2 and 0.14.0, true in 0.19.8)."""
+    from dsfields.estimate import NOT_IN_RELEASE, settings_from_config
+    from dsfields.resolve import Resolver
+
+    snapshot = load_snapshot(version)
+    settings, _, _ = settings_from_config({"zero_optimization": {"stage": 3}}, Resolver(snapshot), Model(params=1), [])
+    for name, path in SETTING_PATHS.items():
+        record = snapshot.fields.get(path)
+        if name in ("stage", "offload_optimizer", "offload_param"):
+            continue
+        if record is None:
+            assert getattr(settings, name) == NOT_IN_RELEASE[name][0]
+        elif not record.effective_default:
+            assert getattr(settings, name) == record.default, (version, path)
+    assert settings.parallel == Parallel()
+
+
+# ---------------------------------------------------------------- parallelism, the world, the verdict (issue 40)
+
+
+@unit
+def test_autotp_divides_the_replicated_model_states_at_stage_2():
+    """ZeRO-2 keeps whole 16-bit params on every rank: AutoTP 2 halves them and ZeRO partitions the rest over the
+    4 data-parallel ranks left of 8 (2·P/2 + 18·(P/2)/4)."""
+    model = Model(params=8000, gpus_per_node=8)
+    plain = compute(_settings(stage=2), model).gpu_model_states
+    tp = compute(_settings(stage=2, parallel=Parallel(tp=2)), model)
+    assert plain == 2 * 8000 + 18 * 8000 // 8
+    assert tp.gpu_model_states == 2 * 4000 + 18 * 4000 // 4
+    saved = {t.name: t for t in tp.parallelism}["model_parallel_sharding"]
+    assert saved.bytes == plain - tp.gpu_model_states and not saved.in_total
+
+
+@unit
+def test_hpz_adds_a_secondary_partition_of_the_16bit_params():
+    model = Model(params=8000, largest_layer=10, gpus_per_node=8, nodes=2)
+    plain = compute(_settings(stage=3), model)
+    hpz = compute(_settings(stage=3, parallel=Parallel(hpz=8)), model)
+    term = _terms(hpz)["hpz_secondary_partition"]
+    assert term.bytes == 8000 // 8 * 2 and term.device == "gpu"
+    assert hpz.gpu_total() - plain.gpu_total() == term.bytes
+    offloaded = compute(_settings(stage=3, offload_param="cpu", parallel=Parallel(hpz=8)), model)
+    assert _terms(offloaded)["hpz_secondary_partition"].device == "cpu"  # where the params live
+
+
+@unit
+def test_mics_partitions_within_its_shard_group():
+    model = Model(params=16000, largest_layer=10, gpus_per_node=8, nodes=2)
+    mics = compute(_settings(stage=3, parallel=Parallel(mics=4)), model).gpu_model_states
+    assert mics == 4 * 10 + 18 * 16000 // 4
+
+
+@unit
+def test_ulysses_and_tensor_parallel_shrink_the_activations():
+    model = Model(params=10**6, gpus_per_node=8, hidden=64, layers=2, seq_len=128, micro_batch=1, heads=4)
+    one = compute(_settings(stage=2), model).activations[0].bytes
+    sp = compute(_settings(stage=2, parallel=Parallel(sp=4)), model).activations[0].bytes
+    tp = compute(_settings(stage=2, parallel=Parallel(tp=2)), model).activations[0].bytes
+    assert sp < one / 4 + 1  # a quarter of the sequence, and attention's s² term by 16
+    assert tp == int(128 * 64 * (10 + 24 / 2 + 5 * 4 * 128 / (64 * 2))) * 2  # Korthikanti eq. 2
+    assert tp < one
+
+
+@unit
+def test_autoep_shards_only_the_expert_parameters():
+    model = Model(params=10_000, expert_params=8_000, gpus_per_node=8)
+    ep = compute(_settings(stage=2, parallel=Parallel(ep=4)), model).gpu_model_states
+    dense, experts = 2_000, 8_000 // 4
+    assert ep == (2 * dense + 18 * dense // 8) + (2 * experts + 18 * experts // 2)
+
+
+@unit
+@pytest.mark.parametrize(("text", "gib"), [("80GB", 80), ("24GiB", 24), ("81920MiB", 80), ("A100-40GB", 40),
+                                           ("a100-80gb", 80), ("H100", 80), ("RTX4090", 24), ("L40S-48GB", 48),
+                                           ("V100-32GB", 32), ("48", 48)])
+def test_gpu_memory_reads_sizes_and_gpu_names(text, gib):
+    from dsfields.estimate import gpu_memory
+
+    assert gpu_memory("--gpu-memory", text)[0] == gib << 30
+
+
+@unit
+@pytest.mark.parametrize("text", ["", "-80GB", "0GB", "80XB", "nosuchgpu", "9" * 400, "1e400GB", "2000000TB"])
+def test_bad_gpu_memory_is_refused(text):
+    from dsfields.estimate import gpu_memory
+
+    with pytest.raises(UsageError):
+        gpu_memory("--gpu-memory", text)
+
+
+@unit
+def test_verdict_gives_the_margin_or_the_cheapest_change_that_fits():
+    from dsfields.estimate import RESERVE, verdict
+
+    settings = _settings(stage=2, reduce_bucket_size=10**6)
+    model = Model(params=10**9, gpus_per_node=8, largest_layer=10**7)
+    est = compute(settings, model)
+    roomy = verdict(est, settings, model, (est.gpu_total() + RESERVE + (5 << 30), "x"), "en")
+    assert roomy["fits"] and roomy["margin"] == 5 << 30 and roomy["changes"] == []
+    # just too small: ZeRO-3 (cost 2) fits, so offload (cost 3) is not proposed
+    tight = verdict(est, settings, model, (est.gpu_total() + RESERVE - (1 << 20), "x"), "en")
+    assert not tight["fits"] and tight["fits_after_changes"]
+    assert [c["path"] for c in tight["changes"]] == ["zero_optimization.stage"]
+    assert tight["margin_after_changes"] >= 0
+
+
+@unit
+def test_hf_advice_is_the_trainers_flag():
+    from dsfields.estimate import candidate_changes
+
+    model = Model(params=10**9, gpus_per_node=8, hidden=1024, layers=8, seq_len=512, micro_batch=4)
+    plain = {k.path for k, _, _ in candidate_changes(_settings(stage=2), model)}
+    hf = {k.path for k, _, _ in candidate_changes(_settings(stage=2), replace(model, hf=True))}
+    assert "activation_checkpointing" in plain and "--gradient_checkpointing" in hf
+    assert "activation_checkpointing" not in hf and "--per_device_train_batch_size" in hf
+    on = {k.path for k, _, _ in candidate_changes(_settings(stage=2, checkpointing=True), replace(model, hf=True))}
+    assert "activation_checkpointing.cpu_checkpointing" not in on
+
+
+@data
+def test_the_world_is_inferred_from_the_batch_sizes_and_said(config_file, capsys):
+    """The seed guide's 7B example: train_batch_size 64 = 2 × 8 × 4 GPUs."""
+    path = config_file({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2,
+                        "gradient_accumulation_steps": 8, "bf16": {"enabled": True}, "zero_optimization": {"stage": 2}})
+    answer = _estimate(capsys, path, "--params", "7B")
+    assert answer["inputs"]["gpus_per_node"] == 4 and answer["inputs"]["nodes"] == 1
+    assert any("inferred from the batch sizes" in note for note in answer["assumptions"])
+    given = _estimate(capsys, path, "--params", "7B", "--gpus-per-node", "2")
+    assert given["inputs"]["gpus_per_node"] == 2
+    alone = _estimate(capsys, config_file({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2}}),
+                      "--params", "7B")
+    assert alone["inputs"]["gpus_per_node"] == 1 and any("world: 1 GPU" in n for n in alone["assumptions"])
+
+
+@data
+def test_the_issues_autotp_and_hpz_config_is_no_longer_data_parallel_only(config_file, capsys):
+    """Issue 40: autotp_size 2 and zero_hpz_partition_size 8 were reported as "no tensor parallelism … no hpZ"."""
+    path = config_file({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                        "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8},
+                        "tensor_parallel": {"autotp_size": 2}})
+    answer = _estimate(capsys, path, "--params", "13B", "--largest-layer-params", "100M", "--gpus-per-node", "8",
+                       "--nodes", "2", "--gpu-memory", "A100-80GB")
+    assert not any("data parallel only" in note for note in answer["assumptions"])
+    hpz = answer["buffers"]["hpz_secondary_partition"]
+    assert hpz["bytes"] == 13_000_000_000 // 2 // 8 * 2
+    assert hpz["config"]["zero_optimization.zero_hpz_partition_size"]["value"] == 8
+    assert hpz["source"].startswith("deepspeed/runtime/zero/partition_parameters.py:")
+    assert answer["parallelism"]["model_parallel_sharding"]["source"].startswith("deepspeed/runtime/engine.py:")
+    assert answer["verdict"]["fits"] is True and answer["verdict"]["margin"] > 0
+
+
+@data
+def test_mics_is_read_only_where_the_release_has_it(config_file, capsys):
+    path = config_file({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                        "zero_optimization": {"stage": 3, "mics_shard_size": 4}})
+    args = ("--params", "1e9", "--largest-layer-params", "1e6", "--gpus-per-node", "8", "--nodes", "2")
+    old = _estimate(capsys, path, *args, "--version", "0.19.6")
+    new = _estimate(capsys, path, *args)
+    assert old["model_states"]["gpu_bytes_per_rank"] == 4 * 10**6 + 18 * 10**9 // 4
+    assert new["model_states"]["gpu_bytes_per_rank"] == 4 * 10**6 + 18 * 10**9 // 16
+    assert any("mics_shard_size: not a key of DeepSpeed 0.19.8" in note for note in new["assumptions"])
+
+
+@data
+def test_verdict_in_chinese_has_no_english_sentence(config_file, capsys):
+    path = config_file({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                        "zero_optimization": {"stage": 2}})
+    assert main(["estimate", str(path), "--params", "13B", "--gpus-per-node", "8", "--gpu-memory", "24GB",
+                 "--version", VERSION, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    verdict = out[out.index("结论"):out.index("假设")]
+    assert "放不下" in verdict and "Verdict" not in verdict and "cost" not in verdict
+
+
+@unit
+def test_persistent_parameters_take_bounded_time_for_any_layer_count():
+    """Whole layers are counted by arithmetic: 10**12 layers answer at once, and the cap still binds."""
+    huge = Model(params=10**18, hidden=10, layers=10**12)
+    assert persistent_numel(huge, threshold=100, cap=2**63 - 1) == (6 * 10 + 3 * 10 + 4 * 10) * 10**12 + 20
+    small = Model(params=1, hidden=10, layers=3)
+    assert persistent_numel(small, threshold=100, cap=200) == 200  # one layer (130), then 10s and the 30 up to the cap
+
+
+@data
+def test_pipeline_stages_are_read_from_the_section_deepspeed_passes_whole(config_file, capsys):
+    path = config_file({"pipeline": {"stages": 2}, "zero_optimization": {"stage": 1}, "bf16": {"enabled": True}})
+    answer = _estimate(capsys, path, "--params", "1e9", "--gpus-per-node", "8")
+    assert "per rank with parallelism: dense 1000000000 / (autotp_size 1 × pipeline stages 2)" in \
+        answer["model_states"]["formula"]
+    assert answer["model_states"]["gpu_bytes_per_rank"] == 4 * 500_000_000 + 16 * 500_000_000 // 4

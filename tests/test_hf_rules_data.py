@@ -129,9 +129,12 @@ def test_estimate_takes_the_trainers_micro_batch_and_gradient_checkpointing(tmp_
     out = capsys.readouterr().out
     assert "micro batch 3" in out and "1024·3·2048·34" in out
     assert "--gradient_checkpointing: activations counted with checkpointing on" in out
-    assert "activation_checkpointing: off → on" not in out  # already on: no longer the first knob
+    assert "checkpointing: off → on" not in out  # already on: no longer a knob
     assert main([*common, "--trainer-args=--per_device_train_batch_size 3"]) == 0
-    assert "activation_checkpointing: off → on" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # issue 40: the Trainer's own flag, not the ds_config section that does nothing for an HF model
+    assert "--gradient_checkpointing: off → on" in out and "\n   1. activation_checkpointing: off → on" not in out
+    assert "cpu_checkpointing" not in out
 
 
 def test_an_installed_pair_without_a_snapshot_is_said(monkeypatch, capsys):

@@ -43,7 +43,7 @@ SchemaStore Schema Draft Markdown markdown json text github sarif en zh LANG FIL
 false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize OOM
 Autotuner memory communication speed offload checkpoint logits PCIe none cpu nvme installed Python any dict
 int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve
-migrate upgrade estimate lookup docs extract snapshot usage mcp explain
+migrate upgrade estimate lookup docs extract snapshot usage mcp explain init
 """.split())
 _TOKEN = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 TERMS = ("(?:Random )?layer-token drop", "pre-commit", r"mkdocs \w+", "world size", "micro batch", "weight decay",

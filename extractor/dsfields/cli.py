@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("dsfields.mcp_server", "serve the commands as MCP tools over stdio, for coding agents (read-only)"),
     # issue 38: from a pasted error, warning or symptom to the key, the releases and the fix
     "explain": ("dsfields.explain", "from a pasted error, warning or symptom to the key at fault and the fix"),
+    # issue 40: a config for a situation, chosen by the estimate
+    "init": ("dsfields.init", "write a ds_config for a model and its GPUs: the cheapest in compute that fits"),
 }
 
 

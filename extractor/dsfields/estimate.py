@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -97,6 +97,21 @@ CITATIONS: dict[str, Citation] = {
                                           "copy_to_device(args, device=torch.device('cpu')"),
     "aio_aligned_bytes": Citation("runtime/swap_tensor/utils.py", 15, 15, "AIO_ALIGNED_BYTES = 1024"),
     "activations": Citation("Korthikanti et al. 2022, arXiv:2205.05198, eq. 1 and section 5"),
+    "activations_tp": Citation("Korthikanti et al. 2022, arXiv:2205.05198, eq. 2 (tensor parallel, no sequence "
+                               "parallel)"),
+    "autotp": Citation("runtime/engine.py", 595, 596, "if self.autotp_size() > 1:"),
+    "zero_dp_group": Citation("runtime/engine.py", 2683, 2683, "dp_process_group=self.seq_data_parallel_group"),
+    "hpz_secondary": Citation("runtime/zero/partition_parameters.py", 1912, 1916,
+                              "secondary_partition_size = int(tensor_size // self.num_ranks_in_param_group)"),
+    "ulysses_world": Citation("runtime/config.py", 468, 469,
+                              'self.world_size = dist.get_world_size() / config["sequence_parallel_size"]'),
+    "pipeline_zero": Citation("runtime/pipe/engine.py", 76, 77,
+                              "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"),
+    "mics_removed": Citation("runtime/config.py", 120, 121, "MiCS ZeRO-3 sharding has been removed"),
+    "expert_groups": Citation("runtime/engine.py", 2170, 2171,
+                              "self.expert_data_parallel_group = groups._get_expert_data_parallel_group_dict()"),
+    "deepcompile": Citation("runtime/engine.py", 856, 856, 'deepcompile_enabled=bool(getattr(compile_config, '
+                                                            '"deepcompile", False))'),
 }
 
 AIO_ALIGNED_BYTES = 1024
@@ -135,6 +150,10 @@ class Model:
     micro_batch: int | None = None
     heads: int | None = None
     zero_init: bool = True
+    expert_params: int | None = None
+    """Parameters inside the MoE experts (``--expert-params``): AutoEP shards these, not the rest."""
+    hf: bool = False
+    """Launched by the HF Trainer (``--hf``): advice in its flags (``--gradient_checkpointing``)."""
 
     @property
     def world(self) -> int:
@@ -146,37 +165,73 @@ class Model:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The config values the estimate reads, as DeepSpeed will use them."""
+class Parallel:
+    """The parallelism a config declares beside ZeRO data parallelism, each read from its own key of the release
+    (:data:`PARALLEL_PATHS`); 1 (0 for MiCS, off for DeepCompile) is "not used", also when the release has no
+    such key."""
 
-    stage: int = 0
-    offload_optimizer: str = "none"
+    tp: int = 1
+    """``tensor_parallel.autotp_size``: AutoTP shards the model's linear weights over this many ranks."""
+    pp: int = 1
+    """``pipeline.stages`` when a number: pipeline stages (the model's own PipelineModule sets them)."""
+    sp: int = 1
+    """``sequence_parallel_size``: Ulysses sequence parallelism shards each sequence over this many ranks."""
+    ep: int = 1
+    """``expert_parallel.autoep_size`` with ``expert_parallel.enabled``: AutoEP shards the experts."""
+    hpz: int = 1
+    """``zero_optimization.zero_hpz_partition_size``: ZeRO++ hpZ's secondary partition of the 16-bit params."""
+    mics: int = 0
+    """``zero_optimization.mics_shard_size``: MiCS partitions ZeRO-3 states within shard groups of this size."""
+    deepcompile: bool = False
+    """``compile.deepcompile``: DeepCompile schedules ZeRO-3's gathers and frees itself."""
+
+    @property
+    def model_parallel(self) -> int:
+        """Ranks that split one model replica's dense parameters (tensor × pipeline)."""
+        return self.tp * self.pp
+
+    @property
+    def declared(self) -> bool:
+        return self != Parallel()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config values the estimate reads, as DeepSpeed will use them.
+
+    The fields read from the config (:data:`SETTING_PATHS`) have no defaults here: :func:`settings_from_config`
+    takes every value the file leaves out from the chosen release's snapshot, never from this class."""
+
+    stage: int
+    offload_optimizer: str
     """``none``, ``cpu`` or ``nvme``."""
-    offload_param: str = "none"
-    optimizer_pin: bool = True
-    param_pin: bool = True
-    optimizer_buffer_count: int = 4
-    param_buffer_count: int = 5
-    param_buffer_size: int = 100_000_000
-    max_in_cpu: int = 1_000_000_000
-    reduce_bucket_size: int = 500_000_000
-    allgather_bucket_size: int = 500_000_000
-    overlap_comm: bool = False
-    contiguous_gradients: bool = True
-    prefetch_bucket_size: int = 50_000_000
-    max_live_parameters: int = 1_000_000_000
-    max_reuse_distance: int = 1_000_000_000
-    param_persistence_threshold: int = 100_000
-    model_persistence_threshold: int = 2**63 - 1
-    sub_group_size: int = 1_000_000_000
-    aio_intra_op_parallelism: int = 1
-    aio_use_gds: bool = False
+    offload_param: str
+    optimizer_pin: bool
+    param_pin: bool
+    optimizer_buffer_count: int
+    param_buffer_count: int
+    param_buffer_size: int
+    max_in_cpu: int
+    reduce_bucket_size: int
+    allgather_bucket_size: int
+    overlap_comm: bool
+    contiguous_gradients: bool
+    prefetch_bucket_size: int
+    max_live_parameters: int
+    max_reuse_distance: int
+    param_persistence_threshold: int
+    model_persistence_threshold: int
+    sub_group_size: int
+    aio_intra_op_parallelism: int
+    aio_use_gds: bool
+    cpu_checkpointing: bool
+    partition_activations: bool
     half: bool = True
     """fp16 or bf16 is enabled: 16-bit parameters, gradients and activations."""
     checkpointing: bool = False
     """Activation checkpointing assumed on (the model's code decides; the ``what if`` of the OOM list)."""
-    cpu_checkpointing: bool = False
-    partition_activations: bool = False
+    parallel: Parallel = field(default_factory=Parallel)
+    """The parallelism the config declares beside data parallelism (none unless its keys say so)."""
 
     @property
     def dtype_bytes(self) -> int:
@@ -210,64 +265,146 @@ SETTING_PATHS: dict[str, str] = {
 }
 """Setting → the JSON path it is read from (the field must exist in the release; a test checks it for 0.19.8)."""
 
-HF_AUTO_FILL: dict[str, tuple[float, int]] = {
-    "reduce_bucket_size": (1.0, 2),
-    "prefetch_bucket_size": (0.9, 2),
-    "param_persistence_threshold": (10.0, 1),
+NOT_IN_RELEASE: dict[str, tuple[Any, str, str]] = {
+    "aio_intra_op_parallelism": (1, "swap buffers aligned to AIO_ALIGNED_BYTES alone",
+                                 "交换缓冲区只按 AIO_ALIGNED_BYTES 对齐"),
+    "aio_use_gds": (False, "no GPUDirect Storage", "不使用 GPUDirect Storage"),
 }
-"""Setting → (factor, power of hidden_size) the HF Trainer puts for ``"auto"`` (transformers'
-``integrations/deepspeed.py``, ``trainer_config_finalize``; the same as :data:`dsfields.resolve.HF_ARGUMENTS`)."""
+"""Setting → (value, en, zh) for a release that has no key for it: the feature is absent there, so the value is the
+one meaning "not there" (not a default of any release). A test checks that every setting some snapshotted release
+lacks is here."""
+
+PARALLEL_PATHS: dict[str, str] = {
+    "tp": "tensor_parallel.autotp_size",
+    "pp": "pipeline.stages",
+    "sp": "sequence_parallel_size",
+    "ep": "expert_parallel.autoep_size",
+    "hpz": "zero_optimization.zero_hpz_partition_size",
+    "mics": "zero_optimization.mics_shard_size",
+    "deepcompile": "compile.deepcompile",
+}
+"""Parallel setting → its JSON path, read only in releases that have the key."""
+
+EXPERTS_ENABLED = "expert_parallel.enabled"
+"""AutoEP shards experts only when this is true (its ``autoep_size`` alone does nothing)."""
+
+SKELETON_SECTIONS = ("zero_optimization.offload_optimizer", "zero_optimization.offload_param", "aio",
+                     "activation_checkpointing")
+"""Sections whose keys the estimate reads even when the file leaves the section out (the OOM list turns offload on):
+resolved once with each section present and empty, so that every key gets the release's own default."""
+
+HF_HIDDEN_FILLED = ("reduce_bucket_size", "prefetch_bucket_size", "param_persistence_threshold")
+"""Settings whose "auto" the wording below says the HF Trainer fills from the hidden size (the values themselves
+come from the HF snapshot's rules, :func:`_hf_fills`)."""
 
 
-def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
-                         assumptions: list[Note]) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
-    """The settings DeepSpeed will use for ``data``, what each was read from, and the micro batch the config gives."""
+def _release_defaults(data: dict[str, Any], resolver: Resolver, world: int) -> dict[str, Any]:
+    """The value of every path the estimate reads as the release resolves a config whose sections are present and
+    empty, at the stage ``data`` gives: the release's defaults (and its effective defaults at that stage)."""
+    zero = data.get("zero_optimization")
+    skeleton: dict[str, Any] = {}
+    if isinstance(zero, dict) and "stage" in zero:
+        skeleton["zero_optimization"] = {"stage": zero["stage"]}
+    for section in SKELETON_SECTIONS:
+        head, _, tail = section.partition(".")
+        if section not in resolver.fields:
+            continue
+        if tail:
+            skeleton.setdefault(head, {})[tail] = {}
+        else:
+            skeleton.setdefault(head, {})
+    return {r.path: r.value for r in resolver.resolve(skeleton, world_size=world)}
+
+
+def _hf_fills(data: dict[str, Any], model: Model, pair: tuple[str, str] | None) -> dict[str, Any]:
+    """The values the HF Trainer puts for this config's "auto" keys from the model's hidden size, as the HF
+    snapshot's own rules compute them (:func:`dsfields.hf.trainer.fill_trainer_auto`, the function ``check``
+    runs): path → value."""
+    if not model.hidden:
+        return {}
+    from dsfields.hf.trainer import fill_trainer_auto
+    from dsfields.model.dotted import at_path
+
+    filled = fill_trainer_auto(data, model.hidden, pair)
+    out = {}
+    for path in SETTING_PATHS.values():
+        if at_path(data, path, None) == "auto":
+            value = at_path(filled, path, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[path] = value
+    return out
+
+
+def _as_setting(name: str, path: str, value: Any) -> Any:
+    """A resolved value as the setting's type; a value DeepSpeed cannot use is one line and exit 2."""
+    kind = next(f.type for f in fields(Settings) if f.name == name)
+    if kind == "bool":
+        return bool(value)
+    if kind == "int":
+        try:
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            raise DsfieldsError(f"{path} is {value!r}: not a number DeepSpeed can use") from None
+        if number < 0:
+            raise DsfieldsError(f"{path} is {number}: a negative size")
+        return bounded(f"{path} is", number, SIZE_BOUND)
+    return str(value).lower()
+
+
+def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model, assumptions: list[Note],
+                         hf_pair: tuple[str, str] | None = None
+                         ) -> tuple[Settings, dict[str, dict[str, Any]], int | None]:
+    """The settings DeepSpeed will use for ``data``, what each was read from, and the micro batch the config gives.
+
+    Every value the file leaves out is the release's own (its snapshot, through the resolver); an "auto" the HF
+    Trainer fills from the hidden size is filled by the HF snapshot's rules."""
+    version = resolver.snapshot.version
     resolved = {r.path: r for r in resolver.resolve(data, world_size=model.world)}
-    base = Settings()
+    defaults = _release_defaults(data, resolver, model.world)
+    fills = _hf_fills(data, model, hf_pair)
     values: dict[str, Any] = {}
     used: dict[str, dict[str, Any]] = {}
     for name, path in SETTING_PATHS.items():
+        if path not in resolver.fields:
+            value, en, zh = NOT_IN_RELEASE[name]
+            values[name] = value
+            if name not in ("aio_use_gds",):  # off is what it means: nothing to say
+                assumptions.append(Note(f"{path}: not a key of DeepSpeed {version} ({en})",
+                                        f"{path}：DeepSpeed {version} 没有此键（{zh}）"))
+            continue
         item = resolved.get(path)
-        if item is None:
-            continue  # not a key of this release (or its section is absent): the neutral value stays
+        if item is None:  # its section is absent from the file: the release's default for the OOM list's what-ifs
+            value = defaults.get(path)
+            if value is None:
+                value = resolver.fields[path].default
+            if value is None:
+                raise DsfieldsError(f"{path}: DeepSpeed {version}'s snapshot gives no default")
+            values[name] = _as_setting(name, path, value)
+            continue
         value, source = item.value, item.source
         if item.source in (AUTO_DEFAULT, AUTO_KEPT, AUTO_HF):
-            # "auto" is the HF Trainer's idiom: it fills these three from the model's hidden size
-            if name in HF_AUTO_FILL and model.hidden:
-                factor, power = HF_AUTO_FILL[name]
-                value = int(factor * model.hidden ** power)
+            if path in fills:
+                value = fills[path]
                 source = f"{AUTO_HF} (from --hidden-size)"
                 assumptions.append(Note(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size '
                                         f"({value})", f"{path} 为 \"auto\"：按 HF Trainer 依 --hidden-size 填入的值"
                                         f"（{value}）计算"))
             elif item.source != AUTO_DEFAULT:
-                record = resolver.fields.get(path)
-                value = record.default if record is not None else None
+                value = defaults.get(path)
+                if value is None or value == "auto":
+                    value = resolver.fields[path].default
                 assumptions.append(Note(f'{path} is "auto" and nothing here fills it: taken as the release\'s '
                                         f"default ({value!r})",
                                         f"{path} 为 \"auto\" 且此处无从填入：按该版本的默认值（{value!r}）计算"))
-            elif name in HF_AUTO_FILL:
+            elif name in HF_HIDDEN_FILLED:
                 assumptions.append(Note(f'{path} is "auto": DeepSpeed uses its default ({value!r}); under the HF '
                                         "Trainer pass --hidden-size to count what the Trainer fills",
                                         f"{path} 为 \"auto\"：DeepSpeed 使用默认值（{value!r}）；若经 HF Trainer "
                                         "启动，请给出 --hidden-size 以按 Trainer 填入的值计算"))
         if value is None:
             continue
-        default = getattr(base, name)
-        if isinstance(default, bool):
-            value = bool(value)
-        elif isinstance(default, int):
-            try:
-                value = int(value)
-            except (TypeError, ValueError):
-                raise DsfieldsError(f"{path} is {value!r}: not a number DeepSpeed can use") from None
-            if value < 0:
-                raise DsfieldsError(f"{path} is {value}: a negative size")
-            value = bounded(f"{path} is", value, SIZE_BOUND)
-        elif isinstance(default, str):
-            value = str(value).lower()
-        values[name] = value
-        used[name] = {"path": path, "value": value if not isinstance(getattr(base, name), str) else item.value,
+        values[name] = _as_setting(name, path, value)
+        used[name] = {"path": path, "value": item.value if isinstance(values[name], str) else values[name],
                       "source": source}
     offload = resolved.get("zero_optimization.offload_optimizer")
     if offload is not None and offload.value is None:
@@ -278,7 +415,8 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
     # "auto" precision is filled by the HF Trainer from --fp16/--bf16: counted as 16-bit
     values["half"] = any(resolved[p].value is True or resolved[p].source in (AUTO_HF, AUTO_DEFAULT, AUTO_KEPT)
                          for p in ("fp16.enabled", "bf16.enabled", "bfloat16.enabled") if p in resolved)
-    settings = replace(base, **values)
+    values["parallel"] = parallel_from_config(resolved, used, assumptions, resolver.fields, version)
+    settings = Settings(**values)
     if settings.stage not in (0, 1, 2, 3):
         raise DsfieldsError(f"zero_optimization.stage is {settings.stage}: DeepSpeed has stages 0 to 3")
     micro = resolved.get("train_micro_batch_size_per_gpu")
@@ -289,6 +427,54 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
                              "DeepSpeed's batch assertion refuses a micro batch below 1")
         micro_batch = bounded("train_micro_batch_size_per_gpu is", micro_batch, COUNT_BOUNDS["micro_batch"])
     return settings, used, micro_batch
+
+
+def parallel_from_config(resolved: dict[str, Any], used: dict[str, dict[str, Any]], assumptions: list[Note],
+                         known: Any, version: str) -> Parallel:
+    """The parallelism the config declares, each from its key in this release (a key the release lacks: not used,
+    and said)."""
+    values: dict[str, Any] = {}
+    for name, path in PARALLEL_PATHS.items():
+        item = resolved.get(path)
+        section, _, key = path.rpartition(".")
+        whole = resolved.get(section)
+        if item is None and whole is not None and isinstance(whole.value, dict) and key in whole.value:
+            # a section DeepSpeed passes on whole (pipeline): its key as written
+            item = replace(whole, path=path, value=whole.value[key])
+        if item is None or item.value is None:
+            continue
+        if path not in known:
+            assumptions.append(Note(f"{path}: not a key of DeepSpeed {version} (check says what DeepSpeed does with "
+                                    "it): not counted",
+                                    f"{path}：DeepSpeed {version} 没有此键（DeepSpeed 如何处理见 check）：不计入"))
+            continue
+        value = item.value
+        if name == "deepcompile":
+            values[name] = value is True
+        elif name == "pp" and not isinstance(value, int):
+            continue  # "auto": the model's PipelineModule decides, the config says nothing
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise DsfieldsError(f"{path} is {value!r}: not a whole number DeepSpeed can use")
+        else:
+            values[name] = int(value)
+        if item.source == "written":
+            used[f"parallel.{name}"] = {"path": path, "value": item.value, "source": item.source}
+    if values.get("ep", 1) > 1:
+        enabled = resolved.get(EXPERTS_ENABLED)
+        if enabled is None or enabled.value is not True:
+            assumptions.append(Note(f"{PARALLEL_PATHS['ep']} {values['ep']} without {EXPERTS_ENABLED} true: AutoEP "
+                                    "is off, experts are not sharded",
+                                    f"{PARALLEL_PATHS['ep']} 为 {values['ep']} 但 {EXPERTS_ENABLED} 不为 true："
+                                    "AutoEP 未开启，专家不切分"))
+            values["ep"] = 1
+    if values.get("tp") == 0:
+        values["tp"] = 1  # autotp_size 0 is AutoTP off (engine.py: `if self.autotp_size() > 1`)
+    if values.get("mics", 0) < 0:
+        values["mics"] = 0  # -1: MiCS off
+    for name in ("tp", "pp", "sp", "ep", "hpz"):
+        if values.get(name, 1) < 1:
+            raise DsfieldsError(f"{PARALLEL_PATHS[name]} is {values[name]}: must be at least 1")
+    return Parallel(**values)
 
 
 # ---------------------------------------------------------------- the estimate
@@ -342,6 +528,8 @@ class Estimate:
     activations: list[Term] = field(default_factory=list)
     activation_ckpt: list[Term] = field(default_factory=list)
     assumptions: list[Note] = field(default_factory=list)
+    parallelism: list[Term] = field(default_factory=list)
+    """How the config's parallelism changes the figures, each with its DeepSpeed source (inside the others)."""
 
     def gpu_total(self, checkpointed: bool = False) -> int:
         acts = self.activation_ckpt if checkpointed else self.activations
@@ -395,7 +583,55 @@ def zero3_model_states(params: int, largest_layer: int, gpus_per_node: int, node
 
 
 def model_states(settings: Settings, model: Model, assumptions: list[Note]) -> tuple[int, int, int, str, str, str]:
-    """(gpu per rank, cpu per node, nvme per node, formula, citation key, kind)."""
+    """(gpu per rank, cpu per node, nvme per node, formula, citation key, kind), with the config's parallelism.
+
+    Without AutoTP, pipeline, AutoEP or MiCS this is DeepSpeed's estimators' arithmetic as it stands
+    (:func:`data_parallel_model_states`). With them, the GPU figure is the same arithmetic per model-parallel rank:
+    the dense parameters split over tensor × pipeline ranks and partitioned over the data-parallel ranks left
+    (ZeRO's group is the sequence-data-parallel one: Ulysses ranks partition too), the experts split over AutoEP
+    ranks and partitioned over the expert-data-parallel ranks, ZeRO-3 under MiCS partitioned within its shard
+    group. The host and NVMe figures per node stay the whole model's: the node's ranks hold all of it between them."""
+    gpu, cpu, nvme, formula, citation, kind = data_parallel_model_states(settings, model, assumptions)
+    split = parallel_split(settings, model)
+    if split is None:
+        return gpu, cpu, nvme, formula, citation, kind
+    gpu, words = split
+    return gpu, cpu, nvme, f"{formula}; per rank with parallelism: {words}", citation, "estimated"
+
+
+def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
+    """The GPU model states per rank under the config's model parallelism and MiCS, and how they were counted;
+    ``None`` when the config declares none of them."""
+    par = settings.parallel
+    mics = par.mics if settings.stage == 3 else 0
+    experts = (model.expert_params or 0) if par.ep > 1 else 0
+    if par.model_parallel == 1 and not experts and not mics:
+        return None
+    world, mp = model.world, par.model_parallel
+    dense = max(model.params - experts, 0)
+    dp = max(world // mp, 1)
+    group = min(mics, dp) if mics else dp
+    shard = -(-dense // mp)
+    one = replace(model, params=shard, gpus_per_node=group, nodes=1)
+    gpu = data_parallel_model_states(settings, one, [])[0]
+    words = [f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} partitioned over "
+             + (f"the MiCS shard group of {group}" if mics else f"{dp} data-parallel ranks (world {world} / {mp})")
+             + f": {gpu}"]
+    if experts:
+        local = -(-experts // par.ep)
+        edp = max(world // par.ep, 1)
+        extra = data_parallel_model_states(settings, replace(model, params=local, gpus_per_node=edp, nodes=1), [])[0]
+        if settings.stage == 3:
+            extra -= 4 * (model.largest_layer or 0)  # the gathered largest layer is counted once
+        gpu += extra
+        words.append(f"experts {experts} / autoep_size {par.ep} = {local} partitioned over {edp} expert-data-parallel "
+                     f"ranks: {extra}")
+    return gpu, " + ".join(words)
+
+
+def data_parallel_model_states(settings: Settings, model: Model,
+                               assumptions: list[Note]) -> tuple[int, int, int, str, str, str]:
+    """(gpu per rank, cpu per node, nvme per node, formula, citation key, kind) with data parallelism only."""
     p, n, g, nodes = model.params, model.world, model.gpus_per_node, model.nodes
     opt, par = settings.offload_optimizer, settings.offload_param
     if settings.stage == 3:
@@ -450,10 +686,19 @@ def persistent_numel(model: Model, threshold: int, cap: int) -> int | None:
     if model.hidden is None or model.layers is None:
         return None
     h = model.hidden
-    per_layer = [h, h, h, h, 3 * h, h, 4 * h, h]
-    tensors = per_layer * model.layers + [h, h]
-    total = 0
-    for numel in tensors:
+    small = [n for n in (h, h, h, h, 3 * h, h, 4 * h, h) if n <= threshold]
+    per_layer = sum(small)
+    # whole layers while they all fit (arithmetic, not a loop over layers: bounded time for any --layers), then
+    # tensor by tensor until not even the smallest fits
+    full = model.layers if per_layer == 0 else min(model.layers, cap // per_layer)
+    total = full * per_layer
+    for _ in range(model.layers - full):
+        if not small or cap - total < min(small):
+            break
+        for numel in small:
+            if total + numel <= cap:
+                total += numel
+    for numel in (h, h):  # the final LayerNorm
         if numel <= threshold and total + numel <= cap:
             total += numel
     return total
@@ -465,10 +710,16 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
     gpu, cpu, nvme, formula, citation, kind = model_states(settings, model, notes)
     est = Estimate(gpu, cpu, nvme, formula, citation, kind, assumptions=notes)
     b = settings.dtype_bytes
-    p, n = model.params, model.world
+    par = settings.parallel
+    # the parameters one rank's ZeRO works on, and the ranks it partitions them over
+    p = -(-model.params // par.model_parallel)
+    n = max(model.world // par.model_parallel, 1)
+    if settings.stage == 3 and par.mics:
+        n = min(par.mics, n)
     partition = -(-p // n)
     stage = settings.stage
     add = est.buffers.append
+    parallel_terms(settings, model, est, p)
     if stage in (1, 2):
         if settings.contiguous_gradients:
             count = 2 if settings.overlap_comm else 1
@@ -583,19 +834,86 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
     return est
 
 
+def parallel_terms(settings: Settings, model: Model, est: Estimate, local_params: int) -> None:
+    """The parallelism the config declares, each with the DeepSpeed line that makes it: what it changes in the
+    model states (inside that figure), and hpZ's secondary partition (an allocation of its own)."""
+    par, notes = settings.parallel, est.assumptions
+    plain = replace(settings, parallel=Parallel())
+    if par.model_parallel > 1 or (par.ep > 1 and model.expert_params) or (settings.stage == 3 and par.mics):
+        alone = data_parallel_model_states(plain, model, [])[0]
+        est.parallelism.append(Term("model_parallel_sharding", alone - est.gpu_model_states, "gpu", "autotp",
+                                    f"model states per rank {alone} with data parallelism alone − "
+                                    f"{est.gpu_model_states} with it", in_total=False, kind="estimated",
+                                    settings=tuple(f"parallel.{k}" for k in ("tp", "pp", "ep", "mics")),
+                                    also=("zero_dp_group",) + (("expert_groups",) if par.ep > 1 else ())
+                                    + (("pipeline_zero",) if par.pp > 1 else ())
+                                    + (("mics_removed",) if par.mics else ()),
+                                    note="bytes saved per rank, already inside model_states"))
+    if par.tp > 1:
+        notes.append(Note(f"AutoTP {par.tp}: every parameter counted as sharded over the {par.tp} tensor-parallel "
+                          "ranks; embeddings, norms and whatever AutoTP leaves whole stay replicated, so the model "
+                          "states are a lower bound",
+                          f"AutoTP {par.tp}：所有参数都按在 {par.tp} 个张量并行进程间切分计算；嵌入层、归一化层及 "
+                          "AutoTP 不切分的部分实际上是完整复制的，因此模型状态为下限"))
+    if par.pp > 1:
+        notes.append(Note(f"pipeline.stages {par.pp}: parameters split evenly over the stages; the first stage "
+                          f"holds up to {par.pp} micro-batches of its layers' activations, counted as one micro-batch "
+                          "of the whole model's",
+                          f"pipeline.stages {par.pp}：参数在各流水线阶段间均分；第一阶段最多保留 {par.pp} 个微批的"
+                          "本阶段激活，按整个模型一个微批的激活计算"))
+        if settings.stage >= 2:
+            notes.append(Note("DeepSpeed's PipelineEngine refuses ZeRO stages 2 and 3 (runtime/pipe/engine.py:76-77)",
+                              "DeepSpeed 的 PipelineEngine 不接受 ZeRO 阶段 2 和 3（runtime/pipe/engine.py:76-77）"))
+    if par.ep > 1 and not model.expert_params:
+        notes.append(Note(f"expert_parallel.autoep_size {par.ep}: pass --expert-params N (the parameters inside "
+                          "the experts) to count AutoEP's sharding; counted as dense here",
+                          f"expert_parallel.autoep_size {par.ep}：请给出 --expert-params N（专家内的参数量）"
+                          "以计入 AutoEP 的切分；此处按稠密模型计算"))
+    if par.sp > 1:
+        notes.append(Note(f"sequence_parallel_size {par.sp}: each rank holds 1/{par.sp} of every sequence's "
+                          "activations (Ulysses); ZeRO partitions over the sequence-data-parallel group, every rank",
+                          f"sequence_parallel_size {par.sp}：每个进程持有每条序列 1/{par.sp} 的激活（Ulysses）；"
+                          "ZeRO 在序列-数据并行组（全部进程）上切分"))
+    if par.deepcompile:
+        notes.append(Note("compile.deepcompile is on: DeepCompile's passes schedule ZeRO-3's gathers, prefetch and "
+                          "frees themselves; the stage-3 prefetch and reuse terms follow the config's limits, which "
+                          "it may not",
+                          "compile.deepcompile 已开启：DeepCompile 自行调度 ZeRO-3 的收集、预取与释放；此处的 "
+                          "ZeRO-3 预取与复用项按配置的上限计算，DeepCompile 未必遵守"))
+    if settings.stage == 3 and par.hpz > 1:
+        numel = -(-local_params // par.hpz)
+        device = "cpu" if settings.offload_param != "none" else "gpu"
+        b = settings.dtype_bytes
+        est.buffers.append(Term("hpz_secondary_partition", numel * b, device, "hpz_secondary",
+                                f"P {local_params} / zero_hpz_partition_size {par.hpz} × {b} B (a second 16-bit "
+                                "partition within the node's group, gathered from in backward)",
+                                settings=("parallel.hpz",),
+                                note="ZeRO++ hpZ keeps it beside the primary partition"))
+
+
 def activations(settings: Settings, model: Model, est: Estimate) -> None:
     """Per-layer activations after Korthikanti et al. (16-bit, no tensor or sequence parallelism)."""
     s, bsz, h, layers = model.seq_len or 0, model.micro_batch or 0, model.hidden or 0, model.layers or 0
     scale = settings.dtype_bytes / 2
-    if model.heads:
+    t, sp = settings.parallel.tp, settings.parallel.sp
+    if sp > 1:
+        s = -(-s // sp)  # Ulysses: each rank holds its slice of the sequence outside attention's all-to-all
+    if t > 1:
+        per_layer = int(s * bsz * h * (10 + 24 / t + (5 * model.heads * s / (h * t) if model.heads else 0)) * scale)
+        shape = (f"s·b·h·(10 + 24/t + 5·a·s/(h·t)) = {s}·{bsz}·{h}·(10 + 24/{t}"
+                 + (f" + 5·{model.heads}·{s}/({h}·{t}))" if model.heads else ") (no --heads)")
+                 + " (tensor parallel, eq. 2)")
+    elif model.heads:
         per_layer = int(s * bsz * h * (34 + 5 * model.heads * s / h) * scale)
         shape = f"s·b·h·(34 + 5·a·s/h) = {s}·{bsz}·{h}·(34 + 5·{model.heads}·{s}/{h})"
     else:
         per_layer = int(s * bsz * h * 34 * scale)
         shape = f"s·b·h·34 = {s}·{bsz}·{h}·34 (no --heads: attention scores not stored, as with flash attention)"
+    if sp > 1:
+        shape += f" (s = seq_len / sequence_parallel_size {sp})"
     if scale != 1:
         shape += f" × {scale:g} (fp32)"
-    est.activations.append(Term("activations", per_layer * layers, "gpu", "activations",
+    est.activations.append(Term("activations", per_layer * layers, "gpu", "activations_tp" if t > 1 else "activations",
                                 f"layers {layers} × {shape}", kind="estimated"))
     checkpoints = int(2 * s * bsz * h * scale) * layers
     where = "cpu" if settings.cpu_checkpointing else "gpu"
@@ -675,6 +993,11 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
         knob(z + "overlap_comm", "true → false", 2,
              "gradient reduction no longer overlaps the backward pass: a slower step",
              "梯度归约不再与反向计算重叠：每步变慢", replace(s, overlap_comm=False))
+    if s.stage == 3 and s.parallel.hpz > 1:
+        knob(z + "zero_hpz_partition_size", f"{s.parallel.hpz} → 1", 2,
+             "no secondary partition: backward all-gathers parameters across nodes again",
+             "不再保留二级分区：反向传播重新跨节点 all-gather 参数",
+             replace(s, parallel=replace(s.parallel, hpz=1)))
     if s.stage == 3:
         knob(z + "stage3_prefetch_bucket_size", f"{s.prefetch_bucket_size} → {_half(s.prefetch_bucket_size)}", 1,
              "less parameter prefetch: all-gathers are less hidden behind compute",
@@ -706,21 +1029,31 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
                  "从 NVMe 同时读取的参数更少：预取减少；缓冲区过少会在运行时报错",
                  replace(s, param_buffer_count=_half(s.param_buffer_count)))
     if model.shaped:
-        if not s.checkpointing:
+        if not s.checkpointing and model.hf:
+            knob("--gradient_checkpointing", "off → on", 2,
+                 "about one extra forward pass per step (~33% more compute); the HF Trainer calls "
+                 "model.gradient_checkpointing_enable() (activation_checkpointing in the ds_config does nothing "
+                 "for an HF model)",
+                 "每步约多一次前向计算（计算量约增加 33%）；HF Trainer 会调用 model.gradient_checkpointing_enable()"
+                 "（ds_config 中的 activation_checkpointing 对 HF 模型不起作用）", replace(s, checkpointing=True))
+        elif not s.checkpointing:
             knob("activation_checkpointing", "off → on", 2,
                  "about one extra forward pass per step (~33% more compute); turned on in the model's code "
                  "(deepspeed.checkpointing.checkpoint, or the HF Trainer's gradient_checkpointing), "
                  "not by this section",
                  "每步约多一次前向计算（计算量约增加 33%）；需在模型代码中开启（deepspeed.checkpointing.checkpoint "
                  "或 HF Trainer 的 gradient_checkpointing），而非仅靠此配置段", replace(s, checkpointing=True))
-        elif not s.cpu_checkpointing:
+        elif not s.cpu_checkpointing and not model.hf:
             knob("activation_checkpointing.cpu_checkpointing", "false → true", 2,
                  "checkpoints are copied to host memory and back over PCIe",
                  "检查点经 PCIe 拷到主机内存再拷回", replace(s, cpu_checkpointing=True))
         if (model.micro_batch or 0) > 1:
-            knob("train_micro_batch_size_per_gpu", f"{model.micro_batch} → {_half(model.micro_batch or 2)}", 2,
-                 "lower throughput per step; keep the global batch by raising gradient_accumulation_steps",
-                 "每步吞吐降低；可增大 gradient_accumulation_steps 以保持全局批量",
+            knob("--per_device_train_batch_size" if model.hf else "train_micro_batch_size_per_gpu",
+                 f"{model.micro_batch} → {_half(model.micro_batch or 2)}", 2,
+                 "lower throughput per step; keep the global batch by raising "
+                 + ("--gradient_accumulation_steps" if model.hf else "gradient_accumulation_steps"),
+                 "每步吞吐降低；可增大 "
+                 + ("--gradient_accumulation_steps" if model.hf else "gradient_accumulation_steps") + " 以保持全局批量",
                  s, replace(model, micro_batch=_half(model.micro_batch or 2)))
     return out
 
@@ -772,7 +1105,7 @@ def report(est: Estimate, settings: Settings, model: Model, used: dict[str, dict
     return {
         "version": version,
         "cited_release": CITED_RELEASE,
-        "inputs": {k: v for k, v in asdict(model).items() if v is not None},
+        "inputs": {k: v for k, v in asdict(model).items() if v is not None and not (k == "hf" and v is False)},
         "model_states": {"gpu_bytes_per_rank": est.gpu_model_states, "cpu_bytes_per_node": est.cpu_model_states,
                          "nvme_bytes_per_node": est.nvme_model_states, "kind": est.model_states_kind,
                          "formula": est.model_states_formula,
@@ -780,6 +1113,7 @@ def report(est: Estimate, settings: Settings, model: Model, used: dict[str, dict
                          "config": {used[s]["path"]: {"value": used[s]["value"], "source": used[s]["source"]}
                                     for s in ("stage", "offload_optimizer", "offload_param") if s in used}},
         "buffers": {t.name: t.as_dict(used) for t in est.buffers},
+        "parallelism": {t.name: t.as_dict(used) for t in est.parallelism},
         "activations": ({"without_checkpointing": {t.name: t.as_dict(used) for t in est.activations},
                          "with_checkpointing": {t.name: t.as_dict(used) for t in est.activation_ckpt},
                          "source": PAPER_ACTIVATIONS} if est.activations else {}),
@@ -799,7 +1133,7 @@ LABELS = {
            "oom": "OOM list: knobs ranked by GPU bytes saved per rank (then host bytes per node)",
            "first": "What to change first",
            "none": "no change to this config saves memory", "assumptions": "assumptions",
-           "saves": "saves", "host": "host", "cost": "cost"},
+           "saves": "saves", "host": "host", "cost": "cost", "parallelism": "parallelism (saved per rank)"},
     "zh": {"title": "{name}：{params} 个参数、{nodes} 个节点 × {gpus} 块 GPU 的内存估算，DeepSpeed {version}"
                     "（ZeRO 阶段 {stage}，优化器卸载 {opt}，参数卸载 {par}）",
            "model_states": "模型状态", "buffers": "缓冲区", "activations": "激活值",
@@ -807,8 +1141,40 @@ LABELS = {
            "per_node": "每节点主机内存", "nvme": "每节点 NVMe", "not_added": "（已含在其他数字中）",
            "oom": "OOM 清单（按每卡节省的显存排序，其次按每节点节省的主机内存）", "first": "首先修改",
            "none": "此配置中没有可节省内存的改动", "assumptions": "假设",
-           "saves": "节省", "host": "主机", "cost": "代价"},
+           "saves": "节省", "host": "主机", "cost": "代价", "parallelism": "并行（每卡节省）"},
 }
+
+
+def verdict_lines(v: dict[str, Any], lang: str) -> list[str]:
+    """The verdict in words: fits with the margin, or does not and what to change, cheapest first."""
+    zh = lang == "zh"
+    reserve = gib(v["reserve"])
+    name = f"{v['gpu']}（{gib(v['gpu_memory'])}）" if zh else f"{v['gpu']} ({gib(v['gpu_memory'])})"
+    v = dict(v, gpu=name)
+    if v["fits"]:
+        return [f"结论：每卡 {v['gpu']} 的 GPU 放得下，每卡需 {gib(v['gpu_bytes_per_rank'])}，余量 {gib(v['margin'])}"
+                f"（已为 CUDA 上下文与 NCCL 预留 {reserve}）" if zh else
+                f"Verdict: fits in {v['gpu']} per GPU: {gib(v['gpu_bytes_per_rank'])} per rank, {gib(v['margin'])} to "
+                f"spare ({reserve} kept for the CUDA context and NCCL)"]
+    lines = [f"结论：每卡 {v['gpu']} 的 GPU 放不下：每卡需 {gib(v['gpu_bytes_per_rank'])}，超出 {gib(-v['margin'])}"
+             f"（已预留 {reserve}）" if zh else
+             f"Verdict: does not fit in {v['gpu']} per GPU: {gib(v['gpu_bytes_per_rank'])} per rank, "
+             f"{gib(-v['margin'])} over ({reserve} kept for the CUDA context and NCCL)"]
+    if not v["changes"]:
+        lines.append("  此配置中没有可节省显存的改动：需要更多或更大的 GPU" if zh else
+                     "  no change to this config saves GPU memory: more or larger GPUs are needed")
+        return lines
+    head = ("  先改（按代价从低到高）：" if zh else "  change first (cheapest that fits):") \
+        if v["fits_after_changes"] else ("  这些改动仍不够，还需更多 GPU：" if zh else
+                                         "  these changes are not enough; more GPUs are needed too:")
+    lines.append(head)
+    for step in v["changes"]:
+        lines.append(f"    {step['path']}: {step['change']} → {gib(step['gpu_bytes_per_rank_after'])}"
+                     + ("（每卡）；" if zh else " per rank; ") + step["cost"])
+    if v["fits_after_changes"]:
+        lines.append(f"  之后余量 {gib(v['margin_after_changes'])}" if zh else
+                     f"  then {gib(v['margin_after_changes'])} to spare")
+    return lines
 
 
 def gib(value: int) -> str:
@@ -845,6 +1211,10 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
 
     for term_name, term in answer["buffers"].items():
         lines += term_line(term_name, term)
+    if answer["parallelism"]:
+        lines += ["", f"{words['parallelism']}{colon.strip()}"]
+        for term_name, term in answer["parallelism"].items():
+            lines += term_line(term_name, term)
     if answer["activations"]:
         lines += ["", f"{words['activations']}{colon.strip()}"]
         for term_name, term in answer["activations"]["without_checkpointing"].items():
@@ -874,6 +1244,8 @@ def render_text(answer: dict[str, Any], name: str, settings: Settings, lang: str
         item = answer["change_first"]
         lines += ["", f"{words['first']}{colon}{item['path']} ({item['change']}), {words['saves']} "
                       f"{gib(item['gpu_bytes_saved_per_rank'])}; {item['cost']}"]
+    if answer.get("verdict"):
+        lines += [""] + verdict_lines(answer["verdict"], lang)
     if answer["assumptions"]:
         lines += ["", f"{words['assumptions']}{colon.strip()}"] + [f"  - {a}" for a in answer["assumptions"]]
     from dsfields.model.messages import localize  # issue 28: the formula lines in Chinese too (json stays English)
@@ -944,7 +1316,49 @@ def count(option: str, text: str | None, bound: int = SIZE_BOUND) -> int | None:
 
 
 COUNT_OPTIONS = ("params", "largest_layer_params", "gpus_per_node", "nodes", "hidden_size", "layers", "seq_len",
-                 "micro_batch", "heads")
+                 "micro_batch", "heads", "expert_params")
+
+GIB_UNITS = {"": GIB, "g": GIB, "gb": GIB, "gib": GIB, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+             "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+"""Units of ``--gpu-memory``: a GPU's "80GB" is 80 GiB (an A100-80GB reports 81920 MiB), so GB reads as GiB."""
+
+GPUS_WITHOUT_SIZE = {"h100": 80, "h200": 141, "h20": 96, "l40s": 48, "l40": 48, "l4": 24, "a10": 24, "a10g": 24,
+                     "rtx4090": 24, "4090": 24, "rtx3090": 24, "3090": 24, "a6000": 48, "rtxa6000": 48,
+                     "mi300x": 192, "mi250x": 128, "t4": 16}
+"""GiB of GPUs sold in one memory size, for a name without its size (``--gpu-memory H100``); a name with its
+size (``A100-40GB``, ``V100-32GB``) is read from the size it carries (ours: vendors' data sheets, not DeepSpeed's)."""
+
+MAX_GPU_MEMORY = 1 << 50
+"""1 PiB: larger than any GPU, so a larger ``--gpu-memory`` is a typo (the parse stays bounded)."""
+
+
+def gpu_memory(option: str, text: str | None) -> tuple[int, str] | None:
+    """``--gpu-memory``: bytes and the words for it, from 80GB, 24GiB, 81920MiB, 80 (GiB), or a GPU's name
+    (A100-80GB, H100-80GB, RTX4090-24GB, or H100, RTX4090 for GPUs made in one size).
+
+    The one parser of this option (issue 43 hardens the numeric options: extend it here, do not duplicate)."""
+    if text is None:
+        return None
+    import re
+
+    raw = text.strip()
+    if len(raw) > 40:
+        raise UsageError(f"{option}: too long to be a memory size or a GPU name")
+    word = raw.lower().replace(" ", "").replace("_", "-")
+    sized = re.fullmatch(r"(?:([a-z][a-z0-9]*)-)?(\d+(?:\.\d+)?)([a-z]*)", word)
+    if sized is None:
+        bare = GPUS_WITHOUT_SIZE.get(word.replace("-", "")) or GPUS_WITHOUT_SIZE.get(word.replace("nvidia", ""))
+        if bare is None:
+            raise UsageError(f"{option} {raw!r}: not a memory size (80GB, 24GiB) or a GPU name such as A100-80GB, "
+                             f"H100, RTX4090")
+        return bare * GIB, raw
+    name, number, unit = sized.groups()
+    if unit not in GIB_UNITS:
+        raise UsageError(f"{option} {raw!r}: unit {unit!r} is not one of GB, GiB, MB, MiB, TB")
+    value = float(number) * GIB_UNITS[unit]
+    if not 0 < value <= MAX_GPU_MEMORY:
+        raise UsageError(f"{option} {raw!r}: must be more than 0 and at most 1 PiB")
+    return int(value), raw
 
 
 def _one_line_error(parser: argparse.ArgumentParser) -> None:
@@ -966,8 +1380,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--largest-layer-params", metavar="N",
                         help="parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² "
                              "from --hidden-size)")
-    parser.add_argument("--gpus-per-node", default="1", metavar="G", help="GPUs (ranks) per node (default 1)")
-    parser.add_argument("--nodes", default="1", metavar="K", help="nodes (default 1)")
+    parser.add_argument("--gpus-per-node", default=None, metavar="G",
+                        help="GPUs (ranks) per node (default: inferred from the config's batch sizes, else 1)")
+    parser.add_argument("--nodes", default=None, metavar="K", help="nodes (default: inferred with --gpus-per-node)")
+    parser.add_argument("--gpu-memory", default=None, metavar="SIZE",
+                        help="memory of one GPU (80GB, 24GiB, 81920MiB, or a GPU such as A100-80GB, H100, "
+                             "RTX4090): a fits / does not fit verdict with the margin and, when it does not, the "
+                             "cheapest change that makes it fit")
+    parser.add_argument("--expert-params", metavar="N",
+                        help="parameters inside the MoE experts (AutoEP shards these over expert_parallel.autoep_size)")
+    parser.add_argument("--hf", action="store_true",
+                        help="launched by the HF Trainer: advice in its flags (--gradient_checkpointing)")
     parser.add_argument("--hidden-size", metavar="H", help="the model's hidden size (activations, persistent "
                                                             "parameters, the HF Trainer's \"auto\" buckets)")
     parser.add_argument("--layers", metavar="L", help="transformer layers")
@@ -1029,6 +1452,100 @@ def _as_the_trainer_hands_it(data: dict[str, Any], args: argparse.Namespace, mod
     return final, checkpointing
 
 
+def inferred_world(data: dict[str, Any], parallel: Parallel, model: Model, assumptions: list[Note]) -> Model:
+    """The world the config's batch sizes fix (train_batch_size = micro × accumulation × data-parallel world, the
+    check's batch rule), times the ranks that are not data parallel; said in the assumptions. Without one world
+    that fits: one GPU, said too."""
+    from dsfields.check.rules import MAX_WORLD_SIZE
+    from dsfields.model.batch import refusal as resolve_batch
+    from dsfields.model.batch import BATCH_KEYS
+
+    values = [data.get(key) for key in BATCH_KEYS]
+    numbers = [v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None for v in values]
+    tbs, micro, gas = numbers
+    worlds: list[int] = []
+    if tbs is not None and micro is not None and gas is not None and tbs % (micro * gas) == 0:
+        dp = tbs // (micro * gas)
+        if dp <= MAX_WORLD_SIZE and resolve_batch(tbs, micro, gas, dp) is None:
+            worlds = [dp]
+    if not worlds:
+        assumptions.append(Note("world: 1 GPU (no --gpus-per-node/--nodes, and the config's batch sizes do not fix "
+                                f"a world size of at most {MAX_WORLD_SIZE}: that needs all three of train_batch_size, "
+                                "train_micro_batch_size_per_gpu and gradient_accumulation_steps, consistent)",
+                                "规模：1 块 GPU（未给出 --gpus-per-node/--nodes，且配置的批大小不能确定不超过 "
+                                f"{MAX_WORLD_SIZE} 的 world size：需要 train_batch_size、"
+                                "train_micro_batch_size_per_gpu 与 gradient_accumulation_steps 三者都给出且一致）"))
+        return model
+    dp = worlds[0]
+    world = dp * parallel.sp * parallel.model_parallel
+    per_node = world if world <= 8 else 8 if world % 8 == 0 else world
+    nodes = world // per_node
+    others = [f"{name} {size}" for name, size in (("sequence_parallel_size", parallel.sp),
+                                                 ("autotp_size", parallel.tp), ("pipeline stages", parallel.pp))
+              if size > 1]
+    extra = f" × {' × '.join(others)}" if others else ""
+    assumptions.append(Note(f"world: {world} GPUs ({nodes} × {per_node}) inferred from the batch sizes: "
+                            f"train_batch_size {tbs} = {micro} × {gas} × {dp} data-parallel ranks{extra} "
+                            "(pass --gpus-per-node/--nodes to say otherwise)",
+                            f"规模：由批大小推断为 {world} 块 GPU（{nodes} × {per_node}）：train_batch_size {tbs} = "
+                            f"{micro} × {gas} × {dp} 个数据并行进程{extra}（可用 --gpus-per-node/--nodes 指定）"))
+    return replace(model, gpus_per_node=per_node, nodes=nodes)
+
+
+RESERVE = GIB
+"""Kept free by the verdict for what the estimate does not model (the CUDA context, ~0.3-1 GiB, and NCCL's
+buffers): ours, said in the verdict."""
+
+
+def verdict(est: Estimate, settings: Settings, model: Model, capacity: tuple[int, str], lang: str) -> dict[str, Any]:
+    """Fits or not on a GPU of ``capacity`` bytes, with the margin; when it does not, the cheapest change (or the
+    cheapest series of changes) that makes it fit, by the OOM list's costs."""
+    size, label = capacity
+    room = size - RESERVE
+    need = est.gpu_total(settings.checkpointing)
+    out: dict[str, Any] = {"gpu_memory": size, "gpu": label, "reserve": RESERVE, "gpu_bytes_per_rank": need,
+                           "margin": room - need, "fits": need <= room, "changes": []}
+    if need <= room:
+        return out
+    steps: list[dict[str, Any]] = []
+    for most in (1, 2, 3):  # the cheapest cost class that can make it fit, each knob turned at most once
+        steps = _changes_up_to(settings, model, room, most, lang)
+        if steps and steps[-1]["gpu_bytes_per_rank_after"] <= room:
+            break
+    out["changes"] = steps
+    out["fits_after_changes"] = bool(steps) and steps[-1]["gpu_bytes_per_rank_after"] <= room
+    if steps:
+        out["margin_after_changes"] = room - steps[-1]["gpu_bytes_per_rank_after"]
+    return out
+
+
+def _changes_up_to(settings: Settings, model: Model, room: int, most: int, lang: str) -> list[dict[str, Any]]:
+    """Changes of cost class at most ``most``, one after the other, until the GPU total fits in ``room``: at each
+    step the cheapest change that fits now, else the one that saves the most."""
+    steps: list[dict[str, Any]] = []
+    done: set[str] = set()
+    current_settings, current_model = settings, model
+    while True:
+        now = compute(current_settings, current_model, []).gpu_total(current_settings.checkpointing)
+        options = []
+        for knob, new_settings, new_model in candidate_changes(current_settings, current_model):
+            if knob.cost_class > most or knob.path in done:
+                continue
+            after = compute(new_settings, new_model, []).gpu_total(new_settings.checkpointing)
+            if after < now:
+                options.append((knob, new_settings, new_model, after))
+        if not options:
+            return steps
+        fitting = [o for o in options if o[3] <= room]
+        knob, current_settings, current_model, after = (min(fitting, key=lambda o: (o[0].cost_class, o[3])) if fitting
+                                                        else min(options, key=lambda o: (o[3], o[0].cost_class)))
+        done.add(knob.path)
+        steps.append({"path": knob.path, "change": knob.change, "gpu_bytes_per_rank_after": after,
+                      "cost_class": knob.cost_class, "cost": knob.cost_zh if lang == "zh" else knob.cost_en})
+        if after <= room:
+            return steps
+
+
 def run(args: argparse.Namespace) -> int:
     lang = prose.language(args.lang)
     counts = {name: count(f"--{name.replace('_', '-')}", getattr(args, name), COUNT_BOUNDS[name])
@@ -1052,12 +1569,27 @@ def run(args: argparse.Namespace) -> int:
                                 "vocab × H may be larger: pass --largest-layer-params",
                                 f"最大层按 4·H² = {largest}（一个 MLP 投影）计算；词表 × H 的嵌入层可能更大："
                                 "请给出 --largest-layer-params"))
+    hf = bool(getattr(args, "hf", False)) or getattr(args, "trainer_args", None) is not None
+    capacity = gpu_memory("--gpu-memory", getattr(args, "gpu_memory", None))
     model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
-                  counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init)
+                  counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init,
+                  counts["expert_params"], hf)
+    if model.expert_params is not None and model.expert_params > model.params:
+        raise UsageError(f"--expert-params {model.expert_params} is more than --params {model.params}")
+    version, _, acc = (args.hf_version or "").partition(",")
+    hf_pair = (version, acc) if version and acc else None
+    resolver = Resolver(snapshot)
+    if counts["gpus_per_node"] is None and counts["nodes"] is None:
+        probe, _, _ = settings_from_config(config.data, resolver, model, [], hf_pair)
+        model = inferred_world(config.data, probe.parallel, model, assumptions)
     data, checkpointing = config.data, False
     if getattr(args, "trainer_args", None) is not None:
         data, checkpointing = _as_the_trainer_hands_it(config.data, args, model, assumptions)
-    settings, used, micro = settings_from_config(data, Resolver(snapshot), model, assumptions)
+    settings, used, micro = settings_from_config(data, resolver, model, assumptions, hf_pair)
+    if model.world % settings.parallel.model_parallel or model.world % settings.parallel.sp:
+        par = settings.parallel
+        raise DsfieldsError(f"world size {model.world} is not a multiple of autotp_size {par.tp} × pipeline stages "
+                            f"{par.pp} (and of sequence_parallel_size {par.sp}): DeepSpeed cannot build its groups")
     if checkpointing:
         settings = replace(settings, checkpointing=True)
     if settings.stage == 3 and largest is None:
@@ -1077,9 +1609,10 @@ def run(args: argparse.Namespace) -> int:
              + ("" if settings.half else "；此配置未启用 fp16 或 bf16")),
         Note(f"host figures keep DeepSpeed's additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}",
              f"主机内存数字沿用 DeepSpeed 的 additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}"),
-        Note("data parallel only: no tensor, pipeline or sequence parallelism, no MoE, no hpZ "
-             "(zero_hpz_partition_size 1)",
-             "仅数据并行：无张量、流水线或序列并行，无 MoE，无 hpZ（zero_hpz_partition_size 为 1）"),
+        *([] if replace(settings.parallel, deepcompile=False).declared else [
+            Note("data parallel only: the config declares no tensor, pipeline or sequence parallelism, no AutoEP, "
+                 "no hpZ or MiCS",
+                 "仅数据并行：配置未声明张量、流水线或序列并行，无 AutoEP，无 hpZ 或 MiCS")]),
         Note("not modelled: the CUDA context (~0.3-1 GiB per GPU), NCCL's own buffers, the allocator's "
              "fragmentation and cache, logits and loss (s·b·vocab), temporary tensors of kernels",
              "未建模：CUDA 上下文（每卡约 0.3-1 GiB）、NCCL 自身的缓冲区、分配器的碎片与缓存、"
@@ -1092,6 +1625,8 @@ def run(args: argparse.Namespace) -> int:
                                 "ZeRO-3 模型在每个进程上完整构建（--no-zero-init）"))
     est = compute(settings, model, assumptions)
     answer = report(est, settings, model, used, snapshot.version, lang)
+    if capacity is not None:
+        answer["verdict"] = verdict(est, settings, model, capacity, lang)
     if args.format == "json":
         print(json.dumps(answer, indent=1, ensure_ascii=False))
     else:

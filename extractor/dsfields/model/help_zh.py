@@ -247,8 +247,29 @@ HELP_ZH: dict[str, str] = {
     "total model parameters (7e9, 7B, 1.3B, 350M)": "模型总参数量（7e9、7B、1.3B、350M）",
     "parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² from --hidden-size)":
         "最大一层的参数量（ZeRO-3 一次收集一层；默认按 --hidden-size 取 4·H²）",
-    "GPUs (ranks) per node (default 1)": "每个节点的 GPU（rank）数（默认 1）",
+    "GPUs (ranks) per node (default: inferred from the config's batch sizes, else 1)":
+        "每个节点的 GPU（rank）数（默认：由配置的批大小推断，否则为 1）",
+    "nodes (default: inferred with --gpus-per-node)": "节点数（默认：与 --gpus-per-node 一起推断）",
+    "memory of one GPU (80GB, 24GiB, 81920MiB, or a GPU such as A100-80GB, H100, RTX4090): a fits / does not fit "
+    "verdict with the margin and, when it does not, the cheapest change that makes it fit":
+        "单块 GPU 的显存（80GB、24GiB、81920MiB，或 A100-80GB、H100、RTX4090 等 GPU 名称）：给出放得下/放不下的结论"
+        "与余量，放不下时给出能放下的最便宜改动",
+    "parameters inside the MoE experts (AutoEP shards these over expert_parallel.autoep_size)":
+        "MoE 专家内的参数量（AutoEP 按 expert_parallel.autoep_size 切分这些参数）",
+    "launched by the HF Trainer: advice in its flags (--gradient_checkpointing)":
+        "由 HF Trainer 启动：建议使用它的参数（--gradient_checkpointing）",
+    # init
+    "write a ds_config for a model and its GPUs: the cheapest in compute that fits":
+        "为模型及其 GPU 写出 ds_config：放得下的方案中计算代价最低的一个",
+    "an HF model's config.json (its shape)": "HF 模型的 config.json（用于其结构）",
+    "GPUs per node": "每个节点的 GPU 数",
+    "memory of one GPU (80GB, or A100-80GB, H100, RTX4090)": "单块 GPU 的显存（80GB，或 A100-80GB、H100、RTX4090）",
+    "launched by the HF Trainer (\"auto\" values, its flags)": "由 HF Trainer 启动（\"auto\" 值，使用它的参数）",
+    "sequence length in tokens (default 2048)": "序列长度（token 数，默认 2048）",
+    "sequences per GPU (default 1)": "每块 GPU 上的序列数（默认 1）",
+    "default: bf16, or fp16 on a GPU without bf16 (V100, T4)": "默认：bf16；GPU 不支持 bf16 时（V100、T4）为 fp16",
     "nodes (default 1)": "节点数（默认 1）",
+    "write the config there (default: print it)": "把配置写到该文件（默认：打印出来）",
     "the model's hidden size (activations, persistent parameters, the HF Trainer's \"auto\" buckets)":
         "模型的隐藏层大小（用于激活值、常驻参数，以及 HF Trainer 填写的 \"auto\" 桶大小）",
     "transformer layers": "Transformer 层数",

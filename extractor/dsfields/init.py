@@ -1,0 +1,321 @@
+"""``dsfields init``: a ds_config for a situation (model, GPUs, nodes, HF Trainer or not), chosen by the estimate.
+
+The candidates go from the cheapest in compute to the dearest (ZeRO-1, 2, 3; then the same with activation
+checkpointing; then optimizer offload; then parameter offload too); the first that :mod:`dsfields.estimate` says
+fits is written, every choice explained in English and Chinese. Every value not chosen is left out of the file, so
+DeepSpeed uses its own default for the chosen release (read from the snapshot when the explanation names it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dsfields.estimate import (
+    RESERVE,
+    Model,
+    _one_line_error,
+    compute,
+    count,
+    gib,
+    gpu_memory,
+    settings_from_config,
+)
+from dsfields.model import prose
+from dsfields.model.errors import DsfieldsError, UsageError
+from dsfields.model.store import load_requested
+from dsfields.resolve import Resolver
+
+NO_BF16 = ("v100", "t4", "p100", "rtx2080", "2080")
+"""GPUs (names as ``--gpu-memory`` takes them) without bf16: fp16 is chosen there (ours: vendors' data
+sheets)."""
+
+ASSUMED_VOCAB = 32_000
+"""Vocabulary assumed for ``--params`` without ``--model-config`` (Llama-2's): the embedding as the largest layer."""
+
+
+LEARNING_RATE = 1e-4
+"""The optimizer section's lr in a plain-DeepSpeed config (ours, said: set your own)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to run: ZeRO stage, offloads, activation checkpointing, in order of compute cost."""
+
+    stage: int
+    checkpointing: bool = False
+    offload_optimizer: bool = False
+    offload_param: bool = False
+
+
+CANDIDATES = (
+    Candidate(1), Candidate(2), Candidate(3),
+    Candidate(1, True), Candidate(2, True), Candidate(3, True),
+    Candidate(2, True, True), Candidate(3, True, True), Candidate(3, True, True, True),
+)
+"""Cheapest in compute first: ZeRO-1 < 2 < 3 in communication; checkpointing costs ~33% more compute; offload
+moves the optimizer step (then every parameter) over PCIe."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the estimate needs of the model."""
+
+    params: int
+    hidden: int
+    layers: int
+    heads: int | None
+    largest: int
+    source: str
+    source_zh: str
+
+
+def shape_from_params(params: int) -> Shape:
+    """A Llama-like shape for ``params`` (P ≈ 12·L·h² with L ≈ h/128): ours, said in the explanation."""
+    hidden = max(256, round((params * 128 / 12) ** (1 / 3) / 256) * 256)
+    layers = max(1, round(params / (12 * hidden * hidden)))
+    largest = max(4 * hidden * hidden, ASSUMED_VOCAB * hidden)
+    return Shape(params, hidden, layers, None, largest,
+                 f"--params {params}: a Llama-like shape assumed (hidden {hidden}, {layers} layers, vocabulary "
+                 f"{ASSUMED_VOCAB}); give --model-config for the real one",
+                 f"--params {params}：假定为 Llama 式结构（hidden {hidden}，{layers} 层，词表 {ASSUMED_VOCAB}）；"
+                 "给出 --model-config 可按真实结构计算")
+
+
+def shape_from_config(path: Path) -> Shape:
+    """The shape of an HF ``config.json``: hidden size, layers, heads, vocabulary, MLP width; the parameter count
+    of a decoder of that shape (gated MLP for Llama-family model types)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--model-config {path}: {exc.__class__.__name__}: not a readable JSON file") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--model-config {path}: not a JSON object")
+
+    def number(*keys: str) -> int | None:
+        for key in keys:
+            value = data.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**7:
+                return value
+        return None
+
+    hidden = number("hidden_size", "n_embd", "d_model")
+    layers = number("num_hidden_layers", "n_layer", "num_layers")
+    heads = number("num_attention_heads", "n_head")
+    vocab = number("vocab_size") or ASSUMED_VOCAB
+    if hidden is None or layers is None:
+        raise UsageError(f"--model-config {path}: no hidden_size / num_hidden_layers (an HF model's config.json)")
+    inter = number("intermediate_size", "n_inner", "ffn_dim") or 4 * hidden
+    kv = number("num_key_value_heads") or heads or 1
+    gated = str(data.get("model_type", "")).lower() in ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2",
+                                                        "mixtral", "phi3", "yi", "deepseek_v2", "olmo2")
+    attention = hidden * hidden * 2 + 2 * hidden * (hidden * kv // (heads or 1))
+    mlp = (3 if gated else 2) * hidden * inter
+    tied = data.get("tie_word_embeddings", not gated) is True
+    params = layers * (attention + mlp + 2 * hidden) + vocab * hidden * (1 if tied else 2)
+    largest = max(vocab * hidden, hidden * inter)
+    return Shape(params, hidden, layers, heads, largest,
+                 f"--model-config {path.name}: hidden {hidden}, {layers} layers, vocabulary {vocab}, "
+                 f"about {params / 1e9:.2f}B parameters",
+                 f"--model-config {path.name}：hidden {hidden}，{layers} 层，词表 {vocab}，约 {params / 1e9:.2f}B 参数")
+
+
+def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> dict[str, Any]:
+    """The ds_config for one candidate: only what is chosen; the rest is the release's default."""
+    auto = "auto"
+    zero: dict[str, Any] = {"stage": candidate.stage}
+    if candidate.offload_optimizer:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if candidate.offload_param:
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+    if hf and candidate.stage == 3:
+        zero.update({"reduce_bucket_size": auto, "stage3_prefetch_bucket_size": auto,
+                     "stage3_param_persistence_threshold": auto})
+    config: dict[str, Any] = {
+        "train_micro_batch_size_per_gpu": auto if hf else micro,
+        "gradient_accumulation_steps": auto if hf else 1,
+    }
+    if precision in ("bf16", "fp16"):
+        config[precision] = {"enabled": auto if hf else True}
+    config["zero_optimization"] = zero
+    if hf:
+        config["train_batch_size"] = auto
+    else:  # ZeRO 1 and 2 need one (engine.py:2659); Adam-style is what the estimate counts
+        config["optimizer"] = {"type": "AdamW", "params": {"lr": LEARNING_RATE}}
+    return config
+
+
+def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, micro: int, lang: str) -> list[str]:
+    """One line per choice, in ``lang``."""
+    zh = lang == "zh"
+    stage = {1: ("ZeRO-1: only the optimizer states are partitioned (the least communication)",
+                 "ZeRO-1：只切分优化器状态（通信最少）"),
+             2: ("ZeRO-2: optimizer states and gradients partitioned", "ZeRO-2：切分优化器状态与梯度"),
+             3: ("ZeRO-3: parameters partitioned too, gathered layer by layer (about 1.5× ZeRO-2's traffic)",
+                 "ZeRO-3：参数也切分，逐层收集（通信量约为 ZeRO-2 的 1.5 倍）")}[candidate.stage]
+    lines = [f"zero_optimization.stage {candidate.stage}: " + (stage[1] if zh else stage[0])]
+    if candidate.offload_optimizer:
+        lines.append("zero_optimization.offload_optimizer.device cpu: " + (
+            "优化器状态与更新放到主机内存与 CPU（DeepSpeedCPUAdam），需要所示的主机内存" if zh else
+            "optimizer states and step in host memory on the CPU (DeepSpeedCPUAdam); needs the host memory shown"))
+    if candidate.offload_param:
+        lines.append("zero_optimization.offload_param.device cpu: " + (
+            "参数也放到主机内存，每次使用前经 PCIe 拷入（最慢）" if zh else
+            "parameters in host memory too, copied in over PCIe before each use (the slowest)"))
+    if candidate.checkpointing:
+        if hf:
+            head = "--gradient_checkpointing（Trainer 参数）：" if zh else "--gradient_checkpointing (Trainer flag): "
+        else:
+            head = ("激活检查点（在模型代码中开启，deepspeed.checkpointing.checkpoint）：" if zh else
+                    "activation checkpointing (turn it on in the model's code, deepspeed.checkpointing.checkpoint): ")
+        lines.append(head + ("需要它才能放下，每步约多 33% 计算" if zh else
+                             "needed to fit; about 33% more compute per step"))
+    words = {"bf16": ("GPU 支持 bf16：无需损失缩放", "the GPU has bf16: no loss scaling"),
+             "fp16": ("GPU 没有 bf16：fp16 加动态损失缩放", "no bf16 on this GPU: fp16 with dynamic loss scaling"),
+             "fp32": ("按要求使用 fp32", "fp32 as asked")}[precision]
+    lines.append(f"{precision}: " + words[0 if zh else 1])
+    if hf:
+        lines.append('"auto": ' + ("批大小、精度与 ZeRO-3 的桶由 HF Trainer 按其参数与模型的 hidden_size 填入"
+                                   if zh else "batch sizes, precision and ZeRO-3's buckets are filled by the HF "
+                                   "Trainer from its flags and the model's hidden_size"))
+    else:
+        lines.append(f"optimizer AdamW, lr {LEARNING_RATE}: " + (
+            "ZeRO 1/2 需要优化器；估算按 Adam 类的两份 fp32 状态计算；请改为你的学习率" if zh else
+            "ZeRO 1/2 need an optimizer; the estimate counts Adam-style states; set your own learning rate"))
+        lines.append(f"train_micro_batch_size_per_gpu {micro}, gradient_accumulation_steps 1: " + (
+            "可增大累积步数以加大全局批量，不增加显存" if zh else
+            "raise the accumulation steps for a larger global batch at no memory cost"))
+    lines.append("未写出的键：使用该版本的默认值（dsfields resolve 可列出）" if zh else
+                 "keys not written: the release's defaults (dsfields resolve lists them)")
+    lines.append(chosen_why)
+    return lines
+
+
+def choose(shape: Shape, gpus_per_node: int, nodes: int, capacity: int, hf: bool, seq_len: int, micro: int,
+           precision: str, snapshot: Any
+           ) -> tuple[Candidate, dict[str, Any], tuple[int, int], list[tuple[Candidate, int]]]:
+    """The first candidate that fits, its config, its GPU total per rank and host total per node, and the GPU totals
+    of those tried before."""
+    resolver = Resolver(snapshot)
+    model = Model(shape.params, shape.largest, gpus_per_node, nodes, shape.hidden, shape.layers, seq_len, micro,
+                  shape.heads, True, None, hf)
+    tried: list[tuple[Candidate, int]] = []
+    for candidate in CANDIDATES:
+        config = build_config(candidate, precision, micro, hf)
+        settings, _, _ = settings_from_config(config, resolver, model, [])
+        settings = replace(settings, checkpointing=candidate.checkpointing, half=precision != "fp32")
+        est = compute(settings, model)
+        total = est.gpu_total(candidate.checkpointing)
+        if total + RESERVE <= capacity:
+            return candidate, config, (total, est.cpu_total(gpus_per_node, candidate.checkpointing)), tried
+        tried.append((candidate, total))
+    raise NoFit(tried)
+
+
+class NoFit(DsfieldsError):
+    """No candidate fits: the smallest need is said."""
+
+    def __init__(self, tried: list[tuple[Candidate, int]]) -> None:
+        least = min(total for _, total in tried)
+        super().__init__(f"nothing fits: even ZeRO-3 with both offloads and activation checkpointing needs "
+                         f"{gib(least)} per GPU; use more GPUs, a shorter sequence or a smaller micro batch")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _one_line_error(parser)
+    parser.add_argument("--params", metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
+    parser.add_argument("--model-config", type=Path, metavar="FILE", help="an HF model's config.json (its shape)")
+    parser.add_argument("--gpus-per-node", metavar="G", help="GPUs per node")
+    parser.add_argument("--nodes", default="1", metavar="K", help="nodes (default 1)")
+    parser.add_argument("--gpu-memory", metavar="SIZE", help="memory of one GPU (80GB, or A100-80GB, H100, RTX4090)")
+    parser.add_argument("--hf", action="store_true", help="launched by the HF Trainer (\"auto\" values, its flags)")
+    parser.add_argument("--seq-len", default="2048", metavar="S", help="sequence length in tokens (default 2048)")
+    parser.add_argument("--micro-batch", default="1", metavar="B", help="sequences per GPU (default 1)")
+    parser.add_argument("--precision", choices=["bf16", "fp16", "fp32"], default=None,
+                        help="default: bf16, or fp16 on a GPU without bf16 (V100, T4)")
+    parser.add_argument("--version", default=None, help="DeepSpeed version (default: the installed one if "
+                                                        "snapshotted, else the newest)")
+    parser.add_argument("--lang", default=None, help="en or zh (default: zh when LANG is a zh locale, else en)")
+    parser.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                        help="write the config there (default: print it)")
+
+
+QUESTIONS = (("params", "Model parameters (e.g. 7B), or leave empty and give --model-config: ",
+              "模型参数量（如 7B）："),
+             ("gpus_per_node", "GPUs per node: ", "每个节点的 GPU 数："),
+             ("gpu_memory", "Memory of one GPU (e.g. 80GB, A100-80GB): ", "单块 GPU 的显存（如 80GB、A100-80GB）："))
+
+
+def _ask_missing(args: argparse.Namespace, lang: str) -> None:
+    """On a terminal, ask for what is missing (as ``accelerate config`` does); in a pipe, one line and exit 2."""
+    missing = [name for name, _, _ in QUESTIONS if getattr(args, name) is None
+               and not (name == "params" and args.model_config is not None)]
+    if not missing:
+        return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
+        raise UsageError(f"init needs {flags} (no questions asked outside a terminal)")
+    for name, en, zh in QUESTIONS:
+        if name in missing:
+            try:
+                setattr(args, name, input(zh if lang == "zh" else en).strip() or None)
+            except EOFError:
+                raise UsageError("init: no answer") from None
+    if args.params is None and args.model_config is None:
+        raise UsageError("init needs --params or --model-config")
+
+
+def run(args: argparse.Namespace) -> int:
+    lang = prose.language(args.lang)
+    _ask_missing(args, lang)
+    capacity = gpu_memory("--gpu-memory", args.gpu_memory)
+    assert capacity is not None
+    gpus = count("--gpus-per-node", args.gpus_per_node) or 1
+    nodes = count("--nodes", args.nodes) or 1
+    seq_len = count("--seq-len", args.seq_len) or 1
+    micro = count("--micro-batch", args.micro_batch) or 1
+    if args.model_config is not None:
+        shape = shape_from_config(args.model_config)
+    else:
+        shape = shape_from_params(count("--params", args.params) or 1)
+    precision = args.precision or ("fp16" if any(word in capacity[1].lower().replace("-", "") for word in NO_BF16)
+                                   else "bf16")
+    snapshot = load_requested(args.version)
+    try:
+        candidate, config, (total, host), tried = choose(shape, gpus, nodes, capacity[0], args.hf, seq_len, micro,
+                                                         precision, snapshot)
+    except NoFit as exc:  # a finding about the situation, not bad input: exit 1
+        from dsfields.model import termsafe
+
+        termsafe.report(f"dsfields init: {exc}")
+        return 1
+    margin = capacity[0] - RESERVE - total
+    zh = lang == "zh"
+    why = (f"选择理由：这是按计算代价从低到高第一个放得下的方案：每卡 {gib(total)}，{capacity[1]} 上余量 {gib(margin)}"
+           f"（预留 {gib(RESERVE)}）；每节点主机内存约需 {gib(host)}" if zh else
+           f"why: the cheapest in compute that fits: {gib(total)} per GPU, {gib(margin)} to spare on {capacity[1]} "
+           f"({gib(RESERVE)} kept for the CUDA context and NCCL); host memory per node about {gib(host)}")
+    if tried:
+        before = ", ".join(f"ZeRO-{c.stage}{'+ckpt' if c.checkpointing else ''}"
+                           f"{'+offload' if c.offload_optimizer else ''}{'+params' if c.offload_param else ''} {gib(t)}"
+                           for c, t in tried)
+        why += (f"；更便宜的方案放不下：{before}" if zh else f"; cheaper ones do not fit: {before}")
+    notes = explain(candidate, why, args.hf, precision, micro, lang)
+    notes.insert(0, shape.source_zh if zh else shape.source)
+    text = json.dumps(config, indent=2) + "\n"
+    if args.output is not None:
+        from dsfields.model import safewrite
+
+        safewrite.write_text(args.output, text, force=True)
+        print(("已写入 " if zh else "wrote ") + str(args.output))
+    else:
+        sys.stdout.write(text)
+    heading = f"# dsfields init, DeepSpeed {snapshot.version}" + (" (HF Trainer)" if args.hf else "")
+    print(heading, file=sys.stderr if args.output is None else sys.stdout)
+    for line in notes:
+        print(f"#  - {line}", file=sys.stderr if args.output is None else sys.stdout)
+    return 0
