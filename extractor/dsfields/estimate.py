@@ -1457,8 +1457,8 @@ def inferred_world(data: dict[str, Any], parallel: Parallel, model: Model, assum
     check's batch rule), times the ranks that are not data parallel; said in the assumptions. Without one world
     that fits: one GPU, said too."""
     from dsfields.check.rules import MAX_WORLD_SIZE
-    from dsfields.model.batch import refusal as resolve_batch
     from dsfields.model.batch import BATCH_KEYS
+    from dsfields.model.batch import refusal as resolve_batch
 
     values = [data.get(key) for key in BATCH_KEYS]
     numbers = [v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None for v in values]
