@@ -1266,6 +1266,7 @@ COUNT_BOUNDS: dict[str, int] = {
     "seq_len": 100_000_000,
     "micro_batch": 1_000_000,
     "heads": 2**20,
+    "expert_params": 10**15,
 }
 """The most each count can be in a real run (the largest models have ~2·10¹² parameters, hidden sizes ~3·10⁴,
 a few hundred layers, contexts of ~10⁷ tokens), with room to spare: beyond it the arithmetic would only be
