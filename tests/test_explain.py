@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dsfields.explain import Message, normalise
-from dsfields.extract.messages import literal_text, message_id, scan_modules
+from dsfields.extract.message_catalogue import literal_text, message_id, scan_modules
 
 pytestmark = pytest.mark.unit
 

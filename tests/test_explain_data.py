@@ -18,7 +18,7 @@ import pytest
 
 from dsfields.cli import main
 from dsfields.explain import JSON_FORMAT, catalogue, explain_text
-from dsfields.extract.messages import literal_text
+from dsfields.extract.message_catalogue import literal_text
 from dsfields.model.store import available_versions, repo_generated_dir
 
 pytestmark = pytest.mark.data
@@ -143,7 +143,8 @@ def test_every_catalogue_file_is_sorted_and_headed() -> None:
     assert len([v for v in VERSIONS if (GENERATED / v / "messages.json").is_file()]) == len(VERSIONS)
     for version in VERSIONS:
         document = json.loads((GENERATED / version / "messages.json").read_text())
-        assert document["format"] == 1 and document["generated_by"].startswith("python -m dsfields.extract.messages")
+        assert document["format"] == 1
+        assert document["generated_by"].startswith("python -m dsfields.extract.message_catalogue")
         entries = document["messages"]
         assert entries == sorted(entries, key=lambda e: (e["file"], e["line"], e["id"]))
         for entry in entries:

@@ -3,7 +3,7 @@
 
 Users arrive with an AssertionError, a pydantic ``ValidationError`` block, the Trainer's mismatch list or "my
 offload does nothing", not with a key. This answers from the committed snapshots only: the message catalogue
-(``generated/<V>/messages.json``, extracted by :mod:`dsfields.extract.messages`), the HF catalogue
+(``generated/<V>/messages.json``, extracted by :mod:`dsfields.extract.message_catalogue`), the HF catalogue
 (``generated/hf/messages.json``), each release's fields (which model class reads which section, where each key
 lives) and the index of changes (in which releases a key exists).
 
@@ -894,7 +894,8 @@ def message_changes(old: str, new: str, root: str | Path) -> tuple[list[dict[str
     def entries(version: str) -> dict[str, dict[str, Any]]:
         document = load_messages(version, root)
         if document is None:
-            raise UsageError(f"DeepSpeed {version} has no message catalogue (python -m dsfields.extract.messages)")
+            raise UsageError(f"DeepSpeed {version} has no message catalogue "
+                             "(python -m dsfields.extract.message_catalogue)")
         found: dict[str, dict[str, Any]] = {}
         for entry in document.get("messages", []):
             found.setdefault(entry["id"], entry)

@@ -273,7 +273,7 @@ def load_inference(version: str | None, generated: Path | None = None) -> Snapsh
 
 MESSAGES_FILE = "messages.json"
 """``generated/<version>/messages.json``: what the release raises, asserts and logs about its config (documented in
-docs/snapshot-format.md, written by ``python -m dsfields.extract.messages``)."""
+docs/snapshot-format.md, written by ``python -m dsfields.extract.message_catalogue``)."""
 
 
 def load_messages(version: str, generated: Path | str | None = None) -> dict[str, Any] | None:

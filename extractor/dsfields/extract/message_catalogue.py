@@ -17,7 +17,7 @@ has literal text, with:
 * the condition text, ``file:line``, function, exception type and a stable ID (a hash of kind, type and pattern).
 
 Entry points: :func:`release_messages` (one release → the ``messages.json`` document) and ``python -m
-dsfields.extract.messages [--versions V ...]`` which writes ``generated/<V>/messages.json`` for the releases
+dsfields.extract.message_catalogue [--versions V ...]`` which writes ``generated/<V>/messages.json`` for the releases
 given (default: every release with a snapshot). May import: the stdlib and ``dsfields.model``.
 """
 
@@ -591,7 +591,7 @@ def release_messages(version: str, generated: Path) -> dict[str, Any]:
     entries, failed, names = scan_release(sources, snapshot)
     return {
         "format": FORMAT,
-        "generated_by": "python -m dsfields.extract.messages",
+        "generated_by": "python -m dsfields.extract.message_catalogue",
         "deepspeed_version": version,
         "scanned": sorted({"/".join(n.split("/")[:3]) if n.count("/") > 2 else n for n in sources}),
         "unparsed": failed,
@@ -693,12 +693,13 @@ def hf_catalogue(archives: list[Path], generated: Path) -> dict[str, Any]:
         named[f"{dist}-{version}"] = hf_sources(archive, dist)
     keys = hf_keymap(list(named.values()), snapshot)
     releases = {release: hf_messages(sources, keys) for release, sources in named.items()}
-    return {"format": FORMAT, "generated_by": "python -m dsfields.extract.messages --hf SDIST...",
+    return {"format": FORMAT, "generated_by": "python -m dsfields.extract.message_catalogue --hf SDIST...",
             "keys_from": newest, "releases": releases}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.messages", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.message_catalogue",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--versions", nargs="*", help="releases (default: every release with a snapshot)")
     parser.add_argument("--generated", type=Path, default=None)
     parser.add_argument("--hf", nargs="+", type=Path, metavar="SDIST",
