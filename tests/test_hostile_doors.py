@@ -468,3 +468,13 @@ def test_lookup_of_an_optimizer_query_escapes_what_it_quotes(capsys):
 def test_diff_kinds_that_name_no_kind_are_refused_alike(capsys, option, value):
     code, out, err = run_cli(capsys, "diff", str(OLD_VERSION), str(VERSION), option, value)
     refused(code, out, err, option, "needs a change kind")
+
+
+@unit
+@pytest.mark.parametrize("argv", [["lookup", "stage", "--version=--"], ["diff", "--only=--", "0.10.3", "0.19.8"],
+                                  ["explain", "--version=--", "x"], ["estimate", "c.json", "--params=--"]])
+def test_an_option_given_two_dashes_as_its_value_is_one_line(capsys, argv):
+    """Python 3.11's argparse parses `--option=--` as an empty list for any option: refused in one line, exit 2
+    (it was a traceback in lookup, found by the MCP fuzz test)."""
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and not out and err.count("\n") == 1 and "'--' is not a value" in err

@@ -481,9 +481,11 @@ def test_upgrade_exit_codes_are_exact(content: tuple[str, str], source: str, tar
                                       lang: str, name: str) -> None:
     kind, text = content
     loadable = kind == "ok" or (kind == "hjson" and not hf) or (kind == "json" and hf)
-    expected = 0 if loadable and source in VERSIONS and target in VERSIONS else 2
     with tempfile.TemporaryDirectory() as folder:
         path = _config_file(folder, name, text)
+        # a file both releases can take is reported on, with check --version TARGET's exit (1: it refuses it)
+        expected = run_main(["check", "--version", target, path, *(["--hf"] if hf else [])])[0] \
+            if loadable and source in VERSIONS and target in VERSIONS else 2
         args = ["upgrade", path, "--from", source, "--to", target, "--format", fmt, "--lang", lang]
         code, out, err = assert_well_behaved(args + (["--hf"] if hf else []), limit=20)
         event(f"exit {code}")
@@ -612,3 +614,81 @@ def test_explain_is_bounded_and_terminal_safe(parts: list[str], json_format: boo
         answer = json.loads(out)
         assert answer["format"] == 1 and isinstance(answer["causes"], list)
         assert (code == 0) == bool(answer["causes"] or answer["not_config"]), (text, answer)
+
+
+# ---------------------------------------------------------------- init: any situation, on a closed stdin
+
+INIT_COUNTS = st.sampled_from(["7B", "1.3B", "70B", "180B", "1e307", "-1", "0", "nan", "1e400", "7 B", "½"]) | HOSTILE
+INIT_MEMORY = st.sampled_from(["80GB", "24GB", "A100-80GB", "H100", "RTX4090", "0GB", "1e30GB", "-80GB", "banana"])
+
+
+@needs_snapshots
+@fuzz(60)
+@given(params=INIT_COUNTS, gpus=st.sampled_from(["8", "1", "0", "1e9", "x"]) | HOSTILE, memory=INIT_MEMORY | HOSTILE,
+       hf=st.booleans(), extra=st.lists(st.sampled_from(["--nodes=8", "--nodes=0", "--seq-len=1e12", "--seq-len=4096",
+                                                           "--micro-batch=0", "--micro-batch=4", "--lang=zh",
+                                                           "--precision=fp16"]), max_size=2))
+def test_init_is_bounded_terminal_safe_and_writes_only_its_output(params: str, gpus: str, memory: str, hf: bool,
+                                                                   extra: list[str]) -> None:
+    """Any situation, stdin closed (no questions asked): exit 0 with a config that is JSON, 1 when nothing fits, 2
+    with one line for unusable input; nothing written but -o's file, and that only on exit 0."""
+    with tempfile.TemporaryDirectory() as folder:
+        out_file = Path(folder) / "ds_config.json"
+        args = ["init", f"--params={params}", f"--gpus-per-node={gpus}", f"--gpu-memory={memory}",
+                f"--version={VERSION}", *(["--hf"] if hf else []), *extra, "-o", str(out_file)]
+        saved = sys.stdin
+        sys.stdin = io.StringIO("")  # a pipe that is already closed: no questions
+        try:
+            code, out, err = assert_well_behaved(args, limit=30.0)
+        finally:
+            sys.stdin = saved
+        assert code in (0, 1, 2), (args, code, err)
+        if code == 2:
+            assert err.strip() and "\n" not in err.strip(), (args, err)
+        written = sorted(p.name for p in Path(folder).iterdir())
+        assert written == (["ds_config.json"] if code == 0 else []), (args, code, written, err)
+        if code == 0:
+            json.loads(out_file.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- the MCP server's tools, in process
+
+MCP_TEXT = HOSTILE | st.sampled_from(['{"train_batch_size": 8}', '{"zero_optimization": {"stage": 9}}', "{", "[]",
+                                      '{"a": 1, "a": 2}', "x" * 5000])
+
+
+@needs_snapshots
+@fuzz(80)
+@given(tool=st.sampled_from(["lookup", "check", "resolve", "estimate", "diff", "upgrade", "schema", "explain"]),
+       text=MCP_TEXT, version=st.sampled_from([VERSION or "x", "0.10.3", "9.9.9"]) | HOSTILE,
+       lang=st.sampled_from([None, "en", "zh"]))
+def test_every_mcp_tool_answers_or_refuses_in_one_line(tool: str, text: str, version: str, lang: str | None) -> None:
+    """A tool called with anything answers the command's output or refuses with its one line (ToolFailure); it
+    never raises anything else, never writes a file and never prints a raw control character."""
+    pytest.importorskip("mcp")
+    from dsfields import mcp_server
+
+    calls = {
+        "lookup": lambda: mcp_server.lookup(text or "x", version=version, lang=lang),
+        "check": lambda: mcp_server.check(config_text=text or "{}", version=version, lang=lang),
+        "resolve": lambda: mcp_server.resolve(config_text=text or "{}", version=version, lang=lang),
+        "estimate": lambda: mcp_server.estimate("7B", config_text=text or "{}", version=version, lang=lang),
+        "diff": lambda: mcp_server.diff(version, text or "x", lang=lang),
+        "upgrade": lambda: mcp_server.upgrade(version, config_text=text or "{}", lang=lang),
+        "schema": lambda: mcp_server.schema(version=version, lang=lang),
+        "explain": lambda: mcp_server.explain(text or "x", version=version, lang=lang),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        before = os.getcwd()
+        os.chdir(folder)
+        try:
+            try:
+                answer = calls[tool]()
+            except mcp_server.ToolFailure as exc:
+                answer = str(exc)
+                assert answer and "\n" not in answer.strip(), (tool, answer)
+        finally:
+            os.chdir(before)
+        assert list(Path(folder).iterdir()) == [], tool
+    assert isinstance(answer, str) and "Traceback" not in answer
+    assert RAW_CONTROL.search(answer) is None, (tool, answer[:300])

@@ -240,8 +240,16 @@ def _guarded_main(args: Sequence[str] | None) -> int:
 def _main(args: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if args is None else args)
     chosen = chosen_command(argv)
+    from dsfields.model.errors import UsageError, refuse_two_dashes
     from dsfields.model.messages import requested_language
 
+    try:
+        refuse_two_dashes(argv)
+    except UsageError as exc:
+        from dsfields.model import termsafe
+
+        termsafe.report(termsafe.shown(f"dsfields {chosen}: {exc}" if chosen else f"dsfields: {exc}"))
+        return 2
     opts = get_parser([chosen] if chosen else [], requested_language(argv)).parse_args(argv)
     # A subcommand that logs has imported logging by now; the others (lookup) skip its ~6 ms import.
     if opts.verbose or "logging" in sys.modules:

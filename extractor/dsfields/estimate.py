@@ -416,9 +416,9 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
     values["half"] = any(resolved[p].value is True or resolved[p].source in (AUTO_HF, AUTO_DEFAULT, AUTO_KEPT)
                          for p in ("fp16.enabled", "bf16.enabled", "bfloat16.enabled") if p in resolved)
     values["parallel"] = parallel_from_config(resolved, used, assumptions, resolver.fields, version)
+    if values.get("stage") not in (0, 1, 2, 3):  # before the settings: some effective defaults need a stage
+        raise DsfieldsError(f"zero_optimization.stage is {values.get('stage')}: DeepSpeed has stages 0 to 3")
     settings = Settings(**values)
-    if settings.stage not in (0, 1, 2, 3):
-        raise DsfieldsError(f"zero_optimization.stage is {settings.stage}: DeepSpeed has stages 0 to 3")
     micro = resolved.get("train_micro_batch_size_per_gpu")
     micro_batch = micro.value if micro is not None and isinstance(micro.value, int) else None
     if micro_batch is not None and not isinstance(micro_batch, bool):

@@ -84,10 +84,15 @@ def call(command: str, argv: list[str], config_text: str = "", name: str = INLIN
     one line (its stderr; for ``check``, whose JSON carries the file's error, that error).
     """
     from dsfields.model import termsafe
+    from dsfields.model.errors import UsageError, refuse_two_dashes
     from dsfields.model.messages import localize, requested_language
 
     for arg in argv:
         _short(arg, "an argument")
+    try:
+        refuse_two_dashes(argv)
+    except UsageError as exc:
+        raise ToolFailure(termsafe.shown(f"dsfields {command}: {exc}")) from None
     module = importlib.import_module(COMMAND_MODULES[command])
     parser = _Parser(prog=f"dsfields {command}", add_help=False)
     module.add_arguments(parser)

@@ -19,6 +19,15 @@ class UsageError(DsfieldsError):
     """The command line asks for something that cannot be done (bad option value, missing argument)."""
 
 
+def refuse_two_dashes(argv: list[str]) -> None:
+    """Python 3.11's argparse parses ``--option=--`` as an empty list, whatever the option's type: a
+    :class:`UsageError` for it, before any command meets a list where it expects a string (the command line and
+    ``dsfields mcp`` both ask). Arguments after a bare ``--`` are positional, and a pasted ``=--`` is fine there."""
+    for arg in argv[:argv.index("--")] if "--" in argv else argv:
+        if arg.startswith("-") and arg.endswith("=--"):
+            raise UsageError(f"{arg}: '--' is not a value")
+
+
 class MissingExtra(DsfieldsError):
     """A package an optional part of dsfields needs cannot be imported (griffe, DeepSpeed, mkdocs...)."""
 
