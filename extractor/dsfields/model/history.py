@@ -415,7 +415,8 @@ def _signature(root: Path) -> tuple[Any, ...]:
         names = []
     paths = [os.path.join(folder, INDEX_FILE)]
     for name in names:
-        paths += [os.path.join(folder, name, SNAPSHOT_FILE), os.path.join(folder, name, SNAPSHOT_FILE + COMPRESSED_SUFFIX)]
+        snapshot = os.path.join(folder, name, SNAPSHOT_FILE)
+        paths += [snapshot, snapshot + COMPRESSED_SUFFIX]
     facts: list[Any] = []
     for path in paths:
         try:
