@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +19,38 @@ pytest_plugins = ("lanes",)
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 SHARED = REPO.parent / "shared"
+CORPUS = Path(os.environ.get("DSFIELDS_CORPUS") or SHARED / "realworld-configs")
+"""The shared real-world configs: beside the checkout (or the worktree), or where ``DSFIELDS_CORPUS`` points."""
+
+
+def corpus_configs() -> list[Path]:
+    """Every config of :data:`CORPUS` (its ``index.json`` aside). A missing corpus skips the test (fails under CI):
+    never an empty loop that passes."""
+    files = sorted(p for p in CORPUS.glob("*.json") if p.name != "index.json")
+    if not files:
+        message = f"the real-config corpus is missing at {CORPUS} (set DSFIELDS_CORPUS)"
+        if os.environ.get("CI"):
+            raise AssertionError(message)
+        pytest.skip(message)
+    return files
+
+
+SIGNALS_TESTED = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM, signal.SIGUSR1)
+"""The signals the suite sends to a child to test what it does on them."""
+
+
+def default_signals() -> None:
+    """``preexec_fn`` of a child that a test signals: :data:`SIGNALS_TESTED` at their default disposition,
+    none blocked, as an interactive shell starts a command.
+
+    A suite started under ``nohup`` or as a background job (``… &``) inherits SIGHUP, or SIGINT and SIGQUIT,
+    ignored, and an ignored disposition survives ``exec``: the child would never see the signal the test sends.
+    The test is of what dsfields does when the user presses Ctrl-C or closes the terminal, so the child gets the
+    dispositions the user's shell gives it, whatever the suite's own are.
+    """
+    for number in SIGNALS_TESTED:
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS_TESTED)
 
 
 def deepspeed_available() -> bool:
