@@ -25,6 +25,8 @@ from dsfields.extract.oracle import build_deepspeed_config
 from dsfields.model.records import Snapshot
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 VERSION = "0.19.8"
 SEEDS = REPO.parent / "shared" / "seeds"
 
@@ -366,11 +368,13 @@ def test_hjson_is_read_as_deepspeed_does_and_flagged_for_hf(checker):
     assert errors(findings(checker, text, hf=True))[""].kind.name == "SYNTAX"
 
 
+@pytest.mark.unit
 def test_hook_file_is_declared():
     hooks = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
     assert "- id: dsfields-check" in hooks and "entry: dsfields check" in hooks
 
 
+@pytest.mark.unit
 def test_check_imports_neither_deepspeed_nor_torch_nor_pydantic(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(BASE | {"optimizer": {"type": "AdamW", "params": {"lr": 1}},
@@ -450,6 +454,7 @@ def test_finding_paths_exist_in_the_file(checker):
             node = node[part]
 
 
+@pytest.mark.unit
 def test_values_are_exactly_what_deepspeeds_hjson_load_gives():
     """DeepSpeed opens config paths with hjson.load; check must see the same values (1e9 -> int, 1e12 float)."""
     import hjson

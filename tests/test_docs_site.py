@@ -28,6 +28,8 @@ from dsfields import links
 from dsfields.cli import main
 from dsfields.model.store import available_versions, load, repo_generated_dir
 
+pytestmark = pytest.mark.site
+
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

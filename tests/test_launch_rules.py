@@ -23,6 +23,8 @@ from dsfields.configfile import parse
 from dsfields.model import launch_rules as catalogue
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 VERSION = "0.19.8"
 ZERO2 = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}
 ADAMW = {"type": "AdamW", "params": {"lr": 1e-4}}
@@ -73,6 +75,7 @@ def test_rule_fires_on_its_triggers_and_not_on_its_controls(rule):
         assert rule.id not in fired(example), example
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("rule", catalogue.RULES, ids=lambda r: r.id)
 def test_rule_says_what_where_and_how_to_fix(rule):
     assert rule.enforces and rule.fix and rule.key
@@ -221,6 +224,7 @@ def test_a_release_without_launch_json_gets_the_note_and_no_launch_errors(tmp_pa
     assert launch_errors(findings(Checker(load_snapshot(version)), with_zero(cpu_offload=True), hf=True))
 
 
+@pytest.mark.unit
 def test_a_malformed_launch_json_counts_as_absent(tmp_path):
     (tmp_path / "9.9.9").mkdir()
     (tmp_path / "9.9.9" / "launch.json").write_text('{"format_version": 99, "rules": {}}')
