@@ -101,7 +101,7 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of real-world ds_config.json files")
     parser.add_argument("--keep", type=Path, help="build and install here, and reuse an install found here")
     opts = parser.parse_args()
-    configs = sorted(str(p) for p in opts.corpus.glob("*.json"))
+    configs = sorted(str(p) for p in opts.corpus.glob("*.json") if p.name != "index.json")  # its listing
     if not configs:
         sys.exit(f"bench/wheel_speed.py: no *.json in {opts.corpus}")
     grep = ["grep", "-rn", f'"{QUERY}"', str(alternate.deepspeed_dir("bench/wheel_speed.py"))]

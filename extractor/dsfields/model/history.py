@@ -565,10 +565,16 @@ class Departure(NamedTuple):
     renamed_to: str | None = None
 
 
-def departure(path: str, until: str, generated: Path | None = None) -> Departure | None:
-    """The latest removal, rejection or rename of ``path`` at or before ``until``, if the key has not come back."""
+def departure(path: str, until: str, generated: Path | None = None, *,
+              index: dict[str, Any] | None | bool = True) -> Departure | None:
+    """The latest removal, rejection or rename of ``path`` at or before ``until``, if the key has not come back.
+
+    ``index``: :func:`read_index`'s answer when the caller has it already (``check`` asks it once per run, not
+    once per unknown key); ``True`` (the default) reads it."""
     root = generated or repo_generated_dir()
-    index = read_index(root)
+    if index is True:
+        index = read_index(root)
+    assert index is None or isinstance(index, dict)
     versions = list(index["versions"]) if index is not None else available_versions(root)
     limit = version_key(until)
     found: Departure | None = None
