@@ -103,13 +103,25 @@ def test_each_rule_is_confirmed_in_the_release_its_source_was_read_in(rule):
     assert rule.effect == "accepts" or rule.message in entry["message"]
 
 
-def test_odd_configs_never_raise():
-    for config in ({"zero_optimization": "x"}, {"zero_optimization": {"stage": 10**400}},
-                   {"train_batch_size": 10**400, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1},
-                   {"optimizer": "AdamW"}, {"scheduler": {"type": "WarmupLR", "params": []}}, {"fp16": 1}):
-        for style in ("plain", "hf"):
-            catalogue.evaluate(config, style)  # type: ignore[arg-type]
-            catalogue.evaluate(config, style, True)  # type: ignore[arg-type]
+_MICRO = ("batch-size-required", "train_micro_batch_size_per_gpu")
+
+
+@pytest.mark.parametrize(("config", "plain", "hf"), [
+    ({"zero_optimization": "x"}, [_MICRO], [("hf-zero-optimization-object", "zero_optimization")]),
+    ({"zero_optimization": {"stage": 10**400}}, [_MICRO], [_MICRO]),
+    ({"train_batch_size": 10**400, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1},
+     [], [("hf-zero-section-required", "zero_optimization")]),
+    ({"optimizer": "AdamW"}, [_MICRO], []),
+    ({"scheduler": {"type": "WarmupLR", "params": []}}, [_MICRO], []),
+    ({"fp16": 1}, [_MICRO], []),
+], ids=["zero-a-string", "stage-400-digits", "batch-400-digits", "optimizer-a-string", "params-a-list", "fp16-an-int"])
+def test_odd_configs_fire_only_the_rules_that_can_judge_them(config, plain, hf):
+    """A value a rule's predicate cannot judge (a string for a section, 400 digits) fires no rule and raises nothing;
+    the rules that can judge the rest of the config still fire, whether or not the optimizer comes from code."""
+    for style, expected in (("plain", plain), ("hf", hf)):
+        for optimizer_from_code in (False, True):
+            fired = catalogue.evaluate(config, style, optimizer_from_code)  # type: ignore[arg-type]
+            assert [(rule.id, key) for rule, key in fired] == expected, (style, optimizer_from_code)
 
 
 # ---------------------------------------------------------------- launch.json decides which rules are active
