@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -90,6 +92,65 @@ def english_locale(monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
+
+
+class BuiltSite(NamedTuple):
+    """The docs site built once per test run (:func:`built_site`)."""
+
+    site: Path
+    """The built site (``root/site``)."""
+    generated: Path
+    """The copy of the committed snapshots it was built from."""
+
+
+def _build_site(folder: Path) -> BuiltSite:
+    """``dsfields docs build`` (strict) of every committed snapshot, in a copy of the checkout's docs setup under
+    ``folder``, so that no test touches the checkout's docs/ or site/, and no snapshot changes under the tests."""
+    from dsfields.cli import main
+    from dsfields.model.store import available_versions, repo_generated_dir
+
+    generated = folder / "generated"
+    for version in available_versions(repo_generated_dir()):
+        shutil.copytree(repo_generated_dir() / version, generated / version)
+    root = folder / "site-root"
+    (root / "docs").mkdir(parents=True)
+    for name in ("mkdocs.yml", "mkdocs.zh.yml"):
+        shutil.copy(REPO / name, root / name)
+    for page in (REPO / "docs").glob("*.md"):
+        shutil.copy(page, root / "docs" / page.name)
+    shutil.copytree(REPO / "docs" / "assets", root / "docs" / "assets")
+    hooks = root / "extractor" / "dsfields" / "docs"
+    hooks.mkdir(parents=True)
+    shutil.copy(REPO / "extractor" / "dsfields" / "docs" / "hooks.py", hooks / "hooks.py")
+    code = main(["docs", "build", "--config-file", str(root / "mkdocs.yml"), "--site-dir", str(root / "site"),
+                 "--generated", str(generated)])
+    assert code == 0, "mkdocs build --strict failed: see the captured output"
+    return BuiltSite(root / "site", generated)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The whole site, built once per test run and read by every site test; never changed by a test (a test that
+    rebuilds part of it works on a copy).
+
+    Under pytest-xdist every worker asks for it: the first builds it into the run's shared temp folder under a file
+    lock, the others wait and read that build (pytest-xdist's documented pattern:
+    ``tmp_path_factory.getbasetemp().parent`` is the run's folder, common to its workers).
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _build_site(tmp_path_factory.mktemp("built-site"))
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent / "built-site"
+    shared.mkdir(exist_ok=True)
+    done = shared / "done"
+    with FileLock(str(shared / "lock")):
+        if not done.exists():
+            for leftover in ("generated", "site-root"):  # a worker's failed build: start again
+                shutil.rmtree(shared / leftover, ignore_errors=True)
+            _build_site(shared)
+            done.touch()
+    return BuiltSite(shared / "site-root" / "site", shared / "generated")
 
 
 @contextmanager
