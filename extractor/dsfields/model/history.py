@@ -427,10 +427,24 @@ def _signature(root: Path) -> tuple[Any, ...]:
     return tuple(facts)
 
 
+_RACY_NS = 2_000_000_000
+"""A file written this recently may be written again within the file system's timestamp granularity (a clock tick,
+not a nanosecond) without a visible change of its stat: a verdict on it is not kept (git's "racy clean" rule)."""
+
+
+def _settled(signature: tuple[Any, ...]) -> bool:
+    """Every file of ``signature`` last changed long enough ago for its stat to tell the next change."""
+    import time
+
+    now = time.time_ns()
+    return all(now - fact[3] > _RACY_NS for fact in signature)  # mtime: what a write moves
+
+
 def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
     """``index.json`` if it is current (format, versions, snapshot sizes), else None: never a stale one.
 
-    Judged once per process while no file of the folder changes (:func:`_signature`); callers must not mutate it.
+    Judged once per process while no file of the folder changes (:func:`_signature`) and none changed in the last two
+    seconds (:func:`_settled`); callers must not mutate it.
     """
     root = generated_dir or repo_generated_dir()
     key = os.fspath(root)
@@ -443,7 +457,8 @@ def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         index = None
     current = index if index is not None and _stale_reason(index, root) is None else None
-    _READ[key] = (signature, current)
+    if _settled(signature):
+        _READ[key] = (signature, current)
     return current
 
 
@@ -507,9 +522,12 @@ _WALKED: dict[str, tuple[tuple[Any, ...], dict[str, list[HistoryEvent]]]] = {}
 def _walked(root: Path) -> dict[str, list[HistoryEvent]]:
     key, signature = os.fspath(root), _signature(root)
     known = _WALKED.get(key)
-    if known is None or known[0] != signature:
-        known = _WALKED[key] = (signature, walk(root))
-    return known[1]
+    if known is not None and known[0] == signature:
+        return known[1]
+    walked = walk(root)
+    if _settled(signature):
+        _WALKED[key] = (signature, walked)
+    return walked
 
 
 def catalog_spans(snapshots: Iterable[tuple[str, Snapshot]]) -> dict[str, dict[str, list[list[str]]]]:
