@@ -34,6 +34,7 @@ class CustomBuildHook(BuildHookInterface):
         if self.target_name != "wheel":
             return
         root = Path(self.root)
+        _require_current_index(root / "generated")
         self._staging = Path(tempfile.mkdtemp(prefix="dsfields-wheel-"))
         generated = self._staging / "generated"
         for source in sorted((root / "generated").rglob("*")):
@@ -66,6 +67,22 @@ class CustomBuildHook(BuildHookInterface):
         staging = getattr(self, "_staging", None)
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _require_current_index(generated: Path) -> None:
+    """Refuse to build a wheel whose ``index.json`` (every key's history across the releases) is not the current
+    index of its snapshots: an installed dsfields would find it stale and walk all 77 snapshots in every process
+    that asks about an unknown or removed key. The index is built once, from the committed snapshots, by
+    ``python -m dsfields.model.history``; here it is only checked (the cheap test readers use, stdlib only)."""
+    import sys
+
+    sys.path.insert(0, str(generated.parent / "extractor"))
+    try:
+        from dsfields.model.history import read_index
+    finally:
+        sys.path.pop(0)
+    if generated.is_dir() and read_index(generated) is None:
+        raise RuntimeError(f"{generated / 'index.json'} is not current: run python -m dsfields.model.history")
 
 
 def _tracked(root: Path, folder: str) -> list[str]:

@@ -25,6 +25,8 @@ from dsfields.extract.oracle import build_deepspeed_config
 from dsfields.model.records import Snapshot
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 VERSION = "0.19.8"
 SEEDS = REPO.parent / "shared" / "seeds"
 
@@ -366,11 +368,13 @@ def test_hjson_is_read_as_deepspeed_does_and_flagged_for_hf(checker):
     assert errors(findings(checker, text, hf=True))[""].kind.name == "SYNTAX"
 
 
+@pytest.mark.unit
 def test_hook_file_is_declared():
     hooks = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
     assert "- id: dsfields-check" in hooks and "entry: dsfields check" in hooks
 
 
+@pytest.mark.unit
 def test_check_imports_neither_deepspeed_nor_torch_nor_pydantic(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(BASE | {"optimizer": {"type": "AdamW", "params": {"lr": 1}},
@@ -432,24 +436,43 @@ def test_fuzzed_text_gives_a_report_or_a_clean_refusal(checker, text):
     assert (report.error is None) or report.error.startswith("<config>: ")
 
 
-def test_fuzz_exit_codes_through_the_cli(tmp_path, capsys):
-    for index, text in enumerate(["[]", "{", '{"a": {"b": [1, {"c": null}]}}', "null", "x: y", ""]):
-        path = tmp_path / f"f{index}.json"
-        path.write_text(text)
-        assert main(["check", "--version", VERSION, str(path)]) in (0, 1, 2)
-    capsys.readouterr()
+@pytest.mark.parametrize(("text", "code", "said"), [
+    ("[]", 2, "the top level is an array, not an object"),
+    ("{", 2, "malformed JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    ("null", 2, "the top level is null, not an object"),
+    # DeepSpeed opens the file with hjson.load: {"a": ...} and x: y are objects with one unknown key, the empty
+    # file is {} (hjson.loads("") == {}): each is checked, and the missing batch size is an error.
+    ('{"a": {"b": [1, {"c": null}]}}', 1, 'a: "a" is not a key of the top level'),
+    ("x: y", 1, 'x: "x" is not a key of the top level'),
+    ("", 1, "train_micro_batch_size_per_gpu: deepspeed.initialize raises AssertionError"),
+], ids=["array", "truncated", "null", "unknown-nested", "hjson", "empty"])
+def test_fuzz_exit_codes_through_the_cli(tmp_path, capsys, text, code, said):
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    assert main(["check", "--version", VERSION, str(path)]) == code
+    out, err = capsys.readouterr()
+    if code == 2:  # unusable: one line on stderr naming the file, nothing on stdout
+        assert (out, err) == ("", f"{path}: {said}\n")
+    else:
+        assert said in out and err == ""
+        assert out.endswith("1 file checked against DeepSpeed 0.19.8: "
+                            f"1 errors, {out.count(' warning ')} warnings, 0 notes\n")
 
 
 def test_finding_paths_exist_in_the_file(checker):
     """Every finding points at a key of the file (or the file itself) — never at an invented path."""
     config: dict[str, Any] = BASE | {"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu",
                                                                                           "pin_memory": "yes"}}}
-    for finding in findings(checker, config):
+    found = findings(checker, config)
+    assert found, "the string for pin_memory is a finding"
+    for finding in found:
         node: Any = config
         for part in filter(None, finding.path.split(".")):
+            assert isinstance(node, dict) and part in node, (finding.path, finding.message)
             node = node[part]
 
 
+@pytest.mark.unit
 def test_values_are_exactly_what_deepspeeds_hjson_load_gives():
     """DeepSpeed opens config paths with hjson.load; check must see the same values (1e9 -> int, 1e12 float)."""
     import hjson

@@ -14,6 +14,8 @@ from conftest import requires_deepspeed
 from dsfields.extract.hf.fills import fill_calls
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 SNAPSHOT = load_snapshot("0.19.8").raw
 
 

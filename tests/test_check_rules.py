@@ -18,6 +18,8 @@ from dsfields.check import rules as check_rules
 from dsfields.extract.oracle import build_deepspeed_config
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 SNAPSHOT = load_snapshot("0.19.8")
 BASE: dict[str, Any] = {"train_batch_size": 1}
 
@@ -114,6 +116,7 @@ def test_every_path_a_rule_reads_is_a_key_of_the_release_it_was_written_for():
     assert {rule: paths for rule, paths in unknown.items() if paths} == {}
 
 
+@pytest.mark.data
 def test_a_rule_never_reports_a_key_its_release_does_not_read():
     """0.10.3 reads no zenflow/compile keys: the same config draws no violation about them there."""
     old = load_snapshot("0.10.3")

@@ -9,6 +9,8 @@ import pytest
 from dsfields.docs import groups
 from dsfields.model.store import available_versions, load
 
+pytestmark = pytest.mark.data
+
 
 @pytest.fixture(scope="module")
 def top_keys() -> set[str]:

@@ -14,6 +14,8 @@ from dsfields.cli import main
 from dsfields.diff import Change, ChangeKind, diff_snapshots, parse_kinds
 from dsfields.model.store import FORMAT_VERSION, dumps
 
+pytestmark = pytest.mark.unit
+
 K = ChangeKind
 
 

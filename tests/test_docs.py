@@ -22,6 +22,8 @@ from dsfields.docs.views import FIELDS, load_examples, load_site
 from dsfields.docs.writing import render
 from dsfields.model.store import available_versions, load, repo_generated_dir
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "tests" / "golden" / "docs"
 GOLDEN_INPUT = GOLDEN / "input"
@@ -95,6 +97,7 @@ def test_group_slugs_and_numbers_are_unique():
     assert [g.number for g in groups.GROUPS[:8]] == list(range(1, 9))
 
 
+@pytest.mark.data
 def test_every_section_of_every_release_is_on_the_overview():
     """No section is dropped: the overview's group tables list each one (unmapped keys under misc)."""
     site = load_site()
@@ -184,6 +187,7 @@ def test_every_release_has_field_pages_shared_where_identical(golden_docs):
     assert (golden_docs / "zh" / "1.1.0" / FIELDS / "zero_optimization.md").is_file()
 
 
+@pytest.mark.data
 def test_hf_auto_mapping_covers_exactly_the_trainer_paths_of_every_snapshot():
     from dsfields.model import prose
 
@@ -199,12 +203,14 @@ def test_hf_auto_mapping_covers_exactly_the_trainer_paths_of_every_snapshot():
         assert mapped <= every, f"{lang}: mapped paths no snapshot's Trainer fills: {sorted(mapped - every)}"
 
 
+@pytest.mark.data
 def test_field_pages_show_our_explanation_and_deepspeeds_docstring_apart(real_docs):
     for prefix, words in (("", "DeepSpeed's docstring"), ("zh/", "DeepSpeed 源码中的说明")):
         text = (real_docs / f"{prefix}0.19.8" / FIELDS / "zero_optimization.md").read_text(encoding="utf-8")
         assert 'class="dsf-summary"' in text and words in text and 'class="dsf-hf"' in text
 
 
+@pytest.mark.data
 def test_pages_never_speak_of_the_seed(real_docs):
     for page in list(real_docs.glob("0.19.8/*.md")) + list(real_docs.glob("releases/*.md")):
         text = page.read_text(encoding="utf-8").lower()
@@ -253,6 +259,7 @@ def key_paths(config: object, prefix: str = "") -> list[str]:
     return out
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("which", ["golden", "committed"])
 def test_every_json_example_uses_only_keys_of_its_release(which, golden_docs, real_docs):
     docs, root = (golden_docs, GOLDEN_INPUT) if which == "golden" else (real_docs, repo_generated_dir())

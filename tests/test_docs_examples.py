@@ -12,6 +12,8 @@ import pytest
 
 from dsfields.cli import main
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 EXAMPLE = re.compile(r"^```bash\n(dsfields [^\n]*)\n```\n\n```text\n(.*?)^```", re.S | re.M)
 PAGES = sorted(p for p in DOCS.glob("*.md") if EXAMPLE.search(p.read_text(encoding="utf-8")))
@@ -76,6 +78,7 @@ def test_every_twin_and_its_nav_title_are_in_chinese():
     assert {"check-output.md", "editor-schema.md", "journeys.md", "resolve-migrate.md", "estimate.md"} <= twins
 
 
+@pytest.mark.data
 @pytest.mark.parametrize(("page", "command", "expected"), examples(), ids=lambda v: v[:60] if isinstance(v, str) else v)
 def test_example_output(page, command, expected, monkeypatch, capsys):
     monkeypatch.chdir(DOCS)

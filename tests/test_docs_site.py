@@ -1,7 +1,7 @@
 """The built docs site: `mkdocs build --strict` passes, every link and anchor resolves, field URLs work,
 and a real browser finds a field through site search.
 
-The site is built once per module from every committed snapshot, in a copy of the checkout's
+The site is built once per test run from every committed snapshot (conftest.built_site), in a copy of the checkout's
 mkdocs.yml and hand-written pages (so tests never touch docs/ or site/ of the checkout). The
 browser test drives Debian's Chromium through Playwright; it may skip only outside CI when Chromium
 is absent (dev/test.sh installs it; CI must run it).
@@ -10,6 +10,7 @@ is absent (dev/test.sh installs it; CI must run it).
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import json
 import os
@@ -22,11 +23,13 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
-from conftest import serving
+from conftest import BuiltSite, serving
 
 from dsfields import links
 from dsfields.cli import main
 from dsfields.model.store import available_versions, load, repo_generated_dir
+
+pytestmark = pytest.mark.site
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,30 +39,31 @@ OUTPUT = REPO / "test-output"
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
-    """A copy of the committed snapshots: the set the site is built from cannot change under the tests."""
-    copy = tmp_path_factory.mktemp("generated")
-    for version in available_versions(repo_generated_dir()):
-        shutil.copytree(repo_generated_dir() / version, copy / version)
-    return copy
+def generated(built_site: BuiltSite) -> Path:
+    """The copy of the committed snapshots the site was built from: it cannot change under the tests."""
+    return built_site.generated
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, generated) -> Path:
-    """Build the whole site with `dsfields docs build` (strict) in a copy of the checkout's docs setup."""
-    root = tmp_path_factory.mktemp("site-root")
-    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
-    shutil.copy(REPO / "mkdocs.zh.yml", root / "mkdocs.zh.yml")
-    (root / "docs").mkdir()
-    for page in (REPO / "docs").glob("*.md"):
-        shutil.copy(page, root / "docs" / page.name)
-    shutil.copytree(REPO / "docs" / "assets", root / "docs" / "assets")
-    hooks = root / "extractor" / "dsfields" / "docs"
-    hooks.mkdir(parents=True)
-    shutil.copy(REPO / "extractor" / "dsfields" / "docs" / "hooks.py", hooks / "hooks.py")
-    code = main(["docs", "build", "--config-file", str(root / "mkdocs.yml"), "--site-dir", str(root / "site"),
-                 "--generated", str(generated)])
-    assert code == 0, "mkdocs build --strict failed: see the captured output"
+def site(built_site: BuiltSite) -> Path:
+    """The whole site, built once per test run by `dsfields docs build` (strict) in a copy of the checkout's docs
+    setup (conftest.built_site); read only."""
+    return built_site.site
+
+
+@pytest.fixture(scope="module")
+def own_site(built_site: BuiltSite, tmp_path_factory) -> Path:
+    """A copy of the built site's folder for the tests that rebuild part of it: the shared build stays as built."""
+    built = built_site.site.parent
+    root = tmp_path_factory.mktemp("own-site") / "site-root"
+    shutil.copytree(built, root, symlinks=True)
+    # The page cache is kept per docs folder (hooks._cache_start: the sha256 of its resolved path): the copy's
+    # rebuild reads the full build's cache as the shared site's own rebuild would.
+    pages = root / ".cache" / "docs-pages"
+    key = {folder: hashlib.sha256(str((folder / "docs").resolve()).encode()).hexdigest()[:16]
+           for folder in (built, root)}
+    if (pages / key[built]).is_dir():
+        (pages / key[built]).rename(pages / key[root])
     return root / "site"
 
 
@@ -271,7 +275,7 @@ def _files_under(paths: list[Path]) -> dict[Path, bytes]:
 
 
 @pytest.mark.parametrize(("which", "cache"), [("older", "0"), ("newest", "0"), ("newest", "")])
-def test_release_rebuild_writes_exactly_what_the_full_build_wrote(site, generated, which, cache, monkeypatch):
+def test_release_rebuild_writes_exactly_what_the_full_build_wrote(own_site, generated, which, cache, monkeypatch):
     """`docs build --release V` on a built site: V's pages (both languages, redirects included) are
     rendered and built again, and every output file of V, the home pages and the search indexes come out
     byte for byte as the full build wrote them. The files are removed first, so they must be rewritten;
@@ -279,6 +283,7 @@ def test_release_rebuild_writes_exactly_what_the_full_build_wrote(site, generate
     monkeypatch.setenv("DSFIELDS_DOCS_CACHE", cache)
     versions = available_versions(generated)
     version = versions[-1] if which == "newest" else "0.14.4"
+    site = own_site
     root = site.parent
     outputs = [site / version, site / "zh" / version]
     shared = [site / "index.html", site / "zh" / "index.html", site / "search" / "search_index.json",

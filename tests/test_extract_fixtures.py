@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import FIXTURES
 
 from dsfields.model.store import dumps
+
+pytestmark = pytest.mark.unit
 
 
 def test_version_is_stripped(fake_snapshot):

@@ -9,6 +9,8 @@ import pytest
 
 from dsfields.launch.forked import Forked, ForkFailed
 
+pytestmark = pytest.mark.unit
+
 
 def test_the_result_is_the_childs_return_value():
     parent = os.getpid()

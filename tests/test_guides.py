@@ -45,6 +45,8 @@ import pytest
 from dsfields.cli import main
 from dsfields.model.store import available_versions, load
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 PROSE = Path(__file__).resolve().parent.parent / "extractor" / "dsfields" / "prose"
 GUIDES = PROSE / "guides"
 LANGS = ("en", "zh")
@@ -128,6 +130,7 @@ def test_en_and_zh_have_the_same_pages_and_code():
             assert a == b, f"{en_page.name}: code block {i + 1} differs between en and zh"
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("block", JSON_BLOCKS, ids=block_id)
 def test_json_blocks_pass_dsfields_check(block, tmp_path):
     json.loads(block.code)
@@ -159,6 +162,7 @@ def commands(block: Block) -> list[tuple[list[str], int]]:
 COMMANDS = [(b, args, code) for b in BASH_BLOCKS for args, code in commands(b)]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize(("block", "args", "code"), COMMANDS,
                          ids=[f"{b.lang}/{b.page}: {' '.join(a)}" for b, a, _ in COMMANDS])
 def test_commands_exit_as_the_page_says(block, args, code, tmp_path, monkeypatch):
@@ -184,6 +188,8 @@ def newest_paths() -> set[str]:
     return set(snapshot.fields) | set(snapshot.sections) | set(snapshot.removed)
 
 
+# Its fixture reads the newest committed snapshot: a unit test only while another test made it first.
+@pytest.mark.data
 @pytest.mark.parametrize("lang", LANGS)
 def test_field_links_name_real_fields_and_nothing_leaves_the_site(lang, newest_paths):
     for path in pages(lang):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, corpus_configs
 
 from dsfields.cli import main
 from dsfields.hf.arguments import arg_names, hf_versions, load_hf_snapshot, load_rules, parse_trainer_args
@@ -15,7 +16,6 @@ from dsfields.hf.trainer import HIDDEN_KEYS, MISMATCH_HEAD, MISMATCH_TAIL, train
 
 pytestmark = pytest.mark.data
 
-CORPUS = Path("/work/shared/realworld-configs")
 ZERO3 = {"train_micro_batch_size_per_gpu": "auto", "train_batch_size": "auto", "gradient_accumulation_steps": "auto",
          "fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"},
          "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}},
@@ -60,7 +60,7 @@ def test_the_snapshot_rules_give_what_the_verified_mirror_gives_for_5_24(words):
     the same run as the mirror spelt out in code, on every corpus config."""
     snap = load_hf_snapshot("5.24.0")
     compared = 0
-    for path in sorted(CORPUS.glob("*.json")):
+    for path in corpus_configs():
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
@@ -247,7 +247,7 @@ def _plan(function, config, **kw):
 
 
 def _corpus():
-    for path in sorted(CORPUS.glob("*.json")):
+    for path in corpus_configs():
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:

@@ -15,7 +15,9 @@ from dsfields.hf.arguments import load_hf_snapshot, load_rules, parse_trainer_ar
 from dsfields.hf.trainer import MISMATCH_HEAD, trainer_run
 from dsfields.model.errors import UsageError
 
-# Lanes: tests/lanes.py (unit, but for the four tests that read generated/).
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
+# Lanes (tests/lanes.py): unit, but for the four tests that read generated/ (each marked data).
 
 SNAP = load_hf_snapshot("5.24.0")
 RULES = load_rules(SNAP, "1.15.0", explicit=True)  # read at import, as SNAP: the unit tests run the programs
@@ -105,6 +107,7 @@ def test_optimizer_and_scheduler_classes():
     assert r.config["scheduler"]["params"]["total_num_steps"] == 1
 
 
+@pytest.mark.data
 def test_check_and_resolve_take_the_arguments_as_one_token(tmp_path, capsys):
     path = tmp_path / "ds.json"
     path.write_text(json.dumps({**ZERO, "fp16": {"enabled": "auto"}, "optimizer": {
@@ -124,6 +127,7 @@ def test_check_and_resolve_take_the_arguments_as_one_token(tmp_path, capsys):
     assert "- ds gradient_clipping=0 vs hf max_grad_norm=1.0" in capsys.readouterr().out
 
 
+@pytest.mark.data
 def test_check_says_once_that_a_file_looks_like_an_hf_config(tmp_path, capsys):
     path = tmp_path / "ds.json"
     path.write_text(json.dumps({**ZERO, "gradient_clipping": "auto"}))
@@ -167,6 +171,7 @@ def test_committed_hf_snapshot_is_what_the_extractor_reads():
     assert package_rules(root) == SNAP["rules"]
 
 
+@pytest.mark.data
 def test_migrate_sets_the_refused_literals_to_auto(tmp_path, capsys):
     path = tmp_path / "ds.json"
     path.write_text(json.dumps({**ZERO, "gradient_clipping": 0, "optimizer": {
@@ -204,6 +209,7 @@ def test_the_mirror_names_every_argument_as_the_extracted_source_does():
     assert named == expected
 
 
+@pytest.mark.data
 def test_other_releases_flags_and_the_diff_between_two():
     from dsfields.hf.arguments import hf_diff, hf_versions
 

@@ -27,6 +27,8 @@ from dsfields.model.history import (
 )
 from dsfields.model.store import INDEX_FILE, SNAPSHOT_FILE, available_versions, dumps, load, version_key
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 
 def field_record(path: str, **overrides: Any) -> dict[str, Any]:
     """A complete field record (every key of the snapshot contract), pydantic-style by default."""
@@ -318,12 +320,14 @@ def committed_trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
     return {"index": GENERATED, "no index": bare, "stale index": stale}
 
 
+@pytest.mark.data
 def test_committed_index_is_current() -> None:
     # Else "with the index" below would walk too and prove nothing.
     assert read_index(GENERATED) is not None
     assert index_problems(GENERATED) == [], "run `python -m dsfields.model.history`"
 
 
+@pytest.mark.data
 def test_committed_history_is_the_same_with_without_and_with_a_stale_index(committed_trees) -> None:
     paths = _committed_paths()
     assert len(paths) >= 449 and "amp.enabled" in paths  # 0.8.0 … 0.19.8
@@ -333,6 +337,7 @@ def test_committed_history_is_the_same_with_without_and_with_a_stale_index(commi
         assert field_history(path) == field_history(path, committed_trees["no index"]) == stories["index"][path]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("query", ["amp", "elasticity", "nebula", "steps_per_print", "mics_shard_size"])
 def test_lookup_history_prints_one_story(capsys, monkeypatch, committed_trees, query: str) -> None:
     outputs = {}
@@ -350,6 +355,7 @@ def _snapshots() -> list[tuple[str, dict[str, Any]]]:
     return [(v, load(v, GENERATED).raw) for v in available_versions(GENERATED)]
 
 
+@pytest.mark.data
 def test_gradient_clipping_default_became_one() -> None:
     defaults = [(v, s["fields"]["gradient_clipping"]["default"]) for v, s in _snapshots()]
     changed = [new for (_, a), (new, b) in zip(defaults, defaults[1:], strict=False) if a != b]
@@ -358,6 +364,7 @@ def test_gradient_clipping_default_became_one() -> None:
         HistoryEvent(changed[0], EventKind.DEFAULT_CHANGED, 0.0, 1.0)]
 
 
+@pytest.mark.data
 def test_mics_shard_size_removed_and_rejected() -> None:
     path = "zero_optimization.mics_shard_size"
     snapshots = _snapshots()
@@ -369,6 +376,7 @@ def test_mics_shard_size_removed_and_rejected() -> None:
                                                    {"type": "int", "default": -1}, message)
 
 
+@pytest.mark.data
 def test_amp_story() -> None:
     snapshots = _snapshots()
     read = [v for v, s in snapshots if "amp" in s["fields"]]

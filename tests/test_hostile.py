@@ -24,6 +24,8 @@ from dsfields.docs.docs_command import build_into
 from dsfields.model import termsafe
 from dsfields.model.store import SnapshotError, available_versions, dumps, validate, write_atomic
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 REPO = Path(__file__).resolve().parents[1]
 VERSIONS = available_versions()
 VERSION = "0.19.8" if "0.19.8" in VERSIONS else (VERSIONS[-1] if VERSIONS else None)
@@ -52,6 +54,7 @@ def write(tmp_path: Path, text: str, name: str = "c.json") -> str:
 # ---------------------------------------------------------------- bounded work
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_huge_train_batch_size_finishes_at_once(tmp_path, capsys):
     started = time.perf_counter()
@@ -61,6 +64,7 @@ def test_huge_train_batch_size_finishes_at_once(tmp_path, capsys):
     assert code == 0 and "consistent only at world size 1, 2, 4" in out and "up to 65536" in out
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_400_digit_integers_never_traceback(tmp_path, capsys):
     big = "1" + "0" * 400
@@ -71,6 +75,7 @@ def test_400_digit_integers_never_traceback(tmp_path, capsys):
         assert code == 1 and "zero_optimization.stage" in out
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_integers_beyond_pythons_digit_limit_are_refused_as_deepspeed_refuses_them(tmp_path, capsys):
     code, out, err = run_cli(capsys, "check", "--version", VERSION,
@@ -95,6 +100,7 @@ def test_size_limit_refuses_50_mb_and_millions_of_keys_quickly(tmp_path):
     assert time.perf_counter() - started < 20
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_a_1_mb_config_checks_in_bounded_time(tmp_path, capsys):
     base = {
@@ -134,6 +140,7 @@ def test_nan_on_its_own_line_is_the_string_hjson_makes_of_it():
     assert parse(text).data == hjson.loads(text) == {"gradient_clipping": "NaN"}
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_lone_surrogate_key_is_checked_and_shown_escaped(tmp_path, capsys):
     path = write(tmp_path, '{"\\ud800": 1, "train_batch_size": 8}')
@@ -147,6 +154,7 @@ def test_lone_surrogate_key_is_checked_and_shown_escaped(tmp_path, capsys):
 # ---------------------------------------------------------------- terminal-safe output
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_escape_sequences_in_keys_never_reach_the_terminal(tmp_path, capsys):
     key = "\u001b]0;pwned\u0007\u001b[2J\u202e\x9b"
@@ -160,6 +168,7 @@ def test_escape_sequences_in_keys_never_reach_the_terminal(tmp_path, capsys):
     assert key in {f["path"] for f in json.loads(out)["files"][0]["findings"]}
 
 
+@pytest.mark.data
 @needs_snapshots
 @pytest.mark.parametrize("args", [["lookup", "\x1b]0;pwned\x07"], ["lookup", "--version", "\x1b[2J", "stage"],
                                   ["diff", "\x1b[2J", "0.19.8"], ["schema", "--version", "\u202e"],
@@ -207,6 +216,7 @@ def test_a_fifo_never_blocks(tmp_path):
 # ---------------------------------------------------------------- environment errors
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_schema_into_a_path_under_a_file(tmp_path, capsys):
     blocker = tmp_path / "hostname"
@@ -373,6 +383,7 @@ def test_two_docs_builds_in_one_tree_both_succeed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mkdocs.yml", "site"]
 
 
+@pytest.mark.data
 def test_dumps_round_trip_of_a_valid_snapshot_still_validates():
     if VERSION is None:
         pytest.skip("no snapshots")
@@ -437,6 +448,7 @@ def test_a_key_cannot_conceal_or_forge_lines_of_check_on_a_terminal(tmp_path):
     assert "\\x1b[8mhidden\\x1b[30;40m\\nfake.json: ok\\u202e" in shown and "\\x1b[8mpr\\n.json" in shown
 
 
+@pytest.mark.data
 @needs_snapshots
 @pytest.mark.parametrize("fmt", ["text", "github", "json"])
 def test_check_formats_off_a_terminal_never_pass_raw_controls_or_newlines(tmp_path, capsys, fmt):
@@ -484,6 +496,7 @@ def test_migrate_diff_goes_through_the_guarded_stream(tmp_path):
     assert code == 0 and "\u202e" not in shown and "\u2066" not in shown and "\\u202e" in shown
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_the_sgr_token_of_dsfields_own_colour_cannot_be_spelt_by_data(tmp_path, capsys):
     # A key holding NUL and the token's letters is escaped like any other data: no sequence comes of it.
@@ -495,6 +508,7 @@ def test_the_sgr_token_of_dsfields_own_colour_cannot_be_spelt_by_data(tmp_path, 
 # ---------------------------------------------------------------- issue 23: R2, R5, R6, R10
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_400_digit_numeric_strings_are_parsed_exactly(tmp_path, capsys):
     big = "1" + "0" * 400
@@ -534,6 +548,7 @@ def test_every_extraction_path_names_the_missing_package_in_one_line(tmp_path, m
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_resolve_refuses_what_deepspeed_or_the_hf_trainer_cannot_load(tmp_path, capsys):
     duplicated = write(tmp_path, '{"train_batch_size": 8,\n "train_batch_size": 16}', name="dup.json")
@@ -546,6 +561,7 @@ def test_resolve_refuses_what_deepspeed_or_the_hf_trainer_cannot_load(tmp_path, 
     assert code == 2 and out == "" and "HF Trainer cannot load it" in err and err.count("\n") == 1
 
 
+@pytest.mark.data
 @needs_snapshots
 @pytest.mark.parametrize("args", [["check", "--version", "", "{c}"], ["check", "--version", " ", "{c}"],
                                   ["resolve", "--version", "", "{c}"],
@@ -559,6 +575,7 @@ def test_empty_versions_and_only_paths_are_refused(tmp_path, capsys, args):
     assert code == 2 and out == "" and err.count("\n") == 1
 
 
+@pytest.mark.data
 @needs_snapshots
 def test_lookup_star_lists_the_candidates(capsys):
     code, out, _ = run_cli(capsys, "lookup", "--version", VERSION, "*")

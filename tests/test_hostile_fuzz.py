@@ -33,6 +33,8 @@ from dsfields.cli import main
 from dsfields.configfile import ConfigFileError, parse
 from dsfields.model.store import available_versions
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 _BASE = settings(derandomize=True, deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -118,6 +120,7 @@ def mutated_json(draw: st.DrawFn) -> str:
     return text
 
 
+@pytest.mark.unit
 @fuzz(500)
 @given(text=SOUP | mutated_json())
 def test_parse_agrees_with_deepspeeds_hjson_loader(text: str) -> None:
@@ -127,6 +130,7 @@ def test_parse_agrees_with_deepspeeds_hjson_loader(text: str) -> None:
         assert same(expected[1], got[1]), (text, expected[1], got[1])
 
 
+@pytest.mark.unit
 @fuzz(300)
 @given(text=SOUP | mutated_json())
 def test_parse_for_hf_agrees_with_json_load(text: str) -> None:
@@ -148,6 +152,7 @@ def test_parse_for_hf_agrees_with_json_load(text: str) -> None:
 IDENT = st.from_regex(r"[a-z_]{1,6}", fullmatch=True)
 
 
+@pytest.mark.unit
 @fuzz(150)
 @given(data=st.recursive(st.integers(0, 9) | st.just("v"),
                          lambda inner: st.dictionaries(IDENT, inner, min_size=1, max_size=3), max_leaves=10)
@@ -170,6 +175,7 @@ def test_every_key_gets_its_own_line(data: dict[str, Any], indent: int, hjsonish
     walk(data, ())
 
 
+@pytest.mark.unit
 def test_duplicates_after_a_quoteless_value_with_a_brace_are_found() -> None:
     # The old separate scanner lost track after `x}y` and missed the repeated key.
     config = parse("a: x}y\nb: 1\nc: {d: 1, d: 2}\nb: 3\n")

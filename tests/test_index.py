@@ -26,6 +26,8 @@ from dsfields.model.history import (
 )
 from dsfields.model.store import FORMAT_VERSION, INDEX_FILE, SnapshotError, available_versions, dumps, load
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 GENERATED = REPO / "generated"
 
 
@@ -139,6 +141,7 @@ def test_stale_format_snapshot_is_listed_not_folded(tree: Path) -> None:
     assert {p: [e.as_dict() for e in events] for p, events in walk(tree).items()} == index["fields"]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("version", available_versions(GENERATED))
 def test_committed_snapshot_has_current_format(version: str) -> None:
     try:
@@ -148,6 +151,7 @@ def test_committed_snapshot_has_current_format(version: str) -> None:
     assert data["format_version"] == FORMAT_VERSION and data["deepspeed_version"] == version
 
 
+@pytest.mark.data
 def test_committed_index_matches_the_snapshots() -> None:
     committed = json.loads((GENERATED / INDEX_FILE).read_text(encoding="utf-8"))
     rebuilt = build_index(GENERATED, generated_by=committed.get("generated_by", ""))

@@ -4,7 +4,9 @@ inference field of the release has its anchor, the Chinese pages speak Chinese, 
 the sidebar in Chromium stays on the release they came for.
 
 Built once per module with `dsfields docs build` from three releases (the oldest, one in between, the newest)
-copied from generated/, so the build takes seconds rather than the full site's minute.
+copied from generated/, so the build takes seconds rather than the full site's minute. Not the whole site that the
+other site tests share (conftest.built_site): there, a release whose pages read alike is stored once, as a later
+release's (0.8.0's pages are 0.8.2's redirect stubs), and these tests ask each release's own pages.
 """
 
 from __future__ import annotations

@@ -32,6 +32,51 @@ def test_a_unit_test_cannot_start_a_compiler():
         subprocess.run(["g++", "--version"], capture_output=True)
 
 
+_LANE_MODULES = {
+    "test_whole.py": "import pytest\npytestmark = pytest.mark.data\ndef test_a(): pass\ndef test_b(): pass\n",
+    "test_mixed.py": ('import pytest\npytestmark = pytest.mark.lane("unit")\ndef test_pure(): pass\n'
+                      "@pytest.mark.data\n@pytest.mark.parametrize('n', [1, 2])\ndef test_reads(n): pass\n"
+                      "@pytest.mark.deepspeed\ndef test_runs(): pass\n"),
+}
+
+
+def _collect(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (folder / "conftest.py").write_text('pytest_plugins = ("lanes",)\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), str(REPO / "extractor")])}
+    return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "-p", "no:xdist", "-c", os.devnull, "--rootdir", str(folder), *args, str(folder)],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.unit
+def test_lanes_come_from_the_modules_marks_and_pytest_m_selects_each_test_once(tmp_path):
+    for name, text in _LANE_MODULES.items():
+        (tmp_path / name).write_text(text)
+    selected = {}
+    for lane in ("unit", "data", "integration"):
+        done = _collect(tmp_path, "-m", lane)
+        assert done.returncode == 0, done.stdout + done.stderr
+        selected[lane] = sorted(line for line in done.stdout.splitlines() if "::" in line)
+    assert selected == {
+        "unit": ["test_mixed.py::test_pure"],
+        "data": ["test_mixed.py::test_reads[1]", "test_mixed.py::test_reads[2]", "test_whole.py::test_a",
+                 "test_whole.py::test_b"],
+        "integration": ["test_mixed.py::test_runs"],
+    }
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("text", "problem"), [
+    ("def test_nothing(): pass\n", "lanes none"),
+    ("import pytest\npytestmark = pytest.mark.unit\n@pytest.mark.data\ndef test_both(): pass\n",
+     "lanes ['data', 'unit']"),
+], ids=["no-lane", "module-and-test-disagree"])
+def test_a_test_without_exactly_one_lane_fails_collection(tmp_path, text, problem):
+    (tmp_path / "test_bad.py").write_text(text)
+    done = _collect(tmp_path)
+    assert done.returncode != 0 and problem in done.stdout + done.stderr, done.stdout + done.stderr
+
+
 def _tree(root: Path, snapshot: dict, compressed: bool) -> None:
     folder = root / snapshot["deepspeed_version"]
     folder.mkdir(parents=True)

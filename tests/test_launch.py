@@ -18,6 +18,8 @@ from dsfields.hf.trainer import PlanError, at_one_rank, hf_plan
 from dsfields.launch.client import LaunchClient
 from dsfields.launch.verdict import LaunchVerdict, classify, locate
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 REPO = Path(__file__).resolve().parent.parent
 
 ZERO2 = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}
@@ -35,6 +37,8 @@ def with_zero(**zero: object) -> dict:
 # ---------------------------------------------------------------- hf_plan: what the Trainer and accelerate pass
 
 
+# hf_plan evaluates the pair's programs from generated/hf/ (one source of truth with check/resolve --hf)
+@pytest.mark.data
 def test_hf_plan_legacy_cpu_offload_keeps_the_trainers_optimizer():
     # accelerate swaps in DeepSpeedCPUAdam only for offload_optimizer.device: cpu_offload keeps torch AdamW.
     plan = hf_plan(with_zero(cpu_offload=True))
@@ -42,6 +46,7 @@ def test_hf_plan_legacy_cpu_offload_keeps_the_trainers_optimizer():
     assert plan.config["zero_allow_untested_optimizer"] is True
 
 
+@pytest.mark.data
 def test_hf_plan_offload_optimizer_device_swaps_in_ds_cpu_adam():
     assert hf_plan(with_zero(offload_optimizer={"device": "cpu"})).optimizer == "ds_cpu_adam"
     assert hf_plan(with_zero(offload_optimizer={"device": "none"})).optimizer == "code"
@@ -49,6 +54,7 @@ def test_hf_plan_offload_optimizer_device_swaps_in_ds_cpu_adam():
     assert hf_plan(forced_off).optimizer == "code"
 
 
+@pytest.mark.data
 def test_hf_plan_config_optimizer_is_built_by_deepspeed_with_the_trainers_scheduler():
     plan = hf_plan(ZERO2 | {"optimizer": ADAMW})
     assert (plan.optimizer, plan.scheduler) == ("config", "callable")
@@ -57,6 +63,7 @@ def test_hf_plan_config_optimizer_is_built_by_deepspeed_with_the_trainers_schedu
     assert with_scheduler.scheduler == "config"
 
 
+@pytest.mark.data
 def test_hf_plan_fills_auto_and_refuses_what_accelerate_refuses():
     plan = hf_plan({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
                     "train_batch_size": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"},
@@ -375,6 +382,7 @@ def test_a_stale_torch_build_lock_is_cleared_only_when_no_other_process_may_be_b
 # ---------------------------------------------------------------- ops shared between releases built from the same files
 
 
+@pytest.mark.integration
 def test_a_ccache_on_path_is_not_put_before_dsfields_own_compiler_wrapper(tmp_path):
     """torch puts a ccache found on PATH before the compiler; before quickcxx it would reorder the wrapper's
     arguments (the source last) and no precompiled header would apply. dsfields' own builds turn that off."""
@@ -418,6 +426,7 @@ def _ninja_build(build: Path, root: Path) -> None:
     (build / "op.so").write_bytes(b"")  # stands for the linked module
 
 
+@pytest.mark.build
 @pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
 def test_an_op_built_by_one_release_is_shared_only_with_releases_whose_files_are_identical(tmp_path):
     from dsfields.launch.ops import OPS_MANIFEST, find_shared_op, op_key, write_op_manifest
@@ -447,6 +456,7 @@ def test_an_op_built_by_one_release_is_shared_only_with_releases_whose_files_are
     assert find_shared_op("op", key, same, extensions) is None
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
 def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_identical_release(
         tmp_path, monkeypatch):
@@ -477,6 +487,7 @@ def test_the_wrapped_torch_load_builds_once_and_imports_the_shared_build_for_an_
     assert imported == [str(tmp_path / "extensions" / "0.1.0" / "op")]
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not all(map(shutil.which, ("ninja", "cc"))), reason="needs ninja and a C compiler")
 def test_two_builders_of_one_op_at_once_compile_it_once(tmp_path, monkeypatch):
     # Two releases extracted side by side (snapshot --jobs 2) load the same op at the same moment.

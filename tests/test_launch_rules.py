@@ -23,6 +23,8 @@ from dsfields.configfile import parse
 from dsfields.launch import catalogue
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 VERSION = "0.19.8"
 ZERO2 = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}
 ADAMW = {"type": "AdamW", "params": {"lr": 1e-4}}
@@ -73,6 +75,7 @@ def test_rule_fires_on_its_triggers_and_not_on_its_controls(rule):
         assert rule.id not in fired(example), example
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("rule", catalogue.RULES, ids=lambda r: r.id)
 def test_rule_says_what_where_and_how_to_fix(rule):
     assert rule.enforces and rule.fix and rule.key
@@ -100,13 +103,25 @@ def test_each_rule_is_confirmed_in_the_release_its_source_was_read_in(rule):
     assert rule.effect == "accepts" or rule.message in entry["message"]
 
 
-def test_odd_configs_never_raise():
-    for config in ({"zero_optimization": "x"}, {"zero_optimization": {"stage": 10**400}},
-                   {"train_batch_size": 10**400, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1},
-                   {"optimizer": "AdamW"}, {"scheduler": {"type": "WarmupLR", "params": []}}, {"fp16": 1}):
-        for style in ("plain", "hf"):
-            catalogue.evaluate(config, style)  # type: ignore[arg-type]
-            catalogue.evaluate(config, style, True)  # type: ignore[arg-type]
+_MICRO = ("batch-size-required", "train_micro_batch_size_per_gpu")
+
+
+@pytest.mark.parametrize(("config", "plain", "hf"), [
+    ({"zero_optimization": "x"}, [_MICRO], [("hf-zero-optimization-object", "zero_optimization")]),
+    ({"zero_optimization": {"stage": 10**400}}, [_MICRO], [_MICRO]),
+    ({"train_batch_size": 10**400, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1},
+     [], [("hf-zero-section-required", "zero_optimization")]),
+    ({"optimizer": "AdamW"}, [_MICRO], []),
+    ({"scheduler": {"type": "WarmupLR", "params": []}}, [_MICRO], []),
+    ({"fp16": 1}, [_MICRO], []),
+], ids=["zero-a-string", "stage-400-digits", "batch-400-digits", "optimizer-a-string", "params-a-list", "fp16-an-int"])
+def test_odd_configs_fire_only_the_rules_that_can_judge_them(config, plain, hf):
+    """A value a rule's predicate cannot judge (a string for a section, 400 digits) fires no rule and raises nothing;
+    the rules that can judge the rest of the config still fire, whether or not the optimizer comes from code."""
+    for style, expected in (("plain", plain), ("hf", hf)):
+        for optimizer_from_code in (False, True):
+            fired = catalogue.evaluate(config, style, optimizer_from_code)  # type: ignore[arg-type]
+            assert [(rule.id, key) for rule, key in fired] == expected, (style, optimizer_from_code)
 
 
 # ---------------------------------------------------------------- launch.json decides which rules are active
@@ -221,6 +236,7 @@ def test_a_release_without_launch_json_gets_the_note_and_no_launch_errors(tmp_pa
     assert launch_errors(findings(Checker(load_snapshot(version)), with_zero(cpu_offload=True), hf=True))
 
 
+@pytest.mark.unit
 def test_a_malformed_launch_json_counts_as_absent(tmp_path):
     (tmp_path / "9.9.9").mkdir()
     (tmp_path / "9.9.9" / "launch.json").write_text('{"format_version": 99, "rules": {}}')

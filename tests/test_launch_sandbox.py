@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, default_signals
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +94,7 @@ def hanging(tmp_path: Path) -> dict[str, object]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 def test_a_killed_check_launch_leaves_no_process_and_no_folder(hanging, sig):
     check = subprocess.Popen(hanging["argv"], env=hanging["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True, preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 120
         while not hanging["ready"].exists() and check.poll() is None and time.monotonic() < deadline:
@@ -164,7 +164,8 @@ def test_an_op_build_is_announced_with_its_cost_shown_as_it_goes_and_bounded(han
 def test_a_worker_hung_holding_the_gil_is_killed_with_its_tree_from_outside(hanging):
     # The lifeline's thread cannot run in a worker stuck in C code: its client kills the tree itself.
     env = hanging["env"] | {"FAKE_DEEPSPEED_GIL": "1"}
-    check = subprocess.Popen(hanging["argv"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check = subprocess.Popen(hanging["argv"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 120
         while not hanging["ready"].exists() and check.poll() is None and time.monotonic() < deadline:

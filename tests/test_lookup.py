@@ -25,6 +25,8 @@ from dsfields.model.records import Field
 from dsfields.model.store import load, repo_generated_dir
 from dsfields.terminal import Style
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 V = "0.19.8"
@@ -180,6 +182,7 @@ def test_no_match_without_suggestion(capsys) -> None:
     assert code == 1 and "did you mean" not in out
 
 
+@pytest.mark.unit
 def test_unknown_version_lists_available_and_exits_2(capsys, tmp_path, monkeypatch) -> None:
     for version in ("0.10.0", "0.9.0"):
         write_snapshot(tmp_path, version, [field_record(MAX_LIVE)])
@@ -189,6 +192,7 @@ def test_unknown_version_lists_available_and_exits_2(capsys, tmp_path, monkeypat
     assert err == "dsfields lookup: no snapshot for DeepSpeed 9.9.9 (available: 0.9.0, 0.10.0)\n"
 
 
+@pytest.mark.unit
 def test_snapshot_of_another_format_exits_2_in_one_line(capsys, tmp_path, monkeypatch) -> None:
     write_snapshot(tmp_path, "1.0.0", [field_record(MAX_LIVE)], format_version=99)
     monkeypatch.setenv("DSFIELDS_GENERATED", str(tmp_path))
@@ -197,6 +201,7 @@ def test_snapshot_of_another_format_exits_2_in_one_line(capsys, tmp_path, monkey
     assert len(err.splitlines()) == 1 and "re-extract" in err
 
 
+@pytest.mark.unit
 def test_default_version_is_installed_if_snapshotted_else_newest(capsys, tmp_path, monkeypatch) -> None:
     for version, default in (("0.9.0", 9), ("0.10.0", 10)):
         write_snapshot(tmp_path, version, [field_record(MAX_LIVE, default=default)])
@@ -207,6 +212,7 @@ def test_default_version_is_installed_if_snapshotted_else_newest(capsys, tmp_pat
     assert "(default: 10)" in run(capsys, "stage3_max_live_parameters")[1]
 
 
+@pytest.mark.unit
 def test_fast_installed_version_probe_agrees_with_importlib_metadata() -> None:
     from importlib import metadata
 
@@ -254,6 +260,7 @@ def history_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.unit
 def test_history_one_line_per_version_range(capsys, history_tree) -> None:
     code, out, _ = run(capsys, MAX_LIVE, "--version", "0.4.0", "--history")
     assert code == 0
@@ -266,6 +273,7 @@ def test_history_one_line_per_version_range(capsys, history_tree) -> None:
     ]
 
 
+@pytest.mark.unit
 def test_history_in_json(capsys, history_tree) -> None:
     code, out, _ = run(capsys, MAX_LIVE, "--version", "0.5.0", "--history", "--json")
     match = json.loads(out)["matches"][0]
@@ -280,6 +288,7 @@ def test_history_in_json(capsys, history_tree) -> None:
 # --- formatting helpers -------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("number", "expected"), [
     (1_000_000_000, "1e9"), (500_000_000, "5e8"), (1_500_000, "1.5e6"), (100_000, "1e5"),
     (-1_000_000, "-1e6"), (12_345, None), (123_456_789, None), (10_000, None), (0, None), (True, None),
@@ -288,6 +297,7 @@ def test_scientific(number: int, expected: str | None) -> None:
     assert wording.scientific(number) == expected
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("overrides", "expected"), [
     ({"required": True}, "(required)"),
     ({"default_factory": "builtins.list", "default": []}, "(default factory: list → [])"),
@@ -301,6 +311,7 @@ def test_default_text(overrides: dict[str, Any], expected: str) -> None:
     assert wording.default_text(Field(field_record("x.y", **overrides))) == expected
 
 
+@pytest.mark.unit
 def test_colour_only_on_a_tty_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -327,6 +338,7 @@ def test_terminal_without_unicode_still_gets_the_answer(snapshot, monkeypatch) -
     assert json.loads("{" + payload)["matches"][0]["field"] == snapshot.raw["fields"][path]
 
 
+@pytest.mark.unit
 def test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands() -> None:
     # In a fresh interpreter: these imports are what would make lookup slower than grep.
     code = (
@@ -340,6 +352,7 @@ def test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands
     assert proc.stdout.splitlines()[-1] == "['dsfields.lookup']"
 
 
+@pytest.mark.unit
 def test_a_key_lookup_imports_neither_typing_nor_tomllib_nor_pathlib() -> None:
     """What the start-up of a plain key lookup (``fp16``, ``zero_optimization.stage``) does not need: typing (and
     the ``re`` it imports) for ``import dsfields``, tomllib for goals.toml (read only when the word may be a goal),

@@ -22,6 +22,8 @@ from dsfields.model.records import Snapshot
 from dsfields.model.store import load as load_snapshot
 from dsfields.resolve import CONVERSIONS, Resolver
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 VERSION = "0.19.8"
 
 
@@ -36,6 +38,7 @@ def migrate_text(text: str, snapshot: Snapshot, drop_ignored: bool = False) -> t
     return apply(text, config, result.edits), [e.message for e in result.edits], result.notes
 
 
+@pytest.mark.data
 def test_conversions_are_for_deprecations_that_convert():
     snapshot = load_snapshot(VERSION)
     for path in CONVERSIONS:
@@ -77,6 +80,7 @@ def test_ignored_keys_reported_or_dropped(fake):
     assert json.loads(new) == {"train_batch_size": 8} and "--drop-ignored" in changes[0] and not notes
 
 
+@pytest.mark.data
 def test_cli_writes_atomically_and_diffs(tmp_path, capsys):
     source = tmp_path / "ds.json"
     source.write_text('{\n  "train_batch_size": 8,\n  "zero_optimization": {"stage": 2, "cpu_offload": true}\n}\n')
@@ -96,6 +100,7 @@ def test_cli_writes_atomically_and_diffs(tmp_path, capsys):
     assert main(["migrate", str(bad), "--to", VERSION, "--from", VERSION]) == 2
 
 
+@pytest.mark.data
 def test_rejected_values_left_alone_exit_1(tmp_path, capsys):
     source = tmp_path / "ds.json"
     source.write_text('{"train_batch_size": 8, "zero_optimization": {"stage": "two"}}')

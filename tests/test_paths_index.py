@@ -10,6 +10,8 @@ import pytest
 from dsfields.model import paths_index, store
 from dsfields.model.records import Snapshot
 
+pytestmark = pytest.mark.data
+
 ROOT = store.repo_generated_dir()
 VERSIONS = store.available_versions(ROOT)
 

@@ -13,6 +13,8 @@ from dsfields.cli import main
 from dsfields.model import prose
 from dsfields.model.store import available_versions, load
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 VERSIONS = available_versions()
 NEWEST = VERSIONS[-1]
 
@@ -33,6 +35,7 @@ def test_every_file_parses_and_both_languages_have_the_same_keys():
         assert set(en[name]) == set(zh[name]), name
 
 
+@pytest.mark.data
 def test_every_field_key_is_a_path_some_release_has(every_path):
     """A note for a path no release has is a typo or a stale note: it fails."""
     stale = []
@@ -51,6 +54,7 @@ def test_every_field_key_is_a_path_some_release_has(every_path):
     assert stale == []
 
 
+@pytest.mark.data
 def test_catalog_entries_name_types_deepspeed_builds():
     names: dict[str, set[str]] = {"optimizer": set(), "scheduler": set()}
     for version in VERSIONS:
@@ -61,12 +65,14 @@ def test_catalog_entries_name_types_deepspeed_builds():
             assert key in names[section] or key.lower() in {n.lower() for n in names[section]}, (file, key)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("lang", prose.LANGUAGES)
 def test_every_leaf_field_of_the_newest_release_is_explained(lang):
     cov = prose.coverage(load(NEWEST).fields, NEWEST, lang)
     assert cov.missing == (), f"{lang}: {len(cov.missing)} of {cov.total} unexplained: {cov.missing[:10]}"
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("lang", prose.LANGUAGES)
 def test_every_type_of_the_newest_catalogues_is_explained(lang):
     for section, catalog in load(NEWEST).catalogs.items():
@@ -74,6 +80,7 @@ def test_every_type_of_the_newest_catalogues_is_explained(lang):
         assert missing == [], (lang, section, missing)
 
 
+@pytest.mark.data
 def test_summaries_are_one_short_sentence():
     """As each release shows it: pieces scoped to other releases (a summary and its replacement) are not
     joined, so the summary is checked per release."""
@@ -113,6 +120,7 @@ def _lookup(*args: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+@pytest.mark.data
 def test_lookup_shows_ours_before_deepspeeds_docstring_in_both_languages():
     code, en = _lookup("stage3_max_live_parameters", "--version", NEWEST, "--lang", "en")
     assert code == 0
@@ -124,6 +132,7 @@ def test_lookup_shows_ours_before_deepspeeds_docstring_in_both_languages():
     assert prose.explain("zero_optimization.stage3_max_live_parameters", "zh").summary[:10] in zh
 
 
+@pytest.mark.data
 def test_lookup_json_carries_the_explanation_in_the_asked_language():
     code, out = _lookup("gradient_clipping", "--version", NEWEST, "--json", "--lang", "zh")
     payload = json.loads(out)
@@ -131,11 +140,13 @@ def test_lookup_json_carries_the_explanation_in_the_asked_language():
     assert payload["matches"][0]["explanation"]["lang"] == "zh"
 
 
+@pytest.mark.data
 def test_unknown_language_is_one_line_and_exit_2(capsys):
     assert main(["lookup", "stage", "--lang", "fr"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.data
 def test_schema_in_chinese_puts_our_text_into_descriptions(capsys):
     assert main(["schema", "--version", NEWEST, "--lang", "zh"]) == 0
     schema = json.loads(capsys.readouterr().out)

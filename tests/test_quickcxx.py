@@ -15,14 +15,18 @@ import pytest
 
 from dsfields.launch import quickcxx
 
+pytestmark = pytest.mark.lane("build")  # the tests below without a lane mark of their own
+
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
+@pytest.mark.unit
 def test_quick_flags_compile_at_o1_without_debug_information():
     assert quickcxx.quick_flags(["-O3", "-g", "-march=native", "-O2", "-Wno-reorder", "-fopenmp"]) == [
         "-O1", "-march=native", "-O1", "-Wno-reorder", "-fopenmp"]
 
 
+@pytest.mark.unit
 def test_split_compile_keeps_what_the_header_shares_and_sets_apart_the_op_and_its_release():
     args = ["-MMD", "-MF", "a.o.d", "-DTORCH_EXTENSION_NAME=cpu_adam", "-DTORCH_API_INCLUDE_EXTENSION_H",
             "-I/r/csrc/includes", "-I", "/r/other", "-isystem", "/t/include", "-fPIC", "-O1", "-c", "/r/a.cpp",
@@ -33,6 +37,7 @@ def test_split_compile_keeps_what_the_header_shares_and_sets_apart_the_op_and_it
     assert source == "/r/a.cpp"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("text", "header", "expected"), [
     ("// (c) someone\n#include <torch/extension.h>\nint f();\n", "", (True, [])),
     ('/* licence\n */\n#include "local.h"\nint f();\n',
@@ -307,5 +312,6 @@ def test_file_names_in_objects_are_the_same_in_every_release(cxx, tmp_path, monk
     assert len(_objects(pch.parent)) == 1
 
 
+@pytest.mark.unit
 def test_the_release_paths_are_mapped_longest_first():
     assert quickcxx.release_paths(f"/a{os.pathsep}/a/b/{os.pathsep}{os.pathsep}/") == ["/a/b", "/a"]

@@ -28,6 +28,8 @@ from dsfields.configfile import ConfigFileError, load
 from dsfields.model.store import load as load_snapshot
 from dsfields.resolve import HF_ARGUMENTS, NOT_GIVEN, SOURCES, Resolver
 
+pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
+
 VERSION = "0.19.8"
 _NOT_FOUND: Any = type("NotFound", (), {"__repr__": lambda self: "NOT_FOUND"})()
 
@@ -98,6 +100,7 @@ def fixture_snapshot() -> dict[str, Any]:
         sys.path.remove(str(FIXTURES))
 
 
+@pytest.mark.unit
 def test_parsed_state_witnesses_on_the_fixture(fixture_snapshot):
     """resolve takes what DeepSpeed holds for an absent key from the snapshot's when_absent / forced_by."""
     from dsfields.model.records import Snapshot

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import default_signals
 
 from dsfields.cli import main
 from dsfields.docs.docs_command import build_into, relay_messages
@@ -248,6 +249,7 @@ safewrite.write_text(sys.argv[1], "x" * 100)
 
 def _slow_write(target: Path) -> subprocess.Popen[str]:
     child = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, str(target)], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=default_signals,
                              env={**os.environ, "PYTHONPATH": str(REPO / "extractor")}, stderr=subprocess.DEVNULL)
     assert child.stdout is not None and child.stdout.readline() == "ready\n"
     return child
@@ -433,7 +435,7 @@ def test_a_terminated_docs_build_leaves_no_staging_folder(tmp_path):
             " time.sleep(60); return 0\n"
             f"build_into(Path({str(site)!r}), build)\n")
     child = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "extractor")},
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, text=True, preexec_fn=default_signals)
     assert child.stdout is not None and child.stdout.readline() == "ready\n"
     assert any(p.name.startswith(".site.build-") for p in tmp_path.iterdir())
     child.send_signal(signal.SIGTERM)
@@ -513,7 +515,7 @@ except KeyboardInterrupt:
 def test_an_interrupted_mkdocs_is_killed_with_its_children(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
     parent = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_BUILD, _MKDOCS_STAND_IN], cwd=tmp_path, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     assert parent.stderr is not None and parent.stdout is not None
     line = parent.stderr.readline()  # relayed from the stand-in's stderr
     assert line.startswith("grandchild "), line

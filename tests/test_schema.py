@@ -24,6 +24,8 @@ from dsfields.model.store import dumps, repo_generated_dir
 from dsfields.model.store import load as load_snapshot
 from dsfields.schema import SCHEMA_FILE, build_schema, committed_history
 
+pytestmark = pytest.mark.data
+
 VERSION = "0.19.8"
 CORPUS = Path(os.environ.get("DSFIELDS_CORPUS") or REPO.parent / "shared" / "realworld-configs")
 # Finding kinds a per-key schema can express; cross-field rules and "auto" semantics stay in check.

@@ -10,6 +10,8 @@ from dsfields.cli import main
 from dsfields.extract import snapshot_command
 from dsfields.model.store import FORMAT_VERSION
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_failing_release_is_recorded_not_fatal(tmp_path, monkeypatch, capsys):
     # Stands in for a release that cannot be extracted (the real cause comes from releases.py).

@@ -10,6 +10,8 @@ from conftest import REPO
 
 from dsfields.model import store as snapshot
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 SCHEMA = json.loads((REPO / "extractor" / "dsfields" / "snapshot.schema.json").read_text())
 COMMITTED = sorted((REPO / "generated").glob("*/fields.json"))
 
@@ -20,6 +22,7 @@ def test_schema_is_valid_draft_2020_12():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("path", COMMITTED, ids=[p.parent.name for p in COMMITTED])
 def test_committed_snapshot_matches_schema_and_is_canonical(path):
     import jsonschema

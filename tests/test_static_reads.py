@@ -18,6 +18,8 @@ from conftest import FIXTURES, REPO, requires_deepspeed
 from dsfields.extract.static import MISSING, StaticReport, Test, static_report
 from dsfields.extract.static.compare import MODEL, compare
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 PKG = FIXTURES / "staticds"
 
 

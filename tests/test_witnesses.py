@@ -20,6 +20,8 @@ from dsfields.check.engine import Checker, check_text
 from dsfields.check.findings import Options, Severity
 from dsfields.model.store import load as load_snapshot
 
+pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
+
 
 @pytest.fixture(scope="module")
 def witnessed() -> dict:
@@ -125,6 +127,7 @@ def _errors(findings: list) -> list:
     return [f for f in findings if f.severity == Severity.ERROR]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("version", ["0.10.3", "0.14.4"])
 def test_fp16_loss_scale_keys_are_not_ignored_in_old_releases(version):
     findings = _check(version, '{"train_batch_size": 1, "fp16": {"enabled": true, "loss_scale_window": 500, '
@@ -132,6 +135,7 @@ def test_fp16_loss_scale_keys_are_not_ignored_in_old_releases(version):
     assert not [f for f in findings if "ignored" in f.message], findings
 
 
+@pytest.mark.data
 def test_passed_sections_never_advise_deleting_keys():
     findings = _check("0.14.4", '{"train_batch_size": 1, "progressive_layer_drop": '
                                 '{"enabled": true, "theta": 0.5, "gamma": 0.001, "min_difficulty": 1}}')
@@ -139,6 +143,7 @@ def test_passed_sections_never_advise_deleting_keys():
     assert not [f for f in findings if "remove" in f.fix or "delete" in f.fix], findings
 
 
+@pytest.mark.data
 def test_communication_data_type_choices_come_from_the_release():
     assert not _errors(_check("0.10.3", '{"train_batch_size": 1, "communication_data_type": "bfp16"}'))
     assert _errors(_check("0.10.3", '{"train_batch_size": 1, "communication_data_type": "bf16"}'))
@@ -146,12 +151,14 @@ def test_communication_data_type_choices_come_from_the_release():
     assert _errors(_check("0.19.8", '{"train_batch_size": 1, "communication_data_type": "bfp16"}'))
 
 
+@pytest.mark.data
 def test_validator_rejections_from_probes_on_0_19_8():
     assert _errors(_check("0.19.8", '{"train_batch_size": 1, "fp16": {"loss_scale": -1}}'))
     window = _errors(_check("0.19.8", '{"train_batch_size": 1, "fp16": {"loss_scale_window": true}}'))
     assert window and "coerced" not in window[0].message
 
 
+@pytest.mark.data
 def test_legacy_zero_optimization_true_is_no_error_on_0_19_8():
     # true means ZeRO stage 1, which needs an optimizer at deepspeed.initialize (issue 14's launch rule
     # zero-requires-optimizer): give it one, so only the legacy form itself is judged here.
@@ -160,12 +167,14 @@ def test_legacy_zero_optimization_true_is_no_error_on_0_19_8():
     assert not _errors(_check("0.19.8", config))
 
 
+@pytest.mark.data
 def test_string_booleans_follow_the_probes():
     assert not _errors(_check("0.19.8", '{"train_batch_size": 1, "fp16": {"enabled": "true"}}'))
     old = _check("0.14.4", '{"train_batch_size": 1, "bfloat16": {"enabled": "auto"}}')
     assert not _errors(old) and [f for f in old if f.severity == Severity.WARNING]
 
 
+@pytest.mark.data
 def test_lookup_resolves_a_concrete_group_name_to_its_pattern_path():
     from dsfields import field_answer
     from dsfields.terminal import Style
@@ -183,6 +192,7 @@ def test_lookup_resolves_a_concrete_group_name_to_its_pattern_path():
     assert field_answer.find(snapshot, "compression_training.weight_quantization.nope.wq1.params") == []
 
 
+@pytest.mark.data
 def test_sequence_and_data_parallel_size_are_read_by_0_19_8():
     """deepspeed.initialize reads both (the mesh device) before DeepSpeedConfig, which reads
     sequence_parallel_size only once torch.distributed is up: check must not call them ignored."""
@@ -197,6 +207,7 @@ def test_sequence_and_data_parallel_size_are_read_by_0_19_8():
     assert not [f for f in findings if f.path in ("sequence_parallel_size", "data_parallel_size")], findings
 
 
+@pytest.mark.data
 def test_cross_section_probe_rejections_depend_on_the_rest_of_the_config():
     """fp16_master_weights_and_grads: true is rejected on {"train_batch_size": 1} (it needs ZeRO), not with ZeRO."""
     with_zero = ('{"train_batch_size": 1, "optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 2}, '
@@ -204,6 +215,7 @@ def test_cross_section_probe_rejections_depend_on_the_rest_of_the_config():
     assert not _errors(_check("0.19.8", with_zero))
 
 
+@pytest.mark.data
 def test_the_fraction_probe_judges_integers_only():
     """1.5 stands for a fraction where an integer goes; 0.1 in a number field is the constraints' to judge."""
     # (an optimizer, or stage 2 itself is a launch error: issue 14's zero-requires-optimizer rule)

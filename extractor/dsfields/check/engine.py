@@ -43,6 +43,8 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 """The operators of a recorded comparison between two keys (``compared_with``)."""
 """A dotted replacement's value when some part of its path is not in the config."""
+_UNREAD = object()
+"""The history index not yet read (it may be read and found absent or stale: None)."""
 
 
 def _fmt(value: Any) -> str:
@@ -55,6 +57,8 @@ class Checker:
     def __init__(self, snapshot: Snapshot, hf_trainer: HfTrainer | None = None) -> None:
         self.snapshot = snapshot
         self.version = snapshot.version
+        self._history_index: Any = _UNREAD
+        """``index.json`` as :func:`~dsfields.model.history.read_index` found it, read at the first unknown key."""
         self.sections = snapshot.sections
         self.fields = snapshot.fields
         self.removed = snapshot.removed
@@ -83,10 +87,12 @@ class Checker:
 
     def departure_note(self, path: str) -> str:
         """" (removed in X, last in Y)" from the committed snapshots' history, or "" where it is not known."""
-        from dsfields.model.history import EventKind, departure  # only for removed or unknown keys
+        from dsfields.model.history import EventKind, departure, read_index  # only for removed or unknown keys
 
         try:
-            gone = departure(path, self.version)
+            if self._history_index is _UNREAD:
+                self._history_index = read_index()
+            gone = departure(path, self.version, index=self._history_index)
         except (OSError, ValueError, KeyError, TypeError):
             return ""  # no history beside this snapshot (a hand-made one): the message stands alone
         if gone is None:
@@ -592,10 +598,13 @@ class _Run:
         import re  # only for keys some probe refused: re is kept off check's start-up
 
         siblings = [k for k in self.c.snapshot.by_section.get(record.section, {}) if k not in (record.key, "*")]
+        if not siblings:
+            return False
+        # One pattern for all siblings (the lookarounds wrap each alternative): one compile, not one per sibling.
+        named = re.compile(rf"(?<![\w.])(?:{'|'.join(re.escape(k) for k in siblings)})(?!\w)")
         for verdict in record.probes.values():
             error = str(verdict.get("error") or "")
-            if not verdict.get("ok") and error and any(
-                    re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", error) for k in siblings):
+            if not verdict.get("ok") and error and named.search(error):
                 return True
         return False
 

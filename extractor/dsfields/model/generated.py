@@ -48,14 +48,25 @@ def read_generated(path: str) -> bytes:
 
 
 def generated_size(path: str) -> int:
-    """The size of the committed file ``path`` as a checkout has it (uncompressed); OSError if absent."""
+    """The size of the committed file ``path`` as a checkout has it (uncompressed); OSError if absent.
+
+    Of a compressed file, the size its gzip trailer records (ISIZE: the uncompressed length modulo 2**32, exact
+    for the one-member files of the wheel's build hook, all far below 4 GiB), read without decompressing: the
+    index's staleness test asks the size of every release's snapshot, and decompressing 77 of them cost
+    ``check`` 0.2 s of CPU per unknown key in a wheel install.
+    """
     try:
         return os.stat(path).st_size
     except FileNotFoundError:
         compressed = path + COMPRESSED_SUFFIX
         if not os.path.isfile(compressed):
             raise
-    return len(read_generated(path))
+    with open(compressed, "rb") as handle:
+        magic = handle.read(2)
+        if magic != b"\x1f\x8b" or handle.seek(0, os.SEEK_END) < 18:  # header 10 bytes, trailer 8
+            raise OSError(f"{compressed}: not a gzip file")
+        handle.seek(-4, os.SEEK_END)
+        return int.from_bytes(handle.read(4), "little")
 
 
 def generated_root() -> str:

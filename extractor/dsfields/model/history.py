@@ -63,6 +63,7 @@ from typing import Any, NamedTuple
 from dsfields.model.records import Field, Snapshot
 from dsfields.model.renames import replacement_of
 from dsfields.model.store import (
+    COMPRESSED_SUFFIX,
     INDEX_FILE,
     SNAPSHOT_FILE,
     SnapshotError,
@@ -410,14 +411,66 @@ def _stale_reason(index: Any, root: Path) -> str | None:
     return None
 
 
+_READ: dict[str, tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
+"""Per ``generated/`` folder: the stat signature of its files when :func:`read_index` last judged them, and its
+verdict. ``check`` asks about every unknown key; the index is read and judged once per process, not per key."""
+
+
+def _signature(root: Path) -> tuple[Any, ...]:
+    """What changes when ``index.json`` or a snapshot under ``root`` is written, added or removed: one ``stat``
+    per file (well under a millisecond for 77 releases), no byte read."""
+    folder = os.fspath(root)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    paths = [os.path.join(folder, INDEX_FILE)]
+    for name in names:
+        snapshot = os.path.join(folder, name, SNAPSHOT_FILE)
+        paths += [snapshot, snapshot + COMPRESSED_SUFFIX]
+    facts: list[Any] = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        facts.append((path, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+    return tuple(facts)
+
+
+_RACY_NS = 2_000_000_000
+"""A file written this recently may be written again within the file system's timestamp granularity (a clock tick,
+not a nanosecond) without a visible change of its stat: a verdict on it is not kept (git's "racy clean" rule)."""
+
+
+def _settled(signature: tuple[Any, ...]) -> bool:
+    """Every file of ``signature`` last changed long enough ago for its stat to tell the next change."""
+    import time
+
+    now = time.time_ns()
+    return all(now - fact[3] > _RACY_NS for fact in signature)  # mtime: what a write moves
+
+
 def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
-    """``index.json`` if it is current (format, versions, snapshot sizes), else None: never a stale one."""
+    """``index.json`` if it is current (format, versions, snapshot sizes), else None: never a stale one.
+
+    Judged once per process while no file of the folder changes (:func:`_signature`) and none changed in the last two
+    seconds (:func:`_settled`); callers must not mutate it.
+    """
     root = generated_dir or repo_generated_dir()
+    key = os.fspath(root)
+    signature = _signature(root)
+    known = _READ.get(key)
+    if known is not None and known[0] == signature:
+        return known[1]
     try:
         index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return index if _stale_reason(index, root) is None else None
+        index = None
+    current = index if index is not None and _stale_reason(index, root) is None else None
+    if _settled(signature):
+        _READ[key] = (signature, current)
+    return current
 
 
 def index_problems(generated_dir: Path | None = None) -> list[str]:
@@ -458,16 +511,34 @@ def field_histories(paths: Iterable[str], generated: Path | None = None) -> dict
     no snapshot knows has no events.
     """
     root = generated or repo_generated_dir()
-    wanted = list(paths)
-    index = read_index(root)
+    return _histories(list(paths), root, read_index(root))
+
+
+def _histories(wanted: list[str], root: Path, index: dict[str, Any] | None) -> dict[str, list[HistoryEvent]]:
+    """:func:`field_histories` with the index already read (None: not current)."""
     if index is not None:
         try:
             fields = index["fields"]
             return {path: _events(fields.get(path, [])) for path in wanted}
         except (KeyError, TypeError, ValueError):
             pass  # a damaged index is no index
+    walked = _walked(root)
+    return {path: list(walked.get(path, [])) for path in wanted}
+
+
+_WALKED: dict[str, tuple[tuple[Any, ...], dict[str, list[HistoryEvent]]]] = {}
+"""Per folder without a current index: its :func:`walk`, made once while no file of it changes."""
+
+
+def _walked(root: Path) -> dict[str, list[HistoryEvent]]:
+    key, signature = os.fspath(root), _signature(root)
+    known = _WALKED.get(key)
+    if known is not None and known[0] == signature:
+        return known[1]
     walked = walk(root)
-    return {path: walked.get(path, []) for path in wanted}
+    if _settled(signature):
+        _WALKED[key] = (signature, walked)
+    return walked
 
 
 def catalog_spans(snapshots: Iterable[tuple[str, Snapshot]]) -> dict[str, dict[str, list[list[str]]]]:
@@ -523,14 +594,20 @@ class Departure(NamedTuple):
     renamed_to: str | None = None
 
 
-def departure(path: str, until: str, generated: Path | None = None) -> Departure | None:
-    """The latest removal, rejection or rename of ``path`` at or before ``until``, if the key has not come back."""
+def departure(path: str, until: str, generated: Path | None = None, *,
+              index: dict[str, Any] | None | bool = True) -> Departure | None:
+    """The latest removal, rejection or rename of ``path`` at or before ``until``, if the key has not come back.
+
+    ``index``: :func:`read_index`'s answer when the caller has it already (``check`` asks it once per run, not
+    once per unknown key); ``True`` (the default) reads it."""
     root = generated or repo_generated_dir()
-    index = read_index(root)
+    if index is True:
+        index = read_index(root)
+    assert index is None or isinstance(index, dict)
     versions = list(index["versions"]) if index is not None else available_versions(root)
     limit = version_key(until)
     found: Departure | None = None
-    for event in field_history(path, root):
+    for event in _histories([path], root, index)[path]:
         if version_key(event.version) > limit:
             break
         if event.kind in _ARRIVALS:
