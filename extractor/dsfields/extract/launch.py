@@ -6,6 +6,7 @@ imports only modules listed above it (and the op cache, :mod:`dsfields.extract.o
 * :mod:`~dsfields.extract.launch_verdict`: the record of one launch (launched, ``config_error``,
   ``machine_error``) and how a failure is read (which JSON path, which machine reason);
 * :mod:`~dsfields.extract.launch_reset`: what DeepSpeed keeps between launches, put back after each;
+* :mod:`~dsfields.extract.launch_world`: the rank of the world a launch plays (torch's fake group above one);
 * :mod:`~dsfields.extract.launcher`: the launch itself, many configs in one process, both calling styles;
 * :mod:`~dsfields.extract.launch_worker`: the worker process (``--jsonl``), started or forked;
 * :mod:`~dsfields.extract.launch_client`: its client, what ``check --launch`` and the witness call;
@@ -18,6 +19,7 @@ maintainers' ``--rules`` imports the witness only when asked for.
 
     python -m dsfields.extract.launch CONFIG.json... [--hf] [--optimizer-from-code] [--fill-auto] [--trace]
     python -m dsfields.extract.launch --jsonl [--no-warm-up]      # the worker
+    python -m dsfields.extract.launch --jsonl --world-size 8 --rank 7 [--gpus-per-node 8]   # ... as rank 7 of 8
     python -m dsfields.extract.launch --build-ops                 # DeepSpeed's CPU ops, ahead of any launch
     python -m dsfields.extract.launch --rules [--out FILE] [--release VERSION]   # launch.json
 """
@@ -31,6 +33,7 @@ import sys
 from pathlib import Path
 
 from dsfields.extract.launch_worker import answer_stream, serve_worker, tell_builds
+from dsfields.extract.launch_world import World
 from dsfields.extract.launcher import PIN_SUPPORT_ENV, Launcher, build_ops
 
 
@@ -44,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--optimizer-from-code", action="store_true")
     parser.add_argument("--fill-auto", action="store_true", help='plain style: fill the HF Trainer\'s "auto" first')
     parser.add_argument("--trace", action="store_true", help="record the JSON paths the launch reads")
+    parser.add_argument("--world-size", type=int, default=1, metavar="N",
+                        help="play a rank of a world of N (torch's fake process group; default 1: a gloo group of one)")
+    parser.add_argument("--rank", type=int, default=0, metavar="R", help="with --world-size: the rank played")
+    parser.add_argument("--gpus-per-node", type=int, default=None, metavar="G",
+                        help="with --world-size: ranks per node (LOCAL_SIZE; default: all N on one node)")
     parser.add_argument("--build-ops", action="store_true", help="JIT-build DeepSpeed's CPU ops once, then exit")
     parser.add_argument("--rules", action="store_true",
                         help="confirm every launch rule (dsfields.model.launch_rules) on this DeepSpeed; write --out")
@@ -51,8 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release", default=None, metavar="VERSION",
                         help="--rules: run in that release's runtime (dsfields.extract.releases) instead of here")
     args = parser.parse_args(argv)
+    try:
+        world = World(args.world_size, args.rank, args.gpus_per_node)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.jsonl and not (args.rules or args.build_ops):
-        return serve_worker(warm_up=not args.no_warm_up)
+        return serve_worker(warm_up=not args.no_warm_up, world=world)
     if args.jsonl:  # a worker: whatever it starts (ninja, compilers) ends with it or with its client
         from dsfields.extract.process_tree import hold_lifeline
 
@@ -73,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         tell_builds(results)
     if args.rules:
         os.environ.setdefault(PIN_SUPPORT_ENV, "1")  # launch.json is committed: the same from any CPU
-    launcher = Launcher(warm_up=not args.no_warm_up)
+    launcher = Launcher(warm_up=not args.no_warm_up, world=None if args.rules else world)
     if args.rules:
         from dsfields.extract.launch_witness import write_rules
 

@@ -39,11 +39,14 @@ from dsfields.extract.launch_verdict import (
     LaunchVerdict,
     Style,
     classify,
+    degree_named,
     first_line,
     locate,
+    names_world,
     raise_site,
     wants_ranks,
 )
+from dsfields.extract.launch_world import World, disable_shm_allreduce, join_fake_group
 from dsfields.extract.ops import CPU_OPS, guard_ops_dir, own_extensions_dir
 from dsfields.model.hf_trainer import HF_ARGS, HIDDEN_SIZE, NUM_TRAINING_STEPS, Plan, PlanError, hf_plan, plain_plan
 
@@ -107,13 +110,14 @@ def pin_support(accelerator: Any) -> dict[str, Any]:
 class Launcher:
     """One process's DeepSpeed on CPU: the gloo group set up once, then :meth:`launch` per config."""
 
-    def __init__(self, workdir: Path | None = None, warm_up: bool = True) -> None:
+    def __init__(self, workdir: Path | None = None, warm_up: bool = True, world: World | None = None) -> None:
         started = time.perf_counter()
+        self.world = world or World(1)
+        """The rank this process plays (:mod:`dsfields.extract.launch_world`): above one rank, a fake group."""
         os.environ["DS_ACCELERATOR"] = "cpu"
         own_extensions_dir()
-        for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
-                            ("LOCAL_WORLD_SIZE", "1")):
-            os.environ[name] = value
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ.update(self.world.env())
         os.environ["MASTER_PORT"] = str(free_port())
         # Monitors (csv_monitor, tensorboard) write below the cwd: keep it out of the caller's tree.
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
@@ -137,7 +141,10 @@ class Launcher:
         self.torch = torch
         self.deepspeed = deepspeed
         logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
-        if not torch_dist.is_initialized():
+        if self.world.fake:  # before DeepSpeed's set-up: it then builds every group on the fake one
+            join_fake_group(self.world)
+            disable_shm_allreduce()
+        elif not torch_dist.is_initialized():
             torch_dist.init_process_group("gloo", rank=0, world_size=1)
         from deepspeed.accelerator import get_accelerator
 
@@ -145,7 +152,7 @@ class Launcher:
         accelerator = get_accelerator()
         if accelerator.communication_backend_name() == "ccl" and hasattr(accelerator, "_communication_backend_name"):
             # 0.9.3-0.14.0's CPU accelerator names oneCCL, whose op needs an installed oneCCL (CCL_ROOT): at
-            # world size 1 the gloo group set up above is all a launch communicates over.
+            # world size 1 the gloo group set up above is all a launch communicates over (the fake one above 1).
             accelerator._communication_backend_name = "gloo"
         ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
@@ -153,7 +160,7 @@ class Launcher:
         self.import_seconds = time.perf_counter() - started
         self.gc_enabled = gc.isenabled()
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
-            self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
+            self.launch({"train_batch_size": self.world.size, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
         self.baseline = ModuleGlobals.capture()
         from torch.distributed import distributed_c10d
 
@@ -169,10 +176,13 @@ class Launcher:
     def about(self) -> dict[str, Any]:
         """What ``launch.json`` records of this worker: DeepSpeed, torch, Python, the accelerator and its
         fp16/bf16 answers (:func:`pin_support`)."""
-        return {"deepspeed": str(self.deepspeed.__version__).strip(), "torch": self.torch.__version__.split("+")[0],
-                "python": ".".join(map(str, sys.version_info[:2])),
-                "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown")),
-                "accelerator_support": dict(self.support)}
+        about = {"deepspeed": str(self.deepspeed.__version__).strip(), "torch": self.torch.__version__.split("+")[0],
+                 "python": ".".join(map(str, sys.version_info[:2])),
+                 "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown")),
+                 "accelerator_support": dict(self.support)}
+        if self.world.fake:  # a committed record at world size 1 keeps its bytes
+            about["world"] = {"size": self.world.size, "rank": self.world.rank, "per_node": self.world.per_node}
+        return about
 
     # -- one launch
 
@@ -220,9 +230,10 @@ class Launcher:
                                     passed=tuple(passed))
         except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
             site, source = raise_site(exc)
-            outcome, reason = classify(exc, source)
+            outcome, reason = classify(exc, source, ranks=self.world.size)
             parallel = wants_ranks(plan.config)
-            if outcome == "config_error" and parallel and site and site.startswith("torch/distributed/"):
+            if outcome == "config_error" and parallel and site and site.startswith("torch/distributed/") \
+                    and not self.world.fake:
                 # torch's device mesh / new_group refusing a layout larger than world size 1 (a bare
                 # assert in torch/distributed/_pycute for tensor_parallel.autotp_size 2).
                 outcome, reason = "machine_error", "world-size"
@@ -233,7 +244,9 @@ class Launcher:
                 ds_site, ds_source = raise_site(exc, "deepspeed/")
                 message = f"{source} (in {site}, called from {ds_site}: {ds_source})"
             by = site.split("/", 1)[0] if site else "deepspeed"
-            key = locate(exc, plan.config, source) or (parallel if reason == "world-size" else None)
+            about_world = reason == "world-size" or (self.world.fake and names_world(exc, source))
+            key = locate(exc, plan.config, source) or (parallel if about_world else None) or (
+                degree_named(plan.config, message) if self.world.fake else None)
             verdict = LaunchVerdict(outcome, style, type(exc).__name__, message, key, by, reason, site,
                                     passed=tuple(passed))
         finally:
