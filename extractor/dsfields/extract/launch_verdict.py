@@ -215,6 +215,8 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
                 r"simultaneously enabled", re.IGNORECASE),
      ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
     (re.compile(r"train_batch_size is not equal|batch related parameters"), BATCH_KEYS),
+    # runtime/config.py:598 (0.19.8): train_batch_size < world size leaves a micro batch of 0
+    (re.compile(r"Micro batch size per gpu: 0"), BATCH_KEYS),
     (re.compile(r"is not a supported DeepSpeed Optimizer"), ("optimizer.type",)),
     (re.compile(r"does not recognize LR scheduler"), ("scheduler.type",)),
     (re.compile(r"Either train_batch_size or train_micro_batch_size_per_gpu"),

@@ -201,8 +201,8 @@ class Launcher:
         started = time.perf_counter()
         try:
             pair = tuple(hf_pair) if hf_pair else None
-            plan = hf_plan(config, pair=pair) if style == "hf" else plain_plan(  # type: ignore[arg-type]
-                config, optimizer_from_code, fill_auto, pair)  # type: ignore[arg-type]
+            plan = hf_plan(config, pair=pair, world_size=self.world.size) if style == "hf" else plain_plan(
+                config, optimizer_from_code, fill_auto, pair, self.world.size)  # type: ignore[arg-type]
         except PlanError as exc:
             return LaunchVerdict("config_error", style, exc.exc_type, str(exc), exc.key, exc.raised_by,
                                  seconds=time.perf_counter() - started)

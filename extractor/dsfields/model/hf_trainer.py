@@ -121,18 +121,19 @@ def _integral(value: int | float) -> bool:
 
 
 def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False,
-               pair: tuple[str, str] | None = None) -> Plan:
+               pair: tuple[str, str] | None = None, world_size: int = 1) -> Plan:
     """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code.
 
     ``fill_auto``: first replace the ``"auto"`` values the HF Trainer fills, with the same values as
     :func:`hf_plan` (an HF-style config launched from plain code; the Trainer's fills of ``pair``, by default
-    :data:`WITNESS_PAIR`); every other "auto" stays for DeepSpeed to judge.
+    :data:`WITNESS_PAIR`); every other "auto" stays for DeepSpeed to judge. ``world_size`` above 1: the launch plays
+    a rank of that world (:mod:`dsfields.extract.launch_world`), so the batch is left as written for DeepSpeed.
     """
     cfg = clone_json(config)
     if fill_auto:
         with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
             cfg = _trainer_fills(cfg, HIDDEN_SIZE, pair)
-    return Plan(at_one_rank(cfg), "code" if optimizer_from_code else "config",
+    return Plan(at_one_rank(cfg) if world_size == 1 else cfg, "code" if optimizer_from_code else "config",
                 "config" if "scheduler" in cfg else "none", style="plain")
 
 
@@ -172,7 +173,8 @@ def _is_true(config: dict[str, Any], path: str) -> bool:
     return value is not None and bool(value) and value != "auto"
 
 
-def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[str, str] | None = None) -> Plan:
+def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[str, str] | None = None,
+            world_size: int = 1) -> Plan:
     """The config and optimizer the HF Trainer with accelerate hand to DeepSpeed, the user's arguments assumed to
     match the config (:data:`HF_ARGS`; a literal ``enabled: true`` taken as ``--fp16``/``--bf16``).
 
@@ -181,10 +183,14 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[
     evaluated by :func:`trainer_run`: the same programs ``check --trainer-args`` and ``resolve --hf`` run, so
     there is one source of truth. A pair with no snapshot here is said in ``notes`` and the witness pair's
     rules are used. Raises :class:`PlanError` where those layers refuse the config.
+
+    ``world_size`` above 1: the Trainer runs on that many ranks (its ``args.world_size``), the launch plays one of
+    them (:mod:`dsfields.extract.launch_world`), and the batch is handed on as the Trainer and accelerate make it,
+    not made consistent at one rank.
     """
-    args = _matched_args(config, hidden_size, pair)
+    args = _matched_args(config, hidden_size, pair, world_size)
     # the launch witness judges DeepSpeed at one rank: a tensor-parallel size above it is the world size's
-    # refusal, not the config's (``check --trainer-args --world-size`` says it)
+    # refusal, not the config's (``check --trainer-args --world-size`` says it); at N ranks, torch's mesh says it
     run = trainer_run(config, args, mesh_check=False)
     if run.error is not None:
         raise run.error
@@ -193,7 +199,8 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[
              if run.origins.get(f"{d}.enabled") == "added by accelerate (false)"]
     notes += [n for n in run.notes if n.startswith("accelerate swapped in") or "could not" in n
               or "has no HF snapshot" in n]
-    return Plan(at_one_rank(run.config), run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
+    handed = at_one_rank(run.config) if world_size == 1 else run.config
+    return Plan(handed, run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
 
 
 _PAIR_RULES: dict[tuple[str, str], Any] = {}
@@ -220,7 +227,8 @@ def _pair_rules(pair: tuple[str, str]) -> Any:
     return _PAIR_RULES[pair]
 
 
-def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str] | None = None) -> Any:
+def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str] | None = None,
+                  world_size: int = 1) -> Any:
     """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
     the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
     A pair with no HF snapshot here: the witness pair's, said in the rules' notes."""
@@ -239,7 +247,8 @@ def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str
         raise UsageError(f"no HF snapshot of transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} "
                          "(generated/hf/) to plan the HF Trainer's launch: the installation is incomplete")
     snapshot, rules = found
-    args = parse_trainer_args("", snapshot, world_size=1, hidden_size=hidden_size, hidden_size_from="the model")
+    args = parse_trainer_args("", snapshot, world_size=world_size, hidden_size=hidden_size,
+                              hidden_size_from="the model")
     try:
         fp16 = _is_true(config, "fp16.enabled")
         bf16 = not fp16 and (_is_true(config, "bf16.enabled") or _is_true(config, "bfloat16.enabled"))
