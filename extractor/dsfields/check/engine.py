@@ -964,6 +964,10 @@ class _Run:
 
     def rules(self) -> None:
         view = View(self.config.data, self.c.snapshot, self.hf_filled)
+        if self.options.hf and self.options.world_size and isinstance(self.config.data, dict):
+            from dsfields.model.hf_trainer import hf_insertions
+
+            view.inserted = hf_insertions(self.config.data, self.options.hf_pair, self.options.world_size)
         for rule, violation in evaluate(view, self.options.world_size):
             if violation.paths[0] in self.requirement_paths:
                 continue  # the snapshot's requirement fact said it, on the missing key

@@ -47,6 +47,7 @@ class LaunchVerdict:
     """``deepspeed``, ``accelerate``, ``transformers`` (the HF layers, mirrored here) or ``dsfields`` (timeout)."""
     reason: str | None = None
     """For machine errors, a tag: ``fp16-on-cpu``, ``cuda-only``, ``async-io``, ``world-size``, ``op-build``,
+    ``witness-model`` (the launch's tiny model lacks what a feature looks for: MoE layers for AutoEP),
     ``missing-package``, ``timeout``, ``worker-died``."""
     site: str | None = None
     """``file:line`` of the innermost raising frame in the raiser's package (``deepspeed/runtime/engine.py:1602``)."""
@@ -103,6 +104,9 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with|"
                      r"op, which failed to build|failed to build/load|"
                      r"shared object|torch_extensions|\.so\b"),
+        # the witness's tiny model, not the config: AutoEP finds no MoE layers in it (a config refusal of AutoEP
+        # before that point is still seen)
+        ("witness-model", r"AutoEP: no MoE layers detected|Not able to determine model policy"),
         ("world-size", r"world[_ ]size|more ranks|number of (gpus|ranks|processes)|dp_world_size|"
                        r"must be divisible by .*(world|ranks)"),
     )

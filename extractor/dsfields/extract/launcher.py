@@ -266,7 +266,7 @@ class Launcher:
     def _arguments(self, plan: Plan, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         torch = self.torch
         torch.manual_seed(0)
-        model = torch.nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+        model = _layered_model(torch) if self.world.fake else torch.nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
         model.config = _TinyConfig(hidden_size=HIDDEN_SIZE)  # type: ignore[assignment]
         params = [p for p in model.parameters() if p.requires_grad]
         kwargs: dict[str, Any] = {"model": model, "config": data}
@@ -275,8 +275,9 @@ class Launcher:
             kwargs["model_parameters"] = params
         else:
             # The Trainer's create_optimizer: decay / no-decay groups, AdamW (transformers trainer.py:1272-1285).
-            groups = [{"params": [model.weight], "weight_decay": HF_ARGS.weight_decay},
-                      {"params": [model.bias], "weight_decay": 0.0}]
+            named = list(model.named_parameters())
+            groups = [{"params": [p for n, p in named if not n.endswith("bias")], "weight_decay": HF_ARGS.weight_decay},
+                      {"params": [p for n, p in named if n.endswith("bias")], "weight_decay": 0.0}]
             adamw = torch.optim.AdamW(groups, lr=HF_ARGS.learning_rate, betas=(HF_ARGS.adam_beta1, HF_ARGS.adam_beta2),
                                       eps=HF_ARGS.adam_epsilon)
             if plan.optimizer == "ds_cpu_adam":
@@ -323,6 +324,27 @@ class Launcher:
         if self.gc_enabled and not gc.isenabled():
             gc.enable()
         gc.collect()
+
+
+def _layered_model(torch: Any) -> Any:
+    """The model of a launch at N ranks: AutoTP (``tensor_parallel.autotp_size``) shards only a model it finds a
+    policy for (module_inject/auto_tp.py ``supported``: a class named ``...Model`` holding an ``nn.ModuleList`` of
+    blocks of linear layers), so its mesh and ZeRO checks are reached. Blocks of ``q_proj``/``o_proj`` as in a
+    decoder layer; one ``nn.Linear`` at world size 1, as every committed record was made."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q_proj = nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+            self.o_proj = nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+
+    class TinyModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = nn.ModuleList([Block(), Block()])
+
+    return TinyModel()
 
 
 def build_ops() -> dict[str, str]:

@@ -203,6 +203,22 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[
     return Plan(handed, run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
 
 
+def hf_insertions(config: dict[str, Any], pair: tuple[str, str] | None = None,
+                  world_size: int = 1) -> dict[str, tuple[Any, str]]:
+    """Top-level keys the HF layers add to ``config`` when the file does not give them (accelerate's
+    ``gradient_accumulation_steps: 1``), with where they come from: the same run as :func:`hf_plan`. Empty when
+    the Trainer refuses the config first (that refusal is reported elsewhere)."""
+    try:
+        args = _matched_args(config, HIDDEN_SIZE, pair, world_size)
+        run = trainer_run(config, args, mesh_check=False)
+    except (PlanError, ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return {}
+    if run.error is not None or run.config is None:
+        return {}
+    return {key: (value, run.origins.get(key, "added by the HF layers")) for key, value in run.config.items()
+            if key not in config and str(run.origins.get(key, "")).startswith("added by accelerate (DeepSpeedPlugin")}
+
+
 _PAIR_RULES: dict[tuple[str, str], Any] = {}
 
 
@@ -481,9 +497,14 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     if rules is None or not _snapshot_fills(run, cfg, args, rules, "trainer_config_process"):
         _mirror_process(run, cfg, args)
     # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
-    if "gradient_accumulation_steps" not in cfg:
-        cfg["gradient_accumulation_steps"] = 1
-        run.origins["gradient_accumulation_steps"] = "added by accelerate (DeepSpeedPlugin: 1 when absent)"
+    # the writes read from the pair's accelerate (its line recorded); the mirror's one write when not read
+    writes = (rules.post_init_writes() if rules is not None else None) or [("gradient_accumulation_steps", 1, None)]
+    version = getattr(rules, "accelerate_version", None)
+    for path, value, line in writes:
+        if "." not in path and path not in cfg:
+            cfg[path] = value
+            at = f", accelerate {version} utils/dataclasses.py:{line}" if line else ""
+            run.origins[path] = f"added by accelerate (DeepSpeedPlugin: {value} when absent{at})"
     if "zero_optimization" not in cfg:
         raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
                         "config.", "zero_optimization")
