@@ -83,6 +83,10 @@ class Checker:
             run.optimizers()
             run.rules()
             run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
+            if options.world_size:  # hook: check/world_check.py (rules of N ranks, confirmed in world.json)
+                from dsfields.check.world_check import world_rule_findings
+
+                run.findings = world_rule_findings(self, config, options, run.findings)
         findings = sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
         if options.hf or not self.hf_fills:
             return findings
@@ -105,6 +109,15 @@ class Checker:
             return f' (renamed to "{gone.renamed_to}" in DeepSpeed {gone.version}{last})'
         verb = "removed" if gone.kind is EventKind.BECAME_REMOVED else "no longer read"
         return f" ({verb} in DeepSpeed {gone.version}{last})"
+
+    def arrival(self, path: str) -> str | None:
+        """The later committed release that introduced ``path`` (the history's ``arrival``), or None."""
+        from dsfields.model.history import arrival
+
+        try:
+            return arrival(path, self.version)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def removed_name(self, section: str, name: str) -> tuple[str, str] | None:
         """``(removed in, last in)`` for an optimizer/scheduler name an older committed release built."""
@@ -403,6 +416,10 @@ class _Run:
         fix = self.suggest(section, key) if self.suggestions_left >= 0 else (
             f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
         note = self.c.departure_note(join(section, key)) if self.suggestions_left >= 0 else ""
+        later = self.c.arrival(join(section, key)) if not note and self.suggestions_left >= 0 else None
+        if later is not None:  # a key of a later release, not a typo: upgrading is the other fix
+            note = f" (added in DeepSpeed {later})"
+            fix = f"upgrade to DeepSpeed >= {later}, or remove it"
         self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}{note}: {consequence}', fix)
 
     def suggest(self, section: str, key: str, delete: bool = True) -> str:

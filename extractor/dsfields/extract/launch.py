@@ -22,6 +22,7 @@ maintainers' ``--rules`` imports the witness only when asked for.
     python -m dsfields.extract.launch --jsonl --world-size 8 --rank 7 [--gpus-per-node 8]   # ... as rank 7 of 8
     python -m dsfields.extract.launch --build-ops                 # DeepSpeed's CPU ops, ahead of any launch
     python -m dsfields.extract.launch --rules [--out FILE] [--release VERSION]   # launch.json
+    python -m dsfields.extract.launch --world-rules [--out FILE] [--release VERSION]   # world.json
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-ops", action="store_true", help="JIT-build DeepSpeed's CPU ops once, then exit")
     parser.add_argument("--rules", action="store_true",
                         help="confirm every launch rule (dsfields.model.launch_rules) on this DeepSpeed; write --out")
+    parser.add_argument("--world-rules", action="store_true",
+                        help="confirm every world rule (dsfields.model.world_rules) at N=8, ranks 0 and 7; write --out")
     parser.add_argument("--out", type=Path, default=None, help="--rules: where to write launch.json (else stdout)")
     parser.add_argument("--release", default=None, metavar="VERSION",
                         help="--rules: run in that release's runtime (dsfields.extract.releases) instead of here")
@@ -63,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         world = World(args.world_size, args.rank, args.gpus_per_node)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.world_rules:  # its own workers, one per rank played (here or in --release's runtime)
+        from dsfields.extract.world_witness import write_world
+
+        return write_world(args.out.resolve() if args.out else None, args.release)
     if args.jsonl and not (args.rules or args.build_ops):
         return serve_worker(warm_up=not args.no_warm_up, world=world)
     if args.jsonl:  # a worker: whatever it starts (ninja, compilers) ends with it or with its client
