@@ -47,8 +47,9 @@ def confirm_world_rule(rule: Any, launch: Any) -> dict[str, Any]:
                               "triggers": [_brief(v) for v in triggers], "controls": [_brief(v) for v in controls]}
     if refusal is not None:
         rank, v = refusal
+        refusing = sorted(r for r, each in triggers[0].items() if each.outcome == "config_error")
         record.update({"rank": rank, "message": v.message, "exc_type": v.exc_type, "site": v.site,
-                       "ranks_refusing": sorted(r for r, each in triggers[0].items() if each.outcome == "config_error")})
+                       "ranks_refusing": refusing})
     if why:
         record["why_not"] = why
     return record
