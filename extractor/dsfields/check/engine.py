@@ -38,7 +38,7 @@ from dsfields.model.records import (
     at_path,
     join,
 )
-from dsfields.model.wording import at_source, default_in_context
+from dsfields.model.wording import at_source, default_in_context, same_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
@@ -434,9 +434,14 @@ class _Run:
             return f'did you mean "{lowered[key.lower()]}"? (keys are case-sensitive)'
         if key.strip() in own:
             return f'remove the whitespace: "{key.strip()}"'
-        reordered = _same_words(key, own)
+        reordered = same_words(key, own)
         if reordered is not None:
             return f'did you mean "{reordered}"? (the same words in another order or split)'
+        moved = same_words(key, list(snapshot.by_key))
+        if moved is not None:  # the same words, a key of another section (comm_overlap at the top level)
+            target = self.c.fields[snapshot.by_key[moved][0]].section
+            place = f'"{target}"' if target else "the top level"
+            return f'did you mean "{moved}"? (the same words in another order or split; it belongs in {place})'
         close = difflib.get_close_matches(key, own, n=2, cutoff=0.75)
         elsewhere = sorted(p for p in snapshot.by_key.get(key, []) if self.c.fields[p].section != section)
         if close and not elsewhere:
@@ -1007,22 +1012,6 @@ def check_text(text: str, checker: Checker, options: Options, name: str = "<conf
     except ConfigFileError as exc:
         return FileReport(name, error=str(exc))
     return FileReport(name, checker.check(config, options), config=config)
-
-
-def _words(key: str) -> tuple[str, ...]:
-    return tuple(sorted(w for w in key.lower().replace("-", "_").split("_") if w))
-
-
-def _same_words(key: str, own: list[str]) -> str | None:
-    """The key of ``own`` spelt with ``key``'s words reordered (``comm_overlap``), or split/joined differently
-    by underscores (``overlapcomm``, ``over_lap_comm``): difflib's character ratio misses both."""
-    words, squashed = _words(key), key.lower().replace("_", "").replace("-", "")
-    for candidate in own:
-        if candidate == key:
-            continue
-        if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
-            return candidate
-    return None
 
 
 def _search(pattern: str, value: str) -> bool:
