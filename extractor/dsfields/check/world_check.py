@@ -31,8 +31,8 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         record = _record(checker)
     if record is None:
         return [*findings, Finding("", Severity.INFO, Kind.LIMITATION,
-                                   f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no world.json): hpZ, AutoTP, "
-                                   "sequence-parallel and qgZ rules at world size N not applied",
+                                   f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no world.json): hpZ, AutoTP "
+                                   "and qgZ rules at world size N not applied",
                                    "python -m dsfields.extract.launch --world-rules --release "
                                    f"{checker.version} --out generated/{checker.version}/world.json", 1)]
     active = catalogue.confirmed(record)

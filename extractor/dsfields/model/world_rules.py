@@ -1,7 +1,7 @@
 """The world rules: what ``deepspeed.initialize`` refuses only at some world sizes (issue 42).
 
 A config that launches on one rank can be refused on 8: the hpZ group must divide the world, an AutoTP mesh
-larger than the world (or not dividing it) fails, a sequence-parallel or MiCS group must divide it. Each
+larger than the world (or not dividing it) fails on the ranks outside it. Each
 :class:`WorldRule` here is one such refusal, read in DeepSpeed's source (``source``: file:line of ``read_in``), with a
 predicate over the config *as written* and the world (N ranks, G per node), and a triggering and a non-triggering
 example at :data:`PROBE_WORLD` ranks.
@@ -79,13 +79,6 @@ def _autotp_not_dividing(config: dict[str, Any], world: int, per_node: int) -> s
     return "tensor_parallel.autotp_size" if world % size else None
 
 
-def _sp_not_dividing(config: dict[str, Any], world: int, per_node: int) -> str | None:
-    size = _int(config, "sequence_parallel_size")
-    if size is None or size <= 1:
-        return None
-    return "sequence_parallel_size" if size > world or world % size else None
-
-
 def _qgz_reduce_scatter(config: dict[str, Any], world: int, per_node: int) -> str | None:
     if _stage(config) != 3 or at_path(config, "zero_optimization.zero_quantized_gradients", None) is not True:
         return None
@@ -134,14 +127,6 @@ RULES: tuple[WorldRule, ...] = (
         "list index out of range", _autotp_not_dividing,
         (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=3),),
         (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=4),)),
-    WorldRule(
-        "sp-divides-world",
-        "sequence parallelism: sequence_parallel_size must divide the world size",
-        "deepspeed/utils/groups.py (the sequence-parallel groups: _ensure_divisibility)",
-        "sequence_parallel_size", "use a sequence_parallel_size that divides the world size",
-        "divisible", _sp_not_dividing,
-        (_with(zero_optimization__stage=2, sequence_parallel_size=3),),
-        (_with(zero_optimization__stage=2, sequence_parallel_size=2),)),
     WorldRule(
         "qgz-needs-reduce-scatter",
         "ZeRO++ quantized gradients (qgZ) at stage 3 reduce through all-to-all, which needs reduce_scatter",
