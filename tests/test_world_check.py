@@ -123,3 +123,14 @@ def test_check_launch_at_n_names_the_rank_that_refused_and_what_the_fake_group_c
     ok = launch_findings(VERSION, config, Options(world_size=8, gpus_per_node=4),
                          {0: FakeClient(verdict("launched")), 7: FakeClient(verdict("launched"))})
     assert "rank 0 of 8, 4 per node" in ok[0].message and "launched on rank 0 and rank 7" in ok[0].message
+
+
+def test_the_float_prefetch_bucket_of_transformers_4_44_is_refused_by_deepspeed_0_15_1():
+    config = {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+              "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}
+    path = "zero_optimization.stage3_prefetch_bucket_size"
+    old = [f for f in findings("0.15.1", config, hf=True, hf_pair=("4.44.2", "0.33.0")) if f.rule == "hf-fill-type"]
+    assert [(f.path, f.severity) for f in old] == [(path, Severity.ERROR)]
+    assert 'transformers 4.44.2 / accelerate 0.33.0 fills "auto" with 57.6' in old[0].message
+    new = [f for f in findings("0.15.1", config, hf=True, hf_pair=("5.24.0", "1.15.0")) if f.rule == "hf-fill-type"]
+    assert new == []  # an integer fill (int(0.9 * h * h))

@@ -83,6 +83,10 @@ class Checker:
             run.optimizers()
             run.rules()
             run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
+            if options.hf:  # the pair's fills of "auto" judged by this release's types (check/trainer_check.py)
+                from dsfields.check.trainer_check import fill_type_findings
+
+                run.findings = fill_type_findings(self, config, options, run.findings)
             if options.world_size:  # hook: check/world_check.py (rules of N ranks, confirmed in world.json)
                 from dsfields.check.world_check import world_rule_findings
 

@@ -31,8 +31,8 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         record = _record(checker)
     if record is None:
         return [*findings, Finding("", Severity.INFO, Kind.LIMITATION,
-                                   f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no world.json): hpZ, AutoTP "
-                                   "and qgZ rules at world size N not applied",
+                                   f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no world.json): hpZ, AutoTP, "
+                                   "AutoEP and qgZ rules at world size N not applied",
                                    "python -m dsfields.extract.launch --world-rules --release "
                                    f"{checker.version} --out generated/{checker.version}/world.json", 1)]
     active = catalogue.confirmed(record)
@@ -50,7 +50,8 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
                    f"\"{entry.get('message') or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
                    f"{rule.source}; {rule.enforces}; seen on {who} in its probe)")
         line = (config.line_of(tuple(key.split("."))) if key else None) or 1
-        out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, rule=rule.id))
+        out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, related=rule.related,
+                           rule=rule.id))
     return out
 
 

@@ -31,8 +31,8 @@ WORLD_FILE = "world.json"
 WORLD_FORMAT = 1
 
 
-class WorldRule(namedtuple("WorldRule", "id enforces source key fix message fires triggers controls read_in",
-                           defaults=("0.19.8",))):
+class WorldRule(namedtuple("WorldRule", "id enforces source key fix message fires triggers controls read_in related",
+                           defaults=("0.19.8", ()))):
     __slots__ = ()
 
     id: str
@@ -49,6 +49,8 @@ class WorldRule(namedtuple("WorldRule", "id enforces source key fix message fire
     triggers: tuple[dict[str, Any], ...]
     controls: tuple[dict[str, Any], ...]
     read_in: str  # default "0.19.8"
+    related: tuple[str, ...]  # default ()
+    """Other keys the refusal names (``tensor_parallel.autotp_size`` beside ``tp.tp_size``)."""
 
 
 def _int(config: dict[str, Any], path: str) -> int | None:
@@ -77,6 +79,24 @@ def _autotp_not_dividing(config: dict[str, Any], world: int, per_node: int) -> s
     if size is None or size <= 1 or size > world:
         return None
     return "tensor_parallel.autotp_size" if world % size else None
+
+
+def _tp_size_mismatch(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    autotp = _int(config, "tensor_parallel.autotp_size")
+    tp_size = _int(config, "tensor_parallel.tp.tp_size")
+    if autotp is None or autotp <= 1 or autotp > world or world % autotp or tp_size is None:
+        return None  # a mesh refused first (the rules above) hides this one
+    return "tensor_parallel.tp.tp_size" if tp_size not in (1, autotp) else None
+
+
+def _autoep_width(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    if at_path(config, "expert_parallel.enabled", None) is not True or at_path(config, "pipeline", None):
+        return None  # with pipeline stages the width divides world / pp: pp is the model's, not the config's
+    size = _int(config, "expert_parallel.autoep_size")
+    tensor = _int(config, "expert_parallel.expert_tensor_parallel_size") or 1
+    if size is None or size < 1:
+        return None
+    return "expert_parallel.autoep_size" if world % (size * tensor) else None
 
 
 def _qgz_reduce_scatter(config: dict[str, Any], world: int, per_node: int) -> str | None:
@@ -127,6 +147,23 @@ RULES: tuple[WorldRule, ...] = (
         "list index out of range", _autotp_not_dividing,
         (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=3),),
         (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=4),)),
+    WorldRule(
+        "tp-size-matches-autotp-size",
+        "AutoTP: tensor_parallel.tp.tp_size, when given, must be 1 or equal tensor_parallel.autotp_size",
+        "deepspeed/runtime/engine.py:1021 (_apply_autotp_partitioning)",
+        "tensor_parallel.tp.tp_size", "drop tensor_parallel.tp.tp_size, or give it autotp_size's value",
+        "does not match tensor_parallel.autotp_size", _tp_size_mismatch,
+        (_with(zero_optimization__stage=2, tensor_parallel={"autotp_size": 2, "tp": {"tp_size": 4}}),),
+        (_with(zero_optimization__stage=2, tensor_parallel={"autotp_size": 2, "tp": {"tp_size": 2}}),),
+        related=("tensor_parallel.autotp_size",)),
+    WorldRule(
+        "autoep-width-divides-world",
+        "AutoEP: autoep_size × expert_tensor_parallel_size must divide the world size (per pipeline stage)",
+        "deepspeed/module_inject/auto_ep_folding.py:112",
+        "expert_parallel.autoep_size", "use an autoep_size (× expert_tensor_parallel_size) that divides the world size",
+        "must divide the stage size", _autoep_width,
+        (_with(zero_optimization__stage=2, expert_parallel={"enabled": True, "autoep_size": 3}),),
+        ()),
     WorldRule(
         "qgz-needs-reduce-scatter",
         "ZeRO++ quantized gradients (qgZ) at stage 3 reduce through all-to-all, which needs reduce_scatter",
