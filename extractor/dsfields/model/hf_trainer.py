@@ -497,14 +497,15 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     if rules is None or not _snapshot_fills(run, cfg, args, rules, "trainer_config_process"):
         _mirror_process(run, cfg, args)
     # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
-    # the writes read from the pair's accelerate (its line recorded); the mirror's one write when not read
-    writes = (rules.post_init_writes() if rules is not None else None) or [("gradient_accumulation_steps", 1, None)]
-    version = getattr(rules, "accelerate_version", None)
-    for path, value, line in writes:
-        if "." not in path and path not in cfg:
-            cfg[path] = value
-            at = f", accelerate {version} utils/dataclasses.py:{line}" if line else ""
-            run.origins[path] = f"added by accelerate (DeepSpeedPlugin: {value} when absent{at})"
+    # accelerate writes gradient_accumulation_steps: 1 into a given config that lacks it; its line and value are
+    # read from the pair's accelerate source (post_init_writes) where recorded
+    written = [(value, line) for path, value, line in (rules.post_init_writes() if rules is not None else None) or []
+               if path == "gradient_accumulation_steps" and isinstance(value, int)]
+    value, line = written[0] if written else (1, None)
+    if "gradient_accumulation_steps" not in cfg:
+        cfg["gradient_accumulation_steps"] = value
+        at = f", accelerate {getattr(rules, 'accelerate_version', None)} utils/dataclasses.py:{line}" if line else ""
+        run.origins["gradient_accumulation_steps"] = f"added by accelerate (DeepSpeedPlugin: {value} when absent{at})"
     if "zero_optimization" not in cfg:
         raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
                         "config.", "zero_optimization")
