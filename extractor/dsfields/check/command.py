@@ -100,6 +100,9 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         from dsfields.model.hf_args import chosen_pair
 
         pair = chosen_pair(args, trainer)
+        if getattr(args, "hf_pair_note", None) and pair:  # the default pair of an older --version, said
+            print(localize(f"dsfields check: {args.hf_pair_note} (accelerate {pair[1]})", lang, "check."),
+                  file=sys.stderr)
     options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime,
                       optimizer_from_code=getattr(args, "optimizer_from_code", False),
                       launch=getattr(args, "launch", False), hf_pair=pair, gpus_per_node=per_node)
