@@ -228,6 +228,11 @@ class Launcher:
             engine, optimizer, _, _ = self.deepspeed.initialize(**kwargs)
             verdict = LaunchVerdict("launched", style, optimizer=type(optimizer).__name__ if optimizer else None,
                                     passed=tuple(passed))
+            if self.world.fake and _autoep_idle(plan.config, engine):
+                # AutoEP found nothing to convert in the tiny model: its MoE checks (the ZeRO-3 refusals of hpZ,
+                # sequence parallelism, quantized gradients) were never reached, so "launched" is not a verdict
+                verdict = LaunchVerdict("machine_error", style, "NotJudged", AUTOEP_IDLE, "expert_parallel",
+                                        "dsfields", "witness-model", passed=tuple(passed))
         except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
             site, source = raise_site(exc)
             outcome, reason = classify(exc, source, ranks=self.world.size)
@@ -324,6 +329,16 @@ class Launcher:
         if self.gc_enabled and not gc.isenabled():
             gc.enable()
         gc.collect()
+
+
+AUTOEP_IDLE = ("expert_parallel is enabled but the launch's tiny model has no MoE layers, so AutoEP converted "
+               "nothing and its MoE checks were not reached (not judged)")
+
+
+def _autoep_idle(config: dict[str, Any], engine: Any) -> bool:
+    section = config.get("expert_parallel") if isinstance(config, dict) else None
+    return isinstance(section, dict) and section.get("enabled") is True and not getattr(engine, "has_moe_layers",
+                                                                                           False)
 
 
 def _layered_model(torch: Any) -> Any:
