@@ -49,7 +49,9 @@ def test_each_world_rule_is_confirmed_at_8_ranks_as_committed(ranks, rule):
     assert record is not None
     fresh = confirm_world_rule(rule, lambda config: _launch(ranks, config))
     committed = record["rules"][rule.id]
-    assert fresh["confirmed"], fresh.get("why_not")
+    # a rule read in an older release's source (read_in) is confirmed there; here it is what the probe found
+    assert fresh["confirmed"] or rule.read_in != VERSION, fresh.get("why_not")
+    assert fresh["confirmed"] is committed["confirmed"]
     assert (fresh.get("rank"), fresh.get("message"), fresh.get("exc_type")) == (
         committed.get("rank"), committed.get("message"), committed.get("exc_type"))
 

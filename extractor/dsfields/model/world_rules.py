@@ -99,6 +99,13 @@ def _autoep_width(config: dict[str, Any], world: int, per_node: int) -> str | No
     return "expert_parallel.autoep_size" if world % (size * tensor) else None
 
 
+def _autotp_zero3(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    size = _int(config, "tensor_parallel.autotp_size")
+    if _stage(config) != 3 or size is None or size <= 1 or size > world or world % size:
+        return None  # below 3, or a mesh refused first
+    return "tensor_parallel.autotp_size"
+
+
 def _qgz_reduce_scatter(config: dict[str, Any], world: int, per_node: int) -> str | None:
     if _stage(config) != 3 or at_path(config, "zero_optimization.zero_quantized_gradients", None) is not True:
         return None
@@ -164,6 +171,15 @@ RULES: tuple[WorldRule, ...] = (
         "must divide the stage size", _autoep_width,
         (_with(zero_optimization__stage=2, expert_parallel={"enabled": True, "autoep_size": 3}),),
         ()),
+    WorldRule(
+        "autotp-not-with-zero3",
+        "AutoTP with ZeRO stage 3 is refused (\"not validated\"); 0.19.4 lifted it (DeepSpeed issue 7389)",
+        "deepspeed/runtime/engine.py:632-634 (0.19.3; 0.16.4 on)",
+        "tensor_parallel.autotp_size", "use ZeRO stage 1 or 2 with AutoTP, or DeepSpeed >= 0.19.4",
+        "has not been validated", _autotp_zero3,
+        (_with(tensor_parallel__autotp_size=2),),
+        (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=2),),
+        read_in="0.19.3", related=("zero_optimization.stage",)),
     WorldRule(
         "qgz-needs-reduce-scatter",
         "ZeRO++ quantized gradients (qgZ) at stage 3 reduce through all-to-all, which needs reduce_scatter",
