@@ -134,3 +134,12 @@ def test_the_float_prefetch_bucket_of_transformers_4_44_is_refused_by_deepspeed_
     assert 'transformers 4.44.2 / accelerate 0.33.0 fills "auto" with 57.6' in old[0].message
     new = [f for f in findings("0.15.1", config, hf=True, hf_pair=("5.24.0", "1.15.0")) if f.rule == "hf-fill-type"]
     assert new == []  # an integer fill (int(0.9 * h * h))
+
+
+def test_autotp_with_zero3_is_refused_at_8_ranks_in_0_19_3_and_accepted_in_0_19_8():
+    config = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "optimizer": ADAMW,
+              "zero_optimization": {"stage": 3}, "tensor_parallel": {"autotp_size": 2}}
+    old = [f for f in findings("0.19.3", config, world_size=8) if f.rule == "autotp-not-with-zero3"]
+    assert [(f.path, f.severity) for f in old] == [("tensor_parallel.autotp_size", Severity.ERROR)]
+    assert "deepspeed/runtime/engine.py:633" in old[0].message and "rank 0 of 8" in old[0].message
+    assert not [f for f in findings("0.19.8", config, world_size=8) if f.rule == "autotp-not-with-zero3"]

@@ -45,10 +45,11 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         entry = active[rule.id]
         rank = entry.get("rank")
         probe = catalogue.PROBE_WORLD
-        who = f"rank {rank} of {probe}" if rank else f"every rank played of {probe}"
+        who = f"rank {rank} of {probe}" if rank is not None else f"every rank played of {probe}"
+        where = entry.get("site") or rule.source  # the line in this release, as its probe saw it raised
         message = (f"at world size {world}, deepspeed.initialize raises {entry.get('exc_type') or 'an error'}: "
                    f"\"{entry.get('message') or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
-                   f"{rule.source}; {rule.enforces}; seen on {who} in its probe)")
+                   f"{where}; {rule.enforces}; seen on {who} in its probe)")
         line = (config.line_of(tuple(key.split("."))) if key else None) or 1
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, related=rule.related,
                            rule=rule.id))
