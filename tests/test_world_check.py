@@ -66,7 +66,7 @@ def test_world_rules_confirmed_in_world_json_are_judged_at_the_users_world_size(
 
 
 def test_a_release_without_world_json_says_so_once():
-    notes = [f for f in findings("0.18.9", {"train_batch_size": 8}, world_size=8) if "world.json" in f.message]
+    notes = [f for f in findings("0.17.6", {"train_batch_size": 8}, world_size=8) if "world.json" in f.message]
     assert len(notes) == 1 and notes[0].severity is Severity.INFO
 
 
@@ -136,10 +136,12 @@ def test_the_float_prefetch_bucket_of_transformers_4_44_is_refused_by_deepspeed_
     assert new == []  # an integer fill (int(0.9 * h * h))
 
 
-def test_autotp_with_zero3_is_refused_at_8_ranks_in_0_19_3_and_accepted_in_0_19_8():
+def test_autotp_with_zero3_is_refused_at_8_ranks_in_0_18_9_and_0_19_3_and_accepted_in_0_19_8():
     config = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "optimizer": ADAMW,
               "zero_optimization": {"stage": 3}, "tensor_parallel": {"autotp_size": 2}}
     old = [f for f in findings("0.19.3", config, world_size=8) if f.rule == "autotp-not-with-zero3"]
     assert [(f.path, f.severity) for f in old] == [("tensor_parallel.autotp_size", Severity.ERROR)]
     assert "deepspeed/runtime/engine.py:633" in old[0].message and "rank 0 of 8" in old[0].message
+    older = [f for f in findings("0.18.9", config, world_size=8) if f.rule == "autotp-not-with-zero3"]
+    assert [f.path for f in older] == ["tensor_parallel.autotp_size"] and "engine.py:515" in older[0].message
     assert not [f for f in findings("0.19.8", config, world_size=8) if f.rule == "autotp-not-with-zero3"]
