@@ -16,6 +16,11 @@ that config-path verdict is judged and counted apart as "fp16 assumed". Where ch
 launch cannot see it (FAILS_LATER: the error comes after initialize), the class is named with its reason.
 
     PYTHONPATH=extractor python bench/check_launch.py [--release VERSION] [--out FILE] [--only SUBSTRING]
+    PYTHONPATH=extractor python bench/check_launch.py --world-size 8 [--gpus-per-node G]   # issue 42
+
+--world-size N checks with `check --world-size N` and launches as rank 0 and rank N-1 of a world of N (one worker
+per rank, torch's fake process group: dsfields.launch.world); the first rank that refuses gives the
+verdict. The multi-rank mutations (WORLD_MUTATIONS) join the corpus there.
 
 --release runs the launches in that release's runtime (dsfields.extract.releases: the cached sdist on
 the shared environment's torch, DS_ACCELERATOR=cpu, plus the CPU-accelerator stubs releases before
@@ -129,13 +134,41 @@ def mutations() -> list[tuple[str, dict[str, Any], bool]]:
     ]
 
 
-def items(only: str | None = None) -> list[dict[str, Any]]:
+def world_mutations() -> list[tuple[str, dict[str, Any], bool]]:
+    """Configs aimed at the rules that fire only at N > 1 ranks (issue 42), for --world-size 8."""
+    z3 = BASE3
+    return [
+        ("hpz-not-dividing-world", _with(z3, ("zero_optimization.zero_hpz_partition_size", 3)), False),
+        ("hpz-dividing-world", _with(z3, ("zero_optimization.zero_hpz_partition_size", 2)), False),
+        ("batch-below-world", _with(BASE2, ("train_batch_size", 4), ("train_micro_batch_size_per_gpu", _DELETE),
+                                    ("gradient_accumulation_steps", _DELETE)), False),
+        ("batch-only-tbs", _with(BASE2, ("train_batch_size", 64), ("train_micro_batch_size_per_gpu", _DELETE),
+                                 ("gradient_accumulation_steps", _DELETE)), False),
+        ("batch-tbs-micro", _with(BASE2, ("train_batch_size", 64), ("gradient_accumulation_steps", _DELETE)), False),
+        ("autotp-above-world", _with(BASE2, ("tensor_parallel", {"autotp_size": 16})), False),
+        ("autotp-mesh-below-world", _with(BASE2, ("tensor_parallel", {"autotp_size": 4})), False),
+        ("autotp-zero3", _with(z3, ("tensor_parallel", {"autotp_size": 2})), False),
+        ("autotp-not-dividing-world", _with(BASE2, ("tensor_parallel", {"autotp_size": 3})), False),
+        ("tp-size-not-autotp-size", _with(BASE2, ("tensor_parallel", {"autotp_size": 2, "tp": {"tp_size": 4}})), False),
+        ("sp-not-dividing", _with(BASE2, ("sequence_parallel_size", 3)), False),
+        ("sp-dividing", _with(BASE2, ("sequence_parallel_size", 2)), False),
+        ("autoep-not-dividing", _with(BASE2, ("expert_parallel", {"enabled": True, "autoep_size": 3})), False),
+        ("autoep-z3-hpz", _with(z3, ("expert_parallel", {"enabled": True, "autoep_size": 2}),
+                                ("zero_optimization.zero_hpz_partition_size", 2)), False),
+        ("mics-not-dividing", _with(z3, ("zero_optimization.mics_shard_size", 3)), False),
+        ("mics-dividing", _with(z3, ("zero_optimization.mics_shard_size", 4)), False),
+        ("qgz-no-reduce-scatter", _with(z3, ("zero_optimization.zero_quantized_gradients", True),
+                                        ("zero_optimization.reduce_scatter", False)), False),
+    ]
+
+
+def items(only: str | None = None, world_size: int = 1) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for path in sorted(CORPUS.glob("[0-9]*.json")):
         text = path.read_text(encoding="utf-8")
         styles = [("hf", False)] + ([] if '"auto"' in text else [("plain", False)])
         out.append({"name": path.stem, "kind": "corpus", "text": text, "styles": styles})
-    for name, config, code in mutations():
+    for name, config, code in mutations() + (world_mutations() if world_size > 1 else []):
         out.append({"name": name, "kind": "mutation", "text": json.dumps(config, indent=1),
                     "styles": [("hf", False), ("plain", code)]})
     return [i for i in out if not only or only in i["name"]]
@@ -159,8 +192,8 @@ def judge(errors: list[str], verdict: LaunchVerdict, name: str) -> str:
     return "wrong-key"
 
 
-def run(client: LaunchClient, version: str | None = None, only: str | None = None,
-        log: Any = None) -> dict[str, Any]:
+def run(client: LaunchClient | dict[int, LaunchClient], version: str | None = None, only: str | None = None,
+        log: Any = None, world_size: int = 1, gpus_per_node: int | None = None) -> dict[str, Any]:
     snapshot = load_requested(version)
     checker = Checker(snapshot, hf_trainer=None if snapshot.hf_trainer else newest_hf_list())
     cache: dict[str, LaunchVerdict] = {}
@@ -170,12 +203,18 @@ def run(client: LaunchClient, version: str | None = None, only: str | None = Non
     def launch(data: dict[str, Any], style: str, code: bool, assume_fp16: bool = False) -> LaunchVerdict:
         key = json.dumps([data, style, code, assume_fp16], sort_keys=True)
         if key not in cache:  # one verdict per (config, style) however often it is asked for
-            cache[key] = client.launch(data, style, code, assume_fp16=assume_fp16)  # type: ignore[arg-type]
+            verdicts = [each.launch(data, style, code, assume_fp16=assume_fp16)  # type: ignore[arg-type]
+                        for _, each in sorted(clients.items())]
+            refused = [v for v in verdicts if v.outcome == "config_error"]
+            machine = [v for v in verdicts if v.outcome == "machine_error"]
+            cache[key] = (refused or machine or verdicts)[0]  # the first rank that refuses gives the verdict
         return cache[key]
 
-    for item in items(only):
+    clients = client if isinstance(client, dict) else {0: client}
+    for item in items(only, world_size):
         for style, code in item["styles"]:
-            options = Options(hf=style == "hf", optimizer_from_code=code)
+            options = Options(hf=style == "hf", optimizer_from_code=code,
+                              world_size=world_size if world_size > 1 else None, gpus_per_node=gpus_per_node)
             report = check_text(item["text"], checker, options, item["name"])
             if report.error or report.config is None:
                 rows.append({"name": item["name"], "style": style, "judgement": "unusable", "error": report.error})
@@ -209,7 +248,10 @@ def run(client: LaunchClient, version: str | None = None, only: str | None = Non
         "machine_reasons": _count([r for r in rows if r.get("judgement") == "machine"], "reason"),
         "fp16_assumed_judgements": fp16, "fails_later": count.get("fails-later", 0),
         "seconds": round(time.perf_counter() - started, 1),
-        "worker_start_seconds": round(client.start_seconds or 0.0, 1), "worker_starts": client.starts,
+        "worker_start_seconds": round(sum(c.start_seconds or 0.0 for c in clients.values()), 1),
+        "worker_starts": sum(c.starts for c in clients.values()), "world_size": world_size,
+        "gpus_per_node": gpus_per_node, "launch_seconds_per_config_and_rank": round(
+            sum(v.seconds for v in cache.values()) / max(1, len(cache)), 3),
     }
     disagreements = [r for r in rows if r.get("judgement") in bad or r.get("fp16_assumed_judgement") in bad]
     return {"summary": summary, "disagreements": disagreements, "rows": rows}
@@ -235,15 +277,31 @@ def main() -> int:
     parser.add_argument("--release", default=None, help="run the launches in this release's runtime")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--only", default=None)
+    parser.add_argument("--world-size", type=int, default=1, help="check and launch at N ranks (rank 0 and N-1)")
+    parser.add_argument("--gpus-per-node", type=int, default=None)
     args = parser.parse_args()
     try:
-        client = release_client(args.release) if args.release else LaunchClient()
-        with client:
-            result = run(client, args.release, args.only, log=sys.stdout)
+        from dsfields.launch.world import World
+
+        if args.world_size > 1:
+            clients = {rank: LaunchClient(world=World(args.world_size, rank, args.gpus_per_node))
+                       for rank in World(args.world_size).ranks_to_play()}
+            if args.release:
+                for each in clients.values():
+                    each.python, each.env = release_client(args.release).python, release_client(args.release).env
+        else:
+            clients = {0: release_client(args.release) if args.release else LaunchClient()}
+        try:
+            result = run(clients, args.release, args.only, log=sys.stdout, world_size=args.world_size,
+                         gpus_per_node=args.gpus_per_node)
+        finally:
+            for each in clients.values():
+                each.close()
     except ConfigFileError as exc:
         print(exc, file=sys.stderr)
         return 2
-    out = args.out or REPO / "test-output" / f"check-launch-{result['summary']['deepspeed_version']}.json"
+    at = f"-n{args.world_size}" if args.world_size > 1 else ""
+    out = args.out or REPO / "test-output" / f"check-launch-{result['summary']['deepspeed_version']}{at}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(json.dumps(result["summary"], indent=1))

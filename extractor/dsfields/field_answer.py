@@ -153,7 +153,13 @@ def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
         elif len(wanted) >= 3 and any(wanted in name for name in names):
             containing.append(path)
     ranked = [path for _, path in sorted(scored, key=lambda s: (s[0], s[1].count("."), s[1]))]
-    return list(dict.fromkeys(ranked + containing))[:limit]  # a path listed again under its alias: once
+    # the same words reordered or split otherwise (comm_overlap → zero_optimization.overlap_comm), at any level
+    from dsfields.model.wording import same_words
+
+    section, _, leaf = wanted.rpartition(".")
+    reordered = [path for path, key, _ in snapshot.names if same_words(leaf, [key]) and (
+        not section or path.lower().startswith(section + "."))]
+    return list(dict.fromkeys(reordered + ranked + containing))[:limit]  # a path listed again under its alias: once
 
 
 ROW_LABELS_ZH = {

@@ -34,7 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hf", action="store_true",
                         help='the file is for the HF Trainer: the "auto" values it fills are fine')
     parser.add_argument("--world-size", type=int, default=None, metavar="N",
-                        help="number of data-parallel ranks, to check train_batch_size exactly")
+                        help="number of ranks the job runs on: train_batch_size exactly, the rules that depend on it, "
+                             "and with --launch the launch as rank 0 and rank N-1 of N (torch's fake process group)")
+    parser.add_argument("--gpus-per-node", type=int, default=None, metavar="G",
+                        help="with --world-size: ranks per node (default: all N on one node)")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     parser.add_argument("--runtime", action="store_true",
                         help="also build DeepSpeedConfig (needs that DeepSpeed version installed)")
@@ -97,6 +100,9 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         return check_inference(args)
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
+    per_node = getattr(args, "gpus_per_node", None)
+    if per_node is not None and (per_node < 1 or args.world_size is None):
+        raise UsageError("--gpus-per-node must be at least 1 and needs --world-size")
     trainer = None
     from dsfields.hf.arguments import from_cli, wants_trainer
 
@@ -110,9 +116,15 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         from dsfields.hf.arguments import chosen_pair
 
         pair = chosen_pair(args, trainer)
+        if getattr(args, "hf_pair_note", None) and pair:  # the default pair of an older --version, said
+            from dsfields.model.messages import localize
+            from dsfields.model.prose import language
+
+            print(localize(f"dsfields check: {args.hf_pair_note} (accelerate {pair[1]})",
+                           language(getattr(args, "lang", None)), "check."), file=sys.stderr)
     options = Options(hf=args.hf, world_size=args.world_size, strict=args.strict, runtime=args.runtime,
                       optimizer_from_code=getattr(args, "optimizer_from_code", False),
-                      launch=getattr(args, "launch", False), hf_pair=pair)
+                      launch=getattr(args, "launch", False), hf_pair=pair, gpus_per_node=per_node)
     reports = []
     client = None
     mismatch = None
@@ -124,6 +136,11 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         mismatch = version_mismatch(snapshot.version)
         if mismatch:
             print(mismatch, file=sys.stderr)
+        elif (options.world_size or 1) > 1:  # one worker per rank played, each a rank of the fake group
+            from dsfields.check.launch_check import ranks_to_play
+
+            client = {rank: launcher(world=(options.world_size, rank, per_node))
+                      for rank in ranks_to_play(options.world_size)}
         else:
             client = launcher()
     try:
@@ -153,8 +170,8 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
                                          key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
             reports.append(report)
     finally:
-        if client is not None:
-            client.close()
+        for each in (client.values() if isinstance(client, dict) else [client] if client is not None else []):
+            each.close()
     return print_reports(reports, snapshot.version, args, options)
 
 

@@ -29,7 +29,7 @@ from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load
 from dsfields.model.dotted import at_path, join
 from dsfields.model.jsontypes import json_type
 from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot
-from dsfields.model.wording import at_source, default_in_context
+from dsfields.model.wording import at_source, default_in_context, same_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
@@ -78,6 +78,14 @@ class Checker:
             run.optimizers()
             run.rules()
             run.findings = launch_rule_findings(self, config, options, run.findings)  # hook: check/launch_rules.py
+            if options.hf:  # the pair's fills of "auto" judged by this release's types (check/trainer_check.py)
+                from dsfields.check.trainer_check import fill_type_findings
+
+                run.findings = fill_type_findings(self, config, options, run.findings)
+            if options.world_size:  # hook: check/world_check.py (rules of N ranks, confirmed in world.json)
+                from dsfields.check.world_check import world_rule_findings
+
+                run.findings = world_rule_findings(self, config, options, run.findings)
         findings = sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
         if options.hf or not self.hf_fills:
             return findings
@@ -102,6 +110,15 @@ class Checker:
             return f' (renamed to "{gone.renamed_to}" in DeepSpeed {gone.version}{last})'
         verb = "removed" if gone.kind is EventKind.BECAME_REMOVED else "no longer read"
         return f" ({verb} in DeepSpeed {gone.version}{last})"
+
+    def arrival(self, path: str) -> str | None:
+        """The later committed release that introduced ``path`` (the history's ``arrival``), or None."""
+        from dsfields.model.history import arrival
+
+        try:
+            return arrival(path, self.version)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def removed_name(self, section: str, name: str) -> tuple[str, str] | None:
         """``(removed in, last in)`` for an optimizer/scheduler name an older committed release built."""
@@ -400,6 +417,10 @@ class _Run:
         fix = self.suggest(section, key) if self.suggestions_left >= 0 else (
             f"remove it or fix its spelling (no suggestions after {SUGGESTION_BUDGET} unknown keys)")
         note = self.c.departure_note(join(section, key)) if self.suggestions_left >= 0 else ""
+        later = self.c.arrival(join(section, key)) if not note and self.suggestions_left >= 0 else None
+        if later is not None:  # a key of a later release, not a typo: upgrading is the other fix
+            note = f" (added in DeepSpeed {later})"
+            fix = f"upgrade to DeepSpeed >= {later}, or remove it"
         self.add(here, severity, Kind.UNKNOWN_KEY, f'"{key}" is not a key of {where}{note}: {consequence}', fix)
 
     def suggest(self, section: str, key: str, delete: bool = True) -> str:
@@ -414,9 +435,14 @@ class _Run:
             return f'did you mean "{lowered[key.lower()]}"? (keys are case-sensitive)'
         if key.strip() in own:
             return f'remove the whitespace: "{key.strip()}"'
-        reordered = _same_words(key, own)
+        reordered = same_words(key, own)
         if reordered is not None:
             return f'did you mean "{reordered}"? (the same words in another order or split)'
+        moved = same_words(key, list(snapshot.by_key))
+        if moved is not None:  # the same words, a key of another section (comm_overlap at the top level)
+            target = self.c.fields[snapshot.by_key[moved][0]].section
+            place = f'"{target}"' if target else "the top level"
+            return f'did you mean "{moved}"? (the same words in another order or split; it belongs in {place})'
         close = difflib.get_close_matches(key, own, n=2, cutoff=0.75)
         elsewhere = sorted(p for p in snapshot.by_key.get(key, []) if self.c.fields[p].section != section)
         if close and not elsewhere:
@@ -967,6 +993,10 @@ class _Run:
 
     def rules(self) -> None:
         view = View(self.config.data, self.c.snapshot, self.hf_filled)
+        if self.options.hf and self.options.world_size and isinstance(self.config.data, dict):
+            from dsfields.hf.trainer import hf_insertions
+
+            view.inserted = hf_insertions(self.config.data, self.options.hf_pair, self.options.world_size)
         for rule, violation in evaluate(view, self.options.world_size):
             if violation.paths[0] in self.requirement_paths:
                 continue  # the snapshot's requirement fact said it, on the missing key
@@ -989,22 +1019,6 @@ def check_text(text: str, checker: Checker, options: Options, name: str = "<conf
     except ConfigFileError as exc:
         return FileReport(name, error=str(exc))
     return FileReport(name, checker.check(config, options), config=config)
-
-
-def _words(key: str) -> tuple[str, ...]:
-    return tuple(sorted(w for w in key.lower().replace("-", "_").split("_") if w))
-
-
-def _same_words(key: str, own: list[str]) -> str | None:
-    """The key of ``own`` spelt with ``key``'s words reordered (``comm_overlap``), or split/joined differently
-    by underscores (``overlapcomm``, ``over_lap_comm``): difflib's character ratio misses both."""
-    words, squashed = _words(key), key.lower().replace("_", "").replace("-", "")
-    for candidate in own:
-        if candidate == key:
-            continue
-        if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
-            return candidate
-    return None
 
 
 def _search(pattern: str, value: str) -> bool:

@@ -97,8 +97,8 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
         return "\n".join(lines)
 
 
-class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from_code launch hf_pair",
-                         defaults=(False, None, False, False, False, False, None))):
+class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from_code launch hf_pair gpus_per_node",
+                         defaults=(False, None, False, False, False, False, None, None))):
     """How a config is judged: for the HF Trainer, at a world size, strictly, with DeepSpeed's own verdict.
 
     ``optimizer_from_code``: plain code passes an optimizer to ``deepspeed.initialize`` (which launch
@@ -116,6 +116,8 @@ class Options(namedtuple("Options", "hf world_size strict runtime optimizer_from
     hf_pair: tuple[str, str] | None  # default None
     """With ``hf``: the transformers / accelerate releases whose programs plan the launch (``--hf-version``, else the
     installed or newest snapshotted pair); None: :data:`dsfields.hf.trainer.WITNESS_PAIR`."""
+    gpus_per_node: int | None  # default None
+    """Ranks per node (``--gpus-per-node``): ZeRO++'s hpZ and MiCS judge against it; None: all on one node."""
 
 
 class FileReport:

@@ -66,6 +66,9 @@ class View:
         self.snapshot = snapshot
         self.fields = snapshot.fields
         self.hf_filled = hf_filled
+        self.inserted: dict[str, tuple[Any, str]] = {}
+        """Keys the HF layers add when the file lacks them (``--hf --world-size``: accelerate's
+        ``gradient_accumulation_steps: 1``), with their origin (:func:`dsfields.hf.trainer.hf_insertions`)."""
         self.read: set[str] = set()
         """Every path a rule asked about (what the rule depends on, recorded rather than listed)."""
 
@@ -279,11 +282,15 @@ def _batch(view: View, world_size: int | None) -> Iterator[Violation]:
         return
     values: dict[str, int | None] = {}
     filled_later = malformed = False
+    added: list[str] = []
     for key in BATCH_KEYS:
         value = view.raw(key)
         if isinstance(value, str) and value == "auto":
             filled_later = True  # by the HF Trainer, or already reported as an "auto" DeepSpeed rejects
             continue
+        if (value is MISSING or value is None) and key in view.inserted:
+            value, origin = view.inserted[key]
+            added.append(f"{key} = {value}, {origin}")
         if value is MISSING or value is None:
             values[key] = None
             continue
@@ -314,7 +321,15 @@ def _batch(view: View, world_size: int | None) -> Iterator[Violation]:
     if world_size is not None:
         problem = resolve_batch(tbs, micro, gas, world_size)
         if problem:
-            yield Violation(present, problem, _batch_fix(tbs, micro, gas, world_size))
+            # under the HF Trainer the batch is judged as accelerate hands it, not as the file gives it
+            why = f" (under the HF Trainer: {'; '.join(added)})" if added else ""
+            given = tuple(k for k in present if not any(a.startswith(f"{k} = ") for a in added)) or present
+            fix = _batch_fix(tbs, micro, gas, world_size) if not added else (
+                f"give gradient_accumulation_steps yourself (or \"auto\"), or set train_batch_size to "
+                f"{_show(micro * gas * world_size)}" if micro is not None and gas is not None else
+                "give train_micro_batch_size_per_gpu and gradient_accumulation_steps (or \"auto\") with "
+                "train_batch_size")
+            yield Violation(given, problem + why, fix)
         return
     if tbs is None:
         return  # derived from the others: consistent at any world size

@@ -184,3 +184,58 @@ def hf_hint(config: Any, fills: Any, version: str | None, findings: list[Finding
                                f"filled by the Trainer (transformers {version}): {shown}. With --hf they are "
                                f"judged as filled: {change}; --trainer-args=\"...\" also checks them against your "
                                "Trainer flags", "add --hf if the Trainer runs this file", 1, rule="hf-config")]
+
+
+def fill_type_findings(checker: Any, config: Any, options: Any, findings: list[Finding]) -> list[Finding]:
+    """``--hf``: the values the chosen pair's Trainer and accelerate fill into ``"auto"`` judged against this
+    release's fields, as DeepSpeed will judge them (issue 42: transformers <= 4.44 fills
+    ``stage3_prefetch_bucket_size`` with the float 0.9 × hidden_size², which DeepSpeed >= 0.15 refuses).
+
+    The fills come from :func:`dsfields.hf.trainer.hf_plan` (the pair's extracted programs); the verdict on
+    each filled value is the static check's own on the planned config, so the types are the release's facts."""
+    data = config.data
+    if not options.hf or not isinstance(data, dict):
+        return findings
+    import json
+
+    from dsfields.configfile import ConfigFile
+    from dsfields.hf.trainer import HIDDEN_SIZE, PlanError, hf_plan
+
+    try:
+        plan = hf_plan(data, pair=options.hf_pair)
+    except (PlanError, ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return findings  # the HF layers' refusal is reported by the launch rules
+    filled = {path for path in _auto_paths(data) if at_path(plan.config, path) not in ("auto", None)}
+    if not filled:
+        return findings
+    from dsfields.check.findings import Options
+
+    planned = ConfigFile("<hf fills>", plan.config, "json")
+    judged = checker.check(planned, Options())
+    pair = options.hf_pair
+    who = f"transformers {pair[0]} / accelerate {pair[1]}" if pair else "the HF Trainer"
+    out = list(findings)
+    for found in judged:
+        if found.path not in filled or found.severity is not Severity.ERROR or found.kind not in (
+                Kind.WRONG_TYPE, Kind.CONSTRAINT, Kind.CHOICE, Kind.COERCED):
+            continue
+        value = json.dumps(at_path(plan.config, found.path), default=str)
+        out.append(Finding(found.path, Severity.ERROR, Kind.AUTO,
+                           f'under the HF Trainer, {who} fills "auto" with {value} (at the hidden size {HIDDEN_SIZE} '
+                           f"this check assumes), which DeepSpeed {checker.version} refuses: {found.message}",
+                           f'write the value yourself instead of "auto", or use a transformers release whose fill '
+                           f"DeepSpeed {checker.version} takes (--hf-version)", _line(config, found.path),
+                           rule="hf-fill-type"))
+    return out
+
+
+def _auto_paths(data: Any, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if value == "auto":
+                out.append(path)
+            else:
+                out += _auto_paths(value, path)
+    return out

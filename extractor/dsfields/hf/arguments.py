@@ -340,11 +340,45 @@ def from_cli(ns: Any) -> tuple[TrainerArgs, dict[str, Any]]:
     return args, accelerate
 
 
+def pair_current_at(deepspeed: str, generated: str | None = None) -> tuple[str, str] | None:
+    """(transformers, DeepSpeed's release date): the newest snapshotted transformers built on or before the day
+    ``deepspeed`` was released (``generated/releases.json``; each HF snapshot's ``release.built``), or None."""
+    from datetime import UTC, datetime
+
+    from dsfields.model.store import generated_root, read_generated
+
+    try:
+        dates = json.loads(read_generated(os.path.join(generated or generated_root(), "releases.json")))
+        day = str(dates["releases"][deepspeed]["date"])
+        until = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp() + 86400
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    best = None
+    for version in hf_versions(generated):
+        try:
+            built = json.loads(read_generated(str(hf_snapshot_path(version, generated))))["release"]["built"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(built, (int, float)) and built <= until:
+            best = version
+    return (best, day) if best else None
+
+
 def chosen_pair(ns: Any, trainer: TrainerArgs | None = None) -> tuple[str, str] | None:
     """The (transformers, accelerate) releases ``--hf-version`` chooses (default: the installed pair if snapshotted,
     else the newest transformers and its accelerate), as :func:`from_cli` chooses them; ``trainer``'s when given.
-    None when there is no HF snapshot at all."""
+    An explicit ``--version`` of an older DeepSpeed without ``--hf-version``: the pair current at that release's
+    date (:func:`pair_current_at`; ``ns.hf_pair_note`` says so). None when there is no HF snapshot at all."""
     rules = trainer.rules if trainer is not None else None
+    if rules is None and not getattr(ns, "hf_version", None) and getattr(ns, "version", None):
+        from dsfields.model.store import available_versions
+
+        newest = (available_versions() or [None])[-1]
+        current = pair_current_at(str(ns.version)) if ns.version != newest else None
+        if current is not None and current[0] != installed_transformers_version():
+            ns.hf_version = current[0]
+            ns.hf_pair_note = (f"HF pair: transformers {current[0]}, current when DeepSpeed {ns.version} was "
+                               f"released ({current[1]}); --hf-version to choose another")
     if rules is None:
         version, _, acc_version = (getattr(ns, "hf_version", None) or "").partition(",")
         try:

@@ -477,6 +477,23 @@ class HfRules:
         head, _, tail = error["message"].partition("{mismatches}")
         return head.rstrip("\n"), tail.lstrip("\n")
 
+    def post_init_writes(self) -> list[tuple[str, Any, int | None]] | None:
+        """``DeepSpeedPlugin.__post_init__``'s writes into a DeepSpeed config given as a file or dict (path, value,
+        source line of accelerate's utils/dataclasses.py), as read from this accelerate's source; None: not read."""
+        writes = (self.accelerate or {}).get("post_init_writes")
+        if not isinstance(writes, list):
+            return None
+        import json
+
+        out = []
+        for write in writes:
+            try:
+                value = json.loads(str(write.get("value")))
+            except ValueError:
+                value = write.get("value")
+            out.append((str(write.get("path")), value, write.get("line")))
+        return out
+
     def mismatch_line(self) -> str | None:
         line = (self.trainer or {}).get("mismatch_line")
         return line["template"] if line else None

@@ -104,18 +104,19 @@ def at_one_rank(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_auto: bool = False,
-               pair: tuple[str, str] | None = None) -> Plan:
+               pair: tuple[str, str] | None = None, world_size: int = 1) -> Plan:
     """Plain code: the config as written (batch made consistent at one rank), optimizer from config or code.
 
     ``fill_auto``: first replace the ``"auto"`` values the HF Trainer fills, with the same values as
     :func:`hf_plan` (an HF-style config launched from plain code; the Trainer's fills of ``pair``, by default
-    :data:`WITNESS_PAIR`); every other "auto" stays for DeepSpeed to judge.
+    :data:`WITNESS_PAIR`); every other "auto" stays for DeepSpeed to judge. ``world_size`` above 1: the launch plays
+    a rank of that world (:mod:`dsfields.launch.world`), so the batch is left as written for DeepSpeed.
     """
     cfg = clone_json(config)
     if fill_auto:
         with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
             cfg = _trainer_fills(cfg, HIDDEN_SIZE, pair)
-    return Plan(at_one_rank(cfg), "code" if optimizer_from_code else "config",
+    return Plan(at_one_rank(cfg) if world_size == 1 else cfg, "code" if optimizer_from_code else "config",
                 "config" if "scheduler" in cfg else "none", style="plain")
 
 
@@ -155,7 +156,8 @@ def _is_true(config: dict[str, Any], path: str) -> bool:
     return value is not None and bool(value) and value != "auto"
 
 
-def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[str, str] | None = None) -> Plan:
+def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[str, str] | None = None,
+            world_size: int = 1) -> Plan:
     """The config and optimizer the HF Trainer with accelerate hand to DeepSpeed, the user's arguments assumed to
     match the config (:data:`HF_ARGS`; a literal ``enabled: true`` taken as ``--fp16``/``--bf16``).
 
@@ -164,10 +166,14 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[
     evaluated by :func:`trainer_run`: the same programs ``check --trainer-args`` and ``resolve --hf`` run, so
     there is one source of truth. A pair with no snapshot here is said in ``notes`` and the witness pair's
     rules are used. Raises :class:`PlanError` where those layers refuse the config.
+
+    ``world_size`` above 1: the Trainer runs on that many ranks (its ``args.world_size``), the launch plays one of
+    them (:mod:`dsfields.launch.world`), and the batch is handed on as the Trainer and accelerate make it,
+    not made consistent at one rank.
     """
-    args = _matched_args(config, hidden_size, pair)
+    args = _matched_args(config, hidden_size, pair, world_size)
     # the launch witness judges DeepSpeed at one rank: a tensor-parallel size above it is the world size's
-    # refusal, not the config's (``check --trainer-args --world-size`` says it)
+    # refusal, not the config's (``check --trainer-args --world-size`` says it); at N ranks, torch's mesh says it
     run = trainer_run(config, args, mesh_check=False)
     if run.error is not None:
         raise run.error
@@ -176,7 +182,24 @@ def hf_plan(config: dict[str, Any], hidden_size: int = HIDDEN_SIZE, pair: tuple[
              if run.origins.get(f"{d}.enabled") == "added by accelerate (false)"]
     notes += [n for n in run.notes if n.startswith("accelerate swapped in") or "could not" in n
               or "has no HF snapshot" in n]
-    return Plan(at_one_rank(run.config), run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
+    handed = at_one_rank(run.config) if world_size == 1 else run.config
+    return Plan(handed, run.optimizer, run.scheduler, notes, style="hf")  # type: ignore[arg-type]
+
+
+def hf_insertions(config: dict[str, Any], pair: tuple[str, str] | None = None,
+                  world_size: int = 1) -> dict[str, tuple[Any, str]]:
+    """Top-level keys the HF layers add to ``config`` when the file does not give them (accelerate's
+    ``gradient_accumulation_steps: 1``), with where they come from: the same run as :func:`hf_plan`. Empty when
+    the Trainer refuses the config first (that refusal is reported elsewhere)."""
+    try:
+        args = _matched_args(config, HIDDEN_SIZE, pair, world_size)
+        run = trainer_run(config, args, mesh_check=False)
+    except (PlanError, ArithmeticError, TypeError, ValueError, AttributeError, RecursionError):
+        return {}
+    if run.error is not None or run.config is None:
+        return {}
+    return {key: (value, run.origins.get(key, "added by the HF layers")) for key, value in run.config.items()
+            if key not in config and str(run.origins.get(key, "")).startswith("added by accelerate (DeepSpeedPlugin")}
 
 
 _PAIR_RULES: dict[tuple[str, str], Any] = {}
@@ -203,7 +226,8 @@ def _pair_rules(pair: tuple[str, str]) -> Any:
     return _PAIR_RULES[pair]
 
 
-def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str] | None = None) -> Any:
+def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str] | None = None,
+                  world_size: int = 1) -> Any:
     """TrainerArgs for :func:`hf_plan`: :data:`HF_ARGS`, ``--max_steps`` :data:`NUM_TRAINING_STEPS`, the precision
     the config enables literally, and the pair's rules with every fill's mismatch check off (the arguments match).
     A pair with no HF snapshot here: the witness pair's, said in the rules' notes."""
@@ -222,7 +246,8 @@ def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str
         raise UsageError(f"no HF snapshot of transformers {WITNESS_PAIR[0]} / accelerate {WITNESS_PAIR[1]} "
                          "(generated/hf/) to plan the HF Trainer's launch: the installation is incomplete")
     snapshot, rules = found
-    args = parse_trainer_args("", snapshot, world_size=1, hidden_size=hidden_size, hidden_size_from="the model")
+    args = parse_trainer_args("", snapshot, world_size=world_size, hidden_size=hidden_size,
+                              hidden_size_from="the model")
     try:
         fp16 = _is_true(config, "fp16.enabled")
         bf16 = not fp16 and (_is_true(config, "bf16.enabled") or _is_true(config, "bfloat16.enabled"))
@@ -455,9 +480,15 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     if rules is None or not _snapshot_fills(run, cfg, args, rules, "trainer_config_process"):
         _mirror_process(run, cfg, args)
     # -- DeepSpeedPlugin.__post_init__ (accelerate utils/dataclasses.py:1226-1336)
+    # accelerate writes gradient_accumulation_steps: 1 into a given config that lacks it; its line and value are
+    # read from the pair's accelerate source (post_init_writes) where recorded
+    written = [(value, line) for path, value, line in (rules.post_init_writes() if rules is not None else None) or []
+               if path == "gradient_accumulation_steps" and isinstance(value, int)]
+    value, line = written[0] if written else (1, None)
     if "gradient_accumulation_steps" not in cfg:
-        cfg["gradient_accumulation_steps"] = 1
-        run.origins["gradient_accumulation_steps"] = "added by accelerate (DeepSpeedPlugin: 1 when absent)"
+        cfg["gradient_accumulation_steps"] = value
+        at = f", accelerate {getattr(rules, 'accelerate_version', None)} utils/dataclasses.py:{line}" if line else ""
+        run.origins["gradient_accumulation_steps"] = f"added by accelerate (DeepSpeedPlugin: {value} when absent{at})"
     if "zero_optimization" not in cfg:
         raise PlanError("accelerate", "ValueError", "Please specify the ZeRO optimization config in the DeepSpeed "
                         "config.", "zero_optimization")

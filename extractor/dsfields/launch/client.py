@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsfields.launch.ops import OP_DIRS, OPS_CACHE_ENV
 from dsfields.launch.verdict import DEFAULT_TIMEOUT, LaunchVerdict, Style
+from dsfields.launch.world import World
 from dsfields.model.errors import DsfieldsError
 
 if TYPE_CHECKING:  # the client never runs the worker's code in its own process
@@ -75,8 +76,10 @@ class LaunchClient:
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
                  start_timeout: float = START_TIMEOUT, warm_up: bool = True, forked: ForkedWorker | None = None,
                  sandbox: bool = True, progress: Callable[[str], None] | None = None,
-                 build_budget: float | None = None) -> None:
+                 build_budget: float | None = None, world: World | None = None) -> None:
         self.forked = forked
+        self.world = world or World(1)
+        """The rank the worker plays (:mod:`dsfields.launch.world`); every restart plays it again."""
         self.warm_up = warm_up
         """False for one launch (``check --launch``): no warm-up launch, ~4 s less to the first verdict."""
         self.python = python
@@ -106,13 +109,15 @@ class LaunchClient:
         """The started worker's accelerator's answers: ``fp16``, ``bf16`` (True/False/None) and ``pinned``."""
 
     @classmethod
-    def for_check(cls) -> LaunchClient:
-        """``check --launch``: one launch, a start bounded to :data:`CHECK_START_TIMEOUT`, builds shown on stderr."""
+    def for_check(cls, world: tuple[int, int, int | None] | None = None) -> LaunchClient:
+        """``check --launch``: one launch, a start bounded to :data:`CHECK_START_TIMEOUT`, builds shown on stderr;
+        ``world``: (N, rank, ranks per node or None) of ``check --launch --world-size N`` (check passes plain values:
+        it may not import this package)."""
         def progress(line: str) -> None:
             print(f"dsfields check --launch: {line}", file=sys.stderr, flush=True)
 
         return cls(warm_up=False, start_timeout=CHECK_START_TIMEOUT, progress=progress,
-                   build_budget=CHECK_BUILD_BUDGET)
+                   build_budget=CHECK_BUILD_BUDGET, world=World(*world) if world else None)
 
     # -- the worker's environment
 
@@ -158,7 +163,7 @@ class LaunchClient:
                 self.folder = Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
             env = self._child_env()
             argv = [self.python, "-m", "dsfields.launch", "--jsonl",
-                    *([] if self.warm_up else ["--no-warm-up"])]
+                    *([] if self.warm_up else ["--no-warm-up"]), *(self.world.argv() if self.world.fake else [])]
             read_end, self._lifeline = os.pipe()
             env[LIFELINE_ENV] = str(read_end)
             # stderr to a file, not a pipe nobody reads (DeepSpeed is chatty): its last line says why a start failed.

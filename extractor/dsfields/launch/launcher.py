@@ -41,11 +41,14 @@ from dsfields.launch.verdict import (
     LaunchVerdict,
     Style,
     classify,
+    degree_named,
     first_line,
     locate,
+    names_world,
     raise_site,
     wants_ranks,
 )
+from dsfields.launch.world import World, disable_shm_allreduce, join_fake_group
 
 _UNSET: Any = object()
 """No ``is_fp16_supported`` on the accelerator class itself (before 0.9): :meth:`Launcher.launch` removes its own."""
@@ -107,13 +110,14 @@ def pin_support(accelerator: Any) -> dict[str, Any]:
 class Launcher:
     """One process's DeepSpeed on CPU: the gloo group set up once, then :meth:`launch` per config."""
 
-    def __init__(self, workdir: Path | None = None, warm_up: bool = True) -> None:
+    def __init__(self, workdir: Path | None = None, warm_up: bool = True, world: World | None = None) -> None:
         started = time.perf_counter()
+        self.world = world or World(1)
+        """The rank this process plays (:mod:`dsfields.launch.world`): above one rank, a fake group."""
         os.environ["DS_ACCELERATOR"] = "cpu"
         own_extensions_dir()
-        for name, value in (("MASTER_ADDR", "127.0.0.1"), ("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"),
-                            ("LOCAL_WORLD_SIZE", "1")):
-            os.environ[name] = value
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ.update(self.world.env())
         os.environ["MASTER_PORT"] = str(free_port())
         # Monitors (csv_monitor, tensorboard) write below the cwd: keep it out of the caller's tree.
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="dsfields-launch-"))
@@ -137,7 +141,10 @@ class Launcher:
         self.torch = torch
         self.deepspeed = deepspeed
         logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
-        if not torch_dist.is_initialized():
+        if self.world.fake:  # before DeepSpeed's set-up: it then builds every group on the fake one
+            join_fake_group(self.world)
+            disable_shm_allreduce()
+        elif not torch_dist.is_initialized():
             torch_dist.init_process_group("gloo", rank=0, world_size=1)
         from deepspeed.accelerator import get_accelerator
 
@@ -145,7 +152,7 @@ class Launcher:
         accelerator = get_accelerator()
         if accelerator.communication_backend_name() == "ccl" and hasattr(accelerator, "_communication_backend_name"):
             # 0.9.3-0.14.0's CPU accelerator names oneCCL, whose op needs an installed oneCCL (CCL_ROOT): at
-            # world size 1 the gloo group set up above is all a launch communicates over.
+            # world size 1 the gloo group set up above is all a launch communicates over (the fake one above 1).
             accelerator._communication_backend_name = "gloo"
         ds_comm.init_distributed(dist_backend=accelerator.communication_backend_name(), auto_mpi_discovery=False,
                                  verbose=False)
@@ -153,7 +160,7 @@ class Launcher:
         self.import_seconds = time.perf_counter() - started
         self.gc_enabled = gc.isenabled()
         if warm_up:  # loads the JIT-built fused_adam and shm_comm ops once (~4 s), before the baseline
-            self.launch({"train_batch_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
+            self.launch({"train_batch_size": self.world.size, "optimizer": {"type": "Adam", "params": {"lr": 1e-3}}})
         self.baseline = ModuleGlobals.capture()
         from torch.distributed import distributed_c10d
 
@@ -169,10 +176,13 @@ class Launcher:
     def about(self) -> dict[str, Any]:
         """What ``launch.json`` records of this worker: DeepSpeed, torch, Python, the accelerator and its
         fp16/bf16 answers (:func:`pin_support`)."""
-        return {"deepspeed": str(self.deepspeed.__version__).strip(), "torch": self.torch.__version__.split("+")[0],
-                "python": ".".join(map(str, sys.version_info[:2])),
-                "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown")),
-                "accelerator_support": dict(self.support)}
+        about = {"deepspeed": str(self.deepspeed.__version__).strip(), "torch": self.torch.__version__.split("+")[0],
+                 "python": ".".join(map(str, sys.version_info[:2])),
+                 "accelerator": str(getattr(self.get_accelerator(), "_name", "unknown")),
+                 "accelerator_support": dict(self.support)}
+        if self.world.fake:  # a committed record at world size 1 keeps its bytes
+            about["world"] = {"size": self.world.size, "rank": self.world.rank, "per_node": self.world.per_node}
+        return about
 
     # -- one launch
 
@@ -191,8 +201,8 @@ class Launcher:
         started = time.perf_counter()
         try:
             pair = tuple(hf_pair) if hf_pair else None
-            plan = hf_plan(config, pair=pair) if style == "hf" else plain_plan(  # type: ignore[arg-type]
-                config, optimizer_from_code, fill_auto, pair)  # type: ignore[arg-type]
+            plan = hf_plan(config, pair=pair, world_size=self.world.size) if style == "hf" else plain_plan(
+                config, optimizer_from_code, fill_auto, pair, self.world.size)  # type: ignore[arg-type]
         except PlanError as exc:
             return LaunchVerdict("config_error", style, exc.exc_type, str(exc), exc.key, exc.raised_by,
                                  seconds=time.perf_counter() - started)
@@ -217,11 +227,17 @@ class Launcher:
             engine, optimizer, _, _ = self.deepspeed.initialize(**kwargs)
             verdict = LaunchVerdict("launched", style, optimizer=type(optimizer).__name__ if optimizer else None,
                                     passed=tuple(passed))
+            if self.world.fake and _autoep_idle(plan.config, engine):
+                # AutoEP found nothing to convert in the tiny model: its MoE checks (the ZeRO-3 refusals of hpZ,
+                # sequence parallelism, quantized gradients) were never reached, so "launched" is not a verdict
+                verdict = LaunchVerdict("machine_error", style, "NotJudged", AUTOEP_IDLE, "expert_parallel",
+                                        "dsfields", "witness-model", passed=tuple(passed))
         except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
             site, source = raise_site(exc)
-            outcome, reason = classify(exc, source)
+            outcome, reason = classify(exc, source, ranks=self.world.size)
             parallel = wants_ranks(plan.config)
-            if outcome == "config_error" and parallel and site and site.startswith("torch/distributed/"):
+            if outcome == "config_error" and parallel and site and site.startswith("torch/distributed/") \
+                    and not self.world.fake:
                 # torch's device mesh / new_group refusing a layout larger than world size 1 (a bare
                 # assert in torch/distributed/_pycute for tensor_parallel.autotp_size 2).
                 outcome, reason = "machine_error", "world-size"
@@ -232,7 +248,9 @@ class Launcher:
                 ds_site, ds_source = raise_site(exc, "deepspeed/")
                 message = f"{source} (in {site}, called from {ds_site}: {ds_source})"
             by = site.split("/", 1)[0] if site else "deepspeed"
-            key = locate(exc, plan.config, source) or (parallel if reason == "world-size" else None)
+            about_world = reason == "world-size" or (self.world.fake and names_world(exc, source))
+            key = locate(exc, plan.config, source) or (parallel if about_world else None) or (
+                degree_named(plan.config, message) if self.world.fake else None)
             verdict = LaunchVerdict(outcome, style, type(exc).__name__, message, key, by, reason, site,
                                     passed=tuple(passed))
         finally:
@@ -252,7 +270,7 @@ class Launcher:
     def _arguments(self, plan: Plan, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         torch = self.torch
         torch.manual_seed(0)
-        model = torch.nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+        model = _layered_model(torch) if self.world.fake else torch.nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
         model.config = _TinyConfig(hidden_size=HIDDEN_SIZE)  # type: ignore[assignment]
         params = [p for p in model.parameters() if p.requires_grad]
         kwargs: dict[str, Any] = {"model": model, "config": data}
@@ -261,8 +279,9 @@ class Launcher:
             kwargs["model_parameters"] = params
         else:
             # The Trainer's create_optimizer: decay / no-decay groups, AdamW (transformers trainer.py:1272-1285).
-            groups = [{"params": [model.weight], "weight_decay": HF_ARGS.weight_decay},
-                      {"params": [model.bias], "weight_decay": 0.0}]
+            named = list(model.named_parameters())
+            groups = [{"params": [p for n, p in named if not n.endswith("bias")], "weight_decay": HF_ARGS.weight_decay},
+                      {"params": [p for n, p in named if n.endswith("bias")], "weight_decay": 0.0}]
             adamw = torch.optim.AdamW(groups, lr=HF_ARGS.learning_rate, betas=(HF_ARGS.adam_beta1, HF_ARGS.adam_beta2),
                                       eps=HF_ARGS.adam_epsilon)
             if plan.optimizer == "ds_cpu_adam":
@@ -309,6 +328,37 @@ class Launcher:
         if self.gc_enabled and not gc.isenabled():
             gc.enable()
         gc.collect()
+
+
+AUTOEP_IDLE = ("expert_parallel is enabled but the launch's tiny model has no MoE layers, so AutoEP converted "
+               "nothing and its MoE checks were not reached (not judged)")
+
+
+def _autoep_idle(config: dict[str, Any], engine: Any) -> bool:
+    section = config.get("expert_parallel") if isinstance(config, dict) else None
+    return isinstance(section, dict) and section.get("enabled") is True and not getattr(engine, "has_moe_layers",
+                                                                                           False)
+
+
+def _layered_model(torch: Any) -> Any:
+    """The model of a launch at N ranks: AutoTP (``tensor_parallel.autotp_size``) shards only a model it finds a
+    policy for (module_inject/auto_tp.py ``supported``: a class named ``...Model`` holding an ``nn.ModuleList`` of
+    blocks of linear layers), so its mesh and ZeRO checks are reached. Blocks of ``q_proj``/``o_proj`` as in a
+    decoder layer; one ``nn.Linear`` at world size 1, as every committed record was made."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q_proj = nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+            self.o_proj = nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+
+    class TinyModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = nn.ModuleList([Block(), Block()])
+
+    return TinyModel()
 
 
 def build_ops() -> dict[str, str]:

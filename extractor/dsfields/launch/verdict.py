@@ -47,6 +47,7 @@ class LaunchVerdict:
     """``deepspeed``, ``accelerate``, ``transformers`` (the HF layers, mirrored here) or ``dsfields`` (timeout)."""
     reason: str | None = None
     """For machine errors, a tag: ``fp16-on-cpu``, ``cuda-only``, ``async-io``, ``world-size``, ``op-build``,
+    ``witness-model`` (the launch's tiny model lacks what a feature looks for: MoE layers for AutoEP),
     ``missing-package``, ``timeout``, ``worker-died``."""
     site: str | None = None
     """``file:line`` of the innermost raising frame in the raiser's package (``deepspeed/runtime/engine.py:1602``)."""
@@ -103,6 +104,9 @@ _MACHINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("op-build", r"Error building extension|Unable to JIT load|ninja|op_builder|is not compatible with|"
                      r"op, which failed to build|failed to build/load|"
                      r"shared object|torch_extensions|\.so\b"),
+        # the witness's tiny model, not the config: AutoEP finds no MoE layers in it (a config refusal of AutoEP
+        # before that point is still seen)
+        ("witness-model", r"AutoEP: no MoE layers detected|Not able to determine model policy"),
         ("world-size", r"world[_ ]size|more ranks|number of (gpus|ranks|processes)|dp_world_size|"
                        r"must be divisible by .*(world|ranks)"),
     )
@@ -115,10 +119,12 @@ _OPTIONAL_PACKAGES = ("tensorboard", "wandb", "comet_ml", "mpi4py", "transformer
                       "intel_extension_for_pytorch", "oneccl", "bitsandbytes", "msamp", "deepep", "nixl")
 
 
-def classify(exc: BaseException, source: str = "") -> tuple[Outcome, str | None]:
+def classify(exc: BaseException, source: str = "", ranks: int = 1) -> tuple[Outcome, str | None]:
     """``machine_error`` with a reason when this CPU machine (not the config) is what failed.
 
-    ``source`` is the raising line's code: a bare ``assert`` says what it checks only there.
+    ``source`` is the raising line's code: a bare ``assert`` says what it checks only there. ``ranks``: the world
+    the launch played (:mod:`dsfields.launch.world`); above one, a refusal about the world size is the
+    config's at that world, not this machine's lack of ranks.
     """
     text = f"{type(exc).__name__}: {exc} {source}"
     if isinstance(exc, LaunchTimeout):
@@ -131,6 +137,8 @@ def classify(exc: BaseException, source: str = "") -> tuple[Outcome, str | None]
         return "config_error", None  # the config is judged; nothing here depends on the machine
     for reason, pattern in _MACHINE_PATTERNS:
         if pattern.search(text):
+            if reason == "world-size" and ranks > 1:
+                return "config_error", None
             return "machine_error", reason
     return "config_error", None
 
@@ -211,6 +219,8 @@ _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
                 r"simultaneously enabled", re.IGNORECASE),
      ("bf16.enabled", "bfloat16.enabled", "fp16.enabled")),
     (re.compile(r"train_batch_size is not equal|batch related parameters"), BATCH_KEYS),
+    # runtime/config.py:598 (0.19.8): train_batch_size < world size leaves a micro batch of 0
+    (re.compile(r"Micro batch size per gpu: 0"), BATCH_KEYS),
     (re.compile(r"is not a supported DeepSpeed Optimizer"), ("optimizer.type",)),
     (re.compile(r"does not recognize LR scheduler"), ("scheduler.type",)),
     (re.compile(r"Either train_batch_size or train_micro_batch_size_per_gpu"),
@@ -225,6 +235,11 @@ PARALLEL_KEYS = ("tensor_parallel.autotp_size", "tensor_parallel.tp_size", "sequ
 """Degrees of parallelism: above 1 they need that many ranks (this machine has one)."""
 
 
+def names_world(exc: BaseException, source: str = "") -> bool:
+    """Whether a refusal speaks of the world size or the ranks (its key is then the config's parallel degree)."""
+    return bool(dict(_MACHINE_PATTERNS)["world-size"].search(f"{exc} {source}"))
+
+
 def wants_ranks(config: dict[str, Any]) -> str | None:
     """The first parallel degree above 1 in ``config`` (its path), or None."""
     for path in PARALLEL_KEYS:
@@ -234,6 +249,20 @@ def wants_ranks(config: dict[str, Any]) -> str | None:
         if isinstance(node, (int, float)) and not isinstance(node, bool) and node > 1:
             return path
     return None
+
+
+def degree_named(config: dict[str, Any], message: str) -> str | None:
+    """The config's parallel degree (above 1) whose value the refusal's message names, when exactly one does
+    (``8 is not divisible by 3`` at utils/groups.py for ``zero_hpz_partition_size: 3`` in a world of 8)."""
+    named = []
+    for path in PARALLEL_KEYS:
+        node: Any = config
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, int) and not isinstance(node, bool) and node > 1 and \
+                re.search(rf"(?<![\d.]){node}(?![\d.])", message):
+            named.append(path)
+    return named[0] if len(named) == 1 else None
 
 
 def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str | None:

@@ -25,6 +25,7 @@ from dsfields.launch.forked import fork
 from dsfields.launch.launcher import Launcher
 from dsfields.launch.ops import BUILD_NOTICES
 from dsfields.launch.verdict import DEFAULT_TIMEOUT
+from dsfields.launch.world import World
 
 
 def answer_stream() -> Any:
@@ -36,7 +37,7 @@ def answer_stream() -> Any:
     return results
 
 
-def serve_worker(warm_up: bool = True) -> int:
+def serve_worker(warm_up: bool = True, world: World | None = None) -> int:
     """``python -m dsfields.launch --jsonl``: a ``ready`` line, then :func:`serve` stdin until it ends.
 
     Whatever the worker starts (ninja, compilers) ends with it or with its client (the lifeline); builds during
@@ -47,7 +48,7 @@ def serve_worker(warm_up: bool = True) -> int:
     hold_lifeline()
     results = answer_stream()
     tell_builds(results)
-    launcher = Launcher(warm_up=warm_up)
+    launcher = Launcher(warm_up=warm_up, world=world)
     results.write(json.dumps({"ready": True, "import_seconds": round(launcher.import_seconds, 3),
                               "start_seconds": round(launcher.start_seconds, 3), "about": launcher.about(),
                               "support": launcher.support}) + "\n")
@@ -117,7 +118,7 @@ class ForkedWorker:
         self.returncode: int | None = None
 
     @classmethod
-    def start(cls, env: dict[str, str], warm_up: bool = True) -> ForkedWorker | None:
+    def start(cls, env: dict[str, str], warm_up: bool = True, world: World | None = None) -> ForkedWorker | None:
         """Fork the worker; None where that is not safe (another thread, DeepSpeed already imported)."""
         import importlib
 
@@ -161,7 +162,7 @@ class ForkedWorker:
 
                 os.environ[LIFELINE_ENV] = str(life_read)
                 sys.path[1:1] = [p for p in added if p not in sys.path]
-                code = serve_worker(warm_up)
+                code = serve_worker(warm_up, world)
                 atexit._run_exitfuncs()  # the worker's own: its working directory goes
                 return code
             except BaseException:

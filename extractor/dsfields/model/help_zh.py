@@ -116,8 +116,12 @@ HELP_ZH: dict[str, str] = {
         "按哪个 DeepSpeed 版本检查（默认：已安装的版本，若有其快照；否则最新快照）",
     "the file is for the HF Trainer: the \"auto\" values it fills are fine":
         "文件交给 HF Trainer 使用：它会填写的 \"auto\" 值没有问题",
-    "number of data-parallel ranks, to check train_batch_size exactly":
-        "数据并行的 rank 数，用于精确检查 train_batch_size",
+    "number of ranks the job runs on: train_batch_size exactly, the rules that depend on it, and with --launch the "
+    "launch as rank 0 and rank N-1 of N (torch's fake process group)":
+        "作业运行的 rank 数：据此精确检查 train_batch_size 和依赖它的规则；配合 --launch 时以 N 个 rank 中的 rank 0 和 "
+        "rank N-1 启动（torch 的 fake 进程组）",
+    "with --world-size: ranks per node (default: all N on one node)":
+        "配合 --world-size：每个节点的 rank 数（默认：N 个都在一个节点上）",
     "exit 1 on warnings too": "有警告时也以 1 退出",
     "also build DeepSpeedConfig (needs that DeepSpeed version installed)":
         "同时构建 DeepSpeedConfig（需要安装该 DeepSpeed 版本）",

@@ -622,6 +622,16 @@ def departure(path: str, until: str, generated: Path | None = None, *,
     return found
 
 
+def arrival(path: str, after: str, generated: Path | None = None) -> str | None:
+    """The first committed release later than ``after`` where ``path`` is (re)introduced and which still has it at
+    that release, or None (a key of no later release: a typo, not an upgrade away)."""
+    limit = version_key(after)
+    for event in field_history(path, generated or repo_generated_dir()):
+        if version_key(event.version) > limit and event.kind in _ARRIVALS:
+            return event.version
+    return None
+
+
 def field_history(path: str, generated: Path | None = None) -> list[HistoryEvent]:
     """:func:`field_histories` of one path."""
     return field_histories([path], generated)[path]

@@ -13,6 +13,7 @@ from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Sour
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
+    from collections.abc import Iterable
     from typing import Any
 
 
@@ -322,3 +323,20 @@ def type_text(field: Field, lang: str = "en", compact: bool = False) -> str:
     if field.type == "any" and field.json_types:
         return f"any ({' | '.join(field.json_types)})"
     return field.type
+
+
+def _words(key: str) -> tuple[str, ...]:
+    return tuple(sorted(w for w in key.lower().replace("-", "_").split("_") if w))
+
+
+def same_words(key: str, candidates: Iterable[str]) -> str | None:
+    """The candidate spelt with ``key``'s words reordered (``comm_overlap`` → ``overlap_comm``), or split/joined
+    differently by underscores (``overlapcomm``, ``over_lap_comm``): difflib's character ratio misses both. One
+    home for ``check``'s and ``lookup``'s did-you-mean."""
+    words, squashed = _words(key), key.lower().replace("_", "").replace("-", "")
+    for candidate in candidates:
+        if candidate == key:
+            continue
+        if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
+            return candidate
+    return None

@@ -1,0 +1,67 @@
+"""World rules in ``check --world-size N``: refusals that fire only at some world sizes, where the release's
+``world.json`` confirms them (:mod:`dsfields.launch.world_rules`).
+
+Each finding names the key, quotes the refusal DeepSpeed gave on the rule's example (launched as rank 0 and the
+last rank of a world of 8 in torch's fake process group), the rank that refused it and the source line. Without
+``--world-size`` nothing is judged here; a release without ``world.json`` gets one note.
+
+Imports: ``dsfields.model`` and ``dsfields.check.findings`` only.
+"""
+
+from __future__ import annotations
+
+from dsfields.check.findings import Finding, Kind, Options, Severity
+from dsfields.launch import world_rules as catalogue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings
+    from typing import Any
+
+NOT_CONFIRMED = "world rules not confirmed for this release"
+
+
+def world_rule_findings(checker: Any, config: Any, options: Options, findings: list[Finding],
+                        record: dict[str, Any] | None | bool = False) -> list[Finding]:
+    """``findings`` plus the confirmed world rules' verdicts on ``config`` at ``options.world_size`` ranks."""
+    world = options.world_size
+    data = config.data
+    if not world or not isinstance(data, dict):
+        return findings
+    if record is False:
+        record = _record(checker)
+    if record is None:
+        return [*findings, Finding("", Severity.INFO, Kind.LIMITATION,
+                                   f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no world.json): hpZ, AutoTP, "
+                                   "AutoEP and qgZ rules at world size N not applied",
+                                   "python -m dsfields.extract.world_witness --release "
+                                   f"{checker.version} --out generated/{checker.version}/world.json", 1)]
+    active = catalogue.confirmed(record)
+    rules = tuple(rule for rule in catalogue.RULES if rule.id in active)
+    out = list(findings)
+    taken = {f.path for f in findings if f.severity is Severity.ERROR}
+    for rule, key in catalogue.evaluate(data, world, options.gpus_per_node, rules):
+        if key in taken:
+            continue
+        entry = active[rule.id]
+        rank = entry.get("rank")
+        probe = catalogue.PROBE_WORLD
+        who = f"rank {rank} of {probe}" if rank is not None else f"every rank played of {probe}"
+        where = entry.get("site") or rule.source  # the line in this release, as its probe saw it raised
+        message = (f"at world size {world}, deepspeed.initialize raises {entry.get('exc_type') or 'an error'}: "
+                   f"\"{entry.get('message') or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
+                   f"{where}; {rule.enforces}; seen on {who} in its probe)")
+        line = (config.line_of(tuple(key.split("."))) if key else None) or 1
+        out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, related=rule.related,
+                           rule=rule.id))
+    return out
+
+
+def _record(checker: Any) -> dict[str, Any] | None:
+    cached = getattr(checker, "_world_record", False)
+    if cached is False:
+        cached = catalogue.load_world(checker.version)
+        try:
+            checker._world_record = cached
+        except AttributeError:
+            pass
+    return cached

@@ -1,0 +1,66 @@
+"""The world a launch plays and the world rules' predicates (unit: no snapshot, no DeepSpeed).
+
+The launch side (every rule's examples launched at N = 8, the committed world.json reproduced, check against
+the launch) is tests/test_world_launch.py; check's use of world.json is tests/test_world_check.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dsfields.launch import world_rules
+from dsfields.launch.verdict import classify, degree_named
+from dsfields.launch.world import World
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_rank_of_n_sets_what_the_launcher_would_and_plays_rank_0_and_the_last():
+    world = World(16, 9, gpus_per_node=8)
+    assert world.env() == {"RANK": "9", "LOCAL_RANK": "1", "WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "8",
+                           "LOCAL_SIZE": "8"}
+    assert world.argv() == ["--world-size", "16", "--rank", "9", "--gpus-per-node", "8"]
+    assert World(8).ranks_to_play() == (0, 7) and World(1).ranks_to_play() == (0,)
+    assert World(8).played() == "rank 0 of 8, 8 per node"
+    # at one rank the committed records' environment is kept: no LOCAL_SIZE (the CPU accelerator counts NUMA nodes)
+    assert "LOCAL_SIZE" not in World(1).env() and not World(1).fake
+    with pytest.raises(ValueError):
+        World(8, 8)
+
+
+def test_a_refusal_about_the_world_is_the_configs_at_n_ranks_and_this_machines_at_one():
+    exc = AssertionError("world_size must be divisible by sequence parallel size")
+    assert classify(exc, ranks=1) == ("machine_error", "world-size")
+    assert classify(exc, ranks=8) == ("config_error", None)
+    config = {"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 3}}
+    assert degree_named(config, "8 is not divisible by 3") == "zero_optimization.zero_hpz_partition_size"
+    assert degree_named(config, "8 is not divisible by 5") is None
+
+
+@pytest.mark.parametrize("rule", world_rules.RULES, ids=lambda r: r.id)
+def test_each_world_rule_fires_on_its_triggers_and_not_on_its_controls(rule):
+    n = world_rules.PROBE_WORLD
+    for config in rule.triggers:
+        assert [key for r, key in world_rules.evaluate(config, n) if r is rule] == [rule.key]
+    for config in rule.controls:
+        assert not [r for r, _ in world_rules.evaluate(config, n) if r is rule]
+
+
+@pytest.mark.parametrize(("size", "world", "fires"), [
+    (2, 1, False),  # min(hpZ, world) = 1 divides one rank
+    (3, 8, True), (2, 8, False), (3, 64, True), (4, 64, False), (16, 8, False),  # 16 > 8: the group is the world
+])
+def test_hpz_against_the_world_as_groups_py_computes_it(size, world, fires):
+    config = {"zero_optimization": {"stage": 3, "zero_hpz_partition_size": size}}
+    assert bool(world_rules.BY_ID["hpz-divides-world"].fires(config, world, world)) is fires
+    stage2 = {"zero_optimization": {"stage": 2, "zero_hpz_partition_size": 3}}
+    assert not world_rules.BY_ID["hpz-divides-world"].fires(stage2, 8, 8)  # hpZ is ZeRO-3's
+
+
+def test_autotp_larger_than_the_world_and_not_dividing_it_are_two_refusals():
+    def fired(size: int, world: int) -> list[str]:
+        return [r.id for r, _ in world_rules.evaluate({"tensor_parallel": {"autotp_size": size}}, world)]
+
+    assert fired(16, 8) == ["autotp-larger-than-world"]
+    assert fired(3, 8) == ["autotp-divides-world"]
+    assert fired(4, 8) == [] and fired(2, 64) == []
