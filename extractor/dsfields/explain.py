@@ -591,16 +591,9 @@ def _prefer_existing(keys: list[str], version: str) -> list[str]:
 
 
 def _words_to_keys(text: str, section: str, version: str) -> list[str]:
-    words = {w.lower().rstrip("s") for w in _WORD.findall(text)}
-    scored = []
-    for path in _snapshot_facts(version)["paths"]:
-        if not path.startswith(section + ".") or path.count(".") != section.count(".") + 1:
-            continue
-        tokens = [t.rstrip("s") for t in path.rsplit(".", 1)[-1].lower().split("_") if t]
-        hits = sum(1 for t in tokens if t in words)
-        if hits >= 2 and hits * 3 >= len(tokens) * 2:
-            scored.append((-hits / len(tokens), path))
-    return [p for _, p in sorted(scored)[:2]]
+    from dsfields.model.wording import keys_named_by_words
+
+    return keys_named_by_words(text, section, _snapshot_facts(version)["paths"])
 
 
 def _occurrence(message: Message, paste: Paste, version: str | None,

@@ -319,16 +319,9 @@ class KeyMap:
 
     def words_to_keys(self, text: str, section: str) -> list[str]:
         """Fields of ``section`` whose name words (at least two, two thirds of them) the message uses."""
-        words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text)}
-        scored = []
-        for path in self.paths:
-            if not path.startswith(section + ".") or path.count(".") != section.count(".") + 1:
-                continue
-            tokens = [t.rstrip("s") for t in path.rsplit(".", 1)[-1].lower().split("_") if t]
-            hits = sum(1 for t in tokens if t in words)
-            if hits >= 2 and hits * 3 >= len(tokens) * 2:
-                scored.append((-hits / len(tokens), path))
-        return [p for _, p in sorted(scored)[:2]]
+        from dsfields.model.wording import keys_named_by_words
+
+        return keys_named_by_words(text, section, self.paths)
 
     def paths_in_text(self, text: str, section: str | None) -> list[str]:
         """Dotted paths, ``section.key`` and unique key names quoted in literal message text."""

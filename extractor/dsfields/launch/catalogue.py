@@ -542,26 +542,35 @@ def load_launch(version: str, generated: Any = None) -> dict[str, Any] | None:
     A file of another format, or one whose ``rules`` is not an object, counts as absent: the rules then
     stay inactive for that release, as for a release never probed.
     """
+    import os
+
+    # Without pathlib when reading the committed tree: check's start-up skips its import.
+    path = launch_path(version, generated) if generated else None
+    return read_rule_record(os.fspath(path) if path else None, version, LAUNCH_FILE, LAUNCH_FORMAT)
+
+
+def read_rule_record(path: str | None, version: str, file: str, fmt: int) -> dict[str, Any] | None:
+    """A release's record of confirmed rules (``launch.json``, ``world.json``) at ``path`` (else the committed
+    ``generated/<version>/<file>``), or None when absent, unreadable, of another format or without ``rules``."""
     import json
     import os
 
     from dsfields.model.store import generated_root, read_generated
 
-    # Without pathlib when reading the committed tree: check's start-up skips its import.
-    path = launch_path(version, generated) if generated else os.path.join(generated_root(), version, LAUNCH_FILE)
     try:
-        data = json.loads(read_generated(os.fspath(path)).decode("utf-8"))
+        data = json.loads(read_generated(path or os.path.join(generated_root(), version, file)).decode("utf-8"))
     except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return None
-    if not isinstance(data, dict) or data.get("format_version") != LAUNCH_FORMAT or not isinstance(
-            data.get("rules"), dict):
+    if not isinstance(data, dict) or data.get("format_version") != fmt or not isinstance(data.get("rules"), dict):
         return None
     return data
 
 
-def confirmed(record: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """The rules a launch record confirmed: id -> its record (message, exc_type, site)."""
+def confirmed(record: dict[str, Any] | None, known: Any = None) -> dict[str, dict[str, Any]]:
+    """The rules a record confirmed: id -> its record (message, exc_type, site); ``known``: the rule ids that
+    count (default: this catalogue's)."""
     if not record:
         return {}
+    ids = BY_ID if known is None else known
     return {rule_id: entry for rule_id, entry in record["rules"].items()
-            if isinstance(entry, dict) and entry.get("confirmed") is True and rule_id in BY_ID}
+            if isinstance(entry, dict) and entry.get("confirmed") is True and rule_id in ids}

@@ -216,24 +216,13 @@ def world_path(version: str, generated: Any = None) -> Any:
 
 def load_world(version: str) -> dict[str, Any] | None:
     """``generated/<version>/world.json``, or None when absent, unreadable or of another format."""
-    import json
-    import os
+    from dsfields.launch.catalogue import read_rule_record
 
-    from dsfields.model.store import generated_root, read_generated
-
-    try:
-        data = json.loads(read_generated(os.path.join(generated_root(), version, WORLD_FILE)).decode("utf-8"))
-    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
-        return None
-    if not isinstance(data, dict) or data.get("format_version") != WORLD_FORMAT or not isinstance(
-            data.get("rules"), dict):
-        return None
-    return data
+    return read_rule_record(None, version, WORLD_FILE, WORLD_FORMAT)
 
 
 def confirmed(record: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """The rules a world record confirmed: id -> its record (message, exc_type, site, rank)."""
-    if not record:
-        return {}
-    return {rule_id: entry for rule_id, entry in record["rules"].items()
-            if isinstance(entry, dict) and entry.get("confirmed") is True and rule_id in BY_ID}
+    from dsfields.launch.catalogue import confirmed as confirmed_in
+
+    return confirmed_in(record, BY_ID)

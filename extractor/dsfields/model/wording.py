@@ -340,3 +340,21 @@ def same_words(key: str, candidates: Iterable[str]) -> str | None:
         if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
             return candidate
     return None
+
+
+def keys_named_by_words(text: str, section: str, paths: Iterable[str]) -> list[str]:
+    """The keys of ``section`` (among ``paths``) whose name words a message uses: at least two, and two thirds of
+    them (``stage3_prefetch_bucket_size`` in "the prefetch bucket size must be ..."), the closest two first. The
+    one rule by which the message catalogue and ``explain`` tie a message to keys by its words."""
+    import re
+
+    words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text)}
+    scored = []
+    for path in paths:
+        if not path.startswith(section + ".") or path.count(".") != section.count(".") + 1:
+            continue
+        tokens = [t.rstrip("s") for t in path.rsplit(".", 1)[-1].lower().split("_") if t]
+        hits = sum(1 for t in tokens if t in words)
+        if hits >= 2 and hits * 3 >= len(tokens) * 2:
+            scored.append((-hits / len(tokens), path))
+    return [p for _, p in sorted(scored)[:2]]
