@@ -1474,7 +1474,7 @@ def inferred_world(data: dict[str, Any], parallel: Parallel, model: Model, assum
                                 f"a world size of at most {MAX_WORLD_SIZE}: that needs all three of train_batch_size, "
                                 "train_micro_batch_size_per_gpu and gradient_accumulation_steps, consistent)",
                                 "规模：1 块 GPU（未给出 --gpus-per-node/--nodes，且配置的批大小不能确定不超过 "
-                                f"{MAX_WORLD_SIZE} 的 world size：需要 train_batch_size、"
+                                f"{MAX_WORLD_SIZE} 的总进程数（rank 数）：需要 train_batch_size、"
                                 "train_micro_batch_size_per_gpu 与 gradient_accumulation_steps 三者都给出且一致）"))
         return model
     dp = worlds[0]

@@ -459,6 +459,7 @@ def _build_release(root: Path, config: Path, site_dir: Path, release: str, befor
         print(f"dsfields docs: rebuilding {release} failed{why}; the site may be partly updated: run a full build",
               file=sys.stderr)
         return 1
+    _agent_files(root / "docs", site_dir)  # the release's twins and llms.txt, as a full build writes them
     changed = [path.relative_to(root / "docs").as_posix() for path, text in _data_files(root / "docs").items()
                if text != before.get(path)]
     if changed:
