@@ -100,8 +100,13 @@ def test_a_killed_check_launch_leaves_no_process_and_no_folder(hanging, sig):
         while not hanging["ready"].exists() and check.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         assert hanging["ready"].exists(), check.communicate(timeout=30)
+        # check, its worker, two shells and their sleeps: the tree that must go. A shell forks before its child
+        # execs sleep, so on a busy machine the sleeps may appear a moment after the ready file: wait for them.
+        deadline = time.monotonic() + 30
         running = marked(hanging["mark"])
-        # check, its worker, two shells and their sleeps: the tree that must go
+        while [p.split(" ", 1)[1] for p in running].count("sleep 300") < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            running = marked(hanging["mark"])
         assert [p.split(" ", 1)[1] for p in running].count("sleep 300") == 2, running
         assert list(hanging["tmp"].glob("dsfields-launch-*"))
         check.send_signal(sig)
