@@ -248,3 +248,18 @@ def test_each_tool_runs_the_module_the_command_line_runs():
 
     assert [tool.__name__ for tool in TOOLS] == list(COMMAND_MODULES)
     assert {name: COMMANDS[name][0] for name in COMMAND_MODULES} == COMMAND_MODULES
+
+
+def test_malformed_json_rpc_on_the_wire_is_answered_or_dropped_never_a_crash(tmp_path):
+    """Bytes that are no JSON-RPC (not JSON, a cut-off object, NUL and invalid UTF-8) and an unknown method: the
+    server answers the unknown method with JSON-RPC's "Method not found", drops the rest, writes no file, and ends
+    with exit 0 and no traceback when its input ends."""
+    junk = (b'not json at all\n{"jsonrpc":"2.0","id":1,"method":"nope"}\n{"jsonrpc": "2.0", "id": 2\n'
+            b"\x00\xff\xfe\n" + b"[" * 10_000 + b"\n")
+    done = subprocess.run([sys.executable, "-m", "dsfields", "mcp"], input=junk, capture_output=True, env=_env(),
+                          cwd=tmp_path, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines() if line.strip()]
+    assert answers == [{"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found",
+                                                               "data": "nope"}}]
+    assert list(tmp_path.iterdir()) == []
