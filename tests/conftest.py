@@ -103,15 +103,18 @@ class BuiltSite(NamedTuple):
     """The copy of the committed snapshots it was built from."""
 
 
-def _build_site(folder: Path) -> BuiltSite:
-    """``dsfields docs build`` (strict) of every committed snapshot, in a copy of the checkout's docs setup under
-    ``folder``, so that no test touches the checkout's docs/ or site/, and no snapshot changes under the tests."""
+def build_site_copy(folder: Path, versions: list[str] | None = None, files: tuple[str, ...] = ()) -> BuiltSite:
+    """``dsfields docs build`` (strict) of the committed snapshots of ``versions`` (default: every one) and the
+    top-level ``files`` of generated/, in a copy of the checkout's docs setup under ``folder``, so that no test
+    touches the checkout's docs/ or site/, and no snapshot changes under the tests."""
     from dsfields.cli import main
     from dsfields.model.store import available_versions, repo_generated_dir
 
     generated = folder / "generated"
-    for version in available_versions(repo_generated_dir()):
+    for version in available_versions(repo_generated_dir()) if versions is None else versions:
         shutil.copytree(repo_generated_dir() / version, generated / version)
+    for name in files:
+        shutil.copy(repo_generated_dir() / name, generated / name)
     root = folder / "site-root"
     (root / "docs").mkdir(parents=True)
     for name in ("mkdocs.yml", "mkdocs.zh.yml"):
@@ -138,7 +141,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     ``tmp_path_factory.getbasetemp().parent`` is the run's folder, common to its workers).
     """
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return _build_site(tmp_path_factory.mktemp("built-site"))
+        return build_site_copy(tmp_path_factory.mktemp("built-site"))
     from filelock import FileLock
 
     shared = tmp_path_factory.getbasetemp().parent / "built-site"
@@ -148,7 +151,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
         if not done.exists():
             for leftover in ("generated", "site-root"):  # a worker's failed build: start again
                 shutil.rmtree(shared / leftover, ignore_errors=True)
-            _build_site(shared)
+            build_site_copy(shared)
             done.touch()
     return BuiltSite(shared / "site-root" / "site", shared / "generated")
 
