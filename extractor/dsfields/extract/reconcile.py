@@ -30,7 +30,7 @@ from dsfields.extract.jsonvalue import to_json
 from dsfields.extract.static import MISSING, Choices, StaticRead, StaticReport, Test
 from dsfields.extract.static.results import SURE_DICT_KINDS
 from dsfields.launch.trace import ReadEvent, join
-from dsfields.model.dotted import at_path, put_in_place, set_path
+from dsfields.model.dotted import at_path, delete_in_place, put_in_place, set_path
 from dsfields.model.records import Field
 
 if TYPE_CHECKING:
@@ -99,17 +99,6 @@ def _wild(path: str) -> bool:
     return "*" in path.split(".")
 
 
-def _delete(config: dict[str, Any], path: str) -> None:
-    node: Any = config
-    parts = path.split(".")
-    for part in parts[:-1]:
-        node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
-            return
-    if isinstance(node, dict):
-        node.pop(parts[-1], None)
-
-
 def satisfying_config(tests: list[Test], sections: set[str], defaults: dict[str, Any],
                       base: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """A probe config under which every test holds (as far as a single value can make it hold)."""
@@ -129,7 +118,7 @@ def satisfying_config(tests: list[Test], sections: set[str], defaults: dict[str,
             if value is None or value is MISSING:
                 value = True
         elif t.op == "absent":
-            _delete(config, t.path)
+            delete_in_place(config, t.path)
             continue
         elif t.op == "==":
             value = t.value

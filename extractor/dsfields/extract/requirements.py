@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsfields.extract.probes import PROBES, _stored, accepted_types, error_line, probe_base
-from dsfields.model.dotted import set_path, without_path
+from dsfields.model.dotted import at_path, set_path, without_path
 from dsfields.model.jsontypes import json_type
 from dsfields.model.records import probe_id
 
@@ -77,9 +77,7 @@ def _satisfy(ex: Extraction, base: dict[str, Any], section: str, key: str, trigg
     for _ in range(MAX_STEPS):
         run = ex.prober.run(set_path(config, section, key, copy.deepcopy(trigger)), trace=False)
         if run.error is None:
-            node: Any = config
-            for part in section.split(".") if section else []:
-                node = node[part]
+            node: Any = at_path(config, section) if section else config
             # The value each required key was given: the re-probed verdicts are reproducible from it.
             return config, [{**r, "satisfied_by": copy.deepcopy(node[r["key"]])} for r in found.values()]
         message = error_line(run.error)
@@ -265,9 +263,7 @@ def _retype(record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> None
 
 
 def _node(config: dict[str, Any], section: str) -> dict[str, Any]:
-    node: Any = config
-    for part in section.split(".") if section else []:
-        node = node.get(part, {}) if isinstance(node, dict) else {}
+    node = at_path(config, section, {}) if section else config
     return node if isinstance(node, dict) else {}
 
 

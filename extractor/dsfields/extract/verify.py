@@ -14,7 +14,7 @@ from typing import Any
 from dsfields.extract.build import with_section
 from dsfields.extract.discover import BASE_CONFIG, Prober
 from dsfields.extract.state import parsed_state
-from dsfields.model.dotted import set_path
+from dsfields.model.dotted import at_path, join, set_path
 
 PROBE_TEXT = "dsfields-probe"
 
@@ -47,13 +47,6 @@ def alternative(record: dict[str, Any]) -> list[Any]:
     if not out:
         out.extend([2, True, PROBE_TEXT])
     return out
-
-
-def _value_in(config: dict[str, Any], section: str, key: str) -> Any:
-    node: Any = config
-    for part in (section.split(".") if section else []) + [key]:
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
 
 
 def verify(snapshot: dict[str, Any], config_cls: Any, package: str = "deepspeed") -> dict[str, Any]:
@@ -90,7 +83,7 @@ def verify(snapshot: dict[str, Any], config_cls: Any, package: str = "deepspeed"
             elif got != reference:
                 explicit[path] = "writing the default changes the parsed state"
         reasons = []
-        present = _value_in(base, section, key)
+        present = at_path(base, join(section, key))
         for value in [v for v in alternative(record) if v != present] or alternative(record):
             got, error = state(set_path(base, section, key, value))
             if error is None and got != reference:

@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from dsfields.hf.trainer import Plan, PlanError, hf_plan, plain_plan
-from dsfields.model.dotted import at_path
-from dsfields.model.jsontypes import clone_json
+from dsfields.model.dotted import at_path, edited
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
@@ -343,17 +342,7 @@ ADAM = {"type": "AdamW", "params": {"lr": 1e-4}}
 
 def _cfg(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """``base`` with dotted-path changes (``zero_optimization__stage=3``; ``None`` deletes)."""
-    out = clone_json(base)
-    for dotted, value in changes.items():
-        *parents, last = dotted.split("__")
-        node = out
-        for part in parents:
-            node = node.setdefault(part, {})
-        if value is None:
-            node.pop(last, None)
-        else:
-            node[last] = value
-    return out
+    return edited(base, changes, "__")
 
 
 OFFLOAD_FIX = ('set "offload_optimizer": {"device": "cpu"} and let DeepSpeed (or accelerate) use DeepSpeedCPUAdam, '

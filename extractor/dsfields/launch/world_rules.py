@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from dsfields.model.dotted import at_path
+from dsfields.model.dotted import at_path, edited
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings
@@ -116,15 +116,9 @@ def _qgz_reduce_scatter(config: dict[str, Any], world: int, per_node: int) -> st
 def _with(**changes: Any) -> dict[str, Any]:
     """A small stage-3 config (AdamW from the config, a batch that divides :data:`PROBE_WORLD`) with ``changes``:
     ``a__b=v`` sets ``a.b``."""
-    out: dict[str, Any] = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
-                           "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zero_optimization": {"stage": 3}}
-    for dotted, value in changes.items():
-        *parents, last = dotted.split("__")
-        node = out
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return out
+    return edited({"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
+                   "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zero_optimization": {"stage": 3}},
+                  changes, "__")
 
 
 RULES: tuple[WorldRule, ...] = (

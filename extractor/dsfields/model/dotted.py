@@ -24,7 +24,7 @@ def parts_of(section: str) -> list[str]:
     return section.split(".") if section else []
 
 
-def at_path(data: Any, path: str | tuple[str, ...], default: Any = None) -> Any:
+def at_path(data: Any, path: str | tuple[str, ...] | list[str], default: Any = None) -> Any:
     """The value at ``path`` (dotted, or its keys as a tuple) in a parsed config, or ``default`` where any step is
     absent or not an object."""
     for part in path.split(".") if isinstance(path, str) else path:
@@ -71,6 +71,30 @@ def put_in_place(config: dict[str, Any], path: str, value: Any) -> dict[str, Any
         node = nxt
     node[parts[-1]] = value
     return config
+
+
+def edited(config: dict[str, Any], changes: dict[str, Any], separator: str = ".") -> dict[str, Any]:
+    """A copy of ``config`` with each path of ``changes`` (parts joined by ``separator``; ``__`` lets keyword
+    arguments name them) set to its value, the sections on the way made; a value of None deletes the key."""
+    out = copy.deepcopy(config)
+    for path, value in changes.items():
+        *parents, last = path.split(separator)
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        if value is None:
+            node.pop(last, None)
+        else:
+            node[last] = value
+    return out
+
+
+def delete_in_place(config: dict[str, Any], path: str) -> None:
+    """Remove dotted ``path`` from ``config`` itself; nothing where a step is absent or no object."""
+    parts = path.split(".")
+    node = at_path(config, parts[:-1]) if len(parts) > 1 else config
+    if isinstance(node, dict):
+        node.pop(parts[-1], None)
 
 
 def without_path(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
