@@ -113,9 +113,9 @@ def lookup_inference(args: argparse.Namespace) -> int:
     return 0 if matches else 1
 
 
-def check_inference(args: argparse.Namespace) -> int:
-    """``check --inference FILE...``: each file as the ``config`` of ``init_inference`` (JSON keys = its kwargs)."""
-    from dsfields.check.check_command import print_reports
+def inference_reports(args: argparse.Namespace) -> tuple[list[Any], str, Any]:
+    """``check --inference FILE...``: each file as the ``config`` of ``init_inference`` (JSON keys = its kwargs);
+    the reports, the release and the options, for ``check``'s own ending to print."""
     from dsfields.check.engine import Checker, check_file
     from dsfields.check.findings import Options
 
@@ -123,6 +123,4 @@ def check_inference(args: argparse.Namespace) -> int:
     checker = Checker(snapshot)
     options = Options(hf=False, world_size=None, strict=args.strict, runtime=False, optimizer_from_code=False,
                       launch=False)
-    reports = [check_file(path, checker, options) for path in args.files]
-    # JSON keeps the plain version scripts compare; the text report names the inference config
-    return print_reports(reports, snapshot.version, args, options, label=f"{snapshot.version} (inference config)")
+    return [check_file(path, checker, options) for path in args.files], snapshot.version, options

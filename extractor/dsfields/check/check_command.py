@@ -95,9 +95,11 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     """Check every file; ``build`` (DeepSpeed's verdict, from the extractor) is given with ``--runtime``,
     ``launcher`` (a LaunchClient factory) with ``--launch``."""
     if getattr(args, "inference", False):  # issue 29: the init_inference document
-        from dsfields.inference import check_inference
+        from dsfields.inference import inference_reports
 
-        return check_inference(args)
+        reports, version, options = inference_reports(args)
+        # JSON keeps the plain version scripts compare; the text report names the inference config
+        return print_reports(reports, version, args, options, label=f"{version} (inference config)")
     if args.world_size is not None and args.world_size < 1:
         raise UsageError("--world-size must be at least 1")
     per_node = getattr(args, "gpus_per_node", None)
