@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dsfields.model.dotted import at_path
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
 from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
@@ -840,12 +841,7 @@ def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
     missing = object()
 
     def written(path: str) -> Any:
-        node: Any = config
-        for part in path.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return missing
-            node = node[part]
-        return node
+        return at_path(config, path, missing)
 
     for cause in answer.causes:
         cause.keys.sort(key=lambda k: written(k) is missing)

@@ -20,6 +20,10 @@ from typing import Any, Literal
 
 from dsfields.launch.ops import _release_root
 from dsfields.model.batch import BATCH_KEYS
+from dsfields.model.dotted import at_path
+
+_ABSENT = object()
+"""A path the config does not write (a written null is there)."""
 
 Outcome = Literal["launched", "config_error", "machine_error"]
 Style = Literal["plain", "hf"]
@@ -195,15 +199,6 @@ def _leaves(data: Any, prefix: str = "") -> Iterator[str]:
             yield from _leaves(value, path)
 
 
-def _has(config: dict[str, Any], path: str) -> bool:
-    node: Any = config
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
-
-
 # Launch rules whose message does not name the key, by message: the key to report (first present wins).
 _RULE_KEYS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"ZeRO-Offload with a client provided optimizer"),
@@ -243,9 +238,7 @@ def names_world(exc: BaseException, source: str = "") -> bool:
 def wants_ranks(config: dict[str, Any]) -> str | None:
     """The first parallel degree above 1 in ``config`` (its path), or None."""
     for path in PARALLEL_KEYS:
-        node: Any = config
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
+        node = at_path(config, path)
         if isinstance(node, (int, float)) and not isinstance(node, bool) and node > 1:
             return path
     return None
@@ -256,9 +249,7 @@ def degree_named(config: dict[str, Any], message: str) -> str | None:
     (``8 is not divisible by 3`` at utils/groups.py for ``zero_hpz_partition_size: 3`` in a world of 8)."""
     named = []
     for path in PARALLEL_KEYS:
-        node: Any = config
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
+        node = at_path(config, path)
         if isinstance(node, int) and not isinstance(node, bool) and node > 1 and \
                 re.search(rf"(?<![\d.]){node}(?![\d.])", message):
             named.append(path)
@@ -279,7 +270,7 @@ def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str 
     text = str(exc) or source
     for pattern, keys in _RULE_KEYS:
         if pattern.search(text):
-            return next((k for k in keys if _has(config, k)), keys[-1])
+            return next((k for k in keys if at_path(config, k, _ABSENT) is not _ABSENT), keys[-1])
     missing = re.search(r"(\w+)\.__init__\(\) (?:missing \d+ required \w+ argument|got an unexpected keyword "
                         r"argument): '(\w+)'", text)
     if missing:  # an optimizer / scheduler built from its params dict
