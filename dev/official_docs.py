@@ -1,7 +1,10 @@
 """Extract what DeepSpeed's official config page states, per release: ``python dev/official_docs.py REPO``.
 
 REPO is a git clone of deepspeedai/DeepSpeed (no work tree needed). For every committed release with a
-tag ``vX.Y.Z`` it reads ``docs/_pages/config-json.md`` at that tag and writes
+tag ``vX.Y.Z`` it reads ``docs/_pages/config-json.md`` at that tag; a release newer than every tag the clone
+has (a clone taken between releases) is compared with the newest page the clone holds, the last commit that
+changed the page on the clone's HEAD, and its ``source`` says so (``"untagged": true``, the commit and its
+date). Either way it writes
 ``generated/<version>/official_docs.json``: for each key the page documents, its JSON path in that
 release's snapshot, the line, the type in brackets (``[integer]``) and the default its table states,
 when that default is a JSON value. Only these facts are kept, never the page's text (its prose is
@@ -83,7 +86,8 @@ def extract(text: str, snapshot: dict[str, Any]) -> dict[str, Any]:
         example = SECTION_IN_EXAMPLE.match(line) if opening else None
         if example:
             name = example.group(1)
-            placed = [s for s in sections if s == name or s.endswith("." + name)]
+            # a top-level section of that name first (curriculum_learning, not data_efficiency's)
+            placed = [s for s in sections if s == name] or [s for s in sections if s.endswith("." + name)]
             if len(placed) == 1:
                 current = placed[0]
             opening = False
@@ -103,9 +107,10 @@ def extract(text: str, snapshot: dict[str, Any]) -> dict[str, Any]:
             if not prefix:
                 break
             prefix = prefix.rpartition(".")[0]
-        if path is None:
+        if path is None:  # one key of that name inside the open section, else in the whole release
             matches = [p for p in known if p.rpartition(".")[2] == name]
-            path = matches[0] if len(matches) == 1 else None
+            inside = [p for p in matches if current and p.startswith(current + ".")]
+            path = inside[0] if len(inside) == 1 else matches[0] if len(matches) == 1 else None
         if path is None:
             unplaced += 1
             continue
@@ -119,6 +124,11 @@ def extract(text: str, snapshot: dict[str, Any]) -> dict[str, Any]:
     return {"keys": dict(sorted(keys.items())), "unplaced": unplaced}
 
 
+def version_key(text: str) -> tuple[int, ...]:
+    """``0.19.5`` as (0, 19, 5); () for anything that is not a plain release number."""
+    return tuple(int(p) for p in text.split(".")) if re.fullmatch(r"\d+(?:\.\d+)*", text) else ()
+
+
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
@@ -129,22 +139,28 @@ def main(argv: list[str]) -> int:
         return 2
     repo = Path(argv[0])
     tags = set(git(repo, "tag").split())
+    newest_tag = max((version_key(t[1:]) for t in tags if version_key(t[1:])), default=())
     generated = repo_generated_dir()
     missing = []
     for version in available_versions(generated):
         tag = f"v{version}"
-        if tag not in tags:
+        if tag in tags:
+            commit = git(repo, "rev-list", "-n", "1", tag).strip()
+            source = {"repo": "deepspeedai/DeepSpeed", "ref": tag, "commit": commit, "file": PAGE}
+        elif version_key(version) > newest_tag:  # released after the clone was taken: its newest page
+            commit, date = git(repo, "log", "-1", "--format=%H %cs", "HEAD", "--", PAGE).split()
+            source = {"repo": "deepspeedai/DeepSpeed", "ref": f"main@{commit[:12]}", "commit": commit,
+                      "file": PAGE, "date": date, "untagged": True}
+        else:
             missing.append(version)
             continue
-        commit = git(repo, "rev-list", "-n", "1", tag).strip()
         try:
-            text = git(repo, "show", f"{tag}:{PAGE}")
+            text = git(repo, "show", f"{source['commit']}:{PAGE}")
         except subprocess.CalledProcessError:
             missing.append(version)
             continue
         snapshot = json.loads((generated / version / "fields.json").read_text(encoding="utf-8"))
-        data = {"generated_by": "python dev/official_docs.py DEEPSPEED_GIT_DIR",
-                "source": {"repo": "deepspeedai/DeepSpeed", "ref": tag, "commit": commit, "file": PAGE},
+        data = {"generated_by": "python dev/official_docs.py DEEPSPEED_GIT_DIR", "source": source,
                 **extract(text, snapshot)}
         (generated / version / OUTPUT).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"{version}: {len(data['keys'])} keys, {data['unplaced']} unplaced")

@@ -26,7 +26,11 @@ def test_only_facts_of_the_page_are_kept():
             continue
         fields = _snapshot(version)
         known = set(fields["fields"]) | set(fields["sections"])
-        assert docs["source"]["ref"] == f"v{version}"
+        source = docs["source"]
+        if source.get("untagged"):  # released after the clone: its newest page, said with commit and date
+            assert source["ref"] == "main@" + source["commit"][:12] and source.get("date"), version
+        else:
+            assert source["ref"] == f"v{version}"
         for path, stated in docs["keys"].items():
             assert path in known, (version, path)
             assert set(stated) <= {"line", "type", "default"}, (version, path)
@@ -58,3 +62,29 @@ def test_types_are_compared_where_both_are_plain():
     wrong["keys"]["aio.block_size"] = {"line": 2, "type": "boolean"}
     found = [d.path for d in official_docs.disagreements(snapshot, wrong) if d.kind == "type"]
     assert found == ["aio.block_size"]  # stage is a ZeroStageEnum: not a plain type, not compared
+
+
+def test_every_release_is_compared_and_the_newest_ones_with_the_newest_page():
+    """Releases newer than the clone's last tag (0.19.6-0.19.8) are compared with the newest page the clone holds,
+    which names its commit and date; an older release is compared at its own tag only. steps_per_print (the page
+    says 10, the code None) is found in them too."""
+    untagged = []
+    for version in available_versions():
+        docs = official_docs.load(version)
+        assert docs is not None, f"{version}: no official page compared"
+        if docs["source"].get("untagged"):
+            untagged.append(version)
+            found = {d.path for d in official_docs.disagreements(_snapshot(version), docs)}
+            assert "steps_per_print" in found, version
+    assert untagged and untagged == sorted(untagged, key=lambda v: tuple(map(int, v.split("."))))
+    newest_tagged = max((v for v in available_versions() if v not in untagged),
+                        key=lambda v: tuple(map(int, v.split("."))))
+    assert all(tuple(map(int, v.split("."))) > tuple(map(int, newest_tagged.split("."))) for v in untagged)
+
+
+def test_a_top_level_section_is_placed_before_a_nested_one_of_the_same_name():
+    """The page's curriculum_learning headings belong to the legacy top-level section, not to
+    data_efficiency.data_sampling.curriculum_learning, and its schedule_config keys are placed inside it."""
+    docs = official_docs.load("0.19.5")
+    assert "curriculum_learning.max_difficulty" in docs["keys"]
+    assert "curriculum_learning.schedule_config.total_curriculum_step" in docs["keys"]
