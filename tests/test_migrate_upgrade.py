@@ -148,6 +148,11 @@ def test_from_is_guessed_only_where_the_keys_decide_it(tmp_path, capsys):
     assert "curriculum_learning is read up to" in err and "0.8.0 … " in err and "give it with --from U" in err
     assert "steps_per_print in 0.15.2" in err  # a default that makes the release matter
     assert infer_release({"train_batch_size": 8}).version is None
+    # upgrade (not migrate) goes on from the oldest release the keys allow, and says so; its changes name releases
+    assert main(["upgrade", str(source), "--to", NEW]) == 1  # 0.19.8 refuses curriculum_learning
+    out = capsys.readouterr().out
+    assert "from DeepSpeed 0.8.0 to" in out and "from the oldest release the keys allow, 0.8.0" in out
+    assert "gradient_clipping: 0.0 → 1.0" in out and "changed in DeepSpeed 0.19.3" in out
 
 
 def test_legacy_table_matches_the_snapshots():
@@ -206,7 +211,12 @@ def test_upgrade_report_for_a_zero2_offload_config(tmp_path, capsys):
     assert main(["upgrade", str(source), "--from", "0.10.3", "--to", NEW, "--lang", "zh", "--format",
                  "markdown"]) == 1
     out = capsys.readouterr().out
-    assert "## 文件未设置、但默认值改变的键" in out and "在 DeepSpeed 0.19.8 中已弃用" in out
+    assert "## 文件未设置、但默认值改变的键" in out
+    # every change names the release it came in, not the target: a long jump is not "all new in 0.19.8"
+    assert "`zero_optimization.cpu_offload`: 自 DeepSpeed 0.8.0（或更早）起弃用" in out
+    assert "`zero_optimization.zenflow`: DeepSpeed 0.17.5 新增" in out
+    assert "`steps_per_print`: 10 → null" in out and "在 DeepSpeed 0.15.2 中改变" in out
+    assert "（自 0.17.1 起；0.10.3 不会）" in out  # fp16.opt_level: refused since fp16 became a strict model
 
 
 def test_upgrade_names_launch_rules_confirmed_in_one_release_only():

@@ -152,9 +152,11 @@ def _defaults_changed(data: dict[str, Any], newest: Snapshot, low: str, high: st
 
 
 def choose_source(data: dict[str, Any], requested: str | None, generated: Path | None = None,
-                  date: str | None = None) -> tuple[Snapshot, str]:
+                  date: str | None = None, oldest: bool = False) -> tuple[Snapshot, str]:
     """The snapshot of the release the file was written for, and how it was chosen (exit 2 if it cannot be):
-    ``--from U``, else ``--from-date`` (the newest release published by then), else a guess from the keys."""
+    ``--from U``, else ``--from-date`` (the newest release published by then), else a guess from the keys.
+    ``oldest``: where the keys do not decide, the oldest release they allow (``upgrade``, whose changes each name
+    their release) instead of exit 2 (``migrate``, which would write that release's values into the file)."""
     if requested:
         return load_requested(requested, generated), f"--from {requested}"
     if date:
@@ -162,10 +164,20 @@ def choose_source(data: dict[str, Any], requested: str | None, generated: Path |
         return load_requested(version, generated), f"--from-date {date.strip()}: {version}, published {published}"
 
     guess = infer_release(data, generated)
-    if guess.version is None:
+    if guess.version is not None:
+        return load_requested(guess.version, generated), guess.how
+    if not oldest:
         raise UsageError(f"cannot tell which DeepSpeed release the file was written for ({guess.how}); "
                          "give it with --from U or --from-date YYYY-MM")
-    return load_requested(guess.version, generated), guess.how
+    # No single release: upgrade from the oldest the keys allow. Every change then names the release it came in,
+    # so a reader skips those at or before their own release; --from or --from-date narrows it.
+    versions = available_versions(generated)
+    if not versions:
+        raise UsageError("no snapshots to upgrade from")
+    oldest = guess.low or versions[0]
+    return load_requested(oldest, generated), (
+        f"not guessed ({guess.how}): from the oldest release the keys allow, {oldest}; each change names the "
+        "release it came in, so skip those at or before yours, or give --from U or --from-date YYYY-MM")
 
 
 # ---------------------------------------------------------------- check and resolve, asked once per release
@@ -224,6 +236,18 @@ class Judge:
         """The written keys ``resolve`` reads in ``old`` and not in ``new``, in the file's order."""
         gone = self(old).reads - self(new).reads
         return [path for path in self(old).resolved if path in gone]
+
+    def onset(self, old: Snapshot, new: Snapshot, holds: Any) -> str:
+        """The first release after ``old`` from which ``holds(verdict)`` is true in every release up to ``new``
+        (``new`` itself where it is only true there): the release a refusal or a loss came in."""
+        lo, hi = version_key(old.version), version_key(new.version)
+        between = [v for v in available_versions() if lo < version_key(v) < hi]
+        since = new.version
+        for version in reversed(between):
+            if not holds(self(load_requested(version))):
+                break
+            since = version
+        return since
 
     def newly_refused(self, old: Snapshot, new: Snapshot) -> list[Any]:
         """check's errors in ``new`` that ``old`` did not report (same key, same rule), in check's order."""
@@ -365,31 +389,33 @@ _WORDS = {
            "default": "default", "removed_msg": "DeepSpeed {v}: {message}",
            "gone": "read by DeepSpeed {u} ({where}); DeepSpeed {v} does not read it",
            "deprecated_ignored": "deprecated in DeepSpeed {v}, which ignores the value; use {new}",
-           "renamed": "deprecated in DeepSpeed {v}; use {new}",
-           "renamed_carried": "deprecated in DeepSpeed {v}; its value is carried to {new}",
-           "refused": "DeepSpeed {v} refuses it ({u} did not): {message}",
+           "renamed": "deprecated in DeepSpeed {since}; use {new}",
+           "renamed_carried": "deprecated in DeepSpeed {since}; its value is carried to {new}",
+           "refused": "DeepSpeed {v} refuses it (from {since} on; {u} did not): {message}",
            "still": "DeepSpeed {v} refuses it, as {u} did: {message}",
            "optimizer": "optimizer {name}: DeepSpeed {u} has it, DeepSpeed {v} does not (it has {names})",
            "launch": "launch rule {rule}: confirmed by a launch of DeepSpeed {u} but not of DeepSpeed {v}",
            "launch_new": "launch rule {rule}: confirmed by a launch of DeepSpeed {v}, not of DeepSpeed {u}",
-           "new_key": "new in DeepSpeed {v} (default {default}; {where})",
+           "new_key": "new in DeepSpeed {since} (default {default}; {where})",
+           "changed_in": "changed in DeepSpeed {since}", "gone_since": "not read from DeepSpeed {since} on",
            "written_change": "written in the file; DeepSpeed {v} reads the value differently",
-           "already": " (already deprecated in DeepSpeed {u})", "colon": ": ",
+           "colon": ": ", "and": ", ", "or_earlier": " or earlier", "after_release": "",
            "choose": "; no value keeps it: choose {options}"},
     "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
            "default": "默认值", "removed_msg": "DeepSpeed {v} 会报错：原文：{message}",
            "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不读取它",
            "deprecated_ignored": "在 DeepSpeed {v} 中已弃用，该值被忽略；请改用 {new}",
-           "renamed": "在 DeepSpeed {v} 中已弃用；请改用 {new}",
-           "renamed_carried": "在 DeepSpeed {v} 中已弃用；其值会转给 {new}",
-           "refused": "DeepSpeed {v} 会拒绝（{u} 不会）：{message}",
+           "renamed": "自 DeepSpeed {since}起弃用；请改用 {new}",
+           "renamed_carried": "自 DeepSpeed {since}起弃用；其值会转给 {new}",
+           "refused": "DeepSpeed {v} 会拒绝（自 {since} 起；{u} 不会）：{message}",
            "still": "DeepSpeed {v} 会拒绝，{u} 也会：{message}",
            "optimizer": "优化器 {name}：DeepSpeed {u} 提供，DeepSpeed {v} 已没有（现有：{names}）",
            "launch": "启动规则 {rule}：在 DeepSpeed {u} 的实际启动中得到确认，在 DeepSpeed {v} 中没有",
            "launch_new": "启动规则 {rule}：在 DeepSpeed {v} 的实际启动中得到确认，在 DeepSpeed {u} 中没有",
-           "new_key": "DeepSpeed {v} 新增（默认值 {default}；{where}）",
+           "new_key": "DeepSpeed {since} 新增（默认值 {default}；{where}）",
+           "changed_in": "在 DeepSpeed {since} 中改变", "gone_since": "自 DeepSpeed {since} 起不再读取",
            "written_change": "文件中已写明；DeepSpeed {v} 对该值的解读不同",
-           "already": "（在 DeepSpeed {u} 中已弃用）", "colon": "：",
+           "colon": "：", "and": "、", "or_earlier": "（或更早）", "after_release": " ",
            "choose": "；没有能保持原意的值：请在 {options} 中选择"},
 }
 WORDS = {lang: Words(lang, words) for lang, words in _WORDS.items()}
@@ -401,6 +427,20 @@ def _sections_used(data: dict[str, Any]) -> set[str]:
     for path in written_paths(data):
         if isinstance(at_path(data, path), dict):
             out.add(path)
+    return out
+
+
+def _event_releases(paths: list[str], kinds: tuple[EventKind, ...], old: Snapshot | None, new: Snapshot,
+                    generated: Path | None = None) -> dict[str, list[str]]:
+    """For each path, the releases after ``old`` (None: from the first) up to ``new`` in which its history has one
+    of ``kinds``: the release a change came in, which a long jump must name (a key added in 0.10.0 is not "new in
+    0.19.8")."""
+    lo, hi = version_key(old.version) if old is not None else (), version_key(new.version)
+    out: dict[str, list[str]] = {}
+    for path, events in field_histories(sorted(set(paths)), generated).items():
+        found = [e.version for e in events if e.kind in kinds and lo < version_key(e.version) <= hi]
+        if found:
+            out[path] = sorted(set(found), key=version_key)
     return out
 
 
@@ -426,19 +466,30 @@ def report(data: dict[str, Any] | ConfigFile, old: Snapshot, new: Snapshot, lang
             text = w["deprecated_ignored"].format(v=v, new=record.deprecated.new_param or "-")
         else:
             text = w["gone"].format(u=u, v=v, where=where(old, path) or "-")
+        extra["since"] = judge.onset(old, new, lambda verdict, p=path: p not in verdict.reads)
+        text += w["colon"] + w["gone_since"].format(since=extra["since"])
         items.append(Item("removed", path, text, extra))
+    # the release that deprecated it, which may be older than the file's own (then DeepSpeed U warned already)
+    deprecated = _event_releases(written_paths(data), (EventKind.DEPRECATED, EventKind.RENAMED), None, new)
     for path in written_paths(data):
-        record, was = new.fields.get(path), old.fields.get(path)
+        record = new.fields.get(path)
         if path in gone or record is None or record.deprecated is None:
             continue
         info = record.deprecated
         key = "renamed_carried" if info.set_new_param and info.new_param else "renamed"
-        text = w[key].format(v=v, new=info.new_param or "-")
-        if was is not None and was.deprecated is not None:
-            text += w["already"].format(u=u)
-        items.append(Item("renamed", path, text, {"new_param": info.new_param}))
+        since = (deprecated.get(path) or [v])[-1]
+        # deprecated in the first snapshotted release: the snapshots cannot tell how much earlier
+        first = since == (available_versions() or [since])[0]
+        since_text = since + (w["or_earlier"] if first else w["after_release"])
+        text = w[key].format(since=since_text, new=info.new_param or "-")
+        items.append(Item("renamed", path, text, {"new_param": info.new_param, "since": since}))
     items += _refused(judge, old, new, w)
-    for change in compare(data, old, data, new, hf, judge):
+    changes = compare(data, old, data, new, hf, judge)
+    changed_in = _event_releases([c.path for c in changes], (EventKind.DEFAULT_CHANGED, EventKind.TYPE_CHANGED),
+                                 old, new)
+    for change in changes:
+        if change.path in changed_in:
+            change.note = w["changed_in"].format(since=w["and"].join(changed_in[change.path]))
         if change.written:
             if not any(i.path == change.path for i in items):  # the file's own value, read differently
                 items.append(Item("lost", change.path,
@@ -447,7 +498,8 @@ def report(data: dict[str, Any] | ConfigFile, old: Snapshot, new: Snapshot, lang
             continue
         items.append(Item("defaults", change.path,
                           f"{json_text(change.old)} → {json_text(change.new)} "
-                          f"({u}: {change.old_where or '-'}; {v}: {change.new_where or '-'})", change.as_dict()))
+                          f"({u}: {change.old_where or '-'}; {v}: {change.new_where or '-'})"
+                          + (f"{w['colon']}{change.note}" if change.note else ""), change.as_dict()))
     items += _lost(data, old, new, judge(old).resolved, w)
     items += _launch_changes(judge, old, new, w)
     items += _new_keys(data, old, new, w)
@@ -470,13 +522,16 @@ def _refused(judge: Judge, old: Snapshot, new: Snapshot, w: Words) -> list[Item]
         shown = localize(": " + message, w.lang, "check.")
         shown = shown[2:] if shown.startswith(": ") else shown[1:] if shown.startswith("：") else shown
         kind = "rejected" if finding in fresh else "still"
-        text = w["refused" if kind == "rejected" else "still"].format(u=old.version, v=new.version, message=shown)
+        identity = (finding.path, finding.rule)
+        since = judge.onset(old, new, lambda verdict, i=identity: i in verdict.errors) if kind == "rejected" else ""
+        text = w["refused" if kind == "rejected" else "still"].format(u=old.version, v=new.version, message=shown,
+                                                                      since=since)
         value = at_path(judge.data, finding.path) if finding.path else None
         choose = choices_for(new, finding.path, value) if finding.path else []
         if choose:
             text += w["choose"].format(options=" / ".join(json_text(c) for c in choose))
         out.append(Item(kind, finding.path, text, {"basis": "check", "check": finding.as_dict(),
-                                                           "choose": choose}))
+                                                           "choose": choose, **({"since": since} if since else {})}))
     return out
 
 
@@ -553,7 +608,7 @@ def _new_keys(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> l
     params = tuple(f"{c.section}.{c.params_key}" for c in new.catalogs.values() if c.section)
     resolver = Resolver(new)
     stage = _stage(data)
-    out = []
+    wanted = []
     for path, record in sorted(new.fields.items()):
         if record.section not in used or path in old.fields or record.deprecated is not None or record.pattern:
             continue
@@ -561,11 +616,16 @@ def _new_keys(data: dict[str, Any], old: Snapshot, new: Snapshot, w: Words) -> l
             continue  # a class's keyword arguments; a ZeRO knob of another stage
         if record.section == "":
             continue  # a new top-level key is a new feature, not a knob of a section the file uses
+        wanted.append((path, record))
+    since = _event_releases([p for p, _ in wanted], (EventKind.INTRODUCED, EventKind.REINTRODUCED), old, new)
+    out = []
+    for path, record in wanted:
         default = json_text(record.default)
         default = default if len(default) <= 60 else default[:57] + "..."
-        out.append(Item("new", path, w["new_key"].format(v=new.version, default=default,
+        added = (since.get(path) or [new.version])[-1]
+        out.append(Item("new", path, w["new_key"].format(since=added, default=default,
                                                           where=where(new, path) or "-"),
-                        {"default": record.default}))
+                        {"default": record.default, "since": added}))
     return out
 
 
@@ -631,7 +691,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     new = load_requested(args.to)
-    old, how = choose_source(config.data, args.source, date=getattr(args, "from_date", None))
+    old, how = choose_source(config.data, args.source, date=getattr(args, "from_date", None), oldest=True)
     lang = _language(args.lang)
     judge = Judge(config, args.hf)
     items = report(config.data, old, new, lang, args.hf, judge)
