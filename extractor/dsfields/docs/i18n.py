@@ -46,7 +46,8 @@ ZH: dict[str, str] = {
      "the page compared is the newest one the clone holds, commit `{commit}` of {date}, so a default the release "
      "changed after that date shows here as a disagreement."):
         ("本页读取官方文档所用的仓库副本早于 DeepSpeed {v} 的发布，其中没有该版本的标签："
-         "这里对照的是副本中最新的一版文档，即 {date} 的提交 `{commit}`；该日期之后本版本改动的默认值会在下表中显示为不一致。"),
+         "这里对照的是副本中最新的一版文档，即 {date} 的提交 `{commit}`；"
+         "该日期之后本版本改动的默认值会在下表中显示为不一致。"),
     "Effective when omitted (DeepSpeed derives it, world size 1)":
         "省略时的实际值（由 DeepSpeed 推导，world size 为 1）",
     "with": "配置为",
