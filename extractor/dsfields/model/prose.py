@@ -362,9 +362,10 @@ def _entry(key: str, lang: str, raw: Any, path: str = "", scope: Scope | None = 
     if not summary:
         return None
     params = raw.get("params")
+    # a parameter's text may be pieces with conditions too (a sentence naming a scheduler some releases lack)
+    shown = {str(k): _part(v, path or key, scope) for k, v in params.items()} if isinstance(params, dict) else {}
     return Explanation(key, lang, summary, _part(raw.get("body"), path or key, scope),
-                       _part(raw.get("pitfall"), path or key, scope) or None,
-                       {str(k): str(v) for k, v in params.items()} if isinstance(params, dict) else {})
+                       _part(raw.get("pitfall"), path or key, scope) or None, {k: v for k, v in shown.items() if v})
 
 
 def matches(pattern: str, path: str) -> bool:

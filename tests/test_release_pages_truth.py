@@ -1,0 +1,125 @@
+"""Every page a reader of a release is shown names only what that release has (issue 39, point 1).
+
+The field prose is checked entry by entry in ``test_prose_facts.py``; this test reads what the built site actually
+shows: every release × language × page kind (overview, fields and sections, the optimizer/scheduler catalogue,
+templates, default values, enum types, typos and errors, inference), through the same claim finder
+(``dsfields.model.prose_facts.contradictions``), against the snapshot of the release the page is shown for (the
+inference document's own snapshot for inference pages). A key, feature or identifier the release lacks is a
+finding, wherever it comes from: our prose, a template, a table, a label.
+
+Left out, because naming other releases is what they are for: the banner (it links the newest release), a field's
+History line, the pages of changes between releases (release changes, inference changes, deprecated and removed,
+official docs vs code), the HF Trainer's fill line (it names the model config's attributes, not DeepSpeed keys),
+and elements marked ``dsf-elsewhere`` (a note that says what this release does not read). Release numbers are not
+claims here (framing such as "from 0.17.6 on" is allowed on pages); the field prose test checks them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dsfields.model.prose_facts import Facts, Vocabulary, contradictions
+from dsfields.model.store import available_versions, repo_generated_dir
+
+pytestmark = pytest.mark.site
+
+LANGUAGES = ("en", "zh")
+BETWEEN_RELEASES = {"release-changes", "official-docs", "deprecated-removed"}
+"""Page kinds (the first folder under a release) whose subject is what differs between releases."""
+ARTICLE = re.compile(r"<article[^>]*>(.*?)</article>", re.S)
+LEFT_OUT = [re.compile(p, re.S) for p in (
+    r'<p class="dsf-banner">.*?</p>',
+    r'<li class="dsf-history">.*?</li>',
+    r'<li class="dsf-hf">.*?</li>',
+    r'<div class="admonition[^"]*\bdsf-elsewhere\b[^"]*">.*?</div>',
+    r"<script.*?</script>", r"<style.*?</style>",
+)]
+CODE = re.compile(r"<code[^>]*>(.*?)</code>", re.S)
+TAG = re.compile(r"<[^>]+>")
+BLOCK_END = re.compile(r"</(?:p|li|h\d|tr|div|td|th|summary|pre)>")
+
+
+def shown_lines(page: str) -> list[str]:
+    """The article's text a reader sees, one line per block, code spans backticked (as prose writes them)."""
+    match = ARTICLE.search(page)
+    if not match:
+        return []
+    text = match.group(1)
+    for pattern in LEFT_OUT:
+        text = pattern.sub(" ", text)
+    text = CODE.sub(lambda m: "`" + TAG.sub("", m.group(1)) + "`", text)
+    text = html.unescape(TAG.sub(" ", BLOCK_END.sub("\n", text)))
+    return [line.strip() for line in text.split("\n") if line.strip()]
+
+
+class Releases:
+    """Each release's facts, for the training document and for the inference one, and what any release has."""
+
+    def __init__(self, root: Path) -> None:
+        self.training: dict[str, Facts] = {}
+        self.inference: dict[str, Facts] = {}
+        self.vocabulary, self.inference_vocabulary = Vocabulary(), Vocabulary()
+        for version in available_versions(root):
+            self.training[version] = Facts.of_raw(json.loads((root / version / "fields.json").read_text("utf-8")))
+            self.vocabulary.add(self.training[version])
+            inference = root / version / "inference.json"
+            if inference.is_file():
+                self.inference[version] = Facts.of_raw(json.loads(inference.read_text("utf-8")))
+                self.inference_vocabulary.add(self.inference[version])
+
+    def claims(self, version: str, kind: str, lines: list[str]) -> list[str]:
+        facts, vocabulary = ((self.inference.get(version), self.inference_vocabulary) if kind == "inference"
+                             else (self.training.get(version), self.vocabulary))
+        if facts is None:
+            return []
+        return [f"{found}: {line[:140]}" for line in lines for found in contradictions("", line, facts, vocabulary)
+                if not found.startswith("names release")]
+
+
+@pytest.fixture(scope="module")
+def releases(built_site) -> Releases:
+    return Releases(Path(built_site.generated) if built_site.generated else repo_generated_dir())
+
+
+def release_pages(site: Path, lang: str, version: str) -> list[tuple[str, Path]]:
+    """(page kind, file) of every page stored under the release's folder in ``lang``."""
+    folder = (site / "zh" if lang == "zh" else site) / version
+    out = []
+    for page in sorted(folder.rglob("index.html")):
+        parts = page.relative_to(folder).parts
+        kind = parts[0] if len(parts) > 1 else "overview"
+        if kind in BETWEEN_RELEASES or (kind == "inference" and "changes" in parts):
+            continue
+        out.append((kind, page))
+    return out
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_page_names_what_its_release_lacks(built_site, releases, lang):
+    site = Path(built_site.site)
+    found, kinds = [], set()
+    for version in releases.training:
+        for kind, page in release_pages(site, lang, version):
+            kinds.add(kind)
+            for claim in releases.claims(version, kind, shown_lines(page.read_text(encoding="utf-8"))):
+                found.append(f"{page.relative_to(site)}: {claim}")
+    # every kind of release page was read (a renamed folder would otherwise make this test vacuous)
+    assert {"overview", "fields", "optimizers-schedulers", "config-templates", "typos-errors", "inference"} <= kinds
+    assert found == [], f"{len(found)} claims a release contradicts, e.g.\n" + "\n".join(found[:12])
+
+
+def test_a_muon_sentence_on_an_old_release_page_is_found(built_site, releases):
+    """Mutation: the same reading of a 0.10.3 page with a sentence naming Muon (and a key 0.10.3 lacks) fails."""
+    site = Path(built_site.site)
+    kind, page = next((k, p) for k, p in release_pages(site, "en", "0.10.3") if k == "optimizers-schedulers")
+    text = page.read_text(encoding="utf-8").replace(
+        "</article>", "<p>Prefer Muon, and set <code>zero_optimization.zenflow</code> for it.</p></article>", 1)
+    claims = releases.claims("0.10.3", kind, shown_lines(text))
+    assert any("Muon" in c for c in claims) and any("zenflow" in c for c in claims), claims
+    # true of the release that has them
+    assert not [c for c in releases.claims("0.19.8", kind, shown_lines(text)) if "Muon" in c or "zenflow" in c]
