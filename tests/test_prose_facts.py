@@ -60,6 +60,11 @@ def release_contradictions(raw: dict, lang: str, vocabulary: Vocabulary) -> list
         for part in ("summary", "body", "pitfall"):
             for found in contradictions(path, getattr(ex, part) or "", facts, vocabulary):
                 out.append(f"{facts.version} {lang} {path} {part}: {found}")
+        for name, text in ex.params.items():  # an optimizer's or scheduler's parameters, shown in its table
+            if name not in facts.names:
+                continue  # a parameter the release's class lacks has no row there: its text is not shown
+            for found in contradictions(f"{path.rpartition('.')[0]}.params.{name}", text, facts, vocabulary):
+                out.append(f"{facts.version} {lang} {path} params.{name}: {found}")
     return out
 
 
