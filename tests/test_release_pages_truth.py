@@ -66,6 +66,7 @@ class Releases:
         self.training: dict[str, Facts] = {}
         self.inference: dict[str, Facts] = {}
         self.vocabulary, self.inference_vocabulary = Vocabulary(), Vocabulary()
+        self._judged: dict[tuple[str, bool, str], list[str]] = {}
         self.fallbacks: dict[str, set[str]] = {}
         """Per release, the optimizer/scheduler types its catalogue lists as torch fallbacks (``Muon`` builds
         ``torch.optim.Muon`` where DeepSpeed has no muon of its own): a catalogue entry names them rightly."""
@@ -87,9 +88,15 @@ class Releases:
         if facts is None:
             return []
         fallbacks = self.fallbacks.get(version, set()) if kind == "optimizers-schedulers" else set()
-        return [f"{found}: {line[:140]}" for line in lines for found in contradictions("", line, facts, vocabulary)
-                if not found.startswith("names release")
-                and not any(found.startswith(f"names {name}, ") for name in fallbacks)]
+        out = []
+        for line in lines:  # a table row or a label repeats on many pages of a release: each is judged once
+            key = (version, kind == "inference", line)
+            found = self._judged.get(key)
+            if found is None:
+                found = self._judged[key] = [c for c in contradictions("", line, facts, vocabulary)
+                                             if not c.startswith("names release")]
+            out += [f"{c}: {line[:140]}" for c in found if not any(c.startswith(f"names {n}, ") for n in fallbacks)]
+        return out
 
 
 @pytest.fixture(scope="module")
