@@ -278,8 +278,9 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
         lines += wrap(f'"{catalog.type_key}": "{asked}" → {entry.name} ({label(lang, "any_case")})',
                       width, "  ", "    ")
     lines.append("")
-    ours = prose.explain_type(section, entry.name, lang) or (
-        prose.explain_type(section, entry.name, "en") if lang != "en" else None)
+    scope = prose.Scope.of_snapshot(snapshot)  # the release asked for: its pieces only, as its site page shows
+    ours = prose.explain_type(section, entry.name, lang, scope) or (
+        prose.explain_type(section, entry.name, "en", scope) if lang != "en" else None)
     if ours is not None:
         lines += paragraphs(ours.summary, width)
         if ours.body:
@@ -332,7 +333,8 @@ def _class_lines(snapshot: Snapshot, section: str, entry: CatalogEntry, width: i
         if len(classes) == 1:
             when = label(lang, "one_class")
         else:
-            when = goals.runs_when(section, entry.name, cls.name, lang) or label(lang, "not_curated")
+            when = goals.runs_when(section, entry.name, cls.name, lang, prose.Scope.of_snapshot(snapshot)) or label(
+                lang, "not_curated")
         lines += wrap(f"{label(lang, 'runs')}: {when}", width, "    ", "      ")
         if not cls.importable or cls.params is None:
             lines += wrap(label(lang, "not_importable"), width, "    ", "      ")
@@ -404,9 +406,11 @@ def format_miss(snapshot: Snapshot, section: str, name: str, lang: str) -> list[
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def type_json(catalog: Catalog, entry: CatalogEntry, lang: str) -> dict[str, Any]:
-    """The snapshot's entry untouched, the catalogue's own keys, our explanation and class choice."""
-    ours = prose.explain_type(catalog.section, entry.name, lang)
+def type_json(catalog: Catalog, entry: CatalogEntry, lang: str, snapshot: Snapshot | None = None) -> dict[str, Any]:
+    """The snapshot's entry untouched, the catalogue's own keys, our explanation (as it holds for ``snapshot``'s
+    release) and class choice."""
+    ours = prose.explain_type(catalog.section, entry.name, lang,
+                              prose.Scope.of_snapshot(snapshot) if snapshot is not None else None)
     return {
         "kind": f"{catalog.section}_type",
         "path": catalog.section,
@@ -414,7 +418,9 @@ def type_json(catalog: Catalog, entry: CatalogEntry, lang: str) -> dict[str, Any
         "explanation": ours.as_dict() if ours else None,
         "entry": entry.raw,
         "catalog": {k: v for k, v in catalog.raw.items() if k != "names"},
-        "runs_when": {c.name: goals.runs_when(catalog.section, entry.name, c.name, lang) for c in entry.classes},
+        "runs_when": {c.name: goals.runs_when(catalog.section, entry.name, c.name, lang,
+                                              prose.Scope.of_snapshot(snapshot) if snapshot is not None else None)
+                      for c in entry.classes},
         "runs_when_read_from": goals.class_choice().get("read_from"),
     }
 

@@ -237,7 +237,7 @@ def _catalog_or_goal(snapshot: Snapshot, args: Any, lang: str, plain: bool = Fal
         if args.json:
             items = []
             for catalog, entry in found:
-                item = catalog_answer.type_json(catalog, entry, lang)
+                item = catalog_answer.type_json(catalog, entry, lang, snapshot)
                 if args.history:
                     item["history"] = catalog_answer.type_history(states[catalog.section])
                 items.append(item)

@@ -130,9 +130,13 @@ def class_choice() -> dict[str, Any]:
     return _load(CLASS_CHOICE_FILE)
 
 
-def runs_when(section: str, type_name: str, class_name: str, lang: str) -> str | None:
-    """When DeepSpeed's engine builds ``class_name`` for ``section.type`` (our words), or None if not curated."""
+def runs_when(section: str, type_name: str, class_name: str, lang: str, scope: Any = None) -> str | None:
+    """When DeepSpeed's engine builds ``class_name`` for ``section.type`` (our words), or None if not curated. A
+    text may be pieces with conditions, as prose is (``scope``: the release shown, a ``prose.Scope``; a clause
+    about ZenFlow is left out where the release has none)."""
+    from dsfields.model.prose import _part
+
     entry = (class_choice().get(section) or {}).get(type_name, {}).get(class_name)
     if not isinstance(entry, dict):
         return None
-    return str(entry.get(lang) or entry.get("en") or "") or None
+    return _part(entry.get(lang) or entry.get("en"), f"{section}.type", scope) or None
