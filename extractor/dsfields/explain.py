@@ -26,6 +26,7 @@ from typing import Any
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
+from dsfields.model.message_ids import ID_SHAPE, pattern_regex
 from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
 from dsfields.model.termsafe import shown
 
@@ -151,25 +152,7 @@ class Message:
         return max(self.occurrences, key=lambda o: _anykey(o.version))
 
     def regex(self) -> re.Pattern[str]:
-        parts = []
-        pos = 0
-        for match in _FIELD.finditer(self.pattern):
-            parts.append(_literal_regex(self.pattern[pos:match.start()]))
-            token = match.group()
-            parts.append(re.escape(token[0]) if token in ("{{", "}}") else r"(.{0,400}?)")
-            pos = match.end()
-        tail = self.pattern[pos:]
-        if not tail.strip() and parts and parts[-1] == r"(.{0,400}?)":
-            parts[-1] = r"(\S{1,400})"  # a field that ends the message takes the word printed there, not nothing
-        parts.append(_literal_regex(tail))
-        return re.compile("".join(parts).strip(), re.IGNORECASE)
-
-
-def _literal_regex(text: str) -> str:
-    words = text.split()
-    lead = r"\s*" if text[:1].isspace() else ""
-    tail = r"\s*" if text[-1:].isspace() else ""
-    return lead + r"\s+".join(re.escape(w) for w in words) + tail if words else (r"\s*" if text else "")
+        return pattern_regex(self.pattern)
 
 
 def _anykey(version: str) -> tuple[Any, ...]:
@@ -860,6 +843,9 @@ def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
 
 
 def long_form(message_id: str, lang: str) -> str | None:
+    """What ``dsfields explain ID`` prints: a catalogue message (DSnnnnn) or one of check's rules (DSFnnnnn)."""
+    if message_id.upper().startswith("DSF"):
+        return _rule_long_form(message_id.upper(), lang)
     message = catalogue().get(message_id.upper())
     if message is None:
         return None
@@ -873,6 +859,21 @@ def long_form(message_id: str, lang: str) -> str | None:
     action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
     lines.append("  " + _t(lang, "fix", "修正") + f" ({action}): {fix}")
     return "\n".join(lines)
+
+
+def _rule_long_form(code: str, lang: str) -> str | None:
+    from dsfields.check.codes import check_rules
+    from dsfields.model.message_ids import describe
+
+    found = describe(check_rules(), code)
+    if found is None:
+        return None
+    name, summary = found
+    if lang == "zh":  # the summaries are our English prose: the zh long form names the rule and where to read it
+        return "\n".join([f"{code}  dsfields 检查规则 {name}",
+                          f"  用 `dsfields check` 检查你的文件：带 [{code}] 的发现即由该规则报告，其后一行给出修正。"])
+    return "\n".join([f"{code}  dsfields check rule {name}", f"  says: {summary}",
+                      f"  `dsfields check` prints [{code}] after each finding of this rule, its fix on the next line."])
 
 
 # ----------------------------------------------------------------------------------------------- diff --messages
@@ -948,7 +949,12 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("text", nargs="?", default="-", help="the pasted message, a message ID, or - for stdin")
     parser.add_argument("--version", dest="deepspeed_version", metavar="V", help="the DeepSpeed release you ran")
     parser.add_argument("--hf-version", metavar="T,A", help="transformers (and accelerate) releases you ran")
-    parser.add_argument("--config", metavar="FILE", help="your ds_config file, to rank its keys first")
+    parser.add_argument("--config", metavar="FILE",
+                        help="your ds_config file: its keys rank first, and the fixed file is computed and checked")
+    parser.add_argument("--fix-out", metavar="OUT", help="with --config: write the fixed file there (safe write)")
+    parser.add_argument("--force", action="store_true", help="with --fix-out: overwrite OUT when it exists")
+    parser.add_argument("--world-size", type=int, metavar="N",
+                        help="with --config: the world size the run had (else the one the message printed, else 1)")
     parser.add_argument("--lang", choices=("en", "zh"), default=None, help="language of our explanations")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
@@ -962,7 +968,7 @@ def run(args: Any) -> int:
         raw: str | bytes = sys.stdin.buffer.read(MAX_PASTE + 1)[-MAX_PASTE:]
     else:
         raw = text
-        if re.fullmatch(r"(?i)DS\d{5}", text.strip()):
+        if ID_SHAPE.fullmatch(text.strip()):
             long = long_form(text.strip(), lang)
             if long is None:
                 raise UsageError(f"no message with ID {text.strip()}")
@@ -989,11 +995,35 @@ def run(args: Any) -> int:
         if not all(re.fullmatch(r"\d+(?:\.\d+){1,2}", p) for p in parts) or len(parts) > 2:
             raise UsageError(f"--hf-version {shown(args.hf_version)}: expected T or T,A (transformers, accelerate)")
         hf = tuple(f"{dist}-{p}" for dist, p in zip(("transformers", "accelerate"), parts, strict=False))
+    if getattr(args, "fix_out", None) and config is None:
+        raise UsageError("--fix-out needs --config FILE (a JSON object)")
+    if getattr(args, "world_size", None) is not None and args.world_size < 1:
+        raise UsageError("--world-size must be at least 1")
     answer = explain_text(raw, version=version, config=config, lang=lang, hf=hf)
+    fixed = None
+    if config is not None and answer.placed and not answer.not_config:
+        from dsfields.explain_fix import fix_config
+
+        fixed = fix_config(answer, config, version or sorted(available_versions(generated_root()), key=version_key)[-1],
+                           world_size=getattr(args, "world_size", None))
+        if getattr(args, "fix_out", None) and fixed.changes:
+            from dsfields.model.safewrite import write_text
+
+            write_text(args.fix_out, json.dumps(fixed.config, indent=2, ensure_ascii=False) + "\n",
+                       force=getattr(args, "force", False))
     if args.format == "json":
-        sys.stdout.write(json.dumps(answer.as_json(), ensure_ascii=False, indent=1) + "\n")
+        document = answer.as_json()
+        if fixed is not None:
+            document["fixed"] = {"release": fixed.version, "changes": [c.as_json() for c in fixed.changes],
+                                 "check_errors_before": fixed.errors_before, "check_errors_after": fixed.errors_after,
+                                 "config": fixed.config}
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=1) + "\n")
     elif answer.placed:
         sys.stdout.write(render_text(answer, lang))
+        if fixed is not None:
+            from dsfields.explain_fix import render as render_fix
+
+            sys.stdout.write(render_fix(fixed, lang))
     else:
         sys.stdout.write(_t(lang, "dsfields explain: cannot place this message in any release's catalogue.\n",
                             "无法在任何版本的消息目录中找到这条消息。\n"))
