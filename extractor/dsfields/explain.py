@@ -843,7 +843,7 @@ def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
 
 
 def long_form(message_id: str, lang: str) -> str | None:
-    """What ``dsfields explain ID`` prints: a catalogue message (DSnnnnn) or one of check's rules (DSFnnnnn)."""
+    """What ``dsfields explain ID`` prints: a catalogue message (DSnnnnnnnn) or one of check's rules (DSFnnnnn)."""
     if message_id.upper().startswith("DSF"):
         return _rule_long_form(message_id.upper(), lang)
     message = catalogue().get(message_id.upper())
@@ -952,7 +952,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="your ds_config file: its keys rank first, and the fixed file is computed and checked")
     parser.add_argument("--fix-out", metavar="OUT", help="with --config: write the fixed file there (safe write)")
-    parser.add_argument("--force", action="store_true", help="with --fix-out: overwrite OUT when it exists")
+    parser.add_argument("--force", action="store_true", help="with --fix-out: also write a read-only or hard-linked OUT (a hard-linked one in place)")
     parser.add_argument("--world-size", type=int, metavar="N",
                         help="with --config: the world size the run had (else the one the message printed, else 1)")
     parser.add_argument("--lang", choices=("en", "zh"), default=None, help="language of our explanations")

@@ -125,10 +125,8 @@ def _batch(config: dict[str, Any], world: int) -> list[Change]:
     changes = []
     for key, new in zip(BATCH_KEYS, (micro * gas * world, micro, gas), strict=True):
         old = config.get(key, _MISSING)
-        if old is _MISSING and key != "train_batch_size":
-            continue
-        if old != new:
-            changes.append(Change("set_value", key, None if old is _MISSING else old, new))
+        if old is not _MISSING and old != new:  # a key the file leaves out is completed by DeepSpeed itself
+            changes.append(Change("set_value", key, old, new))
     return changes
 
 
@@ -238,9 +236,34 @@ def fix_config(answer: Any, config: dict[str, Any], version: str, *, world_size:
                 break
         if not errors and result.changes:
             break
+    current, errors = _same_rule(current, errors, result, version, hf, world)
     result.config = current
     result.errors_after = len(errors)
     return result
+
+
+def _same_rule(config: dict[str, Any], errors: list[Any], result: Fix, version: str, hf: bool,
+               world: int) -> tuple[dict[str, Any], list[Any]]:
+    """The errors a paste left out (pydantic prints "5 validation errors" and users paste two): an error of the same
+    kind in the same section as a key a change already answered gets the same change."""
+    done = {(c.path.rpartition(".")[0], c.action) for c in result.changes if c.action in ("remove_key", "move_key")}
+    for error in list(errors):
+        section = error.path.rpartition(".")[0]
+        for where, action in done:
+            if where != section or at_path(config, error.path, _MISSING) is _MISSING:
+                continue
+            from dsfields.model.store import load_indexed
+
+            old = at_path(config, error.path)
+            target = _target(error.path, load_indexed(version)) if action == "move_key" else None
+            change = Change(action, error.path, old, to=target) if target else Change("remove_key", error.path, old)
+            candidate = _edit(config, change)
+            after = _errors(candidate, version, hf, world)
+            if len(after) < len(errors):
+                config, errors = candidate, after
+                result.changes.append(change)
+            break
+    return config, errors
 
 
 def render(fix: Fix, lang: str) -> str:

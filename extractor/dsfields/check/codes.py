@@ -3,7 +3,7 @@
 The rules are the finding kinds (:class:`~dsfields.check.findings.Kind`), the cross-field rules
 (:data:`dsfields.check.rules.RULES`), the launch and world rules (:mod:`dsfields.launch`) and the HF Trainer's
 (:data:`dsfields.check.trainer_check.TRAINER_RULES`). A finding that quotes DeepSpeed's own message carries that
-message's catalogue ID (DSnnnnn) instead; the computation lives in :mod:`dsfields.model.message_ids`.
+message's catalogue ID (DSnnnnnnnn) instead; the computation lives in :mod:`dsfields.model.message_ids`.
 """
 
 from __future__ import annotations

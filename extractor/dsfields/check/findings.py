@@ -64,7 +64,7 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
     related: tuple[str, ...]  # default ()
     rule: str | None  # default None
     id: str | None  # default None
-    """The stable ID (DSnnnnn: the DeepSpeed message it quotes; DSFnnnnn: its rule), set by
+    """The stable ID (DSnnnnnnnn: the DeepSpeed message it quotes; DSFnnnnn: its rule), set by
     :func:`dsfields.check.codes.assign_ids` when the report is printed."""
 
     def as_dict(self) -> dict[str, Any]:

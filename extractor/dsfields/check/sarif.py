@@ -21,7 +21,7 @@ LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "n
 
 
 def rule_id(finding: Finding) -> str:
-    """The finding's stable ID (DSnnnnn or DSFnnnnn, :mod:`dsfields.check.codes`); its rule name, else its kind,
+    """The finding's stable ID (DSnnnnnnnn or DSFnnnnn, :mod:`dsfields.check.codes`); its rule name, else its kind,
     when no ID was given."""
     return finding.id or finding.rule or finding.kind.name.lower()
 

@@ -1,7 +1,7 @@
-# Stable IDs (issue 38): DSnnnnn for a DeepSpeed message of the catalogue, DSFnnnnn for one of our check rules.
+# Stable IDs (issue 38): DSnnnnnnnn for a DeepSpeed message of the catalogue, DSFnnnnn for one of our check rules.
 """The two kinds of stable ID ``check`` prints and ``explain ID`` expands.
 
-* ``DSnnnnn`` names a message DeepSpeed (or transformers/accelerate) raises, asserts or logs; it is computed by
+* ``DSnnnnnnnn`` names a message DeepSpeed (or transformers/accelerate) raises, asserts or logs; it is computed by
   :func:`dsfields.extract.message_catalogue.message_id` from the message's text with its format fields blanked, so
   it is the same in every release that has the same words, and on every re-extraction.
 * ``DSFnnnnn`` names one of dsfields' own check rules (a finding kind such as ``unknown_key``, or a named rule such
@@ -22,9 +22,9 @@ from functools import cache
 from typing import Any
 
 RULE_PREFIX = "DSF"
-"""The prefix of a check rule's code; a catalogue message's ID is ``DS`` and five digits."""
+"""The prefix of a check rule's code; a catalogue message's ID is ``DS`` and eight digits."""
 
-ID_SHAPE = re.compile(r"(?i)^(DS\d{5}|DSF\d{5})$")
+ID_SHAPE = re.compile(r"(?i)^(DS\d{8}|DSF\d{5})$")
 """What ``dsfields explain ID`` takes as an ID rather than a pasted message."""
 
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
