@@ -952,7 +952,8 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="your ds_config file: its keys rank first, and the fixed file is computed and checked")
     parser.add_argument("--fix-out", metavar="OUT", help="with --config: write the fixed file there (safe write)")
-    parser.add_argument("--force", action="store_true", help="with --fix-out: also write a read-only or hard-linked OUT (a hard-linked one in place)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --fix-out: also write a read-only or hard-linked OUT (a hard-linked one in place)")
     parser.add_argument("--world-size", type=int, metavar="N",
                         help="with --config: the world size the run had (else the one the message printed, else 1)")
     parser.add_argument("--lang", choices=("en", "zh"), default=None, help="language of our explanations")
