@@ -689,8 +689,31 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
 
 
 _SILENT_EN = re.compile(r"does(?:n'?t| not)? (?:seem to )?(?:do|work|change|have)|no effect|nothing|ignored|"
-                        r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently", re.I)
-_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化")
+                        r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently|"
+                        r"\bonly \d+(?:\.\d+)?\s*[kmg]i?b?\b|very small|stays?\b|flooded", re.I)
+_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化|只有|不变|没变|不降|没有减少|刷屏|一直")
+
+
+@cache
+def _symptom_table() -> dict[str, Any]:
+    path = Path(__file__).resolve().parent / "prose" / "symptoms.json"
+    return {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if not k.startswith("#")}
+
+
+def _symptom_data(text: str, facts: dict[str, Any], lang: str) -> list[Cause]:
+    """The entries of ``prose/symptoms.json`` whose words the text uses, most (and longest) words first; only paths
+    the release has."""
+    low = text.lower()
+    scored = []
+    for path, entry in _symptom_table().items():
+        if path not in facts["paths"] and path not in facts["sections"]:
+            continue
+        hits = [w for words in entry["words"].values() for w in words if w.lower() in low]
+        if hits:
+            scored.append((sum(len(w) for w in hits), path, entry))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [Cause([path], entry["action"], entry["fix"]["zh" if lang == "zh" else "en"],
+                  entry["why"]["zh" if lang == "zh" else "en"], score=4) for _, path, entry in scored[:2]]
 
 
 def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
@@ -719,6 +742,9 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
                 f"把 `{name}` 移到 `{nested[0].rsplit('.', 1)[0]}` 里面：写在顶层时 DeepSpeed 从不读取它"
                 f"（顶层的未知键会被静默忽略）。"), _t(lang, "a key at the wrong level is silently ignored.",
                                                  "写错层级的键会被静默忽略。"), score=5))
+    if not causes:
+        # The words users write for the known silent misreadings (prose/symptoms.json, keyed by JSON path).
+        causes = _symptom_data(text, facts, lang)
     if not causes:
         # A Trainer flag the user names (max_grad_norm) is the ds_config key the Trainer fills from it.
         flags = _trainer_flags()
