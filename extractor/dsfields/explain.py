@@ -691,7 +691,8 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
 _SILENT_EN = re.compile(r"does(?:n'?t| not)? (?:seem to )?(?:do|work|change|have)|no effect|nothing|ignored|"
                         r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently|"
                         r"\bonly \d+(?:\.\d+)?\s*[kmg]i?b?\b|very small|stays?\b|flooded", re.I)
-_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化|只有|不变|没变|不降|没有减少|刷屏|一直")
+_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化|只有|不变|没变|不降|"
+                        r"没有减少|刷屏|一直")
 
 
 @cache
