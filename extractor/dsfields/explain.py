@@ -461,6 +461,10 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         if part:  # a message cut short by the paste ("AssertionError: Check batch related parameters")
             scored.append((60 + len(part[0]), message, None))
             continue
+        head = re.sub(r"\s+", " ", _PIECES.split(message.pattern)[0]).strip().lower()
+        if len(head) >= 40 and head in haystack:  # its opening words, the rest cut off or on lines not pasted
+            scored.append((60 + len(head), message, None))
+            continue
         tokens = set(w.lower() for w in _WORD.findall(literal) if len(w) > 2)
         if len(tokens) >= 4 and words:
             common = tokens & words
@@ -496,6 +500,13 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
                 flag = next((f for f in re.split(r"[|+()]", flags) if f in _trainer_flags()), None)
                 if flag and f"hf:--{flag}" not in keys:
                     keys.append(f"hf:--{flag}")
+        if message.layer == "accelerate" and "accelerate config" in message.literal.lower():
+            # names of accelerate's own config (its YAML's deepspeed_config keys), listed in the message
+            listed = re.findall(r"'(\w+)'", captured or paste.flat[-4000:])
+            yaml = [f"accelerate:{n}" for n in dict.fromkeys(listed) if n in _accelerate_keys()]
+            keys = yaml + [k for k in keys if k not in yaml]
+        asked = re.findall(r'<"(\w+)"\s*:', message.pattern)  # "set <\"key\": value> in your configuration file"
+        keys = [k for k in keys if k in asked] + [k for k in keys if k not in asked]
         action, fix, why = _fix(message, occurrence, keys, lang)
         solved = _solve(message, match, occurrence.condition)
         if solved is not None and keys and action == "set_value":
@@ -653,6 +664,14 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                    f"请修改触发它的代码或环境。"),
                 _t(lang, "DeepSpeed checks this at run time, not from the config.",
                    "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
+    if keys and re.search(r"\b(?:remove|delete)\b", text) and re.search(r"\bignored\b|\bremove (?:it|them|others)\b",
+                                                                      text):
+        listed = ", ".join(f"`{k}`" for k in keys[:4])
+        return ("remove_key",
+                _t(lang, f"remove {listed} as the message says: they are ignored in this setting.",
+                   f"按消息所说删除 {listed}：在这种设置下它们会被忽略。"),
+                _t(lang, f"{message.layer} ignores these keys here and asks you to remove them.",
+                   f"{message.layer} 在此忽略这些键，并要求删除它们。"))
     others = ", ".join(f"`{k}`" for k in keys[1:4])
     also = _t(lang, f" (together with {others})", f"（以及 {others}）") if others else ""
     who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
@@ -666,6 +685,8 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
 
 _NOT_CONFIG = (
     ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),
+    ("build", re.compile(r"Error building extension|ninja: build stopped|Command '\['ninja'", re.I)),
+    ("network", re.compile(r"Address already in use|errno: 98|EADDRINUSE", re.I)),
     ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
     ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
     ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
@@ -722,6 +743,8 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     text = "\n".join(paste.lines)
     if not (_SILENT_EN.search(text) or _SILENT_ZH.search(text)):
         return None
+    if any(kind.endswith(("Error", "Exception")) for kind, _ in paste.exceptions):
+        return None  # a raised error no catalogue holds is not a silent symptom: said so (cannot place), not guessed
     facts = _snapshot_facts(version)
     top = {p for p in facts["paths"] if "." not in p} | {s for s in facts["sections"] if "." not in s and s}
     causes: list[Cause] = []
@@ -783,6 +806,21 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes)
+
+
+@cache
+def _accelerate_keys() -> frozenset[str]:
+    """accelerate's own config keys (DeepSpeedPlugin fields and the config file's), newest ``generated/hf`` release."""
+    folder = os.path.join(generated_root(), "hf")
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("accelerate-") and n.endswith((".json", ".json.gz"))]
+    except OSError:
+        return frozenset()
+    if not names:
+        return frozenset()
+    newest = max(names, key=lambda n: _anykey(n.split("-", 1)[1].split(".json")[0]))
+    rules = (_read_json(os.path.join(folder, newest.removesuffix(".gz"))) or {}).get("rules") or {}
+    return frozenset(rules.get("plugin_env") or {}) | frozenset(rules.get("config_file_keys") or [])
 
 
 @cache
