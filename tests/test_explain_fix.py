@@ -170,3 +170,26 @@ def test_explain_expands_both_kinds_of_id() -> None:
     assert code == 0 and "requires an optimizer" in out
     code, _, err = run("explain", "DSF00000")
     assert code == 2 and "no message with ID" in err
+
+
+# ----------------------------------------------------------------------------------------------- the errors index
+
+
+def test_errors_index_entries_and_their_minimal_configs(tmp_path: Path) -> None:
+    from dsfields.docs.errors_index import build
+
+    document = build()
+    entries = {e["id"]: e for e in document["entries"]}
+    assert document["releases"] == VERSIONS and len(entries) > 400
+    for entry in entries.values():
+        assert entry["keys"] and entry["fix"]["en"] and re.search(r"[\u4e00-\u9fff]", entry["fix"]["zh"])
+        assert all(0 <= a <= b < len(VERSIONS) for a, b in entry["releases"])
+    with_config = [e for e in entries.values() if "config" in e]
+    assert len(with_config) >= 5
+    for entry in with_config:
+        config = tmp_path / f"{entry['id']}.json"
+        config.write_text(json.dumps(entry["config"]["config"]), encoding="utf-8")
+        extra = ["--optimizer-from-code"] if entry["config"]["optimizer_from_code"] else []
+        code, out, _ = run("check", str(config), "--version", entry["config"]["release"], "--format", "json", *extra)
+        ids = {f["id"] for f in json.loads(out)["files"][0]["findings"]}
+        assert code == 1 and entry["id"] in ids, (entry["id"], ids)
