@@ -106,7 +106,7 @@ def test_an_id_prints_its_long_form_and_an_unknown_id_is_refused() -> None:
     message_id = json.loads(out)["causes"][0]["message_id"]
     code, out, _ = run("explain", message_id)
     assert code == 0 and out.startswith(message_id) and "zero stage" in out
-    code, out, err = run("explain", "DS00000" if "DS00000" not in catalogue() else "DS00001")
+    code, out, err = run("explain", "DS00000000" if "DS00000000" not in catalogue() else "DS00000001")
     assert code == 2 and not out and len(err.strip().splitlines()) == 1
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
+from dsfields.model.message_ids import ID_SHAPE, pattern_regex
 from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
 from dsfields.model.termsafe import shown
 
@@ -151,25 +152,7 @@ class Message:
         return max(self.occurrences, key=lambda o: _anykey(o.version))
 
     def regex(self) -> re.Pattern[str]:
-        parts = []
-        pos = 0
-        for match in _FIELD.finditer(self.pattern):
-            parts.append(_literal_regex(self.pattern[pos:match.start()]))
-            token = match.group()
-            parts.append(re.escape(token[0]) if token in ("{{", "}}") else r"(.{0,400}?)")
-            pos = match.end()
-        tail = self.pattern[pos:]
-        if not tail.strip() and parts and parts[-1] == r"(.{0,400}?)":
-            parts[-1] = r"(\S{1,400})"  # a field that ends the message takes the word printed there, not nothing
-        parts.append(_literal_regex(tail))
-        return re.compile("".join(parts).strip(), re.IGNORECASE)
-
-
-def _literal_regex(text: str) -> str:
-    words = text.split()
-    lead = r"\s*" if text[:1].isspace() else ""
-    tail = r"\s*" if text[-1:].isspace() else ""
-    return lead + r"\s+".join(re.escape(w) for w in words) + tail if words else (r"\s*" if text else "")
+        return pattern_regex(self.pattern)
 
 
 def _anykey(version: str) -> tuple[Any, ...]:
@@ -478,6 +461,10 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         if part:  # a message cut short by the paste ("AssertionError: Check batch related parameters")
             scored.append((60 + len(part[0]), message, None))
             continue
+        head = re.sub(r"\s+", " ", _PIECES.split(message.pattern)[0]).strip().lower()
+        if len(head) >= 40 and head in haystack:  # its opening words, the rest cut off or on lines not pasted
+            scored.append((60 + len(head), message, None))
+            continue
         tokens = set(w.lower() for w in _WORD.findall(literal) if len(w) > 2)
         if len(tokens) >= 4 and words:
             common = tokens & words
@@ -513,6 +500,13 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
                 flag = next((f for f in re.split(r"[|+()]", flags) if f in _trainer_flags()), None)
                 if flag and f"hf:--{flag}" not in keys:
                     keys.append(f"hf:--{flag}")
+        if message.layer == "accelerate" and "accelerate config" in message.literal.lower():
+            # names of accelerate's own config (its YAML's deepspeed_config keys), listed in the message
+            listed = re.findall(r"'(\w+)'", captured or paste.flat[-4000:])
+            yaml = [f"accelerate:{n}" for n in dict.fromkeys(listed) if n in _accelerate_keys()]
+            keys = yaml + [k for k in keys if k not in yaml]
+        asked = re.findall(r'<"(\w+)"\s*:', message.pattern)  # "set <\"key\": value> in your configuration file"
+        keys = [k for k in keys if k in asked] + [k for k in keys if k not in asked]
         action, fix, why = _fix(message, occurrence, keys, lang)
         solved = _solve(message, match, occurrence.condition)
         if solved is not None and keys and action == "set_value":
@@ -670,6 +664,14 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                    f"请修改触发它的代码或环境。"),
                 _t(lang, "DeepSpeed checks this at run time, not from the config.",
                    "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
+    if keys and re.search(r"\b(?:remove|delete)\b", text) and re.search(r"\bignored\b|\bremove (?:it|them|others)\b",
+                                                                      text):
+        listed = ", ".join(f"`{k}`" for k in keys[:4])
+        return ("remove_key",
+                _t(lang, f"remove {listed} as the message says: they are ignored in this setting.",
+                   f"按消息所说删除 {listed}：在这种设置下它们会被忽略。"),
+                _t(lang, f"{message.layer} ignores these keys here and asks you to remove them.",
+                   f"{message.layer} 在此忽略这些键，并要求删除它们。"))
     others = ", ".join(f"`{k}`" for k in keys[1:4])
     also = _t(lang, f" (together with {others})", f"（以及 {others}）") if others else ""
     who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
@@ -683,6 +685,8 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
 
 _NOT_CONFIG = (
     ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),
+    ("build", re.compile(r"Error building extension|ninja: build stopped|Command '\['ninja'", re.I)),
+    ("network", re.compile(r"Address already in use|errno: 98|EADDRINUSE", re.I)),
     ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
     ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
     ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
@@ -706,8 +710,32 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
 
 
 _SILENT_EN = re.compile(r"does(?:n'?t| not)? (?:seem to )?(?:do|work|change|have)|no effect|nothing|ignored|"
-                        r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently", re.I)
-_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化")
+                        r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently|"
+                        r"\bonly \d+(?:\.\d+)?\s*[kmg]i?b?\b|very small|stays?\b|flooded", re.I)
+_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化|只有|不变|没变|不降|"
+                        r"没有减少|刷屏|一直")
+
+
+@cache
+def _symptom_table() -> dict[str, Any]:
+    path = Path(__file__).resolve().parent / "prose" / "symptoms.json"
+    return {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if not k.startswith("#")}
+
+
+def _symptom_data(text: str, facts: dict[str, Any], lang: str) -> list[Cause]:
+    """The entries of ``prose/symptoms.json`` whose words the text uses, most (and longest) words first; only paths
+    the release has."""
+    low = text.lower()
+    scored = []
+    for path, entry in _symptom_table().items():
+        if path not in facts["paths"] and path not in facts["sections"]:
+            continue
+        hits = [w for words in entry["words"].values() for w in words if w.lower() in low]
+        if hits:
+            scored.append((sum(len(w) for w in hits), path, entry))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [Cause([path], entry["action"], entry["fix"]["zh" if lang == "zh" else "en"],
+                  entry["why"]["zh" if lang == "zh" else "en"], score=4) for _, path, entry in scored[:2]]
 
 
 def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
@@ -715,6 +743,8 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     text = "\n".join(paste.lines)
     if not (_SILENT_EN.search(text) or _SILENT_ZH.search(text)):
         return None
+    if any(kind.endswith(("Error", "Exception")) for kind, _ in paste.exceptions):
+        return None  # a raised error no catalogue holds is not a silent symptom: said so (cannot place), not guessed
     facts = _snapshot_facts(version)
     top = {p for p in facts["paths"] if "." not in p} | {s for s in facts["sections"] if "." not in s and s}
     causes: list[Cause] = []
@@ -736,6 +766,9 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
                 f"把 `{name}` 移到 `{nested[0].rsplit('.', 1)[0]}` 里面：写在顶层时 DeepSpeed 从不读取它"
                 f"（顶层的未知键会被静默忽略）。"), _t(lang, "a key at the wrong level is silently ignored.",
                                                  "写错层级的键会被静默忽略。"), score=5))
+    if not causes:
+        # The words users write for the known silent misreadings (prose/symptoms.json, keyed by JSON path).
+        causes = _symptom_data(text, facts, lang)
     if not causes:
         # A Trainer flag the user names (max_grad_norm) is the ds_config key the Trainer fills from it.
         flags = _trainer_flags()
@@ -773,6 +806,21 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes)
+
+
+@cache
+def _accelerate_keys() -> frozenset[str]:
+    """accelerate's own config keys (DeepSpeedPlugin fields and the config file's), newest ``generated/hf`` release."""
+    folder = os.path.join(generated_root(), "hf")
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("accelerate-") and n.endswith((".json", ".json.gz"))]
+    except OSError:
+        return frozenset()
+    if not names:
+        return frozenset()
+    newest = max(names, key=lambda n: _anykey(n.split("-", 1)[1].split(".json")[0]))
+    rules = (_read_json(os.path.join(folder, newest.removesuffix(".gz"))) or {}).get("rules") or {}
+    return frozenset(rules.get("plugin_env") or {}) | frozenset(rules.get("config_file_keys") or [])
 
 
 @cache
@@ -860,6 +908,9 @@ def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
 
 
 def long_form(message_id: str, lang: str) -> str | None:
+    """What ``dsfields explain ID`` prints: a catalogue message (DSnnnnnnnn) or one of check's rules (DSFnnnnn)."""
+    if message_id.upper().startswith("DSF"):
+        return _rule_long_form(message_id.upper(), lang)
     message = catalogue().get(message_id.upper())
     if message is None:
         return None
@@ -873,6 +924,21 @@ def long_form(message_id: str, lang: str) -> str | None:
     action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
     lines.append("  " + _t(lang, "fix", "修正") + f" ({action}): {fix}")
     return "\n".join(lines)
+
+
+def _rule_long_form(code: str, lang: str) -> str | None:
+    from dsfields.check.codes import check_rules
+    from dsfields.model.message_ids import describe
+
+    found = describe(check_rules(), code)
+    if found is None:
+        return None
+    name, summary = found
+    if lang == "zh":  # the summaries are our English prose: the zh long form names the rule and where to read it
+        return "\n".join([f"{code}  dsfields 检查规则 {name}",
+                          f"  用 `dsfields check` 检查你的文件：带 [{code}] 的发现即由该规则报告，其后一行给出修正。"])
+    return "\n".join([f"{code}  dsfields check rule {name}", f"  says: {summary}",
+                      f"  `dsfields check` prints [{code}] after each finding of this rule, its fix on the next line."])
 
 
 # ----------------------------------------------------------------------------------------------- diff --messages
@@ -948,7 +1014,13 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("text", nargs="?", default="-", help="the pasted message, a message ID, or - for stdin")
     parser.add_argument("--version", dest="deepspeed_version", metavar="V", help="the DeepSpeed release you ran")
     parser.add_argument("--hf-version", metavar="T,A", help="transformers (and accelerate) releases you ran")
-    parser.add_argument("--config", metavar="FILE", help="your ds_config file, to rank its keys first")
+    parser.add_argument("--config", metavar="FILE",
+                        help="your ds_config file: its keys rank first, and the fixed file is computed and checked")
+    parser.add_argument("--fix-out", metavar="OUT", help="with --config: write the fixed file there (safe write)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --fix-out: also write a read-only or hard-linked OUT (a hard-linked one in place)")
+    parser.add_argument("--world-size", type=int, metavar="N",
+                        help="with --config: the world size the run had (else the one the message printed, else 1)")
     parser.add_argument("--lang", choices=("en", "zh"), default=None, help="language of our explanations")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
@@ -962,7 +1034,7 @@ def run(args: Any) -> int:
         raw: str | bytes = sys.stdin.buffer.read(MAX_PASTE + 1)[-MAX_PASTE:]
     else:
         raw = text
-        if re.fullmatch(r"(?i)DS\d{5}", text.strip()):
+        if ID_SHAPE.fullmatch(text.strip()):
             long = long_form(text.strip(), lang)
             if long is None:
                 raise UsageError(f"no message with ID {text.strip()}")
@@ -989,11 +1061,35 @@ def run(args: Any) -> int:
         if not all(re.fullmatch(r"\d+(?:\.\d+){1,2}", p) for p in parts) or len(parts) > 2:
             raise UsageError(f"--hf-version {shown(args.hf_version)}: expected T or T,A (transformers, accelerate)")
         hf = tuple(f"{dist}-{p}" for dist, p in zip(("transformers", "accelerate"), parts, strict=False))
+    if getattr(args, "fix_out", None) and config is None:
+        raise UsageError("--fix-out needs --config FILE (a JSON object)")
+    if getattr(args, "world_size", None) is not None and args.world_size < 1:
+        raise UsageError("--world-size must be at least 1")
     answer = explain_text(raw, version=version, config=config, lang=lang, hf=hf)
+    fixed = None
+    if config is not None and answer.placed and not answer.not_config:
+        from dsfields.explain_fix import fix_config
+
+        fixed = fix_config(answer, config, version or sorted(available_versions(generated_root()), key=version_key)[-1],
+                           world_size=getattr(args, "world_size", None))
+        if getattr(args, "fix_out", None) and fixed.changes:
+            from dsfields.model.safewrite import write_text
+
+            write_text(args.fix_out, json.dumps(fixed.config, indent=2, ensure_ascii=False) + "\n",
+                       force=getattr(args, "force", False))
     if args.format == "json":
-        sys.stdout.write(json.dumps(answer.as_json(), ensure_ascii=False, indent=1) + "\n")
+        document = answer.as_json()
+        if fixed is not None:
+            document["fixed"] = {"release": fixed.version, "changes": [c.as_json() for c in fixed.changes],
+                                 "check_errors_before": fixed.errors_before, "check_errors_after": fixed.errors_after,
+                                 "config": fixed.config}
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=1) + "\n")
     elif answer.placed:
         sys.stdout.write(render_text(answer, lang))
+        if fixed is not None:
+            from dsfields.explain_fix import render as render_fix
+
+            sys.stdout.write(render_fix(fixed, lang))
     else:
         sys.stdout.write(_t(lang, "dsfields explain: cannot place this message in any release's catalogue.\n",
                             "无法在任何版本的消息目录中找到这条消息。\n"))

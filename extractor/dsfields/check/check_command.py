@@ -181,9 +181,11 @@ def print_reports(reports: list[Any], version: str, args: argparse.Namespace, op
                   label: str | None = None) -> int:
     """The reports in ``--format`` on stdout, each unusable file one line on stderr (text), and the exit code:
     the one ending of ``check`` and ``check --inference``. ``label`` names the release in the text report."""
+    from dsfields.check.codes import assign_ids
     from dsfields.model.messages import localize
     from dsfields.model.prose import language
 
+    assign_ids(reports, version)
     lang = language(getattr(args, "lang", None))
     style = OutputStyle(args.format) if args.format != "sarif" else None
     if style is OutputStyle.TEXT:

@@ -51,7 +51,8 @@ class Kind(StrEnum):
     LIMITATION = "not checked"
 
 
-class Finding(namedtuple("Finding", "path severity kind message fix line related rule", defaults=(None, (), None))):
+class Finding(namedtuple("Finding", "path severity kind message fix line related rule id",
+                         defaults=(None, (), None, None))):
     __slots__ = ()
 
     path: str
@@ -62,6 +63,9 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
     line: int | None  # default None
     related: tuple[str, ...]  # default ()
     rule: str | None  # default None
+    id: str | None  # default None
+    """The stable ID (DSnnnnnnnn: the DeepSpeed message it quotes; DSFnnnnn: its rule), set by
+    :func:`dsfields.check.codes.assign_ids` when the report is printed."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +78,7 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
             "fix": self.fix,
             "related": list(self.related),
             "rule": self.rule,
+            "id": self.id,
         }
 
     def explain(self, style: OutputStyle, *, file: str = "", version: str = "") -> str:
@@ -81,7 +86,7 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
         if style is OutputStyle.JSON:
             return json.dumps(self.as_dict(), ensure_ascii=False)
         if style is OutputStyle.GITHUB:
-            title = f"dsfields {self.kind.value} (DeepSpeed {version})"
+            title = f"dsfields {self.id + ' ' if self.id else ''}{self.kind.value} (DeepSpeed {version})"
             text = f"{self.path or '(file)'}: {self.message}" + (f" Fix: {self.fix}" if self.fix else "")
             return (f"::{self.severity.github_level} file={github_property(file)},line={self.line or 1},"
                     f"title={github_property(title)}::{github_data(text)}")
@@ -89,8 +94,10 @@ class Finding(namedtuple("Finding", "path severity kind message fix line related
         path, message, fix = shown(self.path or "(file)"), shown(self.message), shown(self.fix or "")
         if style is OutputStyle.MARKDOWN:
             fix = f" — fix: {fix}" if fix else ""
-            return f"- **{self.severity.value}** line {self.line or 1}, `{path}`: {message}{fix}"
-        rule = f" [{self.rule}]" if self.rule else ""
+            ident = f" [{self.id}]" if self.id else ""
+            return f"- **{self.severity.value}** line {self.line or 1}, `{path}`: {message}{ident}{fix}"
+        tags = " ".join(t for t in (self.id, self.rule) if t)
+        rule = f" [{tags}]" if tags else ""
         lines = [f"  {self.line or 1:>4}  {self.severity.value:<7}  {path}: {message}{rule}"]
         if fix:
             lines.append(f"  {'':>4}  {'':<7}  fix: {fix}")

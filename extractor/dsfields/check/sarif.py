@@ -21,8 +21,9 @@ LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "n
 
 
 def rule_id(finding: Finding) -> str:
-    """The finding's own rule name when it has one (a DeepSpeed cross-field rule), else its kind."""
-    return finding.rule or finding.kind.name.lower()
+    """The finding's stable ID (DSnnnnnnnn or DSFnnnnn, :mod:`dsfields.check.codes`); its rule name, else its kind,
+    when no ID was given."""
+    return finding.id or finding.rule or finding.kind.name.lower()
 
 
 def _uri(name: str) -> str:
@@ -51,7 +52,8 @@ def render_sarif(reports: list[FileReport], version: str, options: Options) -> s
             if ident not in rules:
                 rules[ident] = {
                     "id": ident,
-                    "name": "".join(part.title() for part in ident.replace("-", "_").split("_")),
+                    "name": "".join(part.title() for part in (finding.rule or finding.kind.name.lower())
+                                    .replace("-", "_").split("_")),
                     "shortDescription": {"text": f"{finding.kind.value} (DeepSpeed {version})"},
                     "defaultConfiguration": {"level": LEVEL[finding.severity]},
                 }
@@ -70,7 +72,8 @@ def render_sarif(reports: list[FileReport], version: str, options: Options) -> s
                 "level": LEVEL[finding.severity],
                 "message": {"text": text},
                 "locations": [location],
-                "properties": {"path": finding.path, "kind": finding.kind.name.lower(), "fix": finding.fix,
+                "properties": {"path": finding.path, "kind": finding.kind.name.lower(), "rule": finding.rule,
+                               "fix": finding.fix,
                                "related": list(finding.related)},
             })
     run = {

@@ -24,6 +24,21 @@ if TYPE_CHECKING:
 
 HF_RULES = frozenset(rule.id for rule in catalogue.RULES if rule.raised_by != "deepspeed")
 
+TRAINER_RULES = {
+    "hf-mirror": "what --trainer-args could not read or verify in the Trainer's release",
+    "hf-accelerate-key": "an --accelerate-config key accelerate does not read",
+    "hf-unknown-flag": "a --trainer-args flag TrainingArguments does not have",
+    "hf-unknown-value": "a value the Trainer fills that dsfields cannot know before the run",
+    "hf-mismatch": "a ds_config value that disagrees with the Trainer's flag (trainer_config_finalize)",
+    "hf-refusal": "a refusal the Trainer or accelerate raises on this config and these flags",
+    "hf-swap-refusal": "an offload device the Trainer's run refuses",
+    "hf-batch": "the batch the Trainer fills in, checked by DeepSpeed's batch assertion",
+    "hf-config": "a file that looks like an HF Trainer config (\"auto\" values) checked without --hf",
+    "hf-fill-type": "a value the Trainer fills whose type DeepSpeed refuses",
+}
+"""The rules of this module (the ``rule`` of its findings) and what each says: their codes (DSFnnnnn) and the
+long form ``dsfields explain DSFnnnnn`` prints come from here (a test reads every ``rule=`` of this module)."""
+
 
 def _line(config: Any, path: str) -> int:
     return (config.line_of(tuple(path.split("."))) if path else None) or 1

@@ -148,11 +148,14 @@ def literal_text(pattern: str) -> str:
 
 
 def message_id(kind: str, exc: str, pattern: str) -> str:
-    """A stable ID: the same message text (fields blanked) from the same kind of statement keeps its ID."""
+    """A stable ID: the same message text (fields blanked) from the same kind of statement keeps its ID.
+
+    Eight digits: five gave 11 pairs of different messages one ID among the ~1,470 of 77 releases (a test requires
+    every ID to name one message over every release and the HF releases; a new collision fails it)."""
     shape = re.sub(r"\s+", " ", _FORMAT_FIELD.sub(lambda m: m.group() if m.group() in ("{{", "}}") else "{}",
                                                   pattern)).strip()
     digest = hashlib.sha256(f"{kind}|{exc}|{shape}".encode()).hexdigest()
-    return f"DS{int(digest[:8], 16) % 100000:05d}"
+    return f"DS{int(digest[:16], 16) % 100_000_000:08d}"
 
 
 # ----------------------------------------------------------------------------------------------- keys

@@ -49,6 +49,13 @@ HELP_ZH: dict[str, str] = {
     "the DeepSpeed release you ran": "你运行的 DeepSpeed 版本",
     "transformers (and accelerate) releases you ran": "你运行的 transformers（和 accelerate）版本",
     "your ds_config file, to rank its keys first": "你的 ds_config 文件，其中写了的键排在前面",
+    "your ds_config file: its keys rank first, and the fixed file is computed and checked":
+        "你的 ds_config 文件：其中写了的键排在前面，并算出修正后的文件、用 check 检查它",
+    "with --config: write the fixed file there (safe write)": "配合 --config：把修正后的文件写到这里（安全写入）",
+    "with --fix-out: also write a read-only or hard-linked OUT (a hard-linked one in place)":
+        "配合 --fix-out：只读或有硬链接的 OUT 也写入（有硬链接的就地改写）",
+    "with --config: the world size the run had (else the one the message printed, else 1)":
+        "配合 --config：运行时的进程总数（world size；不给时取消息中打印的值，再不然为 1）",
     "language of our explanations": "说明文字的语言",
     "output format": "输出格式",
     "GPU and host memory a config needs for N parameters, and its OOM list":

@@ -104,10 +104,23 @@ def localize(text: str, lang: str, *groups: str) -> str:
     key starts with one of ``groups`` (``"diff."``) rewritten, values kept as they are."""
     if lang != "zh" or not text:
         return text
+    # check's stable-ID tag ends a finding's line ("... [DSF35214 batch-size]"): set aside while the templates,
+    # some anchored at the line's end, are applied, then put back on the same line
+    lines = text.split("\n")
+    tags = [_ID_TAG.search(line) for line in lines]
+    if any(tags):
+        text = "\n".join(line[:t.start()] if t else line for line, t in zip(lines, tags, strict=True))
     for group in groups:
         for pattern, zh in _compiled(group):
             text = pattern.sub(lambda match, zh=zh: zh.format(**_zh_values(match.groupdict())), text)
+    if any(tags):
+        out = text.split("\n")
+        if len(out) == len(tags):
+            text = "\n".join(line + (t.group() if t else "") for line, t in zip(out, tags, strict=True))
     return _close_full_width(text)
+
+
+_ID_TAG = re.compile(r" \[(?:DS\d{8}|DSF\d{5})(?: [\w.-]+)?\]$")
 
 
 def _close_full_width(text: str) -> str:
