@@ -27,12 +27,16 @@ if TYPE_CHECKING:  # annotations are strings
 
 PROBE_WORLD = 8
 """The world size the examples are launched at (rank 0 and rank 7)."""
+PROBE_PER_NODE = 4
+"""Ranks per node in the probe world: two nodes of 4, so a rule about ranks per node (MiCS' hierarchical gather)
+is launched both within one node and across two."""
 WORLD_FILE = "world.json"
 WORLD_FORMAT = 1
 
 
-class WorldRule(namedtuple("WorldRule", "id enforces source key fix message fires triggers controls read_in related",
-                           defaults=("0.19.8", ()))):
+class WorldRule(namedtuple("WorldRule",
+                           "id enforces source key fix message fires triggers controls read_in related any_world "
+                           "marker", defaults=("0.19.8", (), False, None))):
     __slots__ = ()
 
     id: str
@@ -51,6 +55,13 @@ class WorldRule(namedtuple("WorldRule", "id enforces source key fix message fire
     read_in: str  # default "0.19.8"
     related: tuple[str, ...]  # default ()
     """Other keys the refusal names (``tensor_parallel.autotp_size`` beside ``tp.tp_size``)."""
+    any_world: bool  # default False
+    """The refusal reads no world size (a feature's own set-up refusal, launched in the same probe): ``check``
+    applies it at every world size, with or without ``--world-size``."""
+    marker: str | None  # default None: ``message``
+    """A substring of the refusal's own message as the release's message catalogue (``messages.json``) records it,
+    by which a release not launched is read statically; "" when the refusal is torch's or in a module the catalogue
+    does not scan (the key alone marks it)."""
 
 
 def _int(config: dict[str, Any], path: str) -> int | None:
@@ -113,6 +124,83 @@ def _qgz_reduce_scatter(config: dict[str, Any], world: int, per_node: int) -> st
         config, "zero_optimization.reduce_scatter", None) is False else None
 
 
+def _mics(config: dict[str, Any]) -> int | None:
+    size = _int(config, "zero_optimization.mics_shard_size")
+    return size if _stage(config) == 3 and size is not None and size > 0 else None
+
+
+def _mics_divides_world(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    size = _mics(config)  # mics_utils.py: (world // pp) % shard_size; pp is the model's (1 without a PipelineModule)
+    return "zero_optimization.mics_shard_size" if size is not None and world % size else None
+
+
+def _mics_hierarchy_one_node(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    size = _mics(config)
+    if size is None or world % size or at_path(config, "zero_optimization.mics_hierarchical_params_gather",
+                                                None) is not True:
+        return None  # not MiCS, or refused first by the shard size
+    spans = size // per_node  # _generate_mics_config: span_nodes = len(shard_group) // ndev_per_node
+    return "zero_optimization.mics_hierarchical_params_gather" if spans <= 1 else None
+
+
+def _zenflow(config: dict[str, Any]) -> dict[str, Any] | None:
+    section = at_path(config, "zero_optimization.zenflow", None)
+    return section if isinstance(section, dict) else None
+
+
+def _zenflow_cpu_offload(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    if _zenflow(config) is None or _stage(config) not in (1, 2) or _zenflow_interval_refused(config):
+        return None  # ZenFlowZeroOptimizer is stages 1-2's; configure_zenflow's refusals come first
+    device = at_path(config, "zero_optimization.offload_optimizer.device", None)
+    return "zero_optimization.zenflow" if device != "cpu" else None
+
+
+def _zenflow_interval_refused(config: dict[str, Any]) -> str | None:
+    """Which of configure_zenflow's interval refusals fires (zenflow/engine.py), or None."""
+    section = _zenflow(config)
+    if section is None:
+        return None
+    strategy = section.get("select_strategy", "auto")
+    select, update = section.get("select_interval", "auto"), section.get("update_interval", "auto")
+    if strategy == "auto":
+        return "auto" if isinstance(select, int) and not isinstance(select, bool) else None
+    if strategy != "step" or isinstance(update, str) or not isinstance(select, int) or isinstance(select, bool):
+        return None  # "epoch": select_interval × len(dataloader), 0 without a dataloader (initialize has none)
+    return "below" if isinstance(update, int) and select != 0 and select < update else None
+
+
+def _zenflow_auto_with_interval(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    return "zero_optimization.zenflow.select_interval" if _zenflow_interval_refused(config) == "auto" else None
+
+
+def _zenflow_select_below_update(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    return "zero_optimization.zenflow.select_interval" if _zenflow_interval_refused(config) == "below" else None
+
+
+def _muon_reduce_scatter(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    kind = at_path(config, "optimizer.type", None)
+    if _stage(config) != 3 or not isinstance(kind, str) or kind.lower() != "muon":
+        return None
+    return "optimizer.type" if at_path(config, "zero_optimization.reduce_scatter", None) is not False else None
+
+
+def _unmanaged_accumulation(config: dict[str, Any]) -> bool:
+    return at_path(config, "managed_gradient_accumulation", None) is False
+
+
+def _unmanaged_overlap_stage1(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    if not _unmanaged_accumulation(config) or (_stage(config) or 0) >= 2:
+        return None
+    return "managed_gradient_accumulation" if at_path(
+        config, "zero_optimization.overlap_comm", None) is True else None
+
+
+def _unmanaged_deepcompile(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    if not _unmanaged_accumulation(config) or _unmanaged_overlap_stage1(config, world, per_node):
+        return None  # engine.py asserts the overlap_comm rule first
+    return "managed_gradient_accumulation" if at_path(config, "compile.deepcompile", None) is True else None
+
+
 def _with(**changes: Any) -> dict[str, Any]:
     """A small stage-3 config (AdamW from the config, a batch that divides :data:`PROBE_WORLD`) with ``changes``:
     ``a__b=v`` sets ``a.b``."""
@@ -138,7 +226,7 @@ RULES: tuple[WorldRule, ...] = (
         "tensor_parallel.autotp_size", "use an autotp_size no larger than the world size (and dividing it)",
         "init_device_mesh", _autotp_larger,
         (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=16),),
-        (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=2),)),
+        (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=2),), marker=""),
     WorldRule(
         "autotp-divides-world",
         "AutoTP: a tensor-parallel size that does not divide the world leaves the last ranks outside the mesh; they "
@@ -147,7 +235,7 @@ RULES: tuple[WorldRule, ...] = (
         "tensor_parallel.autotp_size", "use an autotp_size that divides the world size",
         "list index out of range", _autotp_not_dividing,
         (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=3),),
-        (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=4),)),
+        (_with(zero_optimization__stage=2, tensor_parallel__autotp_size=4),), marker=""),
     WorldRule(
         "tp-size-matches-autotp-size",
         "AutoTP: tensor_parallel.tp.tp_size, when given, must be 1 or equal tensor_parallel.autotp_size",
@@ -164,7 +252,7 @@ RULES: tuple[WorldRule, ...] = (
         "expert_parallel.autoep_size", "use an autoep_size (× expert_tensor_parallel_size) that divides the world size",
         "must divide the stage size", _autoep_width,
         (_with(zero_optimization__stage=2, expert_parallel={"enabled": True, "autoep_size": 3}),),
-        ()),
+        (), marker=""),  # module_inject/ is outside the message catalogue: the key alone marks it
     WorldRule(
         "autotp-not-with-zero3",
         "AutoTP with ZeRO stage 3 is refused (\"not validated\"); 0.19.4 lifted it (DeepSpeed issue 7389)",
@@ -182,8 +270,142 @@ RULES: tuple[WorldRule, ...] = (
         "reduce_scatter should also be enabled", _qgz_reduce_scatter,
         (_with(zero_optimization__zero_quantized_gradients=True, zero_optimization__reduce_scatter=False),),
         (_with(zero_optimization__zero_quantized_gradients=True),)),
+    WorldRule(
+        "mics-shard-divides-world",
+        "MiCS: the shard size must divide the data-parallel world (world size / pipeline stages); MiCS was removed "
+        "in 0.19.4, which refuses the key itself",
+        "deepspeed/runtime/zero/mics_utils.py:178 (0.18.9: _generate_mics_config)",
+        "zero_optimization.mics_shard_size", "use a mics_shard_size that divides the world size (often the GPUs per "
+        "node, or a multiple of it)",
+        "dp group size is not dividable by dp_shard_size", _mics_divides_world,
+        (_with(zero_optimization__mics_shard_size=3),),
+        (_with(zero_optimization__mics_shard_size=4),),
+        read_in="0.18.9"),
+    WorldRule(
+        "mics-hierarchy-spans-nodes",
+        "MiCS: mics_hierarchical_params_gather needs a shard group spanning more than one node (shard size / GPUs "
+        "per node > 1)",
+        "deepspeed/runtime/zero/mics_utils.py:125 (0.18.9: create_mics_comm_groups)",
+        "zero_optimization.mics_hierarchical_params_gather",
+        "drop mics_hierarchical_params_gather, or use a mics_shard_size spanning several nodes",
+        "sharding spans on single node", _mics_hierarchy_one_node,
+        (_with(zero_optimization__mics_shard_size=4, zero_optimization__mics_hierarchical_params_gather=True),),
+        (_with(zero_optimization__mics_shard_size=8, zero_optimization__mics_hierarchical_params_gather=True),),
+        read_in="0.18.9", related=("zero_optimization.mics_shard_size",)),
+    WorldRule(
+        "zenflow-needs-cpu-offload",
+        "ZenFlow (stages 1-2) runs its optimizer on the CPU: offload_optimizer.device must be cpu",
+        "deepspeed/runtime/zenflow/zenflow_stage_1_and_2.py:116 (_configure_zenflow)",
+        "zero_optimization.zenflow", 'add "offload_optimizer": {"device": "cpu"}, or remove zenflow',
+        "Zenflow must be used with cpu offload", _zenflow_cpu_offload,
+        (_with(zero_allow_untested_optimizer=True, zero_optimization={"stage": 2, "zenflow": {"topk_ratio": 0.1}}),),
+        (_with(zero_allow_untested_optimizer=True,
+               zero_optimization={"stage": 2, "overlap_comm": True, "offload_optimizer": {"device": "cpu"},
+                                  "zenflow": {"topk_ratio": 0.1}}),), any_world=True),
+    WorldRule(
+        "zenflow-auto-with-select-interval",
+        "ZenFlow: with select_strategy \"auto\" (the default) a numeric select_interval is refused (it would be "
+        "overwritten); DeepSpeed raises a bare Warning",
+        "deepspeed/runtime/zenflow/engine.py:39 (configure_zenflow)",
+        "zero_optimization.zenflow.select_interval", 'set "select_strategy": "step" (or "epoch"), or drop '
+        'select_interval',
+        "If use auto select strategy", _zenflow_auto_with_interval,
+        (_with(zero_allow_untested_optimizer=True,
+               zero_optimization={"stage": 2, "overlap_comm": True, "offload_optimizer": {"device": "cpu"},
+                                  "zenflow": {"select_interval": 4}}),),
+        (_with(zero_allow_untested_optimizer=True,
+               zero_optimization={"stage": 2, "overlap_comm": True, "offload_optimizer": {"device": "cpu"},
+                                  "zenflow": {"select_interval": 4, "select_strategy": "step"}}),),
+        any_world=True),
+    WorldRule(
+        "zenflow-select-below-update",
+        "ZenFlow: with select_strategy \"step\", select_interval must be >= update_interval",
+        "deepspeed/runtime/zenflow/engine.py:63 (configure_zenflow)",
+        "zero_optimization.zenflow.select_interval", "raise select_interval to at least update_interval",
+        "Select interval must be greater or equal to update interval", _zenflow_select_below_update,
+        (_with(zero_allow_untested_optimizer=True,
+               zero_optimization={"stage": 2, "overlap_comm": True, "offload_optimizer": {"device": "cpu"},
+                                  "zenflow": {"select_strategy": "step", "select_interval": 1,
+                                              "update_interval": 4}}),),
+        (_with(zero_allow_untested_optimizer=True,
+               zero_optimization={"stage": 2, "overlap_comm": True, "offload_optimizer": {"device": "cpu"},
+                                  "zenflow": {"select_strategy": "step", "select_interval": 4,
+                                              "update_interval": 4}}),),
+        related=("zero_optimization.zenflow.update_interval",), any_world=True),
+    WorldRule(
+        "muon-not-with-reduce-scatter",
+        "Muon at ZeRO stage 3 needs whole gradients: reduce_scatter (on by default) must be false",
+        "deepspeed/runtime/zero/stage3.py:361 (DeepSpeedZeroOptimizer_Stage3.__init__)",
+        "optimizer.type", 'set "zero_optimization": {"reduce_scatter": false} with Muon at stage 3',
+        "Muon and reduce scatter cannot be used together", _muon_reduce_scatter,
+        (_with(optimizer={"type": "Muon", "params": {"lr": 1e-3}}),),
+        (_with(optimizer={"type": "Muon", "params": {"lr": 1e-3}}, zero_optimization__reduce_scatter=False),),
+        related=("zero_optimization.reduce_scatter",), any_world=True),
+    WorldRule(
+        "unmanaged-accumulation-overlap-stage1",
+        "managed_gradient_accumulation false with overlap_comm is supported only from ZeRO stage 2",
+        "deepspeed/runtime/engine.py:2031 (_do_sanity_check)",
+        "managed_gradient_accumulation", 'remove "managed_gradient_accumulation": false, or overlap_comm, or use '
+        'stage 2',
+        "supports ZeRO overlap_comm only with ZeRO stage 2", _unmanaged_overlap_stage1,
+        (_with(zero_optimization={"stage": 1, "overlap_comm": True}, managed_gradient_accumulation=False),),
+        (_with(zero_optimization={"stage": 2, "overlap_comm": True}, managed_gradient_accumulation=False),),
+        related=("zero_optimization.overlap_comm",), any_world=True),
+    WorldRule(
+        "unmanaged-accumulation-not-with-deepcompile",
+        "managed_gradient_accumulation false is refused with DeepCompile (compile.deepcompile)",
+        "deepspeed/runtime/engine.py:2035 (_do_sanity_check)",
+        "managed_gradient_accumulation", 'remove "managed_gradient_accumulation": false, or turn deepcompile off',
+        "not supported with DeepCompile", _unmanaged_deepcompile,
+        (_with(zero_optimization__stage=1, compile={"deepcompile": True}, managed_gradient_accumulation=False),),
+        (_with(zero_optimization__stage=1, compile={"deepcompile": True}),),
+        related=("compile.deepcompile",), any_world=True),
 )
 BY_ID = {rule.id: rule for rule in RULES}
+
+NOT_REACHABLE: tuple[tuple[str, str, str], ...] = (
+    ("hpZ against ranks per node", "deepspeed/utils/groups.py:945 (0.19.8)",
+     "no refusal: only the world is checked. zero_hpz_partition_size 8 and 16 launch at 16 ranks, 4 per node "
+     "(ranks 0 and 15 played); a group wider than a node is slower, not refused"),
+    ("qwZ (zero_quantized_weights, zero_quantized_nontrainable_weights)",
+     "deepspeed/runtime/zero/partition_parameters.py:1142 (0.19.8)",
+     "not confirmed by launch: the CPU has no quantizer op (QuantizerBuilder), so every qwZ config fails on this "
+     "machine before any rule about it; nothing is judged"),
+    ("pipeline section (pipeline.stages, pipeline.partition, ...)", "deepspeed/runtime/pipe/engine.py (0.19.8)",
+     "not reachable from a config alone: pipeline stages come from a PipelineModule in code; with a plain model the "
+     "section is read and ignored (pipeline.stages 3 launches at 8 ranks)"),
+    ("Ulysses sequence parallelism (sequence_parallel_size)", "deepspeed/runtime/config.py:468 (0.19.8)",
+     "not reachable from a config alone: the sequence-parallel group comes from an mpu object in code; a top-level "
+     "sequence_parallel_size only divides the config's data-parallel world (2, 3 and 16 launch at 8 ranks)"),
+    ("SuperOffload (offload_optimizer.super_offload)", "deepspeed/runtime/superoffload/superoffload_stage3.py:23 "
+     "(0.19.8)", "not confirmed by launch: SuperOffload asserts a CUDA accelerator, a machine refusal on this CPU; "
+     "its own rules are not reached"),
+    ("torch_compile / DeepCompile passes (compile.*)", "deepspeed/runtime/engine.py:5840-5912 (0.19.8)",
+     "not reachable from deepspeed.initialize: the backend, pass and compile.autoep_non_moe refusals fire in "
+     "engine.compile(), which the training script calls afterwards"),
+    ("Muon's use_muon tags", "deepspeed/runtime/engine.py:2447 (0.19.8)",
+     "not reachable from a config alone: it fires only when model_parameters holds parameters the model does not"),
+)
+"""Refusals about the features issue 42 names that a config alone cannot trigger at ``deepspeed.initialize`` on this
+machine, or that turned out not to exist: (feature, source, why). Said in docs/snapshot-format.md, never guessed."""
+
+
+def in_source(rule: WorldRule, messages: list[dict[str, Any]], paths: Any) -> dict[str, Any] | None:
+    """Where ``rule`` is in a release's source, read statically: its key among the release's ``paths`` and its
+    :attr:`WorldRule.marker` in the release's message catalogue (``messages.json``'s entries); the first entry
+    found (``{"site": file:line, "function": ...}``), ``{}`` for a refusal of torch's, None when absent."""
+    if rule.key not in paths:
+        return None
+    marker = rule.message if rule.marker is None else rule.marker
+    if not marker:
+        return {}
+    read = rule.source.split(":", 1)[0]  # the file the rule was read in is preferred (a message may recur elsewhere)
+    found = sorted((entry.get("file") != read, index) for index, entry in enumerate(messages)
+                   if marker in str(entry.get("pattern") or ""))
+    if not found:
+        return None
+    entry = messages[found[0][1]]
+    return {"site": f"{entry.get('file')}:{entry.get('line')}", "function": entry.get("function")}
 
 
 def evaluate(config: Any, world: int, per_node: int | None = None,
