@@ -63,8 +63,10 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         who = f"rank {rank} of {probe}" if rank is not None else f"every rank played of {probe}"
         where = entry.get("site") or rule.source  # the line in this release, as its probe saw it raised
         at = f"at world size {world}" if world and not rule.any_world else "at any world size"
+        # the probe's words name its own key: for another key of the same rule, the rule's words
+        said = entry.get("message") if key == rule.key else None
         message = (f"{at}, deepspeed.initialize raises {entry.get('exc_type') or 'an error'}: "
-                   f"\"{entry.get('message') or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
+                   f"\"{said or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
                    f"{where}; {rule.enforces}; seen on {who} in its probe)")
         line = (config.line_of(tuple(key.split("."))) if key else None) or 1
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, related=rule.related,

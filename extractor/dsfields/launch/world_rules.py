@@ -201,6 +201,36 @@ def _unmanaged_deepcompile(config: dict[str, Any], world: int, per_node: int) ->
     return "managed_gradient_accumulation" if at_path(config, "compile.deepcompile", None) is True else None
 
 
+_CURRICULUM_KEYS = ("min_difficulty", "max_difficulty", "schedule_type")  # asserted in this order
+_SCHEDULE_KEYS = {"fixed_discrete": ("difficulty", "max_step"),
+                  "fixed_root": ("total_curriculum_step", "difficulty_step", "root_degree"),
+                  "fixed_linear": ("total_curriculum_step", "difficulty_step")}
+
+
+def _legacy_curriculum(config: dict[str, Any]) -> dict[str, Any] | None:
+    section = at_path(config, "curriculum_learning", None)
+    return section if isinstance(section, dict) and section.get("enabled") is True else None
+
+
+def _curriculum_requires(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    section = _legacy_curriculum(config)  # engine start builds CurriculumScheduler(the whole section)
+    missing = [key for key in _CURRICULUM_KEYS if key not in (section or {})]
+    return f"curriculum_learning.{missing[0]}" if section is not None and missing else None
+
+
+def _curriculum_schedule_requires(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    section = _legacy_curriculum(config)
+    if section is None or _curriculum_requires(config, world, per_node):
+        return None
+    kind = section.get("schedule_type")
+    needed = _SCHEDULE_KEYS.get(kind) if isinstance(kind, str) else None
+    schedule = section.get("schedule_config")
+    if needed is None or not isinstance(schedule, dict):
+        return None  # "custom", or no schedule_config at all (a KeyError, not this assert)
+    missing = [key for key in needed if key not in schedule]
+    return f"curriculum_learning.schedule_config.{missing[0]}" if missing else None
+
+
 def _with(**changes: Any) -> dict[str, Any]:
     """A small stage-3 config (AdamW from the config, a batch that divides :data:`PROBE_WORLD`) with ``changes``:
     ``a__b=v`` sets ``a.b``."""
@@ -341,6 +371,37 @@ RULES: tuple[WorldRule, ...] = (
         (_with(optimizer={"type": "Muon", "params": {"lr": 1e-3}}),),
         (_with(optimizer={"type": "Muon", "params": {"lr": 1e-3}}, zero_optimization__reduce_scatter=False),),
         related=("zero_optimization.reduce_scatter",), any_world=True),
+    WorldRule(
+        "curriculum-legacy-requires",
+        "legacy curriculum learning (top-level curriculum_learning, enabled): min_difficulty, max_difficulty and "
+        "schedule_type are asserted when the engine starts (DeepSpeedConfig does not read them)",
+        "deepspeed/runtime/data_pipeline/curriculum_scheduler.py:16-20 (0.18.9: CurriculumScheduler.__init__)",
+        "curriculum_learning.max_difficulty", "give min_difficulty, max_difficulty and schedule_type, or move to "
+        "data_efficiency.data_sampling.curriculum_learning",
+        "Curriculum learning requires the config", _curriculum_requires,
+        (_with(zero_optimization__stage=2, curriculum_learning={
+            "enabled": True, "curriculum_type": "seqlen", "min_difficulty": 8, "schedule_type": "fixed_linear",
+            "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8}}),),
+        (_with(zero_optimization__stage=2, curriculum_learning={
+            "enabled": True, "curriculum_type": "seqlen", "min_difficulty": 8, "max_difficulty": 64,
+            "schedule_type": "fixed_linear", "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8}}),),
+        read_in="0.18.9", any_world=True, marker="Curriculum learning requires the config"),
+    WorldRule(
+        "curriculum-legacy-schedule-requires",
+        "legacy curriculum learning: each schedule_type asserts its schedule_config keys when the engine starts "
+        "(fixed_discrete: difficulty, max_step; fixed_root: total_curriculum_step, difficulty_step, root_degree; "
+        "fixed_linear: total_curriculum_step, difficulty_step)",
+        "deepspeed/runtime/data_pipeline/curriculum_scheduler.py:40-90 (0.18.9: CurriculumScheduler.__init__)",
+        "curriculum_learning.schedule_config.difficulty_step", "give the schedule_config keys its schedule_type needs",
+        "schedule requires the schedule_config", _curriculum_schedule_requires,
+        (_with(zero_optimization__stage=2, curriculum_learning={
+            "enabled": True, "curriculum_type": "seqlen", "min_difficulty": 8, "max_difficulty": 64,
+            "schedule_type": "fixed_linear", "schedule_config": {"total_curriculum_step": 10}}),),
+        (_with(zero_optimization__stage=2, curriculum_learning={
+            "enabled": True, "curriculum_type": "seqlen", "min_difficulty": 8, "max_difficulty": 64,
+            "schedule_type": "fixed_root",
+            "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8, "root_degree": 2}}),),
+        read_in="0.18.9", any_world=True),
     WorldRule(
         "unmanaged-accumulation-overlap-stage1",
         "managed_gradient_accumulation false with overlap_comm is supported only from ZeRO stage 2",
