@@ -124,3 +124,27 @@ def test_every_feature_refusal_not_reachable_from_a_config_is_said_in_the_snapsh
 
     page = (REPO / "docs" / "snapshot-format.md").read_text(encoding="utf-8")
     assert [feature for feature, _, _ in world_rules.NOT_REACHABLE if feature not in page] == []
+
+
+class _Invalid(Exception):
+    """A pydantic ValidationError's shape: ``title`` (the refusing model) and ``errors()``."""
+
+    def __init__(self, title: str, loc: tuple[str, ...]) -> None:
+        super().__init__(f"1 validation error for {title}")
+        self.title, self._loc = title, loc
+
+    def errors(self) -> list[dict]:
+        return [{"loc": self._loc, "type": "extra_forbidden"}]
+
+
+@pytest.mark.parametrize(("title", "loc", "key"), [
+    ("DeepSpeedBF16Config", ("loss_scale",), "bf16.loss_scale"),  # fp16.loss_scale is as short and came first
+    ("DeepSpeedFP16Config", ("loss_scale",), "fp16.loss_scale"),
+    ("TPTrainingConfig", ("enabled",), "tensor_parallel.enabled"),  # not fp16.enabled
+])
+def test_a_validation_error_is_placed_in_the_section_its_model_names(title, loc, key):
+    from dsfields.launch.verdict import locate
+
+    config = {"fp16": {"enabled": True, "loss_scale": 0}, "bf16": {"enabled": False, "loss_scale": 0},
+              "tensor_parallel": {"enabled": True, "tp_size": 2}}
+    assert locate(_Invalid(title, loc), config) == key

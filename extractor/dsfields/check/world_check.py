@@ -54,7 +54,7 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         return findings
     out = list(findings)
     taken = {f.path for f in findings if f.severity is Severity.ERROR}
-    for rule, key in catalogue.evaluate(data, world or 1, options.gpus_per_node, rules):
+    for rule, key in catalogue.evaluate(data, world or 1, options.gpus_per_node, rules, _defaults(checker, data)):
         if key in taken:
             continue
         entry = active[rule.id]
@@ -71,6 +71,16 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         line = (config.line_of(tuple(key.split("."))) if key else None) or 1
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, related=rule.related,
                            rule=rule.id))
+    return out
+
+
+def _defaults(checker: Any, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The release's defaults of the sections a rule computes with (elasticity), from its snapshot."""
+    out: dict[str, dict[str, Any]] = {}
+    for section in ("elasticity",):
+        if isinstance(data.get(section), dict):
+            records = checker.snapshot.by_section.get(section, {})
+            out[section] = {key: record.default for key, record in records.items()}
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from dsfields.model import elasticity
 from dsfields.model.dotted import at_path, edited
 
 TYPE_CHECKING = False
@@ -49,7 +50,8 @@ class WorldRule(namedtuple("WorldRule",
     message: str
     """A substring of the refusal's own message (or of the raising line's code) when the rule fires."""
     fires: Callable[[dict[str, Any], int, int], str | None]
-    """(config, N, ranks per node) -> the JSON path refused, or None."""
+    """(config, N, ranks per node) -> the JSON path refused, or None. A rule that needs the release's defaults
+    (elasticity) reads them from the config's :data:`DEFAULTS_KEY` entry, put there by :func:`evaluate`."""
     triggers: tuple[dict[str, Any], ...]
     controls: tuple[dict[str, Any], ...]
     read_in: str  # default "0.19.8"
@@ -231,6 +233,29 @@ def _curriculum_schedule_requires(config: dict[str, Any], world: int, per_node: 
     return f"curriculum_learning.schedule_config.{missing[0]}" if missing else None
 
 
+DEFAULTS_KEY = "\0defaults"
+"""Where :func:`evaluate` hands a predicate the release's defaults (a key no JSON config can have)."""
+
+
+def _elastic(config: dict[str, Any], world: int) -> tuple[str, str] | None:
+    defaults = config.get(DEFAULTS_KEY) or {}
+    return elasticity.world_refusal(at_path(config, "elasticity", None), world, defaults.get("elasticity") or {})
+
+
+def _elasticity_config(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    refused = _elastic(config, world)
+    return f"elasticity.{refused[0]}" if refused and not refused[1].startswith("World size") else None
+
+
+def _elasticity_world(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    refused = _elastic(config, world)
+    return "elasticity" if refused and refused[1].startswith("World size") else None
+
+
+_ELASTIC = {"model_parallel_size": 1, "num_gpus_per_node": 1, "min_time": 0, "prefer_larger_batch": True}
+"""The elasticity examples give every key (their verdict needs no release's defaults)."""
+
+
 def _with(**changes: Any) -> dict[str, Any]:
     """A small stage-3 config (AdamW from the config, a batch that divides :data:`PROBE_WORLD`) with ``changes``:
     ``a__b=v`` sets ``a.b``."""
@@ -403,6 +428,35 @@ RULES: tuple[WorldRule, ...] = (
             "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8, "root_degree": 2}}),),
         read_in="0.18.9", any_world=True),
     WorldRule(
+        "elasticity-config",
+        "elasticity (enabled): micro_batch_sizes must be positive integers, min_gpus/max_gpus at least 1 with "
+        "min_gpus <= max_gpus, version at most the runtime's (0.2), model_parallel_size > 1 only with version 0.2",
+        "deepspeed/elasticity/config.py:69 (0.18.9: ElasticityConfig; elasticity.py:292-343 compute_elastic_config)",
+        "elasticity.micro_batch_sizes", "give elasticity values DeepSpeed's ElasticityConfig accepts",
+        "Elasticity expected micro_batch_sizes to only contain a list of integers", _elasticity_config,
+        (_with(zero_optimization__stage=2, train_micro_batch_size_per_gpu=None, gradient_accumulation_steps=None,
+               elasticity={"enabled": True, "max_train_batch_size": 1000, "micro_batch_sizes": [8, 12.5, 16],
+                           "min_gpus": 1, "max_gpus": 64, "version": 0.1, **_ELASTIC}),),
+        (_with(zero_optimization__stage=2, train_micro_batch_size_per_gpu=None, gradient_accumulation_steps=None,
+               elasticity={"enabled": True, "max_train_batch_size": 1000, "micro_batch_sizes": [8, 12, 16],
+                           "min_gpus": 1, "max_gpus": 64, "version": 0.1, **_ELASTIC}),),
+        read_in="0.18.9", any_world=True, marker="only contain a list of integers"),
+    WorldRule(
+        "elasticity-world-size",
+        "elasticity (enabled): the world size must be one of the GPU counts compute_elastic_config derives from "
+        "max_train_batch_size, micro_batch_sizes and min_gpus/max_gpus (DeepSpeed's own test: 128 refused, 16 "
+        "accepted)",
+        "deepspeed/elasticity/elasticity.py:349 (0.18.9: compute_elastic_config)",
+        "elasticity", "launch on one of the valid GPU counts, or change micro_batch_sizes / max_train_batch_size",
+        "is not valid with the current list of valid GPU counts", _elasticity_world,
+        (_with(zero_optimization__stage=2, train_micro_batch_size_per_gpu=None, gradient_accumulation_steps=None,
+               elasticity={"enabled": True, "max_train_batch_size": 30, "micro_batch_sizes": [3],
+                           "min_gpus": 1, "max_gpus": 64, "version": 0.1, **_ELASTIC}),),
+        (_with(zero_optimization__stage=2, train_micro_batch_size_per_gpu=None, gradient_accumulation_steps=None,
+               elasticity={"enabled": True, "max_train_batch_size": 10000, "micro_batch_sizes": [8, 12, 16, 17],
+                           "min_gpus": 1, "max_gpus": 1500, "version": 0.1, **_ELASTIC}),),
+        read_in="0.18.9", marker="is not valid with the current list of valid GPU counts"),
+    WorldRule(
         "unmanaged-accumulation-overlap-stage1",
         "managed_gradient_accumulation false with overlap_comm is supported only from ZeRO stage 2",
         "deepspeed/runtime/engine.py:2031 (_do_sanity_check)",
@@ -470,10 +524,13 @@ def in_source(rule: WorldRule, messages: list[dict[str, Any]], paths: Any) -> di
 
 
 def evaluate(config: Any, world: int, per_node: int | None = None,
-             rules: tuple[WorldRule, ...] = RULES) -> list[tuple[WorldRule, str]]:
-    """Every rule that fires on ``config`` at ``world`` ranks (``per_node`` per node; None: all on one node)."""
+             rules: tuple[WorldRule, ...] = RULES,
+             defaults: dict[str, dict[str, Any]] | None = None) -> list[tuple[WorldRule, str]]:
+    """Every rule that fires on ``config`` at ``world`` ranks (``per_node`` per node; None: all on one node).
+    ``defaults``: section -> key -> the release's default, for the rules that need them (elasticity)."""
     if not isinstance(config, dict) or world < 1:
         return []
+    config = {**config, DEFAULTS_KEY: defaults or {}}
     fired = []
     for rule in rules:
         try:
