@@ -250,3 +250,16 @@ def test_every_committed_world_json_reads_the_source_as_its_launch_saw_it():
             if entry["confirmed"] and site.startswith("deepspeed/") and entry.get("static_site"):
                 assert entry["static_site"] == site, (path, rule_id)
     assert launched >= 3
+
+
+@pytest.mark.parametrize("version", ["0.18.9", "0.19.3"])
+def test_elasticity_is_computed_at_the_users_world_size_with_the_releases_defaults(version):
+    elastic = {"elasticity": {"enabled": True, "max_train_batch_size": 10000, "micro_batch_sizes": [8, 12, 16, 17],
+                              "min_gpus": 32, "max_gpus": 1500, "version": 0.1}}  # per node etc.: the defaults
+    assert _rule_errors(version, elastic, world_size=64) == []
+    found = [f for f in findings(version, elastic, world_size=128) if f.rule == "elasticity-world-size"]
+    assert [f.path for f in found] == ["elasticity"] and "deepspeed/elasticity/elasticity.py" in found[0].message
+    assert _rule_errors(version, elastic) == []  # no --world-size: the world-size rule is not applied
+    bad = {"elasticity": elastic["elasticity"] | {"micro_batch_sizes": [8, 12.5]}}
+    assert ("elasticity.micro_batch_sizes", "elasticity-config") in _rule_errors(version, bad)
+    assert [r for _, r in _rule_errors("0.19.8", elastic, world_size=128) if r.startswith("elasticity")] == []
