@@ -65,7 +65,10 @@ def test_check_at_8_agrees_with_the_launch_on_every_world_rule_example(ranks):
             refused = [v for v in verdicts.values() if v.outcome == "config_error"]
             report = check_text(json.dumps(config), checker, Options(world_size=N, gpus_per_node=G))
             flagged = {f.path for f in report.findings if f.severity is Severity.ERROR}
-            assert bool(refused) == (rule.key in flagged), (rule.id, config, verdicts, flagged)
+            # a section removed in this release (MiCS, curriculum_learning, elasticity in 0.19.8) is refused whole:
+            # the finding names the section the rule's key is in
+            named = any(rule.key == path or rule.key.startswith(path + ".") for path in flagged if path)
+            assert bool(refused) == named, (rule.id, config, verdicts, flagged)
 
 
 def test_the_trainers_batch_at_8_ranks_is_refused_by_the_launch_and_by_check(ranks):
