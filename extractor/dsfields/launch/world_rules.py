@@ -252,6 +252,46 @@ def _elasticity_world(config: dict[str, Any], world: int, per_node: int) -> str 
     return "elasticity" if refused and refused[1].startswith("World size") else None
 
 
+_DTYPES = {"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "half": "fp16", "bf16": "bf16",
+           "bfloat16": "bf16"}
+"""``data_types.grad_accum_dtype``'s spellings (DeepSpeed's DtypeEnum values) and the dtype each means."""
+
+
+def _model_dtype(config: dict[str, Any]) -> str:
+    """engine.get_data_types: fp16 when fp16 is enabled, bf16 when bf16 (or its old name) is, else fp32."""
+    if at_path(config, "fp16.enabled", None) is True:
+        return "fp16"
+    if True in (at_path(config, "bf16.enabled", None), at_path(config, "bfloat16.enabled", None)):
+        return "bf16"
+    return "fp32"
+
+
+def _grad_accum_dtype(config: dict[str, Any]) -> str | None:
+    given = at_path(config, "data_types.grad_accum_dtype", None)
+    return _DTYPES.get(given) if isinstance(given, str) else None
+
+
+def _dtype_mix_without_zero(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    if not isinstance(config.get("optimizer"), dict) or (_stage(config) or 0) > 0:
+        return None  # _do_optimizer_sanity_check runs with an optimizer; under ZeRO the ZeRO optimizer takes any mix
+    accum = _grad_accum_dtype(config)
+    return "data_types.grad_accum_dtype" if accum is not None and accum != _model_dtype(config) else None
+
+
+def _offload_device_cpu(config: dict[str, Any]) -> bool:
+    return at_path(config, "zero_optimization.offload_optimizer.device", None) == "cpu" or \
+        at_path(config, "zero_optimization.cpu_offload", None) is True
+
+
+def _grad_norm_off_bf16_stage1(config: dict[str, Any], world: int, per_node: int) -> str | None:
+    if not isinstance(config.get("optimizer"), dict) or _stage(config) != 1:
+        return None
+    if _model_dtype(config) != "bf16" or _grad_accum_dtype(config) != "fp32" or _offload_device_cpu(config):
+        return None
+    return "zero_optimization.compute_grad_norm" if at_path(
+        config, "zero_optimization.compute_grad_norm", None) is False else None
+
+
 _ELASTIC = {"model_parallel_size": 1, "num_gpus_per_node": 1, "min_time": 0, "prefer_larger_batch": True}
 """The elasticity examples give every key (their verdict needs no release's defaults)."""
 
@@ -456,6 +496,29 @@ RULES: tuple[WorldRule, ...] = (
                elasticity={"enabled": True, "max_train_batch_size": 10000, "micro_batch_sizes": [8, 12, 16, 17],
                            "min_gpus": 1, "max_gpus": 1500, "version": 0.1, **_ELASTIC}),),
         read_in="0.18.9", marker="is not valid with the current list of valid GPU counts"),
+    WorldRule(
+        "dtype-mix-without-zero",
+        "without ZeRO, the optimizer's gradients accumulate in the model's dtype: a data_types.grad_accum_dtype other "
+        "than it (bf16 with fp32, fp32 with bf16) is not implemented",
+        "deepspeed/runtime/engine.py:2323 (_do_optimizer_sanity_check)",
+        "data_types.grad_accum_dtype", "use ZeRO stage 1 or more for a different accumulation dtype, or drop "
+        "data_types.grad_accum_dtype",
+        "unsupported mix of", _dtype_mix_without_zero,
+        (_with(zero_optimization={"stage": 0}, bf16={"enabled": True}, data_types={"grad_accum_dtype": "fp32"}),),
+        (_with(zero_optimization={"stage": 0}, bf16={"enabled": True}, data_types={"grad_accum_dtype": "bf16"}),),
+        related=("bf16.enabled",), any_world=True),
+    WorldRule(
+        "grad-norm-off-bf16-stage1",
+        "zero_optimization.compute_grad_norm false is refused at ZeRO stage 1 with bf16 parameters and fp32 gradient "
+        "accumulation (without CPU offload)",
+        "deepspeed/runtime/engine.py:2308 (_do_optimizer_sanity_check)",
+        "zero_optimization.compute_grad_norm", 'remove "compute_grad_norm": false, or use another stage or dtype',
+        "compute_grad_norm=false does not support ZeRO Stage 1", _grad_norm_off_bf16_stage1,
+        (_with(zero_optimization={"stage": 1, "compute_grad_norm": False}, bf16={"enabled": True},
+               data_types={"grad_accum_dtype": "fp32"}),),
+        (_with(zero_optimization={"stage": 2, "compute_grad_norm": False}, bf16={"enabled": True},
+               data_types={"grad_accum_dtype": "fp32"}),),
+        any_world=True),
     WorldRule(
         "unmanaged-accumulation-overlap-stage1",
         "managed_gradient_accumulation false with overlap_comm is supported only from ZeRO stage 2",
