@@ -1,7 +1,11 @@
 """The world rules: what ``deepspeed.initialize`` refuses only at some world sizes (issue 42).
 
 A config that launches on one rank can be refused on 8: the hpZ group must divide the world, an AutoTP mesh
-larger than the world (or not dividing it) fails on the ranks outside it. Each
+larger than the world (or not dividing it) fails on the ranks outside it, MiCS' shard group must divide the world and
+its hierarchical gather must span nodes, elasticity's world size must be one of its valid GPU counts. The same probe
+also confirms refusals that read no world size but that no value probe reaches, because they fire only when the
+engine and its optimizer are set up (``any_world``: ZenFlow, Muon, DeepCompile with unmanaged accumulation, the
+legacy curriculum scheduler's asserted keys, elasticity's own checks, the optimizer's dtype mix). Each
 :class:`WorldRule` here is one such refusal, read in DeepSpeed's source (``source``: file:line of ``read_in``), with a
 predicate over the config *as written* and the world (N ranks, G per node), and a triggering and a non-triggering
 example at :data:`PROBE_WORLD` ranks.
@@ -515,9 +519,9 @@ RULES: tuple[WorldRule, ...] = (
         "zero_optimization.compute_grad_norm", 'remove "compute_grad_norm": false, or use another stage or dtype',
         "compute_grad_norm=false does not support ZeRO Stage 1", _grad_norm_off_bf16_stage1,
         (_with(zero_optimization={"stage": 1, "compute_grad_norm": False}, bf16={"enabled": True},
-               data_types={"grad_accum_dtype": "fp32"}),),
+               data_types={"grad_accum_dtype": "fp32"}, gradient_clipping=0),),
         (_with(zero_optimization={"stage": 2, "compute_grad_norm": False}, bf16={"enabled": True},
-               data_types={"grad_accum_dtype": "fp32"}),),
+               data_types={"grad_accum_dtype": "fp32"}, gradient_clipping=0),),
         any_world=True),
     WorldRule(
         "unmanaged-accumulation-overlap-stage1",
