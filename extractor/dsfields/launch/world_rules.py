@@ -556,6 +556,9 @@ NOT_REACHABLE: tuple[tuple[str, str, str], ...] = (
     ("pipeline section (pipeline.stages, pipeline.partition, ...)", "deepspeed/runtime/pipe/engine.py (0.19.8)",
      "not reachable from a config alone: pipeline stages come from a PipelineModule in code; with a plain model the "
      "section is read and ignored (pipeline.stages 3 launches at 8 ranks)"),
+    ("tensor_parallel.tp.tp_size without autotp_size", "deepspeed/runtime/engine.py (0.19.8)",
+     "no refusal: without autotp_size no tensor-parallel mesh is built (tp_size 3 launches at 8 ranks); with it, the "
+     "AutoTP rules above judge the sizes"),
     ("Ulysses sequence parallelism (sequence_parallel_size)", "deepspeed/runtime/config.py:468 (0.19.8)",
      "not reachable from a config alone: the sequence-parallel group comes from an mpu object in code; a top-level "
      "sequence_parallel_size only divides the config's data-parallel world (2, 3 and 16 launch at 8 ranks)"),
