@@ -21,8 +21,8 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-COMPRESSED = ("fields.json", "paths.json", "launch.json", "ds_config.schema.json", "inference.json", "messages.json",
-              "official_docs.json")
+COMPRESSED = ("fields.json", "paths.json", "launch.json", "world.json", "ds_config.schema.json", "inference.json",
+              "messages.json", "official_docs.json")
 """Also every HF snapshot (``generated/hf/*.json``): 9.8 MiB as text, 1.2 MiB compressed."""
 LEFT_OUT = ("verification.json",)
 

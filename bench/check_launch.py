@@ -17,6 +17,7 @@ launch cannot see it (FAILS_LATER: the error comes after initialize), the class 
 
     PYTHONPATH=extractor python bench/check_launch.py [--release VERSION] [--out FILE] [--only SUBSTRING]
     PYTHONPATH=extractor python bench/check_launch.py --world-size 8 [--gpus-per-node G]   # issue 42
+    PYTHONPATH=extractor python bench/check_launch.py --world-size 8 --corpus bench/unseen_configs
 
 --world-size N checks with `check --world-size N` and launches as rank 0 and rank N-1 of a world of N (one worker
 per rank, torch's fake process group: dsfields.launch.world); the first rank that refuses gives the
@@ -162,13 +163,17 @@ def world_mutations() -> list[tuple[str, dict[str, Any], bool]]:
     ]
 
 
-def items(only: str | None = None, world_size: int = 1) -> list[dict[str, Any]]:
+def items(only: str | None = None, world_size: int = 1, corpus: Path | None = None) -> list[dict[str, Any]]:
+    """The corpus' configs (``corpus``: another folder of real configs, e.g. bench/unseen_configs, without the
+    mutations), then the mutations."""
     out: list[dict[str, Any]] = []
-    for path in sorted(CORPUS.glob("[0-9]*.json")):
+    for path in sorted((corpus or CORPUS).glob("*.json")):
+        if path.name in ("index.json", "provenance.json") or not path.name[:1].isalnum():
+            continue
         text = path.read_text(encoding="utf-8")
         styles = [("hf", False)] + ([] if '"auto"' in text else [("plain", False)])
         out.append({"name": path.stem, "kind": "corpus", "text": text, "styles": styles})
-    for name, config, code in mutations() + (world_mutations() if world_size > 1 else []):
+    for name, config, code in [] if corpus else mutations() + (world_mutations() if world_size > 1 else []):
         out.append({"name": name, "kind": "mutation", "text": json.dumps(config, indent=1),
                     "styles": [("hf", False), ("plain", code)]})
     return [i for i in out if not only or only in i["name"]]
@@ -193,7 +198,8 @@ def judge(errors: list[str], verdict: LaunchVerdict, name: str) -> str:
 
 
 def run(client: LaunchClient | dict[int, LaunchClient], version: str | None = None, only: str | None = None,
-        log: Any = None, world_size: int = 1, gpus_per_node: int | None = None) -> dict[str, Any]:
+        log: Any = None, world_size: int = 1, gpus_per_node: int | None = None,
+        corpus: Path | None = None) -> dict[str, Any]:
     snapshot = load_requested(version)
     checker = Checker(snapshot, hf_trainer=None if snapshot.hf_trainer else newest_hf_list())
     cache: dict[str, LaunchVerdict] = {}
@@ -211,7 +217,7 @@ def run(client: LaunchClient | dict[int, LaunchClient], version: str | None = No
         return cache[key]
 
     clients = client if isinstance(client, dict) else {0: client}
-    for item in items(only, world_size):
+    for item in items(only, world_size, corpus):
         for style, code in item["styles"]:
             options = Options(hf=style == "hf", optimizer_from_code=code,
                               world_size=world_size if world_size > 1 else None, gpus_per_node=gpus_per_node)
@@ -279,6 +285,8 @@ def main() -> int:
     parser.add_argument("--only", default=None)
     parser.add_argument("--world-size", type=int, default=1, help="check and launch at N ranks (rank 0 and N-1)")
     parser.add_argument("--gpus-per-node", type=int, default=None)
+    parser.add_argument("--corpus", type=Path, default=None,
+                        help="another folder of real configs (e.g. bench/unseen_configs): its configs, no mutations")
     args = parser.parse_args()
     try:
         from dsfields.launch.world import World
@@ -293,14 +301,14 @@ def main() -> int:
             clients = {0: release_client(args.release) if args.release else LaunchClient()}
         try:
             result = run(clients, args.release, args.only, log=sys.stdout, world_size=args.world_size,
-                         gpus_per_node=args.gpus_per_node)
+                         gpus_per_node=args.gpus_per_node, corpus=args.corpus)
         finally:
             for each in clients.values():
                 each.close()
     except ConfigFileError as exc:
         print(exc, file=sys.stderr)
         return 2
-    at = f"-n{args.world_size}" if args.world_size > 1 else ""
+    at = (f"-n{args.world_size}" if args.world_size > 1 else "") + (f"-{args.corpus.name}" if args.corpus else "")
     out = args.out or REPO / "test-output" / f"check-launch-{result['summary']['deepspeed_version']}{at}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str) + "\n")

@@ -184,3 +184,24 @@ def test_a_worker_hung_holding_the_gil_is_killed_with_its_tree_from_outside(hang
     assert check.returncode == 128 + signal.SIGTERM
     assert settle(hanging["mark"]) == []
     assert not list(hanging["tmp"].iterdir())
+
+
+def test_an_answer_sent_with_a_build_notice_in_one_write_is_read_at_once():
+    # ops.py's "built" notice and the launch's answer can reach the pipe in one chunk: a buffered readline after
+    # select kept the answer where select could not see it, and the client waited out its timeout (0.17.6's
+    # DeepCompile op build hung the world witness that way)
+    from dsfields.launch.client import LaunchClient
+
+    client = LaunchClient(warm_up=False)
+    script = ("import sys, time; sys.stdout.write('{\"building\": \"dc\"}\\n{\"built\": \"dc\"}\\n{\"ok\": 1}\\n'); "
+              "sys.stdout.flush(); time.sleep(30)")
+    client.proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        started = time.monotonic()
+        assert client._read(20) == {"ok": 1}
+        assert time.monotonic() - started < 10
+    finally:
+        client.proc.kill()
+        client.proc.wait()
+        client.proc.stdout.close()
+        client.proc = None

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from dsfields.check import Checker, Finding, Options, Severity, check_text
+from dsfields.check.findings import Kind
 from dsfields.check.launch_check import launch_findings
 from dsfields.cli import main
 from dsfields.configfile import parse
+from dsfields.launch import world_rules
 from dsfields.model.store import load as load_snapshot
 
 pytestmark = pytest.mark.data
@@ -66,8 +68,14 @@ def test_world_rules_confirmed_in_world_json_are_judged_at_the_users_world_size(
 
 
 def test_a_release_without_world_json_says_so_once():
-    notes = [f for f in findings("0.17.6", {"train_batch_size": 8}, world_size=8) if "world.json" in f.message]
-    assert len(notes) == 1 and notes[0].severity is Severity.INFO
+    # every committed release has one now (launched or static): a snapshot folder without it, as a user's own
+    from dsfields.check.world_check import world_rule_findings
+
+    checker = Checker(load_snapshot("0.17.6"))
+    config = parse(json.dumps({"train_batch_size": 8}), "ds.json")
+    notes = world_rule_findings(checker, config, Options(world_size=8), [], record=None)
+    assert len(notes) == 1 and notes[0].severity is Severity.INFO and "has no world.json" in notes[0].message
+    assert world_rule_findings(checker, config, Options(), [], record=None) == []  # no --world-size: silent
 
 
 @pytest.mark.parametrize(("version", "path", "added"), [
@@ -145,3 +153,135 @@ def test_autotp_with_zero3_is_refused_at_8_ranks_in_0_18_9_and_0_19_3_and_accept
     older = [f for f in findings("0.18.9", config, world_size=8) if f.rule == "autotp-not-with-zero3"]
     assert [f.path for f in older] == ["tensor_parallel.autotp_size"] and "engine.py:515" in older[0].message
     assert not [f for f in findings("0.19.8", config, world_size=8) if f.rule == "autotp-not-with-zero3"]
+
+
+STAGE3 = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "optimizer": ADAMW,
+          "zero_optimization": {"stage": 3}}
+
+
+def _rule_errors(version: str, config: dict[str, Any], **options: Any) -> list[tuple[str, str]]:
+    return [(f.path, f.rule) for f in findings(version, config, **options) if f.rule and f.severity is Severity.ERROR
+            and f.kind is Kind.LAUNCH and f.rule in world_rules.BY_ID]
+
+
+@pytest.mark.parametrize("version", ["0.18.9", "0.19.3"])
+@pytest.mark.parametrize(("zero", "world", "per_node", "expected"), [
+    ({"mics_shard_size": 3}, 8, None, [("zero_optimization.mics_shard_size", "mics-shard-divides-world")]),
+    ({"mics_shard_size": 4}, 8, None, []),
+    ({"mics_shard_size": 3}, 24, 8, []),
+    ({"mics_shard_size": 8, "mics_hierarchical_params_gather": True}, 16, 4, []),
+    ({"mics_shard_size": 8, "mics_hierarchical_params_gather": True}, 16, 8,
+     [("zero_optimization.mics_hierarchical_params_gather", "mics-hierarchy-spans-nodes")]),
+])
+def test_mics_is_judged_against_the_world_and_the_gpus_per_node(version, zero, world, per_node, expected):
+    config = STAGE3 | {"zero_optimization": {"stage": 3, **zero}}
+    assert _rule_errors(version, config, world_size=world, gpus_per_node=per_node) == expected
+
+
+def test_the_features_set_up_refusals_are_judged_with_or_without_a_world_size():
+    muon = STAGE3 | {"optimizer": {"type": "Muon", "params": {"lr": 1e-3}}}
+    for options in ({}, {"world_size": 8}, {"world_size": 64}):
+        assert _rule_errors(VERSION, muon, **options) == [("optimizer.type", "muon-not-with-reduce-scatter")]
+    assert _rule_errors(VERSION, muon | {"zero_optimization": {"stage": 3, "reduce_scatter": False}}) == []
+    zenflow = STAGE3 | {"zero_optimization": {"stage": 2, "zenflow": {"topk_ratio": 0.1}}}
+    assert _rule_errors(VERSION, zenflow) == [("zero_optimization.zenflow", "zenflow-needs-cpu-offload")]
+    unmanaged = STAGE3 | {"zero_optimization": {"stage": 1}, "compile": {"deepcompile": True},
+                          "managed_gradient_accumulation": False}
+    assert _rule_errors(VERSION, unmanaged) == [("managed_gradient_accumulation",
+                                                 "unmanaged-accumulation-not-with-deepcompile")]
+    # 0.18.9 has Muon's refusal (stage3.py:338) but not managed_gradient_accumulation (0.19.4 on)
+    assert _rule_errors("0.18.9", muon) == [("optimizer.type", "muon-not-with-reduce-scatter")]
+    assert "stage3.py:338" in next(f.message for f in findings("0.18.9", muon) if f.rule)
+    assert [r for _, r in _rule_errors("0.18.9", unmanaged) if r.startswith("unmanaged")] == []
+
+
+@pytest.mark.parametrize("version", ["0.18.9", "0.19.3"])
+def test_a_legacy_curriculum_without_its_engine_start_keys_is_refused(version):
+    curriculum = {"enabled": True, "curriculum_type": "seqlen", "min_difficulty": 8, "max_difficulty": 64,
+                  "schedule_type": "fixed_linear",
+                  "schedule_config": {"total_curriculum_step": 10, "difficulty_step": 8}}
+    base = {"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1}
+    assert _rule_errors(version, base | {"curriculum_learning": curriculum}) == []
+    for key in ("min_difficulty", "max_difficulty", "schedule_type"):
+        partial = {k: v for k, v in curriculum.items() if k != key}
+        found = [f for f in findings(version, base | {"curriculum_learning": partial})
+                 if f.rule == "curriculum-legacy-requires"]
+        assert [f.path for f in found] == [f"curriculum_learning.{key}"]
+        assert "Curriculum learning requires the config" in found[0].message
+        assert "curriculum_scheduler.py" in found[0].message
+    no_step = curriculum | {"schedule_config": {"total_curriculum_step": 10}}
+    assert _rule_errors(version, base | {"curriculum_learning": no_step}) == [
+        ("curriculum_learning.schedule_config.difficulty_step", "curriculum-legacy-schedule-requires")]
+    off = {k: v for k, v in curriculum.items() if k != "max_difficulty"} | {"enabled": False}
+    assert _rule_errors(version, base | {"curriculum_learning": off}) == []  # no scheduler is built
+
+
+@pytest.mark.parametrize("version", ["0.10.3", "0.14.4", "0.18.9"])
+def test_a_dense_ratio_inside_0_1_is_accepted_and_1_5_still_refused(version):
+    # the fixed probes (-1, 0, 1, 1.5) never tried a value inside (0, 1); DeepSpeed asserts 0 < dense_ratio < 1
+    def config(ratio: float) -> dict[str, Any]:
+        return {"train_batch_size": 8, "compression_training": {"sparse_pruning": {
+            "shared_parameters": {"enabled": True, "method": "snip_momentum", "dense_ratio": ratio,
+                                  "schedule_offset": 0, "block_pattern": "4x1"},
+            "different_groups": {"sp1": {"params": {"dense_ratio": ratio}, "modules": ["attention.self"]}}}}}
+
+    path = "compression_training.sparse_pruning.shared_parameters.dense_ratio"
+    assert path not in errors(version, config(0.5)) and path not in errors(version, config(0.05))
+    assert "Must be less than 1" in errors(version, config(1.5))[path]
+
+
+def test_a_static_world_json_names_the_rules_in_the_source_as_not_confirmed_by_launch():
+    notes = [f for f in findings("0.17.5", STAGE3, world_size=8) if "world.json" in f.message]
+    assert len(notes) == 1 and notes[0].severity is Severity.INFO
+    assert "not confirmed by launch" in notes[0].message and "zenflow-needs-cpu-offload" in notes[0].message
+    assert "muon-not-with-reduce-scatter" not in notes[0].message  # 0.18.9 on
+    assert [f for f in findings("0.17.5", STAGE3) if "world.json" in f.message] == []  # no --world-size: silent
+
+
+def test_every_committed_world_json_reads_the_source_as_its_launch_saw_it():
+    from dsfields.model.store import repo_generated_dir
+
+    launched = exact = 0
+    for path in sorted(repo_generated_dir().glob("*/world.json")):
+        record = world_rules.load_world(path.parent.name)
+        assert record is not None and set(record["rules"]) == set(world_rules.BY_ID), path
+        if record["environment"].get("launched") is False:
+            assert not any(entry["confirmed"] for entry in record["rules"].values()), path
+            continue
+        launched += 1
+        for rule_id, entry in record["rules"].items():
+            if entry["confirmed"]:
+                assert entry["in_source"], (path, rule_id)  # a launch refusal the static reading would miss
+            site = entry.get("site") or ""
+            if entry["confirmed"] and site.startswith("deepspeed/") and entry.get("static_site"):
+                # the static reading gives the first line of the rule's words; the curriculum rules assert one
+                # key per line (the trigger misses max_difficulty, line 18; the reading finds min_difficulty's, 16)
+                assert entry["static_site"].split(":")[0] == site.split(":")[0], (path, rule_id)
+                exact += entry["static_site"] == site
+    assert launched >= 3 and exact >= 3 * launched  # most lines agree exactly, not only their files
+
+
+@pytest.mark.parametrize("version", ["0.18.9", "0.19.3"])
+def test_elasticity_is_computed_at_the_users_world_size_with_the_releases_defaults(version):
+    elastic = {"elasticity": {"enabled": True, "max_train_batch_size": 10000, "micro_batch_sizes": [8, 12, 16, 17],
+                              "min_gpus": 32, "max_gpus": 1500, "version": 0.1}}  # per node etc.: the defaults
+    assert _rule_errors(version, elastic, world_size=64) == []
+    found = [f for f in findings(version, elastic, world_size=128) if f.rule == "elasticity-world-size"]
+    assert [f.path for f in found] == ["elasticity"] and "deepspeed/elasticity/elasticity.py" in found[0].message
+    assert _rule_errors(version, elastic) == []  # no --world-size: the world-size rule is not applied
+    bad = {"elasticity": elastic["elasticity"] | {"micro_batch_sizes": [8, 12.5]}}
+    assert ("elasticity.micro_batch_sizes", "elasticity-config") in _rule_errors(version, bad)
+    assert [r for _, r in _rule_errors("0.19.8", elastic, world_size=128) if r.startswith("elasticity")] == []
+
+
+def test_the_optimizer_set_up_refuses_a_dtype_mix_without_zero_and_grad_norm_off_at_stage_1():
+    base = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "optimizer": ADAMW,
+            "bf16": {"enabled": True}}
+    mix = base | {"zero_optimization": {"stage": 0}, "data_types": {"grad_accum_dtype": "fp32"}}
+    assert _rule_errors(VERSION, mix) == [("data_types.grad_accum_dtype", "dtype-mix-without-zero")]
+    assert _rule_errors(VERSION, mix | {"data_types": {"grad_accum_dtype": "bf16"}}) == []
+    assert _rule_errors(VERSION, mix | {"zero_optimization": {"stage": 1}}) == []  # the ZeRO optimizer takes it
+    norm = mix | {"zero_optimization": {"stage": 1, "compute_grad_norm": False}, "gradient_clipping": 0}
+    assert _rule_errors(VERSION, norm) == [("zero_optimization.compute_grad_norm", "grad-norm-off-bf16-stage1")]
+    offloaded = {"stage": 1, "compute_grad_norm": False, "offload_optimizer": {"device": "cpu"}}
+    assert _rule_errors(VERSION, norm | {"zero_optimization": offloaded}) == []

@@ -27,11 +27,12 @@ from dsfields.model.store import load as load_snapshot
 pytestmark = [requires_deepspeed, pytest.mark.deepspeed]
 VERSION = "0.19.8"
 N = world_rules.PROBE_WORLD
+G = world_rules.PROBE_PER_NODE
 
 
 @pytest.fixture(scope="module")
 def ranks():
-    clients = {rank: LaunchClient(world=World(N, rank)) for rank in World(N).ranks_to_play()}
+    clients = {rank: LaunchClient(world=World(N, rank, G)) for rank in World(N).ranks_to_play()}
     try:
         yield clients
     finally:
@@ -62,9 +63,12 @@ def test_check_at_8_agrees_with_the_launch_on_every_world_rule_example(ranks):
         for config in (*rule.triggers, *rule.controls):
             verdicts = _launch(ranks, config)
             refused = [v for v in verdicts.values() if v.outcome == "config_error"]
-            report = check_text(json.dumps(config), checker, Options(world_size=N))
+            report = check_text(json.dumps(config), checker, Options(world_size=N, gpus_per_node=G))
             flagged = {f.path for f in report.findings if f.severity is Severity.ERROR}
-            assert bool(refused) == (rule.key in flagged), (rule.id, config, verdicts, flagged)
+            # a section removed in this release (MiCS, curriculum_learning, elasticity in 0.19.8) is refused whole:
+            # the finding names the section the rule's key is in
+            named = any(rule.key == path or rule.key.startswith(path + ".") for path in flagged if path)
+            assert bool(refused) == named, (rule.id, config, verdicts, flagged)
 
 
 def test_the_trainers_batch_at_8_ranks_is_refused_by_the_launch_and_by_check(ranks):

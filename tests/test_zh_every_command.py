@@ -361,5 +361,8 @@ def test_every_launch_rule_and_legacy_note_has_its_chinese() -> None:
         return not messages.localize(text, "zh", *groups) == text
 
     assert [r.id for r in RULES if not translated(r.enforces, "check.")] == []
+    from dsfields.launch.world_rules import RULES as WORLD_RULES
+
+    assert [r.id for r in WORLD_RULES if not (translated(r.enforces, "check.") and translated(r.fix, "check."))] == []
     notes = [t for rule in LEGACY.values() for t in (rule.source, rule.lost) if t]
     assert [t for t in notes if not translated(t, "migrate.", "check.", "error.")] == []

@@ -82,10 +82,11 @@ class Checker:
                 from dsfields.check.trainer_check import fill_type_findings
 
                 run.findings = fill_type_findings(self, config, options, run.findings)
-            if options.world_size:  # hook: check/world_check.py (rules of N ranks, confirmed in world.json)
-                from dsfields.check.world_check import world_rule_findings
+            # hook: check/world_check.py (rules confirmed in world.json: those of N ranks with --world-size N,
+            # the features' own set-up refusals at every world size)
+            from dsfields.check.world_check import world_rule_findings
 
-                run.findings = world_rule_findings(self, config, options, run.findings)
+            run.findings = world_rule_findings(self, config, options, run.findings)
         findings = sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
         if options.hf or not self.hf_fills:
             return findings

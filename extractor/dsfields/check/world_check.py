@@ -3,7 +3,8 @@
 
 Each finding names the key, quotes the refusal DeepSpeed gave on the rule's example (launched as rank 0 and the
 last rank of a world of 8 in torch's fake process group), the rank that refused it and the source line. Without
-``--world-size`` nothing is judged here; a release without ``world.json`` gets one note.
+``--world-size`` only the rules that read no world size (``any_world``: ZenFlow, Muon, DeepCompile set-up refusals)
+are judged; with it, a release without ``world.json`` gets one note.
 
 Imports: ``dsfields.model`` and ``dsfields.check.findings`` only.
 """
@@ -25,21 +26,35 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
     """``findings`` plus the confirmed world rules' verdicts on ``config`` at ``options.world_size`` ranks."""
     world = options.world_size
     data = config.data
-    if not world or not isinstance(data, dict):
+    if not isinstance(data, dict):
         return findings
     if record is False:
         record = _record(checker)
     if record is None:
+        if not world:
+            return findings
         return [*findings, Finding("", Severity.INFO, Kind.LIMITATION,
                                    f"{NOT_CONFIRMED} (DeepSpeed {checker.version} has no world.json): hpZ, AutoTP, "
-                                   "AutoEP and qgZ rules at world size N not applied",
+                                   "AutoEP, qgZ, MiCS, ZenFlow, Muon and DeepCompile rules not applied",
+                                   "python -m dsfields.extract.world_witness --release "
+                                   f"{checker.version} --out generated/{checker.version}/world.json", 1)]
+    if record.get("environment", {}).get("launched") is False:  # static: read in the source, never launched
+        found = sorted(rule_id for rule_id, entry in record["rules"].items()
+                       if isinstance(entry, dict) and entry.get("in_source"))
+        if not world or not found:
+            return findings
+        return [*findings, Finding("", Severity.INFO, Kind.LIMITATION,
+                                   f"world rules found in DeepSpeed {checker.version}'s source but not confirmed by "
+                                   f"launch (static world.json), not applied: {', '.join(found)}",
                                    "python -m dsfields.extract.world_witness --release "
                                    f"{checker.version} --out generated/{checker.version}/world.json", 1)]
     active = catalogue.confirmed(record)
-    rules = tuple(rule for rule in catalogue.RULES if rule.id in active)
+    rules = tuple(rule for rule in catalogue.RULES if rule.id in active and (world or rule.any_world))
+    if not rules:
+        return findings
     out = list(findings)
     taken = {f.path for f in findings if f.severity is Severity.ERROR}
-    for rule, key in catalogue.evaluate(data, world, options.gpus_per_node, rules):
+    for rule, key in catalogue.evaluate(data, world or 1, options.gpus_per_node, rules, _defaults(checker, data)):
         if key in taken:
             continue
         entry = active[rule.id]
@@ -47,12 +62,25 @@ def world_rule_findings(checker: Any, config: Any, options: Options, findings: l
         probe = catalogue.PROBE_WORLD
         who = f"rank {rank} of {probe}" if rank is not None else f"every rank played of {probe}"
         where = entry.get("site") or rule.source  # the line in this release, as its probe saw it raised
-        message = (f"at world size {world}, deepspeed.initialize raises {entry.get('exc_type') or 'an error'}: "
-                   f"\"{entry.get('message') or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
+        at = f"at world size {world}" if world and not rule.any_world else "at any world size"
+        # the probe's words name its own key: for another key of the same rule, the rule's words
+        said = entry.get("message") if key == rule.key else None
+        message = (f"{at}, deepspeed.initialize raises {entry.get('exc_type') or 'an error'}: "
+                   f"\"{said or rule.message}\" (DeepSpeed {record.get('deepspeed_version')}, "
                    f"{where}; {rule.enforces}; seen on {who} in its probe)")
         line = (config.line_of(tuple(key.split("."))) if key else None) or 1
         out.append(Finding(key, Severity.ERROR, Kind.LAUNCH, message, rule.fix, line, related=rule.related,
                            rule=rule.id))
+    return out
+
+
+def _defaults(checker: Any, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The release's defaults of the sections a rule computes with (elasticity), from its snapshot."""
+    out: dict[str, dict[str, Any]] = {}
+    for section in ("elasticity",):
+        if isinstance(data.get(section), dict):
+            records = checker.snapshot.by_section.get(section, {})
+            out[section] = {key: record.default for key, record in records.items()}
     return out
 
 

@@ -5,6 +5,11 @@
 torch's fake process group (:mod:`dsfields.launch.world`), so the record says which rank refused. A rule is
 confirmed when every trigger is refused by some rank with the rule's message and every control launches on every
 rank played (a machine failure of a control leaves it unjudged, of a trigger unconfirmed).
+
+Every rule's record also says where the release's source has it (``in_source``, read statically from the release's
+committed ``messages.json`` and ``paths.json``: :func:`dsfields.launch.world_rules.in_source`). ``--static``
+writes only that, for a release whose runtime is not built here: no rule is then confirmed, and each one found in
+the source says "not confirmed by launch".
 """
 
 from __future__ import annotations
@@ -55,6 +60,39 @@ def confirm_world_rule(rule: Any, launch: Any) -> dict[str, Any]:
     return record
 
 
+NOT_LAUNCHED = "not confirmed by launch (static world.json: read in this release's source, never launched)"
+
+
+def static_sites(version: str, generated: Path | None = None) -> dict[str, dict[str, Any] | None]:
+    """Each rule's place in ``version``'s source (:func:`~dsfields.launch.world_rules.in_source`), from the committed
+    ``messages.json`` and ``paths.json``: rule id -> ``{"site", "function"}`` / ``{}`` (torch's) / None (absent)."""
+    from dsfields.launch import world_rules
+    from dsfields.model.store import read_generated, repo_generated_dir
+
+    root = (generated or repo_generated_dir()) / version
+    messages = json.loads(read_generated(str(root / "messages.json")).decode("utf-8"))["messages"]
+    paths = json.loads(read_generated(str(root / "paths.json")).decode("utf-8"))["fields"]
+    return {rule.id: world_rules.in_source(rule, messages, paths) for rule in world_rules.RULES}
+
+
+def static_world(version: str, generated: Path | None = None) -> dict[str, Any]:
+    """``world.json`` for a release not launched: each rule where its source has it, none confirmed."""
+    from dsfields.launch import world_rules
+
+    sites = static_sites(version, generated)
+    rules: dict[str, Any] = {}
+    for rule in world_rules.RULES:
+        found = sites[rule.id]
+        record: dict[str, Any] = {"confirmed": False, "source": rule.source, "in_source": found is not None}
+        if found is not None:
+            record.update({"static_site": found.get("site"), "why_not": [NOT_LAUNCHED]})
+        rules[rule.id] = record
+    return {"format_version": world_rules.WORLD_FORMAT,
+            "generated_by": f"python -m dsfields.extract.world_witness --static --release {version}",
+            "deepspeed_version": version,
+            "environment": {"launched": False, "not_judged": NOT_LAUNCHED}, "rules": rules}
+
+
 def _brief(verdicts: dict[int, LaunchVerdict]) -> dict[str, Any]:
     return {str(rank): {k: v for k, v in verdict.as_dict().items() if k in ("outcome", "exc_type", "message", "site",
                                                                               "reason")}
@@ -65,9 +103,10 @@ def probe_world(python: str | None = None, env: dict[str, str] | None = None) ->
     """``world.json`` for the DeepSpeed ``python`` runs (default: this interpreter's)."""
     from dsfields.launch import world_rules
 
-    world = World(world_rules.PROBE_WORLD)
+    world = World(world_rules.PROBE_WORLD, gpus_per_node=world_rules.PROBE_PER_NODE)
     clients = {rank: LaunchClient(**({"python": python} if python else {}), env=env,
-                                  world=World(world.size, rank)) for rank in world.ranks_to_play()}
+                                  world=World(world.size, rank, world.gpus_per_node))
+               for rank in world.ranks_to_play()}
     try:
         def launch(config: dict[str, Any]) -> dict[int, LaunchVerdict]:
             return {rank: client.launch(config, "plain") for rank, client in clients.items()}
@@ -77,25 +116,46 @@ def probe_world(python: str | None = None, env: dict[str, str] | None = None) ->
     finally:
         for client in clients.values():
             client.close()
-    for record in rules.values():
+    sites = static_sites(str(about.get("deepspeed", "unknown"))) if _has_snapshot(about) else {}
+    for rule_id, record in rules.items():
         record["world_size"] = world.size
+        if rule_id in sites:
+            found = sites[rule_id]
+            record["in_source"] = found is not None
+            if found:
+                record["static_site"] = found.get("site")
     return {"format_version": world_rules.WORLD_FORMAT, "generated_by": "python -m dsfields.extract.world_witness",
             "deepspeed_version": str(about.get("deepspeed", "unknown")),
             "environment": {"torch": about.get("torch"), "python": about.get("python"), "backend": "fake",
-                            "world_size": world.size, "ranks_played": list(world.ranks_to_play()),
+                            "world_size": world.size,
+                            "gpus_per_node": world.per_node, "ranks_played": list(world.ranks_to_play()),
                             "not_judged": UNSEEN},
             "rules": rules}
 
 
-def write_world(out: Path | None, release: str | None = None) -> int:
-    """Write ``world.json`` (to ``out``, else stdout); ``release``: in its runtime."""
+def _has_snapshot(about: dict[str, Any]) -> bool:
+    from dsfields.model.store import repo_generated_dir
+
+    return (repo_generated_dir() / str(about.get("deepspeed", "unknown")) / "messages.json").is_file()
+
+
+def write_world(out: Path | None, release: str | None = None, static: bool = False) -> int:
+    """Write ``world.json`` (to ``out``, else stdout); ``release``: in its runtime (``static``: read, not launched)."""
     python = env = None
+    if static:
+        if not release:
+            print("--static needs --release VERSION", file=sys.stderr)
+            return 2
+        return _emit(static_world(release), out)
     if release:
         from dsfields.extract.launch_witness import release_launch_env
         from dsfields.extract.releases import environment_for
 
         python, env = str(environment_for(release)), release_launch_env(release)
-    data = probe_world(python, env)
+    return _emit(probe_world(python, env), out)
+
+
+def _emit(data: dict[str, Any], out: Path | None) -> int:
     text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
     if out is not None:
         from dsfields.model.store import write_atomic
@@ -104,8 +164,11 @@ def write_world(out: Path | None, release: str | None = None) -> int:
     else:
         sys.stdout.write(text)
     confirmed = sum(r["confirmed"] for r in data["rules"].values())
-    print(f"{confirmed}/{len(data['rules'])} world rules confirmed on DeepSpeed {data['deepspeed_version']} "
-          f"at world size {data['environment']['world_size']}", file=sys.stderr)
+    found = sum(bool(r.get("in_source")) for r in data["rules"].values())
+    at = (f"at world size {data['environment']['world_size']}" if data["environment"].get("launched", True)
+          else "(not launched: static)")
+    print(f"{confirmed}/{len(data['rules'])} world rules confirmed on DeepSpeed {data['deepspeed_version']} {at}; "
+          f"{found} in its source", file=sys.stderr)
     return 0
 
 
@@ -118,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="where to write world.json (else stdout)")
     parser.add_argument("--release", default=None, metavar="VERSION",
                         help="run in that release's runtime (dsfields.extract.releases) instead of here")
+    parser.add_argument("--static", action="store_true",
+                        help="launch nothing: record where the release's source has each rule (not confirmed)")
     args = parser.parse_args(argv)
-    return write_world(args.out.resolve() if args.out else None, args.release)
+    return write_world(args.out.resolve() if args.out else None, args.release, args.static)
 
 
 if __name__ == "__main__":

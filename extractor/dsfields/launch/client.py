@@ -91,6 +91,7 @@ class LaunchClient:
         self.build_budget = build_budget
         """Seconds all op builds may take together (None: :data:`BUILD_TIMEOUT` per op, no total)."""
         self.proc: subprocess.Popen[str] | None = None
+        self._pending = b""  # what was read from the worker's pipe past the last whole line
         self.start_seconds: float | None = None
         self.starts = 0
         self.builds: list[str] = []
@@ -169,6 +170,7 @@ class LaunchClient:
             # stderr to a file, not a pipe nobody reads (DeepSpeed is chatty): its last line says why a start failed.
             errors = tempfile.TemporaryFile()
             try:
+                self._pending = b""  # a new worker: nothing of the last one's pipe
                 self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                                              text=True, env=env, pass_fds=(read_end,), start_new_session=True,
                                              cwd=self.folder / "work" if self.folder is not None else None)
@@ -213,6 +215,26 @@ class LaunchClient:
             with contextlib.suppress(ValueError, OSError):
                 self._signals[sig] = signal.signal(sig, unwind)
 
+    def _buffered_line(self) -> str | None:
+        """A whole line already read from the worker's pipe, or None. The pipe is read with ``os.read`` into our own
+        buffer: a buffered ``readline`` after ``select`` keeps a second line (an op's ``built`` notice and the
+        answer, sent together) where ``select`` cannot see it, and the answer then waited for its timeout."""
+        pending = getattr(self, "_pending", b"")
+        if b"\n" not in pending:
+            return None
+        line, _, self._pending = pending.partition(b"\n")
+        return line.decode("utf-8", "replace") + "\n"
+
+    def _raw_line(self) -> str | None:
+        """Read what the pipe holds: a whole line (``""`` at end of file), or None while a line is incomplete."""
+        assert self.proc is not None and self.proc.stdout is not None
+        chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        if not chunk:
+            rest, self._pending = getattr(self, "_pending", b""), b""
+            return rest.decode("utf-8", "replace") if rest else ""
+        self._pending = getattr(self, "_pending", b"") + chunk
+        return self._buffered_line()
+
     def _read(self, timeout: float) -> dict[str, Any] | None:
         """The worker's next answer; each op-build notice before it gives :data:`BUILD_TIMEOUT` more
         (within :attr:`build_budget`). None when it does not come: why in :attr:`gave_up`."""
@@ -226,7 +248,8 @@ class LaunchClient:
             wait = max(0.0, deadline - now)
             if building is not None and self.progress is not None:
                 wait = min(wait, PROGRESS_EVERY)
-            ready, _, _ = select.select([self.proc.stdout], [], [], wait)
+            line = self._buffered_line()
+            ready = [self.proc.stdout] if line is not None else select.select([self.proc.stdout], [], [], wait)[0]
             if not ready:
                 now = time.monotonic()
                 if now < deadline and building is not None:
@@ -238,7 +261,10 @@ class LaunchClient:
                     self.build_seconds + now - building[1] >= self.build_budget
                 self.gave_up = "build" if over_budget else "timeout"
                 return None
-            line = self.proc.stdout.readline()
+            if line is None:
+                line = self._raw_line()
+                if line is None:  # part of a line: wait for the rest
+                    continue
             answer = json.loads(line) if line else None
             if answer is None:
                 self.gave_up = "died"

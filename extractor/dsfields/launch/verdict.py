@@ -264,7 +264,7 @@ def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str 
             for err in errors():
                 loc = [str(p) for p in err.get("loc", ()) if isinstance(p, (str, int))]
                 if loc:
-                    found = _find_loc(config, loc)
+                    found = _find_loc(config, loc, str(getattr(exc, "title", "")))
                     if found:
                         return found
     text = str(exc) or source
@@ -286,10 +286,15 @@ def locate(exc: BaseException, config: dict[str, Any], source: str = "") -> str 
     return max(named, key=lambda p: len(p.rsplit(".", 1)[-1])) if named else None
 
 
-def _find_loc(config: dict[str, Any], loc: list[str]) -> str | None:
-    """The config path whose dict holds pydantic's ``loc`` (the section is not named in the error)."""
+def _find_loc(config: dict[str, Any], loc: list[str], title: str = "") -> str | None:
+    """The config path whose dict holds pydantic's ``loc`` (the section is not named in the error). Where several
+    sections hold it (``loss_scale`` in fp16 and bf16), the one the refusing model's ``title`` names wins
+    (``DeepSpeedBF16Config``: bf16; ``TPTrainingConfig``: tensor_parallel, by its initials)."""
     tail = ".".join(loc)
     hits = [p for p in _leaves(config) if p == tail or p.endswith("." + tail)]
+    if len(hits) > 1 and title:
+        named = [p for p in hits if _title_names(title, p[:-len(tail) - 1] if p != tail else "")]
+        hits = named or hits
     if hits:
         return min(hits, key=len)
     parent = ".".join(loc[:-1])
@@ -297,6 +302,17 @@ def _find_loc(config: dict[str, Any], loc: list[str]) -> str | None:
     if sections:
         return f"{min(sections, key=len)}.{loc[-1]}"
     return None
+
+
+def _title_names(title: str, section: str) -> bool:
+    """Whether a pydantic model's title (``DeepSpeedBF16Config``, ``TPTrainingConfig``) names ``section``: its
+    last part, underscores dropped, or the initials of its words at the title's start (DeepSpeed prefix dropped)."""
+    name = section.rsplit(".", 1)[-1].lower()
+    if not name:
+        return False
+    words = title.lower().removeprefix("deepspeed")
+    initials = "".join(word[:1] for word in name.split("_") if word)
+    return name.replace("_", "") in words or (len(initials) > 1 and words.startswith(initials))
 
 
 class LaunchTimeout(Exception):

@@ -440,8 +440,22 @@ class Field(Placed, Defaulted):
         pid = probe_id(value)
         if pid == "1.5" and value != 1.5 and "number" in self.json_types:
             return None  # 1.5 stands for "a fraction where an integer goes"; a number's range is the constraints'
+        if pid == "1.5" and value != 1.5 and self._fraction_inside_default_interval(value):
+            # The fixed probes (-1, 0, 1, 1.5) never try a value inside (0, 1): where DeepSpeed's own default is
+            # such a fraction (dense_ratio 0.1, refused at 0, 1 and 1.5 by `0 < x < 1`), a fraction there is
+            # not judged by 1.5's refusal.
+            return None
         verdict = self.probes.get(pid) if pid else None
         return (pid, verdict) if pid and verdict is not None else None
+
+    def _fraction_inside_default_interval(self, value: Any) -> bool:
+        """``value`` and the default are both fractions strictly between 0 and 1 (no fixed probe lies there)."""
+        default = self.default
+
+        def inside(number: Any) -> bool:
+            return isinstance(number, float) and 0 < number < 1
+
+        return inside(value) and inside(default)
 
     @property
     def other_defaults(self) -> list[Raw]:
