@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HF_RULES = frozenset(rule.id for rule in catalogue.RULES if rule.raised_by != "deepspeed")
+DEEPSPEED_RULES = frozenset(rule.id for rule in catalogue.RULES if rule.raised_by == "deepspeed")
 
 
 def _line(config: Any, path: str) -> int:
@@ -37,7 +38,7 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
         return findings
     run = trainer_run(data, trainer, accelerate, deepspeed=deepspeed_version)
     version = trainer.transformers_version
-    out = [f for f in findings if f.rule not in HF_RULES]
+    out = [f for f in findings if f.rule not in HF_RULES and not _judged_on_default_fill(f, data, run)]
     note = mirror_note(trainer)
     if note:
         out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
@@ -78,6 +79,15 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
                        f"under the HF Trainer with these arguments, {error.raised_by} raises {error.exc_type}: "
                        f'"{text}"', "", _line(config, error.key or ""), rule="hf-refusal"))
     return out
+
+
+def _judged_on_default_fill(finding: Finding, data: dict[str, Any], run: Any) -> bool:
+    """A launch rule's verdict on an ``"auto"`` key judged ``check --hf``'s way, on the value the pair fills with
+    its *default* arguments (4.x: ``warmup_num_steps`` 0 without ``--warmup_steps``). With the user's own
+    arguments the Trainer fills it from them (``run.origins``): that value is judged again by
+    :func:`_filled_refusals`, and the default's verdict would be a false alarm (``--warmup_steps 5``)."""
+    return (finding.kind is Kind.LAUNCH and finding.rule in DEEPSPEED_RULES and finding.path in run.origins
+            and at_path(data, finding.path) == "auto")
 
 
 def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding]:
@@ -153,18 +163,6 @@ def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:
     return [Finding(key, Severity.ERROR, Kind.LAUNCH,
                     f'with these Trainer arguments DeepSpeed raises AssertionError: "{words}"',
                     'write "auto" for the batch keys', _line(config, key), rule="hf-batch")]
-
-
-def _auto_paths(data: Any, prefix: str = "") -> list[str]:
-    out: list[str] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            path = f"{prefix}{key}"
-            if isinstance(value, str) and value == "auto":
-                out.append(path)
-            else:
-                out += _auto_paths(value, path + ".")
-    return out
 
 
 def hf_hint(config: Any, fills: Any, version: str | None, findings: list[Finding]) -> list[Finding]:
