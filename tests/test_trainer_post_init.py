@@ -241,3 +241,20 @@ def test_5x_warmup_fill_is_at_least_one(words, warmup, tmp_path):
         main(["resolve", str(path), f"--trainer-args={shlex.join(words)}", "--hf-version", "5.24.0",
               "--format", "json"])
     assert json.loads(out.getvalue())["scheduler.params.warmup_num_steps"]["value"] == warmup
+
+
+AUTOTUNING = {**CONFIG, "zero_optimization": {"stage": 3}, "bf16": {"enabled": True},
+              "autotuning": {"enabled": True, "start_profile_step": 3, "end_profile_step": 7}}
+
+
+@pytest.mark.parametrize("words, refused", [(["--bf16", "--max_steps", "7"], False),
+                                            (["--bf16", "--max_steps", "8"], True),
+                                            (["--bf16", "--num_train_epochs", "20"], None)])
+def test_autotuning_trial_ends_the_trainers_run_after_end_profile_step(words, refused, tmp_path):
+    """Seen with the real Trainer (bench/hf_trainer_differential.py, LLaMA-Factory's ds_z3_e4_autotune.json): with
+    autotuning.enabled, 7 steps train and 8 end in the engine's exit(). Epochs without --dataset-size: the step
+    count is not known, and nothing is said."""
+    code, out = _check(tmp_path, words, "5.24.0", AUTOTUNING)
+    rules = [f["rule"] for f in json.loads(out)["files"][0]["findings"] if f.get("severity") == "error"]
+    assert ("hf-autotuning-exit" in rules) is bool(refused)
+    assert code == (1 if refused else 0), rules

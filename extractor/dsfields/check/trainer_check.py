@@ -64,6 +64,7 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
         out += _batch(run, trainer, config)
         out += _filled_refusals(run, config, deepspeed_version)
         out += _swap_refusal(run, config, deepspeed_version)
+        out += _autotuning_exit(run, trainer, config, deepspeed_version)
         return out
     text = str(error)
     if run.mismatches and error.raised_by == "transformers" and error.exc_type == "ValueError":
@@ -110,6 +111,33 @@ def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding
                            f"{entry.get('exc_type') or 'an error'}: \"{entry.get('message') or rule.message}\" "
                            f"(DeepSpeed {version}, {rule.source})", rule.fix, _line(config, key), rule=rule.id))
     return out
+
+
+def _autotuning_exit(run: Any, trainer: Any, config: Any, version: str | None) -> list[Finding]:
+    """``autotuning.enabled`` outside the autotuner: DeepSpeed's engine is then one of the autotuner's trial jobs,
+    which measures the steps up to ``end_profile_step``, writes its metrics and calls ``exit()`` when
+    ``global_steps == end_profile_step + 1`` (``DeepSpeedEngine._autotuning_exit``, read in 0.19.8's
+    ``runtime/engine.py``; the real Trainer ends there, seen in bench/hf_trainer_differential.py). With the
+    Trainer's step count known, a run that long never finishes. The field and its default are the release's
+    (its snapshot); without them (a release with no autotuning), nothing is said."""
+    from dsfields.hf.trainer import training_steps
+    from dsfields.model.store import load_indexed
+
+    section = (run.config or {}).get("autotuning")
+    if version is None or not isinstance(section, dict) or section.get("enabled") is not True:
+        return []
+    field = load_indexed(version).fields.get("autotuning.end_profile_step")
+    end = section.get("end_profile_step", field.default if field is not None else None)
+    steps = training_steps(trainer)
+    if field is None or not isinstance(end, int) or isinstance(end, bool) or steps is None or steps <= end:
+        return []
+    key = "autotuning.enabled"
+    return [Finding(key, Severity.ERROR, Kind.LAUNCH,
+                    f"with autotuning.enabled the engine runs as an autotuning trial: after step {end + 1} "
+                    f"(end_profile_step {end} + 1) it writes its metrics and ends the process (exit(), "
+                    f"DeepSpeedEngine._autotuning_exit, DeepSpeed {version}); the Trainer's {steps} steps never "
+                    "finish", "remove the autotuning section to train (it is for `deepspeed --autotuning run`)",
+                    _line(config, key), rule="hf-autotuning-exit")]
 
 
 def _swap_refusal(run: Any, config: Any, version: str | None) -> list[Finding]:
