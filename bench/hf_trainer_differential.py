@@ -178,13 +178,18 @@ def compare(path: Path, name: str, witness, words_extra: list[str] | None = None
                 if not _same(key, predicted.get(key), read.get(leaf)):
                     row["value_mismatches"][key] = {"dsfields": predicted.get(key), "trainer": read.get(leaf)}
         row["values_compared"] = len(ENGINE_KEYS) + (len(SCHEDULER_KEYS) if isinstance(read, dict) else 0)
+        row["scheduler_read"] = {k: v for k, v in (read or {}).items() if f"scheduler.params.{k}" in SCHEDULER_KEYS}
     return row
 
 
-def configs(limit: int | None) -> list[Path]:
-    """Configs the Trainer can be handed: JSON objects (hjson-only files are left out)."""
+def configs(limit: int | None, only: str | None = None) -> list[Path]:
+    """Configs the Trainer can be handed: JSON objects (hjson-only files are left out); ``only``: comma-separated
+    name prefixes (``062_,051_``) to keep."""
     found = []
+    prefixes = tuple(p for p in (only or "").split(",") if p)
     for path in sorted(CORPUS.glob("*.json")):
+        if prefixes and not path.name.startswith(prefixes):
+            continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
@@ -215,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="the first N configs of the corpus")
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="argument sets, comma-separated (default: "
                         "the eight one-flag sets; the 180-run sets are matched,sft,warmup_run)")
+    parser.add_argument("--only", default=None, help="comma-separated config name prefixes (062_,051_) to run")
     parser.add_argument("--json", type=Path, default=None, help="write every row here")
     parser.add_argument("--hf-version", default=None,
                         help="passed to check/resolve as --hf-version (default: theirs, the installed pair)")
@@ -227,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     witness = TrainerWitness(assume_fp16=args.assume_fp16)
     rows = []
-    for path in configs(args.limit):
+    for path in configs(args.limit, args.only):
         for name in args.sets.split(","):
             row = compare(path, name, witness, hf_version=args.hf_version)
             rows.append(row)
