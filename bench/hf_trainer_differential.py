@@ -53,8 +53,34 @@ SETS = {
     "accumulation": ["--gradient_accumulation_steps", "2"],
     "max_grad_norm": ["--max_grad_norm", "0.3"],
     "warmup": ["--warmup_steps", "5"],
+    # The 180-run sets (issue 42; `--sets matched,sft,warmup_run --limit 60`): what scripts pass in practice.
+    # sft: a fine-tuning recipe of the LLaMA-Factory / alpaca kind (bf16, lr 2e-5, cosine, a warmup ratio, no weight
+    # decay, a small per-device batch with accumulation, epochs rather than steps: the step count then comes from
+    # the dataset, given to dsfields as --dataset-size). On 4.x the ratio is --warmup_ratio, on 5.x a float
+    # --warmup_steps (5.0 folded the two): see sft_words.
+    "sft": ["--bf16", "--learning_rate", "2e-5", "--lr_scheduler_type", "cosine", "--weight_decay", "0.0",
+            "--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "2", "--num_train_epochs", "5",
+            "--warmup_steps", "0.2"],
+    # warmup_run: a short run with an explicit integer warmup (the flag 4.x was wrongly said to ignore).
+    "warmup_run": ["--max_steps", "10", "--warmup_steps", "5"],
 }
 """Each set is the matched arguments plus these words (later words win, as in argparse)."""
+
+DEFAULT_SETS = ("matched", "bf16", "fp16", "lr", "batch", "accumulation", "max_grad_norm", "warmup")
+
+SCHEDULER_KEYS = ("scheduler.params.warmup_num_steps", "scheduler.params.total_num_steps")
+"""The Trainer's step fills, compared with the scheduler parameters DeepSpeed read (not its scheduler's attributes:
+DeepSpeed keeps max(2, warmup_num_steps) itself)."""
+
+
+def set_words(name: str, transformers_version: str) -> list[str]:
+    """The set's words for this transformers release: 4.x takes a warmup ratio as --warmup_ratio (its
+    --warmup_steps is an integer), 5.x as a float --warmup_steps."""
+    words = list(SETS[name])
+    if int(transformers_version.split(".")[0]) < 5 and name == "sft":
+        at = words.index("--warmup_steps")
+        words[at:at + 2] = ["--warmup_ratio", words[at + 1]]
+    return words
 
 
 def _get(data, path):
@@ -91,14 +117,18 @@ def _dsfields(argv: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def predict(path: Path, words: list[str]) -> dict:
+def predict(path: Path, words: list[str], hf_version: str | None = None) -> dict:
+    from dsfields.extract.hf.trainer_witness import DATASET_SIZE
+
     text = shlex.join(words)
-    common = [str(path), f"--trainer-args={text}", "--hidden-size", str(HIDDEN)]
+    common = [str(path), f"--trainer-args={text}", "--hidden-size", str(HIDDEN), "--dataset-size", str(DATASET_SIZE)]
+    if hf_version:
+        common += ["--hf-version", hf_version]
     check_code, _ = _dsfields(["check", *common])
     resolve_code, out = _dsfields(["resolve", *common, "--format", "json"])
     values = json.loads(out) if out.strip() else {}
     return {"check": check_code, "resolve": resolve_code, "values": {
-        k: (values.get(k) or {}).get("value") for k in (*ENGINE_KEYS, "optimizer.lr", "precision")}}
+        k: (values.get(k) or {}).get("value") for k in (*ENGINE_KEYS, *SCHEDULER_KEYS, "optimizer.lr", "precision")}}
 
 
 def _same(key: str, predicted, real) -> bool:
@@ -111,11 +141,15 @@ def _same(key: str, predicted, real) -> bool:
     return predicted == real
 
 
-def compare(path: Path, name: str, witness, words_extra: list[str] | None = None) -> dict:
+def compare(path: Path, name: str, witness, words_extra: list[str] | None = None,
+            hf_version: str | None = None) -> dict:
     config = json.loads(path.read_text(encoding="utf-8"))
-    words = [*matched_words(config), *(SETS[name] if words_extra is None else words_extra), "--max_steps", "1"]
+    extra = set_words(name, witness.versions["transformers"]) if words_extra is None else words_extra
+    # one step unless the set says how long (its own --max_steps, or epochs over the witness's examples)
+    length = [] if {"--max_steps", "--num_train_epochs"} & set(extra) else ["--max_steps", "1"]
+    words = [*matched_words(config), *extra, *length]
     real = witness.run(config, words)
-    guess = predict(path, words)
+    guess = predict(path, words, hf_version)
     refused = not real.get("trained")
     # What this machine lacks is no verdict on the config: fp16 where the accelerator has none, and an optional
     # package a section asks for (tensorboard, wandb monitors) that is not installed here.
@@ -137,13 +171,25 @@ def compare(path: Path, name: str, witness, words_extra: list[str] | None = None
         for key in ENGINE_KEYS:
             if not _same(key, predicted.get(key), engine.get(key)):
                 row["value_mismatches"][key] = {"dsfields": predicted.get(key), "trainer": engine.get(key)}
+        read = engine.get("scheduler_params")
+        if isinstance(read, dict):  # a witness of this code: the scheduler parameters DeepSpeed read
+            for key in SCHEDULER_KEYS:
+                leaf = key.rpartition(".")[2]
+                if not _same(key, predicted.get(key), read.get(leaf)):
+                    row["value_mismatches"][key] = {"dsfields": predicted.get(key), "trainer": read.get(leaf)}
+        row["values_compared"] = len(ENGINE_KEYS) + (len(SCHEDULER_KEYS) if isinstance(read, dict) else 0)
+        row["scheduler_read"] = {k: v for k, v in (read or {}).items() if f"scheduler.params.{k}" in SCHEDULER_KEYS}
     return row
 
 
-def configs(limit: int | None) -> list[Path]:
-    """Configs the Trainer can be handed: JSON objects (hjson-only files are left out)."""
+def configs(limit: int | None, only: str | None = None) -> list[Path]:
+    """Configs the Trainer can be handed: JSON objects (hjson-only files are left out); ``only``: comma-separated
+    name prefixes (``062_,051_``) to keep."""
     found = []
+    prefixes = tuple(p for p in (only or "").split(",") if p)
     for path in sorted(CORPUS.glob("*.json")):
+        if prefixes and not path.name.startswith(prefixes):
+            continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
@@ -172,8 +218,12 @@ def catalogue(rows: list[dict]) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="the first N configs of the corpus")
-    parser.add_argument("--sets", default=",".join(SETS), help="argument sets, comma-separated")
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="argument sets, comma-separated (default: "
+                        "the eight one-flag sets; the 180-run sets are matched,sft,warmup_run)")
+    parser.add_argument("--only", default=None, help="comma-separated config name prefixes (062_,051_) to run")
     parser.add_argument("--json", type=Path, default=None, help="write every row here")
+    parser.add_argument("--hf-version", default=None,
+                        help="passed to check/resolve as --hf-version (default: theirs, the installed pair)")
     parser.add_argument("--assume-fp16", action="store_true",
                         help="where the CPU accelerator says it has no fp16, claim it (torch's CPU fp16 kernels "
                              "train): fp16 runs are judged on the config, and the figures say 'fp16 assumed'")
@@ -183,9 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     witness = TrainerWitness(assume_fp16=args.assume_fp16)
     rows = []
-    for path in configs(args.limit):
+    for path in configs(args.limit, args.only):
         for name in args.sets.split(","):
-            row = compare(path, name, witness)
+            row = compare(path, name, witness, hf_version=args.hf_version)
             rows.append(row)
             if row["verdict_agrees"] is False or row["value_mismatches"]:
                 print(json.dumps(row)[:1500], flush=True)
@@ -193,12 +243,15 @@ def main(argv: list[str] | None = None) -> int:
     agree = sum(1 for r in judged if r["verdict_agrees"])
     trained = [r for r in judged if r["trained"] and r["verdict_agrees"]]
     exact = sum(1 for r in trained if not r["value_mismatches"])
+    values = sum(r.get("values_compared", len(ENGINE_KEYS)) for r in trained)
+    values_right = values - sum(len(r["value_mismatches"]) for r in trained)
     print(f"versions: {json.dumps(witness.versions)}; fp16 on this CPU: {witness.fp16_supported}"
           + ("; fp16 assumed (the accelerator's answer overridden)" if witness.fp16_assumed else ""))
     print(f"runs: {len(rows)} ({len({r['config'] for r in rows})} configs x {len(args.sets.split(','))} sets), "
           f"machine failures {len(rows) - len(judged)}; verdicts agree {agree}/{len(judged)}; "
           f"trained {sum(1 for r in judged if r['trained'])}, refused {sum(1 for r in judged if not r['trained'])}; "
-          f"final values agree {exact}/{len(trained)}; {time.perf_counter() - started:.0f} s")
+          f"final values agree {exact}/{len(trained)} runs, {values_right}/{values} values; "
+          f"{time.perf_counter() - started:.0f} s")
     print("refusals seen:")
     for label, count in catalogue(rows).items():
         print(f"  {count:>4}  {label}")

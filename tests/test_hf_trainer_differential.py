@@ -55,3 +55,29 @@ def test_check_and_resolve_agree_with_the_real_trainer(tmp_path):
     assert not values
     assert any(r["trained"] for r in judged) and any(not r["trained"] for r in judged)
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_the_180_run_sets_on_the_configs_that_taught_them(tmp_path):
+    """Issue 42's sets (matched, sft, warmup_run) on the configs whose runs showed a rule: an "auto" warmup filled
+    from a warmup ratio over epochs (002, 051), a literal warmup against --warmup_steps (001), and autotuning's
+    trial exit after end_profile_step + 1 steps (062). The whole 180-run corpus is bench/hf_trainer_differential.py
+    --limit 60 --sets matched,sft,warmup_run (README)."""
+    pytest.importorskip("accelerate")
+    pytest.importorskip("transformers")
+    out = tmp_path / "rows.json"
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "hf_trainer_differential.py"), "--only",
+                           "001_,002_,051_,062_", "--sets", "matched,sft,warmup_run", "--json", str(out)],
+                          env=os.environ | {"PYTHONPATH": str(REPO / "extractor")}, capture_output=True, text=True,
+                          timeout=840)
+    assert out.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
+    rows = json.loads(out.read_text(encoding="utf-8"))
+    assert len(rows) == 12
+    judged = [r for r in rows if not r["machine"]]
+    assert [(r["config"], r["set"]) for r in judged if not r["verdict_agrees"]] == []
+    assert [(r["config"], r["set"], r["value_mismatches"]) for r in judged if r["value_mismatches"]] == []
+    # the autotuning trial: one step trains, ten end in the engine's exit()
+    autotune = {r["set"]: r for r in rows if r["config"].startswith("062_")}
+    assert autotune["matched"]["trained"] and not autotune["warmup_run"]["trained"]
+    # the Trainer's warmup fill is compared with what DeepSpeed read, where a config's scheduler trained
+    assert any((r.get("scheduler_read") or {}).get("warmup_num_steps") for r in judged if r["trained"])
+    assert done.returncode == 0, done.stdout[-2000:]

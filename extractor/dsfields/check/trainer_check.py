@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HF_RULES = frozenset(rule.id for rule in catalogue.RULES if rule.raised_by != "deepspeed")
+DEEPSPEED_RULES = frozenset(rule.id for rule in catalogue.RULES if rule.raised_by == "deepspeed")
 
 TRAINER_RULES = {
     "hf-mirror": "what --trainer-args could not read or verify in the Trainer's release",
@@ -52,7 +53,7 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
         return findings
     run = trainer_run(data, trainer, accelerate, deepspeed=deepspeed_version)
     version = trainer.transformers_version
-    out = [f for f in findings if f.rule not in HF_RULES]
+    out = [f for f in findings if f.rule not in HF_RULES and not _judged_on_default_fill(f, data, run)]
     note = mirror_note(trainer)
     if note:
         out.append(Finding("", Severity.INFO, Kind.LIMITATION, note, "", 1, rule="hf-mirror"))
@@ -78,6 +79,7 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
         out += _batch(run, trainer, config)
         out += _filled_refusals(run, config, deepspeed_version)
         out += _swap_refusal(run, config, deepspeed_version)
+        out += _autotuning_exit(run, trainer, config, deepspeed_version)
         return out
     text = str(error)
     if run.mismatches and error.raised_by == "transformers" and error.exc_type == "ValueError":
@@ -93,6 +95,15 @@ def trainer_findings(config: Any, trainer: Any, accelerate: dict[str, Any], find
                        f"under the HF Trainer with these arguments, {error.raised_by} raises {error.exc_type}: "
                        f'"{text}"', "", _line(config, error.key or ""), rule="hf-refusal"))
     return out
+
+
+def _judged_on_default_fill(finding: Finding, data: dict[str, Any], run: Any) -> bool:
+    """A launch rule's verdict on an ``"auto"`` key judged ``check --hf``'s way, on the value the pair fills with
+    its *default* arguments (4.x: ``warmup_num_steps`` 0 without ``--warmup_steps``). With the user's own
+    arguments the Trainer fills it from them (``run.origins``): that value is judged again by
+    :func:`_filled_refusals`, and the default's verdict would be a false alarm (``--warmup_steps 5``)."""
+    return (finding.kind is Kind.LAUNCH and finding.rule in DEEPSPEED_RULES and finding.path in run.origins
+            and at_path(data, finding.path) == "auto")
 
 
 def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding]:
@@ -115,6 +126,33 @@ def _filled_refusals(run: Any, config: Any, version: str | None) -> list[Finding
                            f"{entry.get('exc_type') or 'an error'}: \"{entry.get('message') or rule.message}\" "
                            f"(DeepSpeed {version}, {rule.source})", rule.fix, _line(config, key), rule=rule.id))
     return out
+
+
+def _autotuning_exit(run: Any, trainer: Any, config: Any, version: str | None) -> list[Finding]:
+    """``autotuning.enabled`` outside the autotuner: DeepSpeed's engine is then one of the autotuner's trial jobs,
+    which measures the steps up to ``end_profile_step``, writes its metrics and calls ``exit()`` when
+    ``global_steps == end_profile_step + 1`` (``DeepSpeedEngine._autotuning_exit``, read in 0.19.8's
+    ``runtime/engine.py``; the real Trainer ends there, seen in bench/hf_trainer_differential.py). With the
+    Trainer's step count known, a run that long never finishes. The field and its default are the release's
+    (its snapshot); without them (a release with no autotuning), nothing is said."""
+    from dsfields.hf.trainer import training_steps
+    from dsfields.model.store import load_indexed
+
+    section = (run.config or {}).get("autotuning")
+    if version is None or not isinstance(section, dict) or section.get("enabled") is not True:
+        return []
+    field = load_indexed(version).fields.get("autotuning.end_profile_step")
+    end = section.get("end_profile_step", field.default if field is not None else None)
+    steps = training_steps(trainer)
+    if field is None or not isinstance(end, int) or isinstance(end, bool) or steps is None or steps <= end:
+        return []
+    key = "autotuning.enabled"
+    return [Finding(key, Severity.ERROR, Kind.LAUNCH,
+                    f"with autotuning.enabled the engine runs as an autotuning trial: after step {end + 1} "
+                    f"(end_profile_step {end} + 1) it writes its metrics and ends the process (exit(), "
+                    f"DeepSpeedEngine._autotuning_exit, DeepSpeed {version}); the Trainer's {steps} steps never "
+                    "finish", "remove the autotuning section to train (it is for `deepspeed --autotuning run`)",
+                    _line(config, key), rule="hf-autotuning-exit")]
 
 
 def _swap_refusal(run: Any, config: Any, version: str | None) -> list[Finding]:
@@ -168,18 +206,6 @@ def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:
     return [Finding(key, Severity.ERROR, Kind.LAUNCH,
                     f'with these Trainer arguments DeepSpeed raises AssertionError: "{words}"',
                     'write "auto" for the batch keys', _line(config, key), rule="hf-batch")]
-
-
-def _auto_paths(data: Any, prefix: str = "") -> list[str]:
-    out: list[str] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            path = f"{prefix}{key}"
-            if isinstance(value, str) and value == "auto":
-                out.append(path)
-            else:
-                out += _auto_paths(value, path + ".")
-    return out
 
 
 def hf_hint(config: Any, fills: Any, version: str | None, findings: list[Finding]) -> list[Finding]:

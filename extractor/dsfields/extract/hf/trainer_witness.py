@@ -175,7 +175,10 @@ def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[st
         "train_batch_size": engine.train_batch_size(), "gradient_clipping": engine.gradient_clipping(),
         "optimizer.params.lr": (optimizer.defaults.get("lr") if optimizer is not None else None),
         "optimizer.class": _qualname(optimizer), "scheduler.class": _qualname(built),
-        "scheduler.params.total_num_steps": getattr(built, "total_num_steps", None)}}
+        "scheduler.params.total_num_steps": getattr(built, "total_num_steps", None),
+        # the scheduler's parameters as DeepSpeed read them from the config the Trainer handed it (the Trainer's
+        # warmup and step fills; its schedulers then keep max(2, warmup_num_steps) themselves)
+        "scheduler_params": dict(engine.scheduler_params() or {})}}
 
 
 def _qualname(obj: Any) -> str | None:
