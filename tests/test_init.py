@@ -8,6 +8,7 @@ import json
 import pytest
 
 from dsfields.cli import main
+from dsfields.estimate import gpu_memory
 from dsfields.init import CANDIDATES, shape_from_params
 
 pytestmark = pytest.mark.data
@@ -15,6 +16,9 @@ pytestmark = pytest.mark.data
 VERSION = "0.19.8"
 PARAMS = ("1B", "13B", "70B", "180B")
 MEMORY = ("24GB", "40GB", "80GB")
+HOST = {"24GB": "256GB", "40GB": "1TB", "80GB": "2TB"}
+"""One node's RAM beside each GPU: a workstation-class node for 24 GB cards, the usual 1 TB / 2 TB of an 8 × A100-40GB
+and an 8 × A100/H100-80GB server (ours, for the grid)."""
 WORLDS = ((8, 1), (8, 8))  # 8 and 64 GPUs
 GRID = [(p, m, w, hf) for p in PARAMS for m in MEMORY for w in WORLDS for hf in (False, True)]
 
@@ -28,7 +32,8 @@ def test_every_config_passes_check_and_fits(tmp_path, capsys, params, memory, wo
     gpus, nodes = world
     out = tmp_path / "ds_config.json"
     code = main(["init", "--params", params, "--gpus-per-node", str(gpus), "--nodes", str(nodes), "--gpu-memory",
-                 memory, "--version", VERSION, "-o", str(out), *(["--hf"] if hf else [])])
+                 memory, "--host-memory", HOST[memory], "--version", VERSION, "-o", str(out),
+                 *(["--hf"] if hf else [])])
     said = capsys.readouterr()
     if code == 1:  # nothing fits: said in one line, and truly nothing does (checked below by the estimate)
         assert said.err.startswith("dsfields init: nothing fits") and not out.exists()
@@ -52,6 +57,9 @@ def test_every_config_passes_check_and_fits(tmp_path, capsys, params, memory, wo
     room = answer["verdict"]["gpu_memory"] - answer["verdict"]["reserve"]
     key = "gpu_bytes_per_rank_with_activation_checkpointing" if checkpointing else "gpu_bytes_per_rank"
     assert answer["total"][key] <= room, (config, answer["total"])
+    host_key = key.replace("gpu_bytes_per_rank", "cpu_bytes_per_node")
+    host = gpu_memory("--host-memory", HOST[memory])
+    assert host is not None and answer["total"][host_key] <= host[0], (config, answer["total"])
     if hf or not checkpointing:  # the Trainer's --gradient_checkpointing reaches the verdict; model code does not
         assert answer["verdict"]["fits"], answer["verdict"]
     assert config["zero_optimization"]["stage"] in (1, 2, 3)
@@ -96,3 +104,27 @@ def test_an_hf_config_gives_the_real_shape(tmp_path):
     shape = shape_from_config(path)
     assert shape.params == pytest.approx(6.74e9, rel=0.005)
     assert shape.largest == 32000 * 4096 and shape.hidden == 4096 and shape.layers == 32
+
+
+def test_host_memory_keeps_offload_out_when_the_node_cannot_hold_it(capsys):
+    """13B on one node of 8 × 24 GB fits only with optimizer offload (about 290 GiB of host memory per node): with
+    2 TB it is chosen, with 256 GB nothing fits and the host is named as what is short."""
+    args = ["init", "--params", "13B", "--gpus-per-node", "8", "--gpu-memory", "24GB", "--version", VERSION]
+    assert main([*args, "--host-memory", "2TB"]) == 0
+    said = capsys.readouterr()
+    assert '"offload_optimizer"' in said.out and "within --host-memory" in said.err
+    assert main([*args, "--host-memory", "256GB"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "host memory per node" in err and "--host-memory 256.00 GiB" in err
+
+
+def test_host_memory_is_a_size_not_a_gpu(capsys):
+    assert main(["init", "--params", "1B", "--gpus-per-node", "8", "--gpu-memory", "24GB", "--host-memory", "H100",
+                 "--version", VERSION]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--host-memory" in err
+
+
+def test_without_host_memory_it_says_the_host_is_not_checked(capsys):
+    assert main(["init", "--params", "1B", "--gpus-per-node", "8", "--gpu-memory", "24GB", "--version", VERSION]) == 0
+    assert "host memory not checked" in capsys.readouterr().err

@@ -196,33 +196,52 @@ def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, mic
 
 
 def choose(shape: Shape, gpus_per_node: int, nodes: int, capacity: int, hf: bool, seq_len: int, micro: int,
-           precision: str, snapshot: Any
-           ) -> tuple[Candidate, dict[str, Any], tuple[int, int], list[tuple[Candidate, int]]]:
-    """The first candidate that fits, its config, its GPU total per rank and host total per node, and the GPU totals
-    of those tried before."""
+           precision: str, snapshot: Any, host: int | None = None
+           ) -> tuple[Candidate, dict[str, Any], tuple[int, int], list[tuple[Candidate, int, int]]]:
+    """The first candidate that fits the GPU (and, with ``host``, the host memory of one node), its config, its GPU
+    total per rank and host total per node, and the GPU and host totals of those tried before."""
     resolver = Resolver(snapshot)
     model = Model(shape.params, shape.largest, gpus_per_node, nodes, shape.hidden, shape.layers, seq_len, micro,
                   shape.heads, True, None, hf)
-    tried: list[tuple[Candidate, int]] = []
+    tried: list[tuple[Candidate, int, int]] = []
     for candidate in CANDIDATES:
         config = build_config(candidate, precision, micro, hf)
         settings, _, _ = settings_from_config(config, resolver, model, [])
         settings = replace(settings, checkpointing=candidate.checkpointing, half=precision != "fp32")
         est = compute(settings, model)
         total = est.gpu_total(candidate.checkpointing)
-        if total + RESERVE <= capacity:
-            return candidate, config, (total, est.cpu_total(gpus_per_node, candidate.checkpointing)), tried
-        tried.append((candidate, total))
-    raise NoFit(tried)
+        on_host = est.cpu_total(gpus_per_node, candidate.checkpointing)
+        if total + RESERVE <= capacity and (host is None or on_host <= host):
+            return candidate, config, (total, on_host), tried
+        tried.append((candidate, total, on_host))
+    raise NoFit(tried, capacity, host)
 
 
 class NoFit(DsfieldsError):
-    """No candidate fits: the smallest need is said."""
+    """No candidate fits: the smallest need is said, and whether the GPU or the host is what is short."""
 
-    def __init__(self, tried: list[tuple[Candidate, int]]) -> None:
-        least = min(total for _, total in tried)
+    def __init__(self, tried: list[tuple[Candidate, int, int]], capacity: int, host: int | None) -> None:
+        least = min(total for _, total, _ in tried)
+        on_gpu = [(c, t, h) for c, t, h in tried if t + RESERVE <= capacity]
+        if on_gpu and host is not None:  # the GPU alone would do: the host is short
+            need = min(h for _, _, h in on_gpu)
+            super().__init__(f"nothing fits: the configs that fit the GPU need at least {gib(need)} of host memory "
+                             f"per node (offload: CPU Adam states and pinned buffers), more than --host-memory "
+                             f"{gib(host)}; use more GPUs or nodes, or GPUs with more memory")
+            return
         super().__init__(f"nothing fits: even ZeRO-3 with both offloads and activation checkpointing needs "
                          f"{gib(least)} per GPU; use more GPUs, a shorter sequence or a smaller micro batch")
+
+
+def host_memory(text: str | None) -> int | None:
+    """``--host-memory``: one node's RAM (512GB, 1TB, 2048GiB); a size, never a GPU name."""
+    if text is None:
+        return None
+    if not text.strip()[:1].isdigit():
+        raise UsageError(f"--host-memory {text.strip()[:40]!r}: not a memory size (512GB, 1TB, 2048GiB)")
+    size = gpu_memory("--host-memory", text)
+    assert size is not None
+    return size[0]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +251,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus-per-node", metavar="G", help="GPUs per node")
     parser.add_argument("--nodes", default="1", metavar="K", help="nodes (default 1)")
     parser.add_argument("--gpu-memory", metavar="SIZE", help="memory of one GPU (80GB, or A100-80GB, H100, RTX4090)")
+    parser.add_argument("--host-memory", metavar="SIZE",
+                        help="RAM of one node (512GB, 1TB): offload is chosen only where the host figure per node "
+                             "(CPU Adam states, pinned buffers) fits it (default: not checked, said)")
     parser.add_argument("--hf", action="store_true", help="launched by the HF Trainer (\"auto\" values, its flags)")
     parser.add_argument("--seq-len", default="2048", metavar="S", help="sequence length in tokens (default 2048)")
     parser.add_argument("--micro-batch", default="1", metavar="B", help="sequences per GPU (default 1)")
@@ -282,12 +304,13 @@ def run(args: argparse.Namespace) -> int:
         shape = shape_from_config(args.model_config)
     else:
         shape = shape_from_params(count("--params", args.params) or 1)
+    host = host_memory(args.host_memory)
     precision = args.precision or ("fp16" if any(word in capacity[1].lower().replace("-", "") for word in NO_BF16)
                                    else "bf16")
     snapshot = load_requested(args.version)
     try:
-        candidate, config, (total, host), tried = choose(shape, gpus, nodes, capacity[0], args.hf, seq_len, micro,
-                                                         precision, snapshot)
+        candidate, config, (total, on_host), tried = choose(shape, gpus, nodes, capacity[0], args.hf, seq_len, micro,
+                                                         precision, snapshot, host)
     except NoFit as exc:  # a finding about the situation, not bad input: exit 1
         from dsfields.model import termsafe
 
@@ -296,13 +319,19 @@ def run(args: argparse.Namespace) -> int:
     margin = capacity[0] - RESERVE - total
     zh = lang == "zh"
     why = (f"选择理由：这是按计算代价从低到高第一个放得下的方案：每卡 {gib(total)}，{capacity[1]} 上余量 {gib(margin)}"
-           f"（预留 {gib(RESERVE)}）；每节点主机内存约需 {gib(host)}" if zh else
+           f"（预留 {gib(RESERVE)}）；每节点主机内存约需 {gib(on_host)}" if zh else
            f"why: the cheapest in compute that fits: {gib(total)} per GPU, {gib(margin)} to spare on {capacity[1]} "
-           f"({gib(RESERVE)} kept for the CUDA context and NCCL); host memory per node about {gib(host)}")
+           f"({gib(RESERVE)} kept for the CUDA context and NCCL); host memory per node about {gib(on_host)}")
+    if host is None:
+        why += ("；未检查主机内存（给出 --host-memory 可检查）" if zh else
+                "; host memory not checked (give --host-memory)")
+    else:
+        why += (f"，在 --host-memory {gib(host)} 之内" if zh else f", within --host-memory {gib(host)}")
     if tried:
         before = ", ".join(f"ZeRO-{c.stage}{'+ckpt' if c.checkpointing else ''}"
                            f"{'+offload' if c.offload_optimizer else ''}{'+params' if c.offload_param else ''} {gib(t)}"
-                           for c, t in tried)
+                           + (f" (host {gib(h)})" if host is not None and h > host else "")
+                           for c, t, h in tried)
         why += (f"；更便宜的方案放不下：{before}" if zh else f"; cheaper ones do not fit: {before}")
     notes = explain(candidate, why, args.hf, precision, micro, lang)
     notes.insert(0, shape.source_zh if zh else shape.source)
