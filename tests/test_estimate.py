@@ -14,13 +14,13 @@ from conftest import REPO, requires_deepspeed
 
 from dsfields.cli import main
 from dsfields.estimate import (
-    autotp_share,
     CITATIONS,
     CITED_RELEASE,
     SETTING_PATHS,
     Model,
     Parallel,
     Settings,
+    autotp_share,
     change_first,
     compute,
     count,

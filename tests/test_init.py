@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import REPO
 
 from dsfields.cli import main
 from dsfields.estimate import gpu_memory
@@ -128,3 +129,63 @@ def test_host_memory_is_a_size_not_a_gpu(capsys):
 def test_without_host_memory_it_says_the_host_is_not_checked(capsys):
     assert main(["init", "--params", "1B", "--gpus-per-node", "8", "--gpu-memory", "24GB", "--version", VERSION]) == 0
     assert "host memory not checked" in capsys.readouterr().err
+
+
+def _converse(argv: list[str], answers: list[str], cwd: str, deadline: float = 120.0) -> tuple[int, str]:
+    """Run ``argv`` on a pseudo-terminal (stdin and stdout both a tty), answer each question as it appears (a prompt
+    ends in ": " or "："), and return the exit code and everything the terminal showed. Bounded by ``deadline``."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    main_fd, child_fd = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor"), "LANG": "C.UTF-8"}
+    proc = subprocess.Popen([sys.executable, "-m", "dsfields", *argv], stdin=child_fd, stdout=child_fd,
+                            stderr=child_fd, cwd=cwd, env=env, close_fds=True)
+    os.close(child_fd)
+    shown = b""
+    pending = list(answers)
+    end = time.monotonic() + deadline
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([main_fd], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(main_fd, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+                if pending and shown.rstrip(b" ").endswith((b":", "：".encode())):
+                    os.write(main_fd, pending.pop(0).encode() + b"\n")
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=max(1.0, end - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(main_fd)
+    return code, shown.decode("utf-8", "replace")
+
+
+def test_on_a_terminal_it_asks_for_what_is_missing(tmp_path):
+    """On a pseudo-terminal, ``init --params 1B`` asks for the GPUs per node and their memory (as ``accelerate
+    config`` asks), takes the answers and writes the config; in a pipe the same command asks nothing (above)."""
+    code, shown = _converse(["init", "--params", "1B", "--version", VERSION, "-o", "ds.json"], ["8", "24GB"],
+                            str(tmp_path))
+    assert code == 0, shown
+    assert "GPUs per node:" in shown and "Memory of one GPU" in shown and "Model parameters" not in shown
+    config = json.loads((tmp_path / "ds.json").read_text())
+    assert config["zero_optimization"]["stage"] in (1, 2, 3)
+    assert "on 24GB" in shown  # the answer reached the verdict
+
+
+def test_on_a_terminal_an_empty_answer_is_one_line_and_exit_2(tmp_path):
+    code, shown = _converse(["init", "--params", "1B", "--version", VERSION], ["8", ""], str(tmp_path))
+    assert code == 2, shown
+    assert "Traceback" not in shown and "--gpu-memory" in shown

@@ -20,7 +20,7 @@ SAMPLE = [
     ("1B", "24GB", "256GB", 8, 1, False),  # ZeRO-1
     ("13B", "40GB", "1TB", 8, 8, False),  # ZeRO-3 over 64 ranks
     ("13B", "24GB", "2TB", 8, 1, True),  # ZeRO-3 with optimizer offload, the Trainer's "auto"
-    ("70B", "80GB", "2TB", 8, 8, True),  # ZeRO-3 with activation checkpointing, 64 ranks, HF
+    ("70B", "80GB", "2TB", 8, 8, True),  # ZeRO-3, 64 ranks, HF
 ]
 """(params, GPU memory, host memory, GPUs per node, nodes, HF Trainer): one situation per kind of answer."""
 

@@ -289,6 +289,9 @@ def _ask_missing(args: argparse.Namespace, lang: str) -> None:
                 raise UsageError("init: no answer") from None
     if args.params is None and args.model_config is None:
         raise UsageError("init needs --params or --model-config")
+    unanswered = [name for name, _, _ in QUESTIONS if name != "params" and getattr(args, name) is None]
+    if unanswered:
+        raise UsageError("init needs " + ", ".join("--" + name.replace("_", "-") for name in unanswered))
 
 
 def run(args: argparse.Namespace) -> int:
