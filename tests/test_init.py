@@ -189,3 +189,21 @@ def test_on_a_terminal_an_empty_answer_is_one_line_and_exit_2(tmp_path):
     code, shown = _converse(["init", "--params", "1B", "--version", VERSION], ["8", ""], str(tmp_path))
     assert code == 2, shown
     assert "Traceback" not in shown and "--gpu-memory" in shown
+
+
+def test_hf_configs_carry_what_the_seed_templates_carry_where_it_matters(tmp_path, capsys):
+    """Under the HF Trainer: ``gradient_clipping: "auto"`` (the Trainer's --max_grad_norm reaches DeepSpeed) and, at
+    ZeRO-3, whole 16-bit weights on save; at ZeRO-1/2 ``overlap_comm`` when its second bucket still fits (templates
+    A and B of the seed guide have all three)."""
+    small, large = tmp_path / "small.json", tmp_path / "large.json"
+    assert main(["init", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--hf",
+                 "--version", VERSION, "-o", str(small)]) == 0
+    assert main(["init", "--params", "70B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--host-memory", "2TB",
+                 "--hf", "--version", VERSION, "-o", str(large)]) == 0
+    capsys.readouterr()
+    a, b = json.loads(small.read_text()), json.loads(large.read_text())
+    assert a["gradient_clipping"] == b["gradient_clipping"] == "auto"
+    assert a["zero_optimization"]["stage"] in (1, 2) and a["zero_optimization"]["overlap_comm"] is True
+    assert b["zero_optimization"]["stage"] == 3
+    assert b["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] is True
+    assert b["zero_optimization"]["offload_optimizer"]["device"] == "cpu"

@@ -124,10 +124,23 @@ def shape_from_config(path: Path) -> Shape:
                  f"--model-config {path.name}：hidden {hidden}，{layers} 层，词表 {vocab}，约 {params / 1e9:.2f}B 参数")
 
 
-def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> dict[str, Any]:
-    """The ds_config for one candidate: only what is chosen; the rest is the release's default."""
+HF_CLIPPING = "gradient_clipping"
+"""Under the HF Trainer, "auto" here is filled from its ``--max_grad_norm`` (left out, the Trainer's flag would not
+reach DeepSpeed: accelerate leaves clipping to DeepSpeed)."""
+
+HF_SAVE_16BIT = "zero_optimization.stage3_gather_16bit_weights_on_model_save"
+"""Under the HF Trainer at ZeRO-3, true makes ``save_model`` write the whole 16-bit weights gathered from every rank;
+the release's default (false) saves ZeRO's partitioned checkpoint and a model file of placeholders."""
+
+
+def build_config(candidate: Candidate, precision: str, micro: int, hf: bool, fields: Any = (),
+                 overlap: bool = False) -> dict[str, Any]:
+    """The ds_config for one candidate: only what is chosen; the rest is the release's default. ``fields``: the
+    release's field paths (a key the release lacks is not written); ``overlap``: ``overlap_comm`` on at stage 1/2."""
     auto = "auto"
     zero: dict[str, Any] = {"stage": candidate.stage}
+    if overlap and candidate.stage in (1, 2):
+        zero["overlap_comm"] = True
     if candidate.offload_optimizer:
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if candidate.offload_param:
@@ -135,10 +148,14 @@ def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> 
     if hf and candidate.stage == 3:
         zero.update({"reduce_bucket_size": auto, "stage3_prefetch_bucket_size": auto,
                      "stage3_param_persistence_threshold": auto})
+        if HF_SAVE_16BIT in fields:
+            zero[HF_SAVE_16BIT.rpartition(".")[2]] = True
     config: dict[str, Any] = {
         "train_micro_batch_size_per_gpu": auto if hf else micro,
         "gradient_accumulation_steps": auto if hf else 1,
     }
+    if hf and HF_CLIPPING in fields:
+        config[HF_CLIPPING] = auto
     if precision in ("bf16", "fp16"):
         config[precision] = {"enabled": auto if hf else True}
     config["zero_optimization"] = zero
@@ -149,15 +166,22 @@ def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> 
     return config
 
 
-def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, micro: int, lang: str) -> list[str]:
+def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, micro: int, lang: str,
+            config: dict[str, Any] | None = None) -> list[str]:
     """One line per choice, in ``lang``."""
     zh = lang == "zh"
+    zero = (config or {}).get("zero_optimization", {})
     stage = {1: ("ZeRO-1: only the optimizer states are partitioned (the least communication)",
                  "ZeRO-1：只切分优化器状态（通信最少）"),
              2: ("ZeRO-2: optimizer states and gradients partitioned", "ZeRO-2：切分优化器状态与梯度"),
              3: ("ZeRO-3: parameters partitioned too, gathered layer by layer (about 1.5× ZeRO-2's traffic)",
                  "ZeRO-3：参数也切分，逐层收集（通信量约为 ZeRO-2 的 1.5 倍）")}[candidate.stage]
     lines = [f"zero_optimization.stage {candidate.stage}: " + (stage[1] if zh else stage[0])]
+    if zero.get("overlap_comm") is True:
+        lines.append("zero_optimization.overlap_comm true: " + (
+            "梯度归约与反向计算重叠（更快）；代价是第二个归约桶，估算已计入且仍放得下" if zh else
+            "gradient reduction overlaps the backward pass (faster); it costs a second reduce bucket, counted by "
+            "the estimate, and still fits"))
     if candidate.offload_optimizer:
         lines.append("zero_optimization.offload_optimizer.device cpu: " + (
             "优化器状态与更新放到主机内存与 CPU（DeepSpeedCPUAdam），需要所示的主机内存" if zh else
@@ -179,6 +203,16 @@ def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, mic
              "fp32": ("按要求使用 fp32", "fp32 as asked")}[precision]
     lines.append(f"{precision}: " + words[0 if zh else 1])
     if hf:
+        if (config or {}).get(HF_CLIPPING) == "auto":
+            lines.append(f'{HF_CLIPPING} "auto": ' + (
+                "由 Trainer 的 --max_grad_norm 填入；不写时该参数传不到 DeepSpeed（accelerate 把裁剪交给 DeepSpeed）"
+                if zh else "filled from the Trainer's --max_grad_norm; left out, that flag would not reach DeepSpeed "
+                "(accelerate leaves clipping to DeepSpeed)"))
+        if zero.get(HF_SAVE_16BIT.rpartition(".")[2]) is True:
+            lines.append(f"{HF_SAVE_16BIT} true: " + (
+                "save_model 保存从各进程收集的完整 16 位权重；不开启时只保存 ZeRO 的分片检查点，模型文件只有占位张量"
+                if zh else "save_model writes the whole 16-bit weights gathered from every rank; without it only "
+                "ZeRO's partitioned checkpoint is saved and the model file holds placeholders"))
         lines.append('"auto": ' + ("批大小、精度与 ZeRO-3 的桶由 HF Trainer 按其参数与模型的 hidden_size 填入"
                                    if zh else "batch sizes, precision and ZeRO-3's buckets are filled by the HF "
                                    "Trainer from its flags and the model's hidden_size"))
@@ -203,15 +237,26 @@ def choose(shape: Shape, gpus_per_node: int, nodes: int, capacity: int, hf: bool
     resolver = Resolver(snapshot)
     model = Model(shape.params, shape.largest, gpus_per_node, nodes, shape.hidden, shape.layers, seq_len, micro,
                   shape.heads, True, None, hf)
+    fields = snapshot.fields
     tried: list[tuple[Candidate, int, int]] = []
-    for candidate in CANDIDATES:
-        config = build_config(candidate, precision, micro, hf)
+
+    def needs(candidate: Candidate, overlap: bool) -> tuple[dict[str, Any], int, int]:
+        config = build_config(candidate, precision, micro, hf, fields, overlap)
         settings, _, _ = settings_from_config(config, resolver, model, [])
         settings = replace(settings, checkpointing=candidate.checkpointing, half=precision != "fp32")
         est = compute(settings, model)
-        total = est.gpu_total(candidate.checkpointing)
-        on_host = est.cpu_total(gpus_per_node, candidate.checkpointing)
-        if total + RESERVE <= capacity and (host is None or on_host <= host):
+        return config, est.gpu_total(candidate.checkpointing), est.cpu_total(gpus_per_node, candidate.checkpointing)
+
+    def fits(total: int, on_host: int) -> bool:
+        return total + RESERVE <= capacity and (host is None or on_host <= host)
+
+    for candidate in CANDIDATES:
+        config, total, on_host = needs(candidate, False)
+        if fits(total, on_host):
+            if candidate.stage in (1, 2):  # overlap_comm is faster; take it where its second bucket still fits
+                overlapped = needs(candidate, True)
+                if fits(*overlapped[1:]):
+                    config, total, on_host = overlapped
             return candidate, config, (total, on_host), tried
         tried.append((candidate, total, on_host))
     raise NoFit(tried, capacity, host)
@@ -333,10 +378,11 @@ def run(args: argparse.Namespace) -> int:
     if tried:
         before = ", ".join(f"ZeRO-{c.stage}{'+ckpt' if c.checkpointing else ''}"
                            f"{'+offload' if c.offload_optimizer else ''}{'+params' if c.offload_param else ''} {gib(t)}"
-                           + (f" (host {gib(h)})" if host is not None and h > host else "")
+                           + ((f"（主机 {gib(h)}）" if zh else f" (host {gib(h)})") if host is not None and h > host
+                              else "")
                            for c, t, h in tried)
         why += (f"；更便宜的方案放不下：{before}" if zh else f"; cheaper ones do not fit: {before}")
-    notes = explain(candidate, why, args.hf, precision, micro, lang)
+    notes = explain(candidate, why, args.hf, precision, micro, lang, config)
     notes.insert(0, shape.source_zh if zh else shape.source)
     text = json.dumps(config, indent=2) + "\n"
     if args.output is not None:
