@@ -559,7 +559,7 @@ def test_autotp_keeps_the_input_embedding_and_the_norms_whole():
     whole = v * h + h * (2 * layers + 1)
     share, words = autotp_share(model, 4)
     assert share == whole + -(-(p - whole) // 4)
-    assert "input embedding" in words
+    assert "input_embedding=V·H" in words
     settings = _settings(stage=2, parallel=Parallel(tp=4))
     assert compute(settings, model).gpu_model_states == 2 * share + 18 * share // 2  # ZeRO-2 over 8 / 4 ranks
     assert autotp_share(replace(model, vocab=None, hidden=None, layers=None), 4)[0] == p // 4  # no shape: P/tp

@@ -626,10 +626,10 @@ def autotp_share(model: Model, tp: int, params: int | None = None) -> tuple[int,
     words = []
     if model.vocab and model.hidden:
         whole += model.vocab * model.hidden
-        words.append(f"input embedding {model.vocab}·{model.hidden} whole")
+        words.append(f"input_embedding=V·H={model.vocab}·{model.hidden}")
     if model.hidden and model.layers:
         whole += model.hidden * (2 * model.layers + 1)
-        words.append(f"norms {model.hidden}·(2·{model.layers} + 1) whole")
+        words.append(f"norms=H·(2L+1)={model.hidden}·(2·{model.layers}+1)")
     whole = min(whole, total)
     attention = 0
     kv_share = ""
@@ -639,13 +639,12 @@ def autotp_share(model: Model, tp: int, params: int | None = None) -> tuple[int,
                                         * model.kv_heads), total - whole)
         slices = model.kv_heads // tp + (1 if model.kv_heads % tp else 0)
         held = attention * slices // model.kv_heads
-        kv_share = (f" + attention {attention} × {slices}/{model.kv_heads} kv heads on rank 0 = {held}")
+        kv_share = f" + attention={attention}×{slices}/{model.kv_heads}_kv_heads={held}"
     else:
         held = 0
     split = total - whole - attention
     share = whole + -(-split // tp) + held
-    return share, (" + ".join(words) + (" + " if words else "") + f"the rest {split} / autotp_size {tp}" + kv_share
-                   + f" = {share}")
+    return share, (f"AutoTP rank0={share}: " + " + ".join([*words, f"rest={split}/autotp_size={tp}"]) + kv_share)
 
 
 def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
@@ -664,8 +663,10 @@ def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
     one = replace(model, params=shard, gpus_per_node=group, nodes=1)
     gpu = data_parallel_model_states(settings, one, [])[0]
     tp_words = autotp_share(model, par.tp, dense)[1]
-    words = [(f"AutoTP rank 0 ({tp_words}), " if tp_words else "")
-             + f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} partitioned over "
+    words = [(f"{tp_words}; " if tp_words else "")
+             + (f"dense {dense} → {shard} (autotp_size {par.tp}, pipeline stages {par.pp}), partitioned over "
+                if tp_words else f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} "
+                "partitioned over ")
              + (f"the MiCS shard group of {group}" if mics else f"{dp} data-parallel ranks (world {world} / {mp})")
              + f": {gpu}"]
     if experts:
