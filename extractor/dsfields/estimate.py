@@ -644,7 +644,7 @@ def autotp_share(model: Model, tp: int, params: int | None = None) -> tuple[int,
         held = 0
     split = total - whole - attention
     share = whole + -(-split // tp) + held
-    return share, (f"AutoTP rank0={share}: " + " + ".join([*words, f"rest={split}/autotp_size={tp}"]) + kv_share)
+    return share, (f"autotp_rank0={share}: " + " + ".join([*words, f"rest={split}/autotp_size={tp}"]) + kv_share)
 
 
 def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
@@ -664,9 +664,7 @@ def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
     gpu = data_parallel_model_states(settings, one, [])[0]
     tp_words = autotp_share(model, par.tp, dense)[1]
     words = [(f"{tp_words}; " if tp_words else "")
-             + (f"dense {dense} → {shard} (autotp_size {par.tp}, pipeline stages {par.pp}), partitioned over "
-                if tp_words else f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} "
-                "partitioned over ")
+             + f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} partitioned over "
              + (f"the MiCS shard group of {group}" if mics else f"{dp} data-parallel ranks (world {world} / {mp})")
              + f": {gpu}"]
     if experts:
