@@ -192,10 +192,10 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_grid(grid: list[tuple[str, int, int, bool]], hpz: int,
              tp_grid: list[tuple[str, int, int, bool, int]] | None = None) -> list[dict[str, Any]]:
-    """Each configuration in its own process; at stage 3 and N > 1 also with hpZ (``hpz`` > 1); then the AutoTP
-    rows (without hpZ)."""
+    """Each configuration in its own process; at stage 3 and N > 1 also with hpZ (``hpz`` > 1), with and without
+    optimizer offload; then the AutoTP rows (without hpZ)."""
     runs = [(m, w, s, o, 1, 1) for m, w, s, o in grid] + [(m, w, s, o, hpz, 1) for m, w, s, o in grid
-                                                          if hpz > 1 and s == 3 and w > 1 and not o]
+                                                          if hpz > 1 and s == 3 and w > 1]
     runs += [(m, w, s, o, 1, tp) for m, w, s, o, tp in tp_grid or []]
     rows = []
     for model, world, stage, offload, h, tp in runs:
