@@ -19,6 +19,7 @@ Usage::
     python bench/estimate_measure.py                    # the CPU grid, a table
     python bench/estimate_measure.py --json              # the grid as JSON lines
     python bench/estimate_measure.py --one --world 8 --stage 3 --hpz 4 --model qwen2
+    python bench/estimate_measure.py --one --world 8 --stage 2 --tp 8 --hpz 1 --model llama   # AutoTP
     python bench/estimate_measure.py --cuda
 
 Each configuration runs in its own subprocess (the fake group and DeepSpeed's globals are per process).
@@ -173,6 +174,9 @@ def estimated(params: int, largest: int, world: int, stage: int, offload: bool, 
 
 
 def one(args: argparse.Namespace) -> dict[str, Any]:
+    if args.tp > 1 and args.hpz > 1 and args.stage == 3:
+        raise SystemExit("estimate_measure: AutoTP rows take no step, so hpZ's secondary partition (made in forward) "
+                         "cannot be measured with them: give --hpz 1 with --tp")
     got = measure_cpu(args.model, args.world, args.stage, args.offload, args.hpz, args.tp)
     est = estimated(got["params"], got["largest"], args.world, args.stage, args.offload, args.hpz, args.tp,
                     got["shape"])
