@@ -19,6 +19,7 @@ Usage::
     python bench/estimate_measure.py                    # the CPU grid, a table
     python bench/estimate_measure.py --json              # the grid as JSON lines
     python bench/estimate_measure.py --one --world 8 --stage 3 --hpz 4 --model qwen2
+    python bench/estimate_measure.py --one --world 8 --stage 2 --tp 8 --hpz 1 --model llama   # AutoTP
     python bench/estimate_measure.py --cuda
 
 Each configuration runs in its own subprocess (the fake group and DeepSpeed's globals are per process).
@@ -39,6 +40,12 @@ MODELS = ("llama", "qwen2", "gpt2")
 GRID = [(model, world, stage, offload) for model in ("llama", "gpt2") for world in (1, 8) for stage in (1, 2, 3)
         for offload in (False, True)]
 """The default grid: two architectures × N ∈ {1, 8} × ZeRO 1-3 × optimizer offload."""
+TP_GRID = [(model, 8, stage, offload, tp) for model in ("llama", "qwen2") for stage in (1, 2, 3)
+           for offload in (False, True) for tp in (2, 8)]
+"""The AutoTP rows at N = 8: autotp_size 2 (attention split evenly over the 2 key/value heads) and 8 (more ranks
+than key/value heads: rank 0 holds one of the two). GPT-2 is not in it: AutoTP refuses it (a kernel-injection
+policy exists for it). AutoTP rows take no step (see :func:`measure_cpu`): their optimizer states are not
+measured."""
 
 
 def build_model(name: str) -> Any:
@@ -99,6 +106,7 @@ def measure_cpu(model_name: str, world: int, stage: int, offload: bool, hpz: int
     model = build_model(model_name)
     params = sum(p.numel() for p in model.parameters())
     largest = max(p.numel() for p in model.parameters())
+    shape = model_shape(model.config)
     engine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
                                                    config=ds_config(stage, offload, hpz, tp))
     secondary_after_forward = 0
@@ -124,22 +132,33 @@ def measure_cpu(model_name: str, world: int, stage: int, offload: bool, hpz: int
         measured["optimizer_states"] = _numel_bytes(states)
     if hpz > 1 and stage == 3:  # made when forward releases each module's params; the step invalidates them
         measured["hpz_secondary"] = secondary_after_forward
-    return {"params": params, "largest": largest, "measured": measured}
+    return {"params": params, "largest": largest, "shape": shape, "measured": measured}
+
+
+def model_shape(config: Any) -> dict[str, int]:
+    """What ``estimate`` is told of the model's shape (its ``--hidden-size --layers --heads --kv-heads
+    --vocab-size``), read from the transformers config."""
+    heads = config.num_attention_heads
+    return {"hidden": config.hidden_size, "layers": config.num_hidden_layers, "heads": heads,
+            "kv_heads": getattr(config, "num_key_value_heads", None) or heads, "vocab": config.vocab_size}
 
 
 def estimated(params: int, largest: int, world: int, stage: int, offload: bool, hpz: int = 1,
-              tp: int = 1) -> dict[str, Any]:
+              tp: int = 1, shape: dict[str, int] | None = None) -> dict[str, Any]:
     """``dsfields estimate``'s model states for the same situation, split as DeepSpeed's estimator counts them."""
     sys.path.insert(0, str(REPO / "extractor"))
-    from dsfields.estimate import Model, compute, settings_from_config
+    from dsfields.estimate import Model, compute, local_params, settings_from_config
     from dsfields.model.store import load
     from dsfields.resolve import Resolver
 
-    model = Model(params=params, largest_layer=largest, gpus_per_node=world)
+    shape = shape or {}
+    model = Model(params=params, largest_layer=largest, gpus_per_node=world, hidden=shape.get("hidden"),
+                  layers=shape.get("layers"), heads=shape.get("heads"), kv_heads=shape.get("kv_heads"),
+                  vocab=shape.get("vocab"))
     settings, _, _ = settings_from_config(ds_config(stage, offload, hpz, tp), Resolver(load("0.19.8")), model, [])
     est = compute(settings, model)
     n = world // tp  # the data-parallel ranks ZeRO partitions over
-    params = -(-params // tp)  # one tensor-parallel rank's share, as estimate counts it
+    params = local_params(settings, model)  # tensor-parallel rank 0's share, as estimate counts it
     split = {"params16": 2 * params if stage < 3 else 2 * params // n,
              "fp32_master": 4 * params // n, "optimizer_states": 8 * params // n, "fp32_gradients": 4 * params // n}
     hpz_bytes = {t.name: t.bytes for t in est.buffers}.get("hpz_secondary_partition") if stage == 3 else None
@@ -155,8 +174,12 @@ def estimated(params: int, largest: int, world: int, stage: int, offload: bool, 
 
 
 def one(args: argparse.Namespace) -> dict[str, Any]:
+    if args.tp > 1 and args.hpz > 1 and args.stage == 3:
+        raise SystemExit("estimate_measure: AutoTP rows take no step, so hpZ's secondary partition (made in forward) "
+                         "cannot be measured with them: give --hpz 1 with --tp")
     got = measure_cpu(args.model, args.world, args.stage, args.offload, args.hpz, args.tp)
-    est = estimated(got["params"], got["largest"], args.world, args.stage, args.offload, args.hpz, args.tp)
+    est = estimated(got["params"], got["largest"], args.world, args.stage, args.offload, args.hpz, args.tp,
+                    got["shape"])
     errors = {k: (got["measured"][k] - v) / v if v else 0.0 for k, v in est["split"].items() if k in got["measured"]}
     # over the terms measured (the fp32 gradient partition lives only inside the step: shown estimated, not compared)
     total_measured = sum(got["measured"].values())
@@ -171,27 +194,31 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
             "total_error": (total_measured - total_estimated) / total_estimated}
 
 
-def run_grid(grid: list[tuple[str, int, int, bool]], hpz: int) -> list[dict[str, Any]]:
-    """Each configuration in its own process; at stage 3 and N > 1 also with hpZ (``hpz`` > 1)."""
-    runs = [(m, w, s, o, 1) for m, w, s, o in grid] + [(m, w, s, o, hpz) for m, w, s, o in grid
-                                                       if hpz > 1 and s == 3 and w > 1 and not o]
+def run_grid(grid: list[tuple[str, int, int, bool]], hpz: int,
+             tp_grid: list[tuple[str, int, int, bool, int]] | None = None) -> list[dict[str, Any]]:
+    """Each configuration in its own process; at stage 3 and N > 1 also with hpZ (``hpz`` > 1), with and without
+    optimizer offload; then the AutoTP rows (without hpZ)."""
+    runs = [(m, w, s, o, 1, 1) for m, w, s, o in grid] + [(m, w, s, o, hpz, 1) for m, w, s, o in grid
+                                                          if hpz > 1 and s == 3 and w > 1]
+    runs += [(m, w, s, o, 1, tp) for m, w, s, o, tp in tp_grid or []]
     rows = []
-    for model, world, stage, offload, h in runs:
+    for model, world, stage, offload, h, tp in runs:
         command = [sys.executable, __file__, "--one", "--model", model, "--world", str(world), "--stage", str(stage),
-                   "--hpz", str(h)] + (["--offload"] if offload else [])
+                   "--hpz", str(h), "--tp", str(tp)] + (["--offload"] if offload else [])
         done = subprocess.run(command, capture_output=True, text=True, timeout=600,
                               env={**os.environ, "PYTHONPATH": str(REPO / "extractor")})
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if done.returncode != 0 or not lines:
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            rows.append({"model": model, "world": world, "stage": stage, "offload": offload, "hpz": h, "error": tail})
+            rows.append({"model": model, "world": world, "stage": stage, "offload": offload, "hpz": h, "tp": tp,
+                         "error": tail})
             continue
         rows.append(json.loads(lines[-1]))
     return rows
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    out = ["model  N  stage offload hpz  params16  fp32_master  optim_states  hpz_sec    total"]
+    out = ["model  N  stage offload hpz tp  params16  fp32_master  optim_states  hpz_sec    total"]
     for r in rows:
         if "error" in r:
             out.append(f"{r['model']:<6} {r['world']:>2}  {r['stage']}     {r['offload']!s:<7} failed: {r['error']}")
@@ -199,7 +226,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         def pct(key: str, e: dict[str, float] = r["errors"]) -> str:
             return f"{e[key] * 100:+.2f}%" if key in e else "-"
 
-        out.append(f"{r['model']:<6} {r['world']:>2}  {r['stage']}     {r['offload']!s:<7} {r['hpz']:<3} "
+        out.append(f"{r['model']:<6} {r['world']:>2}  {r['stage']}     {r['offload']!s:<7} {r['hpz']:<3} {r['tp']:<2} "
                    f"{pct('params16'):>9} {pct('fp32_master'):>11} {pct('optimizer_states'):>13} "
                    f"{pct('hpz_secondary'):>8} {r['total_error'] * 100:+7.2f}%")
     return "\n".join(out)
@@ -259,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print(json.dumps(one(args)))
         return 0
-    rows = run_grid(GRID, args.hpz)
+    rows = run_grid(GRID, args.hpz, TP_GRID)
     print("\n".join(json.dumps(r) for r in rows) if args.json else table(rows))
     return 0 if all("error" not in r for r in rows) else 1
 

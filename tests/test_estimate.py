@@ -20,6 +20,7 @@ from dsfields.estimate import (
     Model,
     Parallel,
     Settings,
+    autotp_share,
     change_first,
     compute,
     count,
@@ -547,6 +548,42 @@ def test_autotp_divides_the_replicated_model_states_at_stage_2():
     assert tp.gpu_model_states == 2 * 4000 + 18 * 4000 // 4
     saved = {t.name: t for t in tp.parallelism}["model_parallel_sharding"]
     assert saved.bytes == plain - tp.gpu_model_states and not saved.in_total
+
+
+@unit
+def test_autotp_keeps_the_input_embedding_and_the_norms_whole():
+    """With the shape given, AutoTP's rank 0 holds the input embedding (V·H) and the norms (H per norm, two a
+    layer and the final one) whole and 1/tp of the rest: the whole-model share is more than P/tp."""
+    v, h, layers, p = 1000, 64, 2, 200_000
+    model = Model(params=p, gpus_per_node=8, hidden=h, layers=layers, vocab=v)
+    whole = v * h + h * (2 * layers + 1)
+    share, words = autotp_share(model, 4)
+    assert share == whole + -(-(p - whole) // 4)
+    assert "input_embedding=V·H" in words
+    settings = _settings(stage=2, parallel=Parallel(tp=4))
+    assert compute(settings, model).gpu_model_states == 2 * share + 18 * share // 2  # ZeRO-2 over 8 / 4 ranks
+    assert autotp_share(replace(model, vocab=None, hidden=None, layers=None), 4)[0] == p // 4  # no shape: P/tp
+
+
+@unit
+def test_autotp_splits_attention_by_key_value_heads():
+    """Two key/value heads over 8 ranks: rank 0 holds one of them, half of the attention, not an eighth."""
+    h, layers, heads, kv = 256, 4, 4, 2
+    attention = layers * (2 * h * h + 2 * h * (h // heads) * kv)
+    model = Model(params=10**7, gpus_per_node=8, hidden=h, layers=layers, heads=heads, kv_heads=kv, vocab=4096)
+    whole = 4096 * h + h * (2 * layers + 1)
+    assert autotp_share(model, 8)[0] == whole + -(-(10**7 - whole - attention) // 8) + attention // 2
+    even = autotp_share(model, 2)[0]  # 2 ranks divide 2 heads: an even split
+    assert even == whole + -(-(10**7 - whole) // 2)
+
+
+@data
+def test_kv_heads_need_heads(tmp_path, capsys):
+    path = tmp_path / "ds.json"
+    path.write_text("{}")
+    assert main(["estimate", str(path), "--params", "1B", "--kv-heads", "3", "--heads", "8"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--kv-heads needs --heads" in err
 
 
 @unit

@@ -100,6 +100,11 @@ CITATIONS: dict[str, Citation] = {
     "activations_tp": Citation("Korthikanti et al. 2022, arXiv:2205.05198, eq. 2 (tensor parallel, no sequence "
                                "parallel)"),
     "autotp": Citation("runtime/engine.py", 595, 596, "if self.autotp_size() > 1:"),
+    "autotp_layers": Citation("runtime/engine.py", 1218, 1219, "parser_dict = AutoTP.tp_parser(model)"),
+    "autotp_lm_head": Citation("module_inject/auto_tp.py", 450, 467,
+                               "training_column_lm_head = self.training_mode and legacy_lm_head"),
+    "autotp_kv_heads": Citation("module_inject/tp_shard.py", 120, 123,
+                                "my_slices = (num_kv_heads // mp_size) + (1 if rank < (num_kv_heads % mp_size)"),
     "zero_dp_group": Citation("runtime/engine.py", 2683, 2683, "dp_process_group=self.seq_data_parallel_group"),
     "hpz_secondary": Citation("runtime/zero/partition_parameters.py", 1912, 1916,
                               "secondary_partition_size = int(tensor_size // self.num_ranks_in_param_group)"),
@@ -154,6 +159,11 @@ class Model:
     """Parameters inside the MoE experts (``--expert-params``): AutoEP shards these, not the rest."""
     hf: bool = False
     """Launched by the HF Trainer (``--hf``): advice in its flags (``--gradient_checkpointing``)."""
+    vocab: int | None = None
+    """``--vocab-size``: the input embedding (vocab × hidden), which AutoTP leaves whole on every rank."""
+    kv_heads: int | None = None
+    """``--kv-heads``: key/value heads; AutoTP splits attention by them, unevenly when autotp_size does not divide
+    them."""
 
     @property
     def world(self) -> int:
@@ -599,6 +609,44 @@ def model_states(settings: Settings, model: Model, assumptions: list[Note]) -> t
     return gpu, cpu, nvme, f"{formula}; per rank with parallelism: {words}", citation, "estimated"
 
 
+def autotp_share(model: Model, tp: int, params: int | None = None) -> tuple[int, str]:
+    """The parameters tensor-parallel rank 0 holds of ``params`` (default: the model's) under AutoTP of ``tp``
+    ranks, as DeepSpeed 0.19.8 shards them, and how they were counted.
+
+    AutoTP replaces the linear layers of the transformer blocks it finds (``runtime/engine.py:1218-1219``) and the
+    output head (column-parallel in training, ``module_inject/auto_tp.py:450-467``): each is split over the ``tp``
+    ranks. The input embedding lies outside the blocks and stays whole, and so do the norms (``--vocab-size`` and
+    ``--hidden-size --layers`` count them: vocab·H + 2·H per layer + H). Attention is split by key/value heads
+    (``module_inject/tp_shard.py:120-123``): rank 0 holds ceil(kv / tp) of the kv heads, more than 1/tp when tp does
+    not divide them (``--heads --kv-heads`` count it). Rank 0 holds the most; it is the one estimated."""
+    total = model.params if params is None else params
+    if tp <= 1:
+        return total, ""
+    whole = 0
+    words = []
+    if model.vocab and model.hidden:
+        whole += model.vocab * model.hidden
+        words.append(f"input_embedding=V·H={model.vocab}·{model.hidden}")
+    if model.hidden and model.layers:
+        whole += model.hidden * (2 * model.layers + 1)
+        words.append(f"norms=H·(2L+1)={model.hidden}·(2·{model.layers}+1)")
+    whole = min(whole, total)
+    attention = 0
+    kv_share = ""
+    if model.hidden and model.layers and model.heads and model.kv_heads and model.kv_heads % tp:
+        head_dim = model.hidden // model.heads
+        attention = min(model.layers * (2 * model.hidden * model.hidden + 2 * model.hidden * head_dim
+                                        * model.kv_heads), total - whole)
+        slices = model.kv_heads // tp + (1 if model.kv_heads % tp else 0)
+        held = attention * slices // model.kv_heads
+        kv_share = f" + attention={attention}×{slices}/{model.kv_heads}_kv_heads={held}"
+    else:
+        held = 0
+    split = total - whole - attention
+    share = whole + -(-split // tp) + held
+    return share, (f"autotp_rank0={share}: " + " + ".join([*words, f"rest={split}/autotp_size={tp}"]) + kv_share)
+
+
 def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
     """The GPU model states per rank under the config's model parallelism and MiCS, and how they were counted;
     ``None`` when the config declares none of them."""
@@ -611,10 +659,12 @@ def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
     dense = max(model.params - experts, 0)
     dp = max(world // mp, 1)
     group = min(mics, dp) if mics else dp
-    shard = -(-dense // mp)
+    shard = local_params(settings, model, dense)
     one = replace(model, params=shard, gpus_per_node=group, nodes=1)
     gpu = data_parallel_model_states(settings, one, [])[0]
-    words = [f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} partitioned over "
+    tp_words = autotp_share(model, par.tp, dense)[1]
+    words = [(f"{tp_words}; " if tp_words else "")
+             + f"dense {dense} / (autotp_size {par.tp} × pipeline stages {par.pp}) = {shard} partitioned over "
              + (f"the MiCS shard group of {group}" if mics else f"{dp} data-parallel ranks (world {world} / {mp})")
              + f": {gpu}"]
     if experts:
@@ -627,6 +677,13 @@ def parallel_split(settings: Settings, model: Model) -> tuple[int, str] | None:
         words.append(f"experts {experts} / autoep_size {par.ep} = {local} partitioned over {edp} expert-data-parallel "
                      f"ranks: {extra}")
     return gpu, " + ".join(words)
+
+
+def local_params(settings: Settings, model: Model, params: int | None = None) -> int:
+    """The parameters of ``params`` (default: the model's) one rank's ZeRO works on: AutoTP rank 0's share
+    (:func:`autotp_share`), split evenly over the pipeline stages."""
+    par = settings.parallel
+    return -(-autotp_share(model, par.tp, params)[0] // par.pp)
 
 
 def data_parallel_model_states(settings: Settings, model: Model,
@@ -712,7 +769,7 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
     b = settings.dtype_bytes
     par = settings.parallel
     # the parameters one rank's ZeRO works on, and the ranks it partitions them over
-    p = -(-model.params // par.model_parallel)
+    p = local_params(settings, model)
     n = max(model.world // par.model_parallel, 1)
     if settings.stage == 3 and par.mics:
         n = min(par.mics, n)
@@ -834,7 +891,7 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
     return est
 
 
-def parallel_terms(settings: Settings, model: Model, est: Estimate, local_params: int) -> None:
+def parallel_terms(settings: Settings, model: Model, est: Estimate, local: int) -> None:
     """The parallelism the config declares, each with the DeepSpeed line that makes it: what it changes in the
     model states (inside that figure), and hpZ's secondary partition (an allocation of its own)."""
     par, notes = settings.parallel, est.assumptions
@@ -849,12 +906,21 @@ def parallel_terms(settings: Settings, model: Model, est: Estimate, local_params
                                     + (("pipeline_zero",) if par.pp > 1 else ())
                                     + (("mics_removed",) if par.mics else ()),
                                     note="bytes saved per rank, already inside model_states"))
-    if par.tp > 1:
-        notes.append(Note(f"AutoTP {par.tp}: every parameter counted as sharded over the {par.tp} tensor-parallel "
-                          "ranks; embeddings, norms and whatever AutoTP leaves whole stay replicated, so the model "
-                          "states are a lower bound",
-                          f"AutoTP {par.tp}：所有参数都按在 {par.tp} 个张量并行进程间切分计算；嵌入层、归一化层及 "
-                          "AutoTP 不切分的部分实际上是完整复制的，因此模型状态为下限"))
+    if par.tp > 1 and not (model.vocab and model.hidden and model.layers):
+        notes.append(Note(f"AutoTP {par.tp}: no --vocab-size/--hidden-size/--layers, so every parameter is counted "
+                          f"as sharded over the {par.tp} tensor-parallel ranks; the input embedding and the norms "
+                          "stay whole on every rank, so the model states are a lower bound",
+                          f"AutoTP {par.tp}：未给出 --vocab-size/--hidden-size/--layers，所有参数都按在 {par.tp} 个"
+                          "张量并行进程间切分计算；输入嵌入层与归一化层实际上在每个进程上完整保留，因此模型状态为下限"))
+    elif par.tp > 1:
+        notes.append(Note(f"AutoTP {par.tp}: the input embedding and the norms stay whole on every rank, the "
+                          "blocks' linear layers and the output head are split (rank 0, which holds the most, is "
+                          "counted)" + ("" if model.kv_heads else "; attention assumed split evenly (give --heads "
+                                        "--kv-heads when autotp_size does not divide the key/value heads)"),
+                          f"AutoTP {par.tp}：输入嵌入层与归一化层在每个进程上完整保留，各层的线性层与输出头被切分"
+                          "（按持有最多的 0 号进程计算）"
+                          + ("" if model.kv_heads else "；注意力按均匀切分计算（autotp_size 不能整除键值头数时"
+                                                       "请给出 --heads --kv-heads）")))
     if par.pp > 1:
         notes.append(Note(f"pipeline.stages {par.pp}: parameters split evenly over the stages; the first stage "
                           f"holds up to {par.pp} micro-batches of its layers' activations, counted as one micro-batch "
@@ -881,11 +947,11 @@ def parallel_terms(settings: Settings, model: Model, est: Estimate, local_params
                           "compile.deepcompile 已开启：DeepCompile 自行调度 ZeRO-3 的收集、预取与释放；此处的 "
                           "ZeRO-3 预取与复用项按配置的上限计算，DeepCompile 未必遵守"))
     if settings.stage == 3 and par.hpz > 1:
-        numel = -(-local_params // par.hpz)
+        numel = -(-local // par.hpz)
         device = "cpu" if settings.offload_param != "none" else "gpu"
         b = settings.dtype_bytes
         est.buffers.append(Term("hpz_secondary_partition", numel * b, device, "hpz_secondary",
-                                f"P {local_params} / zero_hpz_partition_size {par.hpz} × {b} B (a second 16-bit "
+                                f"P {local} / zero_hpz_partition_size {par.hpz} × {b} B (a second 16-bit "
                                 "partition within the node's group, gathered from in backward)",
                                 settings=("parallel.hpz",),
                                 note="ZeRO++ hpZ keeps it beside the primary partition"))
@@ -1267,6 +1333,8 @@ COUNT_BOUNDS: dict[str, int] = {
     "micro_batch": 1_000_000,
     "heads": 2**20,
     "expert_params": 10**15,
+    "vocab_size": 10**8,
+    "kv_heads": 2**20,
 }
 """The most each count can be in a real run (the largest models have ~2·10¹² parameters, hidden sizes ~3·10⁴,
 a few hundred layers, contexts of ~10⁷ tokens), with room to spare: beyond it the arithmetic would only be
@@ -1317,7 +1385,7 @@ def count(option: str, text: str | None, bound: int = SIZE_BOUND) -> int | None:
 
 
 COUNT_OPTIONS = ("params", "largest_layer_params", "gpus_per_node", "nodes", "hidden_size", "layers", "seq_len",
-                 "micro_batch", "heads", "expert_params")
+                 "micro_batch", "heads", "expert_params", "vocab_size", "kv_heads")
 
 GIB_UNITS = {"": GIB, "g": GIB, "gb": GIB, "gib": GIB, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
              "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -1400,6 +1468,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sequences per GPU (default: the config's train_micro_batch_size_per_gpu)")
     parser.add_argument("--heads", metavar="A",
                         help="attention heads: counts the attention scores (leave out with flash attention)")
+    parser.add_argument("--vocab-size", metavar="V",
+                        help="vocabulary: AutoTP leaves the input embedding (V × H) whole on every rank")
+    parser.add_argument("--kv-heads", metavar="K",
+                        help="key/value heads (with --heads): AutoTP splits attention by them")
     parser.add_argument("--no-zero-init", dest="zero_init", action="store_false",
                         help="ZeRO-3: the model is built whole on each rank, not under deepspeed.zero.Init")
     parser.add_argument("--trainer-args", default=None, metavar='"ARGS"',
@@ -1574,7 +1646,9 @@ def run(args: argparse.Namespace) -> int:
     capacity = gpu_memory("--gpu-memory", getattr(args, "gpu_memory", None))
     model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
                   counts["layers"], counts["seq_len"], counts["micro_batch"], counts["heads"], args.zero_init,
-                  counts["expert_params"], hf)
+                  counts["expert_params"], hf, counts["vocab_size"], counts["kv_heads"])
+    if model.kv_heads is not None and (model.heads is None or model.heads % model.kv_heads):
+        raise UsageError("--kv-heads needs --heads, a multiple of it (grouped-query attention)")
     if model.expert_params is not None and model.expert_params > model.params:
         raise UsageError(f"--expert-params {model.expert_params} is more than --params {model.params}")
     version, _, acc = (args.hf_version or "").partition(",")

@@ -124,10 +124,23 @@ def shape_from_config(path: Path) -> Shape:
                  f"--model-config {path.name}：hidden {hidden}，{layers} 层，词表 {vocab}，约 {params / 1e9:.2f}B 参数")
 
 
-def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> dict[str, Any]:
-    """The ds_config for one candidate: only what is chosen; the rest is the release's default."""
+HF_CLIPPING = "gradient_clipping"
+"""Under the HF Trainer, "auto" here is filled from its ``--max_grad_norm`` (left out, the Trainer's flag would not
+reach DeepSpeed: accelerate leaves clipping to DeepSpeed)."""
+
+HF_SAVE_16BIT = "zero_optimization.stage3_gather_16bit_weights_on_model_save"
+"""Under the HF Trainer at ZeRO-3, true makes ``save_model`` write the whole 16-bit weights gathered from every rank;
+the release's default (false) saves ZeRO's partitioned checkpoint and a model file of placeholders."""
+
+
+def build_config(candidate: Candidate, precision: str, micro: int, hf: bool, fields: Any = (),
+                 overlap: bool = False) -> dict[str, Any]:
+    """The ds_config for one candidate: only what is chosen; the rest is the release's default. ``fields``: the
+    release's field paths (a key the release lacks is not written); ``overlap``: ``overlap_comm`` on at stage 1/2."""
     auto = "auto"
     zero: dict[str, Any] = {"stage": candidate.stage}
+    if overlap and candidate.stage in (1, 2):
+        zero["overlap_comm"] = True
     if candidate.offload_optimizer:
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if candidate.offload_param:
@@ -135,10 +148,14 @@ def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> 
     if hf and candidate.stage == 3:
         zero.update({"reduce_bucket_size": auto, "stage3_prefetch_bucket_size": auto,
                      "stage3_param_persistence_threshold": auto})
+        if HF_SAVE_16BIT in fields:
+            zero[HF_SAVE_16BIT.rpartition(".")[2]] = True
     config: dict[str, Any] = {
         "train_micro_batch_size_per_gpu": auto if hf else micro,
         "gradient_accumulation_steps": auto if hf else 1,
     }
+    if hf and HF_CLIPPING in fields:
+        config[HF_CLIPPING] = auto
     if precision in ("bf16", "fp16"):
         config[precision] = {"enabled": auto if hf else True}
     config["zero_optimization"] = zero
@@ -149,15 +166,22 @@ def build_config(candidate: Candidate, precision: str, micro: int, hf: bool) -> 
     return config
 
 
-def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, micro: int, lang: str) -> list[str]:
+def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, micro: int, lang: str,
+            config: dict[str, Any] | None = None) -> list[str]:
     """One line per choice, in ``lang``."""
     zh = lang == "zh"
+    zero = (config or {}).get("zero_optimization", {})
     stage = {1: ("ZeRO-1: only the optimizer states are partitioned (the least communication)",
                  "ZeRO-1：只切分优化器状态（通信最少）"),
              2: ("ZeRO-2: optimizer states and gradients partitioned", "ZeRO-2：切分优化器状态与梯度"),
              3: ("ZeRO-3: parameters partitioned too, gathered layer by layer (about 1.5× ZeRO-2's traffic)",
                  "ZeRO-3：参数也切分，逐层收集（通信量约为 ZeRO-2 的 1.5 倍）")}[candidate.stage]
     lines = [f"zero_optimization.stage {candidate.stage}: " + (stage[1] if zh else stage[0])]
+    if zero.get("overlap_comm") is True:
+        lines.append("zero_optimization.overlap_comm true: " + (
+            "梯度归约与反向计算重叠（更快）；代价是第二个归约桶，估算已计入且仍放得下" if zh else
+            "gradient reduction overlaps the backward pass (faster); it costs a second reduce bucket, counted by "
+            "the estimate, and still fits"))
     if candidate.offload_optimizer:
         lines.append("zero_optimization.offload_optimizer.device cpu: " + (
             "优化器状态与更新放到主机内存与 CPU（DeepSpeedCPUAdam），需要所示的主机内存" if zh else
@@ -179,6 +203,16 @@ def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, mic
              "fp32": ("按要求使用 fp32", "fp32 as asked")}[precision]
     lines.append(f"{precision}: " + words[0 if zh else 1])
     if hf:
+        if (config or {}).get(HF_CLIPPING) == "auto":
+            lines.append(f'{HF_CLIPPING} "auto": ' + (
+                "由 Trainer 的 --max_grad_norm 填入；不写时该参数传不到 DeepSpeed（accelerate 把裁剪交给 DeepSpeed）"
+                if zh else "filled from the Trainer's --max_grad_norm; left out, that flag would not reach DeepSpeed "
+                "(accelerate leaves clipping to DeepSpeed)"))
+        if zero.get(HF_SAVE_16BIT.rpartition(".")[2]) is True:
+            lines.append(f"{HF_SAVE_16BIT} true: " + (
+                "save_model 保存从各进程收集的完整 16 位权重；不开启时只保存 ZeRO 的分片检查点，模型文件只有占位张量"
+                if zh else "save_model writes the whole 16-bit weights gathered from every rank; without it only "
+                "ZeRO's partitioned checkpoint is saved and the model file holds placeholders"))
         lines.append('"auto": ' + ("批大小、精度与 ZeRO-3 的桶由 HF Trainer 按其参数与模型的 hidden_size 填入"
                                    if zh else "batch sizes, precision and ZeRO-3's buckets are filled by the HF "
                                    "Trainer from its flags and the model's hidden_size"))
@@ -196,33 +230,63 @@ def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, mic
 
 
 def choose(shape: Shape, gpus_per_node: int, nodes: int, capacity: int, hf: bool, seq_len: int, micro: int,
-           precision: str, snapshot: Any
-           ) -> tuple[Candidate, dict[str, Any], tuple[int, int], list[tuple[Candidate, int]]]:
-    """The first candidate that fits, its config, its GPU total per rank and host total per node, and the GPU totals
-    of those tried before."""
+           precision: str, snapshot: Any, host: int | None = None
+           ) -> tuple[Candidate, dict[str, Any], tuple[int, int], list[tuple[Candidate, int, int]]]:
+    """The first candidate that fits the GPU (and, with ``host``, the host memory of one node), its config, its GPU
+    total per rank and host total per node, and the GPU and host totals of those tried before."""
     resolver = Resolver(snapshot)
     model = Model(shape.params, shape.largest, gpus_per_node, nodes, shape.hidden, shape.layers, seq_len, micro,
                   shape.heads, True, None, hf)
-    tried: list[tuple[Candidate, int]] = []
-    for candidate in CANDIDATES:
-        config = build_config(candidate, precision, micro, hf)
+    fields = snapshot.fields
+    tried: list[tuple[Candidate, int, int]] = []
+
+    def needs(candidate: Candidate, overlap: bool) -> tuple[dict[str, Any], int, int]:
+        config = build_config(candidate, precision, micro, hf, fields, overlap)
         settings, _, _ = settings_from_config(config, resolver, model, [])
         settings = replace(settings, checkpointing=candidate.checkpointing, half=precision != "fp32")
         est = compute(settings, model)
-        total = est.gpu_total(candidate.checkpointing)
-        if total + RESERVE <= capacity:
-            return candidate, config, (total, est.cpu_total(gpus_per_node, candidate.checkpointing)), tried
-        tried.append((candidate, total))
-    raise NoFit(tried)
+        return config, est.gpu_total(candidate.checkpointing), est.cpu_total(gpus_per_node, candidate.checkpointing)
+
+    def fits(total: int, on_host: int) -> bool:
+        return total + RESERVE <= capacity and (host is None or on_host <= host)
+
+    for candidate in CANDIDATES:
+        config, total, on_host = needs(candidate, False)
+        if fits(total, on_host):
+            if candidate.stage in (1, 2):  # overlap_comm is faster; take it where its second bucket still fits
+                overlapped = needs(candidate, True)
+                if fits(*overlapped[1:]):
+                    config, total, on_host = overlapped
+            return candidate, config, (total, on_host), tried
+        tried.append((candidate, total, on_host))
+    raise NoFit(tried, capacity, host)
 
 
 class NoFit(DsfieldsError):
-    """No candidate fits: the smallest need is said."""
+    """No candidate fits: the smallest need is said, and whether the GPU or the host is what is short."""
 
-    def __init__(self, tried: list[tuple[Candidate, int]]) -> None:
-        least = min(total for _, total in tried)
+    def __init__(self, tried: list[tuple[Candidate, int, int]], capacity: int, host: int | None) -> None:
+        least = min(total for _, total, _ in tried)
+        on_gpu = [(c, t, h) for c, t, h in tried if t + RESERVE <= capacity]
+        if on_gpu and host is not None:  # the GPU alone would do: the host is short
+            need = min(h for _, _, h in on_gpu)
+            super().__init__(f"nothing fits: the configs that fit the GPU need at least {gib(need)} of host memory "
+                             f"per node (offload: CPU Adam states and pinned buffers), more than --host-memory "
+                             f"{gib(host)}; use more GPUs or nodes, or GPUs with more memory")
+            return
         super().__init__(f"nothing fits: even ZeRO-3 with both offloads and activation checkpointing needs "
                          f"{gib(least)} per GPU; use more GPUs, a shorter sequence or a smaller micro batch")
+
+
+def host_memory(text: str | None) -> int | None:
+    """``--host-memory``: one node's RAM (512GB, 1TB, 2048GiB); a size, never a GPU name."""
+    if text is None:
+        return None
+    if not text.strip()[:1].isdigit():
+        raise UsageError(f"--host-memory {text.strip()[:40]!r}: not a memory size (512GB, 1TB, 2048GiB)")
+    size = gpu_memory("--host-memory", text)
+    assert size is not None
+    return size[0]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +296,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus-per-node", metavar="G", help="GPUs per node")
     parser.add_argument("--nodes", default="1", metavar="K", help="nodes (default 1)")
     parser.add_argument("--gpu-memory", metavar="SIZE", help="memory of one GPU (80GB, or A100-80GB, H100, RTX4090)")
+    parser.add_argument("--host-memory", metavar="SIZE",
+                        help="RAM of one node (512GB, 1TB): offload is chosen only where the host figure per node "
+                             "(CPU Adam states, pinned buffers) fits it (default: not checked, said)")
     parser.add_argument("--hf", action="store_true", help="launched by the HF Trainer (\"auto\" values, its flags)")
     parser.add_argument("--seq-len", default="2048", metavar="S", help="sequence length in tokens (default 2048)")
     parser.add_argument("--micro-batch", default="1", metavar="B", help="sequences per GPU (default 1)")
@@ -267,6 +334,9 @@ def _ask_missing(args: argparse.Namespace, lang: str) -> None:
                 raise UsageError("init: no answer") from None
     if args.params is None and args.model_config is None:
         raise UsageError("init needs --params or --model-config")
+    unanswered = [name for name, _, _ in QUESTIONS if name != "params" and getattr(args, name) is None]
+    if unanswered:
+        raise UsageError("init needs " + ", ".join("--" + name.replace("_", "-") for name in unanswered))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -282,12 +352,13 @@ def run(args: argparse.Namespace) -> int:
         shape = shape_from_config(args.model_config)
     else:
         shape = shape_from_params(count("--params", args.params) or 1)
+    host = host_memory(args.host_memory)
     precision = args.precision or ("fp16" if any(word in capacity[1].lower().replace("-", "") for word in NO_BF16)
                                    else "bf16")
     snapshot = load_requested(args.version)
     try:
-        candidate, config, (total, host), tried = choose(shape, gpus, nodes, capacity[0], args.hf, seq_len, micro,
-                                                         precision, snapshot)
+        candidate, config, (total, on_host), tried = choose(shape, gpus, nodes, capacity[0], args.hf, seq_len, micro,
+                                                         precision, snapshot, host)
     except NoFit as exc:  # a finding about the situation, not bad input: exit 1
         from dsfields.model import termsafe
 
@@ -296,15 +367,22 @@ def run(args: argparse.Namespace) -> int:
     margin = capacity[0] - RESERVE - total
     zh = lang == "zh"
     why = (f"选择理由：这是按计算代价从低到高第一个放得下的方案：每卡 {gib(total)}，{capacity[1]} 上余量 {gib(margin)}"
-           f"（预留 {gib(RESERVE)}）；每节点主机内存约需 {gib(host)}" if zh else
+           f"（预留 {gib(RESERVE)}）；每节点主机内存约需 {gib(on_host)}" if zh else
            f"why: the cheapest in compute that fits: {gib(total)} per GPU, {gib(margin)} to spare on {capacity[1]} "
-           f"({gib(RESERVE)} kept for the CUDA context and NCCL); host memory per node about {gib(host)}")
+           f"({gib(RESERVE)} kept for the CUDA context and NCCL); host memory per node about {gib(on_host)}")
+    if host is None:
+        why += ("；未检查主机内存（给出 --host-memory 可检查）" if zh else
+                "; host memory not checked (give --host-memory)")
+    else:
+        why += (f"，在 --host-memory {gib(host)} 之内" if zh else f", within --host-memory {gib(host)}")
     if tried:
         before = ", ".join(f"ZeRO-{c.stage}{'+ckpt' if c.checkpointing else ''}"
                            f"{'+offload' if c.offload_optimizer else ''}{'+params' if c.offload_param else ''} {gib(t)}"
-                           for c, t in tried)
+                           + ((f"（主机 {gib(h)}）" if zh else f" (host {gib(h)})") if host is not None and h > host
+                              else "")
+                           for c, t, h in tried)
         why += (f"；更便宜的方案放不下：{before}" if zh else f"; cheaper ones do not fit: {before}")
-    notes = explain(candidate, why, args.hf, precision, micro, lang)
+    notes = explain(candidate, why, args.hf, precision, micro, lang, config)
     notes.insert(0, shape.source_zh if zh else shape.source)
     text = json.dumps(config, indent=2) + "\n"
     if args.output is not None:

@@ -289,6 +289,14 @@ HELP_ZH: dict[str, str] = {
         "每块 GPU 上的序列数（默认：配置中的 train_micro_batch_size_per_gpu）",
     "attention heads: counts the attention scores (leave out with flash attention)":
         "注意力头数：计入注意力分数（使用 flash attention 时不要给）",
+    "vocabulary: AutoTP leaves the input embedding (V × H) whole on every rank":
+        "词表大小：AutoTP 在每个 rank 上完整保留输入嵌入（V × H）",
+    "key/value heads (with --heads): AutoTP splits attention by them":
+        "键值头数（与 --heads 一起）：AutoTP 按它们切分注意力",
+    "RAM of one node (512GB, 1TB): offload is chosen only where the host figure per node (CPU Adam states, pinned "
+    "buffers) fits it (default: not checked, said)":
+        "一个节点的内存（512GB、1TB）：只有每节点主机内存（CPU Adam 状态、锁页缓冲区）放得下时才选择卸载"
+        "（默认：不检查，并说明）",
     "ZeRO-3: the model is built whole on each rank, not under deepspeed.zero.Init":
         "ZeRO-3：模型在每个 rank 上完整构建，而不是在 deepspeed.zero.Init 下构建",
     "en or zh (default: zh when LANG is a zh locale, else en)":
