@@ -143,6 +143,9 @@ def _one_run(config: dict[str, Any], words: list[str], workdir: Path) -> dict[st
 
     training_args.is_torch_bf16_gpu_available = lambda: True  # the one machine limit lifted (see the docstring)
     run_dir = Path(tempfile.mkdtemp(dir=workdir))
+    # DeepSpeed writes some files relative to the working folder (autotuning's autotuning_metric.json and
+    # autotuning_model_info.json when no path is set): the child works inside its own temp folder.
+    os.chdir(run_dir)
     config_path = run_dir / "ds_config.json"
     config_path.write_text(json.dumps(config), encoding="utf-8")
     parser = HfArgumentParser(TrainingArguments)
