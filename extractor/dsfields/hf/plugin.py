@@ -1,0 +1,485 @@
+"""accelerate's YAML config ↔ the ds_config its ``DeepSpeedPlugin`` builds, per accelerate release (``dsfields convert``).
+
+``accelerate launch --config_file X.yaml`` turns the YAML into environment variables
+(``utils/launch.py`` ``prepare_deepspeed_cmd_env``), ``DeepSpeedPlugin.__post_init__`` reads them back into its
+attributes and builds the ds_config (its own ``config = {...}`` literal, or the ``deepspeed_config_file`` with its
+``"auto"`` values filled), and ``AcceleratorState`` calls ``set_mixed_precision``. Every step here is one of those,
+read per release from ``generated/hf/accelerate-V.json`` (:mod:`dsfields.extract.hf.rule_witness`): which YAML
+key becomes which variable and with what expression, the expression each attribute is read with and its
+default, the plugin's config literal, its writes and refusals, the mixed-precision sections. Nothing of accelerate
+is imported. What the code here adds is the control flow between those steps (which branch, in which order),
+named with accelerate's line numbers; ``tests/test_convert_accelerate.py`` runs accelerate's own
+``DeepSpeedPlugin`` on a corpus of real YAML files and requires the same ds_config on every one.
+
+Imports: stdlib and the ``hf``/``model`` layers only.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+
+from dsfields.hf.pair_rules import Unreadable, evaluate, truth
+from dsfields.model.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DS_CONFIG_BYTES = 8 * 1024 * 1024
+"""Largest ``deepspeed_config_file`` read (the bound of every config dsfields reads)."""
+
+
+class AccelerateRefusal(Exception):
+    """What accelerate itself raises for this YAML (its exception type, its message, its source line)."""
+
+    def __init__(self, kind: str, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.line = kind, message, line
+
+
+class _HfDeepSpeedConfig:
+    """Stands for accelerate's ``HfDeepSpeedConfig`` in ``isinstance`` tests (never constructed)."""
+
+
+def _str_to_bool(value: str) -> int:
+    """accelerate ``utils/environment.py`` ``str_to_bool`` (0.21: ``strtobool``): 1 for y/yes/t/true/on/1, 0 for
+    n/no/f/false/off/0, ValueError otherwise."""
+    value = value.lower()
+    if value in ("y", "yes", "t", "true", "on", "1"):
+        return 1
+    if value in ("n", "no", "f", "false", "off", "0"):
+        return 0
+    raise ValueError(f"invalid truth value {value}")
+
+
+class Conversion:
+    """One YAML → ds_config conversion: the ``config`` (as the plugin holds it, ``steps_per_print`` infinite),
+    the plugin's attributes, the environment ``accelerate launch`` would export and ``notes``: one line for each
+    thing that does not carry over into the ds_config."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.config: dict[str, Any] = {}
+        self.attributes: dict[str, Any] = {}
+        self.env: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.config_file: str | None = None
+
+    def file_config(self) -> dict[str, Any]:
+        """The ds_config to write as JSON: ``steps_per_print`` (infinite, which JSON cannot hold) left out."""
+        out = copy.deepcopy(self.config)
+        if isinstance(out.get("steps_per_print"), float) and math.isinf(out["steps_per_print"]):
+            del out["steps_per_print"]
+        return out
+
+
+# ---------------------------------------------------------------- the release's rules
+
+
+def accelerate_rules(version: str | None) -> tuple[str, dict[str, Any]]:
+    """(version, the ``rules`` of ``generated/hf/accelerate-V.json``): ``version``, else the installed accelerate
+    when snapshotted (its version read from its metadata, never imported), else the newest snapshotted."""
+    from dsfields.hf.pair_rules import accelerate_versions, load_accelerate_snapshot
+
+    known = accelerate_versions()
+    if version is None:
+        try:
+            from importlib.metadata import PackageNotFoundError
+            from importlib.metadata import version as installed
+
+            try:
+                mine = installed("accelerate")
+            except PackageNotFoundError:
+                mine = None
+        except ImportError:  # pragma: no cover - stdlib since 3.8
+            mine = None
+        version = mine if mine in known else (known[-1] if known else None)
+    if version is None or version not in known:
+        near = ", ".join(known[-3:])
+        raise UsageError(f"--accelerate-version {version}: no snapshot of that accelerate release (generated/hf/ has "
+                         f"{len(known)}, the newest {near})")
+    snap = load_accelerate_snapshot(version)
+    if not snap or not isinstance(snap.get("rules"), dict):
+        raise UsageError(f"--accelerate-version {version}: its snapshot cannot be read")
+    rules = snap["rules"]
+    if not rules.get("plugin_config") or not (rules.get("launch_env") or {}).get("exports"):
+        raise UsageError(f"accelerate {version}: its snapshot lacks the plugin's config or the launch's variables "
+                         "(re-extract with python -m dsfields.extract.hf.rule_witness)")
+    return version, rules
+
+
+# ---------------------------------------------------------------- YAML → environment (accelerate launch)
+
+
+def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str,
+                       notes: list[str]) -> dict[str, str]:
+    """The variables ``accelerate launch`` exports for DeepSpeed from the YAML (``prepare_deepspeed_cmd_env``):
+    each ``deepspeed_config`` key becomes the launch argument of the same name (``_validate_launch_command``) and
+    is exported by the release's own expression when not None; the others are said in ``notes``."""
+    ds = data.get("deepspeed_config")
+    ds = ds if isinstance(ds, dict) else {}
+    exports = rules["launch_env"]["exports"]
+    reads = set(rules["launch_env"].get("reads") or [])
+    plugin_envs = {record["env"] for record in (rules.get("plugin_env") or {}).values()}
+    args = {f"args.{key}": value for key, value in ds.items()}
+    mixed = data.get("mixed_precision")
+    # launch_command: the YAML's deepspeed_config keys, and mixed_precision when the YAML set it
+    fields = list(ds) + (["mixed_precision"] if mixed is not None else [])
+    args["args.deepspeed_fields_from_accelerate_config"] = ",".join(fields)
+    env: dict[str, str] = {}
+    for key, export in sorted(exports.items(), key=lambda kv: kv[1].get("line") or 0):
+        if args.get(f"args.{key}") is None:
+            continue
+        try:
+            env[export["env"]] = str(evaluate(export["value"], args))
+        except (Unreadable, TypeError, ValueError, AttributeError) as exc:
+            notes.append(f"deepspeed_config.{key}: accelerate {version}'s launch expression {export['value']} "
+                         f"could not be evaluated here ({exc})")
+    # ACCELERATE_MIXED_PRECISION: PrecisionType(args.mixed_precision.lower()), "no" when the YAML has none
+    precision = "no" if mixed is None else mixed
+    if not isinstance(precision, str):
+        raise AccelerateRefusal("AttributeError", f"mixed_precision: {precision!r} is not text (accelerate calls "
+                                ".lower() on it; write 'no' in quotes: unquoted no is YAML's false)", None)
+    env["ACCELERATE_MIXED_PRECISION"] = precision.lower()
+    for key in ds:
+        if key in exports and exports[key]["env"] not in plugin_envs and key not in ("deepspeed_config_file",
+                                                                                      "deepspeed_fields_from_"
+                                                                                      "accelerate_config"):
+            if key in ("deepspeed_moe_layer_cls_names",):
+                notes.append(f"deepspeed_config.{key}: read by accelerate at prepare (the MoE leaf modules), not "
+                             "a ds_config key")
+            else:
+                notes.append(f"deepspeed_config.{key}: exported as {exports[key]['env']}, which accelerate "
+                             f"{version}'s DeepSpeedPlugin does not read into the ds_config")
+        elif key not in exports and key in reads:
+            notes.append(f"deepspeed_config.{key}: a launcher setting of accelerate launch (how the processes "
+                         "start), not a ds_config key")
+        elif key not in exports:
+            notes.append(f"deepspeed_config.{key}: accelerate {version}'s launch never passes it on; it sets "
+                         "nothing in the ds_config")
+    return env
+
+
+# ---------------------------------------------------------------- environment → DeepSpeedPlugin
+
+
+def _attribute_names(env: dict[str, str]) -> dict[str, Any]:
+    return {"os.environ.get": env.get, "os.getenv": env.get, "str_to_bool": _str_to_bool,
+            "strtobool": _str_to_bool, "isinstance": isinstance, "dict": dict, "str": str,
+            "HfDeepSpeedConfig": _HfDeepSpeedConfig}
+
+
+def _read_attribute(name: str, record: dict[str, Any], names: dict[str, Any]) -> tuple[bool, Any]:
+    """(set?, value) of one plugin attribute constructed with no argument (``self.X is None``)."""
+    scope = dict(names)
+    scope[f"self.{name}"] = None
+    if record.get("local"):
+        scope[record["local"]] = evaluate(record["local_value"], scope)
+    if not all(truth(cond, scope) for cond in record.get("when", [])):
+        return False, None
+    return True, evaluate(record["value"], scope)
+
+
+def _template(node: dict[str, Any], names: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if set(value) == {"expr"} and isinstance(value["expr"], str):
+            out[key] = evaluate(value["expr"], names)
+        else:
+            out[key] = _template(value, names)
+    return out
+
+
+def _node(config: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]:
+    """accelerate ``HfDeepSpeedConfig.find_config_node``: the dict holding the last key, or None."""
+    *parents, last = path.split(".")
+    node: Any = config
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return None, last
+    return (node if isinstance(node, dict) else None), last
+
+
+def build(data: dict[str, Any], version: str | None = None, base: str | None = None) -> Conversion:
+    """The ds_config accelerate ``version``'s ``DeepSpeedPlugin`` holds for the YAML ``data`` after
+    ``set_mixed_precision`` (what ``accelerate launch --config_file`` hands the script). ``base``: the folder a
+    relative ``deepspeed_config_file`` is also looked for in when the current folder lacks it.
+    :class:`AccelerateRefusal` when accelerate would raise."""
+    version, rules = accelerate_rules(version)
+    out = Conversion(version)
+    if str(data.get("distributed_type", "")).upper() != "DEEPSPEED":
+        raise UsageError(f"distributed_type is {data.get('distributed_type')!r}, not DEEPSPEED: accelerate builds no "
+                         "ds_config for this YAML")
+    env = launch_environment(data, rules, version, out.notes)
+    out.env = env
+    names = _attribute_names(env)
+    attributes: dict[str, Any] = {}
+    plugin_env = rules.get("plugin_env") or {}
+    for name, record in sorted(plugin_env.items(), key=lambda kv: kv[1].get("line") or 0):
+        if name == "zero3_init_flag":
+            continue  # read after the config exists (it asks hf_ds_config.is_zero3())
+        try:
+            done, value = _read_attribute(name, record, names)
+        except (Unreadable, ValueError, TypeError) as exc:
+            raise AccelerateRefusal(type(exc).__name__ if not isinstance(exc, Unreadable) else "ValueError",
+                                    f"{record.get('env')}={env.get(record.get('env', ''))!r}: accelerate "
+                                    f"{version} reads it with {record.get('value')} ({exc})",
+                                    record.get("line")) from None
+        attributes[name] = value if done else None
+    for name, value in attributes.items():
+        names[f"self.{name}"] = value
+    hf_ds_config = attributes.get("hf_ds_config")
+    file_branch = isinstance(hf_ds_config, str) and hf_ds_config != "none"
+    writes = rules.get("post_init_writes") or []
+    if file_branch:
+        config = _config_file(hf_ds_config, base)
+        out.config_file = hf_ds_config
+        names["self.hf_ds_config.config"] = config
+        for write in writes:  # gradient_accumulation_steps: 1 when absent
+            if write["path"] != "steps_per_print" and all(truth(c, names) for c in write["when"]) and \
+                    "hf_ds_config.config" in " ".join(write["when"]):
+                config[write["path"]] = evaluate(write["value"], names)
+        for raised in rules.get("post_init_raises") or []:
+            if "hf_ds_config.config" in " ".join(raised["when"]) and all(truth(c, names) for c in raised["when"]):
+                raise AccelerateRefusal(raised["type"], raised["message"], raised.get("line"))
+        ignored = rules.get("ignored_with_config_file") or {}
+        fields = env.get("ACCELERATE_CONFIG_DS_FIELDS", "").split(",")
+        if ignored.get("names") and any(name in ignored["names"] for name in fields):
+            error = ignored.get("error") or {}
+            raise AccelerateRefusal(error.get("type", "ValueError"), str(error.get("message", "")).replace(
+                "{env_variable_names_to_ignore}", str(ignored["names"])), error.get("line"))
+        # fill_match(key, must_match=False): an "auto" value takes the plugin attribute's
+        for attribute, path in (rules.get("plugin_to_config") or {}).items():
+            value = attributes.get(attribute)
+            node, key = _node(config, path)
+            if value is not None and node is not None and node.get(key) == "auto":
+                node[key] = value
+        for attribute, path in (rules.get("plugin_to_config") or {}).items():  # the attributes from the file
+            node, key = _node(config, path)
+            if node is not None and node.get(key) is not None and node.get(key) != "auto":
+                attributes[attribute] = node[key]
+                names[f"self.{attribute}"] = node[key]
+    else:
+        plugin_config = rules["plugin_config"]
+        config = _template(plugin_config["value"], names)
+        names["config"] = config
+        for write in writes:  # gradient_clipping when set
+            if write["path"] != "steps_per_print" and "hf_ds_config.config" not in " ".join(write["when"]) and \
+                    write["path"] != "msamp" and all(truth(c, names) for c in write["when"]):
+                config[write["path"]] = evaluate(write["value"], names)
+    names["self.deepspeed_config"] = config
+    for write in writes:
+        if write["path"] in ("steps_per_print", "msamp") and all(truth(c, names) for c in write["when"]):
+            config[write["path"]] = evaluate(write["value"], names)
+    stage = (config.get("zero_optimization") or {}).get("stage") if isinstance(config.get("zero_optimization"),
+                                                                                 dict) else None
+    names["self.hf_ds_config.is_zero3"] = lambda: stage == 3
+    record = plugin_env.get("zero3_init_flag")
+    if record is not None:
+        try:
+            done, flag = _read_attribute("zero3_init_flag", record, names)
+        except (Unreadable, ValueError, TypeError) as exc:
+            raise AccelerateRefusal("ValueError", f"ACCELERATE_DEEPSPEED_ZERO3_INIT: {exc}", record.get("line")) \
+                from None
+        attributes["zero3_init_flag"] = bool(flag) and stage == 3 if done else None
+    _set_mixed_precision(config, env["ACCELERATE_MIXED_PRECISION"], rules, names, out.notes, version)
+    out.config, out.attributes = config, attributes
+    _notes(out, data, rules)
+    return out
+
+
+def _config_file(path: str, base: str | None) -> dict[str, Any]:
+    """The ``deepspeed_config_file`` as ``HfDeepSpeedConfig`` loads it (``json.load``), through the bounded reader."""
+    from dsfields.model.readfile import UnreadableFile, read_text
+
+    candidates = [path] + ([os.path.join(base, path)] if base and not os.path.isabs(path) else [])
+    found = next((c for c in candidates if os.path.exists(c)), path)
+    try:
+        text = read_text(found, DS_CONFIG_BYTES, "a DeepSpeed config")
+    except UnreadableFile as exc:
+        raise UsageError(f"deepspeed_config_file {exc}") from None
+    try:
+        config = json.loads(text)
+    except RecursionError:
+        raise UsageError(f"deepspeed_config_file {found}: nested too deep for Python's json") from None
+    except ValueError as exc:
+        raise UsageError(f"deepspeed_config_file {found}: not JSON ({str(exc).splitlines()[0]})") from None
+    if not isinstance(config, dict):
+        raise UsageError(f"deepspeed_config_file {found}: not a JSON object")
+    return config
+
+
+def _set_mixed_precision(config: dict[str, Any], mixed: str, rules: dict[str, Any], names: dict[str, Any],
+                         notes: list[str], version: str) -> None:
+    """``DeepSpeedPlugin.set_mixed_precision`` from the release's recorded sections, clash and fills."""
+    rule = rules.get("mixed_precision") or {}
+    scope = {**names, "mixed_precision": mixed, "ds_config": config, "is_rocm_available": lambda: False}
+    for added in rule.get("added_sections") or []:
+        section = added["section"]
+        if section in ("{dtype}",):
+            continue
+        if section == "communication_data_type":
+            if mixed in ("bf16", "fp8"):
+                notes.append(f"communication_data_type: on ROCm accelerate {version} also sets it to "
+                             f"{added['value']!r} (utils/dataclasses.py:{added['line']}); this ds_config is for CUDA")
+            continue
+        if all(truth(c, scope) for c in added["when"]):
+            value = added["value"]
+            config[section] = evaluate(value["expr"], scope) if isinstance(value, dict) and set(value) == {
+                "expr"} else copy.deepcopy(value)
+    clash = rule.get("clash")
+    if clash:
+        other = "bf16" if mixed == "fp16" else "fp16"
+        scope["diff_dtype"] = other
+        if all(truth(c, scope) for c in clash["when"]):
+            raise AccelerateRefusal(clash["type"], clash["message"].replace("{mixed_precision}", mixed).replace(
+                "{diff_dtype}", other), clash.get("line"))
+    for added in rule.get("added_sections") or []:
+        if added["section"] == "{dtype}":
+            for dtype in ("fp16", "bf16"):  # the loop around it: for dtype in ["fp16", "bf16"]
+                if all(truth(c, {**scope, "dtype": dtype}) for c in added["when"]):
+                    config[dtype] = copy.deepcopy(added["value"])
+    for path, expr in (rule.get("fills") or {}).items():
+        node, key = _node(config, path)
+        if node is not None and node.get(key) == "auto":
+            node[key] = evaluate(expr, scope)
+
+
+def _notes(out: Conversion, data: dict[str, Any], rules: dict[str, Any]) -> None:
+    """What of the YAML is not in the ds_config, one line each."""
+    flag = out.attributes.get("zero3_init_flag")
+    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    if "zero3_init_flag" in ds:
+        out.notes.append(f"zero3_init_flag: {str(ds['zero3_init_flag']).lower()} → accelerate's own setting "
+                         f"(deepspeed.zero.Init while the model loads; in effect: {str(bool(flag)).lower()}), not "
+                         "a ds_config key")
+    for key in ("num_processes", "num_machines"):
+        if key in data:
+            out.notes.append(f"{key}: {data[key]} → the world size accelerate launches; the ds_config states no "
+                             "world size")
+    auto = [p for p in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                        "gradient_clipping") if out.config.get(p) == "auto"]
+    if auto:
+        out.notes.append(f"{', '.join(auto)}: left \"auto\"; accelerate fills them at accelerator.prepare() from "
+                         "your dataloader (DeepSpeed alone refuses \"auto\")")
+    if isinstance(out.config.get("steps_per_print"), float):
+        line = next((w.get("line") for w in rules.get("post_init_writes") or [] if w["path"] == "steps_per_print"),
+                    None)
+        out.notes.append("steps_per_print: accelerate sets it to infinity (utils/dataclasses.py:" + str(line) +
+                         ") so DeepSpeed never logs; JSON cannot hold infinity, so the file leaves it out "
+                         "(accelerate sets it again when it reads the file)")
+    for key in ("offload_optimizer_nvme_path", "offload_param_nvme_path"):
+        if key in ds and key not in rules["launch_env"]["exports"]:
+            pass  # said by launch_environment
+
+
+# ---------------------------------------------------------------- ds_config → YAML
+
+
+BASE_YAML = {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSPEED"}
+"""The two top-level settings that make ``accelerate launch`` take the DeepSpeed path (``ClusterConfig``'s
+``compute_environment`` and ``distributed_type``; their names are checked against each release's
+``config_file_keys`` by the tests)."""
+
+
+def to_accelerate(config: dict[str, Any], config_path: str, version: str | None = None,
+                  num_processes: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    """(YAML data, notes): a plugin-only YAML when the release's plugin rebuilds exactly ``config`` from one
+    (tried with each mixed precision), else a YAML naming ``config_path`` as its ``deepspeed_config_file``."""
+    version, rules = accelerate_rules(version)
+    exports = rules["launch_env"]["exports"]
+    plugin_env = rules.get("plugin_env") or {}
+    wanted = {k: v for k, v in config.items() if k != "steps_per_print"}
+    notes: list[str] = []
+    top = {**BASE_YAML, "num_machines": 1, "num_processes": num_processes or 1}
+    # The plugin-only candidate: each leaf of the plugin's config literal that is a plain attribute
+    # (``self.zero_stage``) gives the YAML key of that attribute, from the config's value there.
+    ds: dict[str, Any] = {}
+
+    def walk(template: dict[str, Any], node: Any) -> None:
+        for key, value in template.items():
+            here = node.get(key) if isinstance(node, dict) else None
+            if set(value) == {"expr"}:
+                expr = value["expr"]
+                if expr.startswith("self.") and expr[5:].isidentifier() and expr[5:] in exports and here is not None:
+                    ds[expr[5:]] = here
+            else:
+                walk(value, here)
+
+    walk(rules["plugin_config"]["value"], config)
+    for write in rules.get("post_init_writes") or []:
+        expr = str(write.get("value"))
+        if expr.startswith("self.") and expr[5:] in exports and write["path"] in config:
+            ds[expr[5:]] = config[write["path"]]
+    if "zero3_init_flag" in exports and "zero3_init_flag" in plugin_env:
+        stage = (config.get("zero_optimization") or {}).get("stage") if isinstance(config.get(
+            "zero_optimization"), dict) else None
+        ds["zero3_init_flag"] = stage == 3
+    for mixed in ("no", "fp16", "bf16"):
+        candidate = {**top, "deepspeed_config": dict(ds), "mixed_precision": mixed}
+        try:
+            built = build(candidate, version).config
+        except (AccelerateRefusal, UsageError):
+            continue
+        built.pop("steps_per_print", None)
+        if built == wanted:
+            notes.append(f"every key carries over: accelerate {version}'s DeepSpeedPlugin builds this ds_config "
+                         "from the YAML's deepspeed_config alone")
+            return _ordered(candidate), notes
+    plugin_keys = set(_leaf_paths(build({**top, "deepspeed_config": dict(ds)}, version).config))
+    beyond = sorted(p for p in _leaf_paths(wanted) if p not in plugin_keys)
+    notes.append(f"the YAML names the ds_config as deepspeed_config_file: accelerate {version}'s plugin-only "
+                 "settings cannot hold " + (", ".join(beyond[:6]) + (f" and {len(beyond) - 6} more"
+                                                                      if len(beyond) > 6 else "")
+                                            if beyond else "these values"))
+    notes.append("mixed_precision: left out of the YAML; with deepspeed_config_file accelerate refuses it there "
+                 "(the fp16/bf16 sections of the ds_config decide)")
+    file_yaml: dict[str, Any] = {"deepspeed_config_file": config_path}
+    if "zero3_init_flag" in ds:
+        file_yaml["zero3_init_flag"] = ds["zero3_init_flag"]
+    return _ordered({**top, "deepspeed_config": file_yaml}), notes
+
+
+def _leaf_paths(config: Any, prefix: str = "") -> list[str]:
+    if not isinstance(config, dict) or not config:
+        return [prefix] if prefix else []
+    out: list[str] = []
+    for key, value in config.items():
+        out += _leaf_paths(value, f"{prefix}.{key}" if prefix else key)
+    return out
+
+
+def _ordered(data: dict[str, Any]) -> dict[str, Any]:
+    """Keys sorted as ``accelerate config`` writes them (``yaml.dump`` sorts), nested mappings too."""
+    return {k: _ordered(v) if isinstance(v, dict) else v for k, v in sorted(data.items())}
+
+
+def dump_yaml(data: dict[str, Any], indent: int = 0) -> str:
+    """The YAML ``accelerate config`` would write for ``data`` (plain mappings and scalars; ``'no'`` quoted as
+    PyYAML quotes the strings YAML 1.1 would read as something else)."""
+    lines: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            lines.append(" " * indent + f"{key}:")
+            lines.append(dump_yaml(value, indent + 2).rstrip("\n"))
+        else:
+            lines.append(" " * indent + f"{key}: {_scalar(value)}")
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def _scalar(value: Any) -> str:
+    from dsfields.hf.arguments import _yaml_scalar
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    plain = text and text.strip() == text and _yaml_scalar(text) == text and not any(c in text for c in ":#{}[]&*!|>'\"%@`,")
+    return text if plain else "'" + text.replace("'", "''") + "'"
