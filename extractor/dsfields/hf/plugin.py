@@ -65,7 +65,8 @@ class Conversion:
         self.config: dict[str, Any] = {}
         self.attributes: dict[str, Any] = {}
         self.env: dict[str, str] = {}
-        self.notes: list[str] = []
+        self.notes: list[tuple[str, str]] = []
+        """(English, Chinese) lines."""
         self.config_file: str | None = None
 
     def file_config(self) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def accelerate_rules(version: str | None) -> tuple[str, dict[str, Any]]:
 
 
 def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str,
-                       notes: list[str]) -> dict[str, str]:
+                       notes: list[tuple[str, str]]) -> dict[str, str]:
     """The variables ``accelerate launch`` exports for DeepSpeed from the YAML (``prepare_deepspeed_cmd_env``):
     each ``deepspeed_config`` key becomes the launch argument of the same name (``_validate_launch_command``) and
     is exported by the release's own expression when not None; the others are said in ``notes``."""
@@ -136,8 +137,10 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
         try:
             env[export["env"]] = str(evaluate(export["value"], args))
         except (Unreadable, TypeError, ValueError, AttributeError) as exc:
-            notes.append(f"deepspeed_config.{key}: accelerate {version}'s launch expression {export['value']} "
-                         f"could not be evaluated here ({exc})")
+            notes.append((f"deepspeed_config.{key}: accelerate {version}'s launch expression {export['value']} "
+                          f"could not be evaluated here ({exc})",
+                          f"deepspeed_config.{key}：无法在此求值 accelerate {version} 启动代码的表达式 "
+                          f"{export['value']}（{exc}）"))
     # ACCELERATE_MIXED_PRECISION: PrecisionType(args.mixed_precision.lower()), "no" when the YAML has none
     precision = "no" if mixed is None else mixed
     if not isinstance(precision, str):
@@ -149,17 +152,22 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
                                                                                       "deepspeed_fields_from_"
                                                                                       "accelerate_config"):
             if key in ("deepspeed_moe_layer_cls_names",):
-                notes.append(f"deepspeed_config.{key}: read by accelerate at prepare (the MoE leaf modules), not "
-                             "a ds_config key")
+                notes.append((f"deepspeed_config.{key}: read by accelerate at prepare (the MoE leaf modules), "
+                              "not a ds_config key",
+                              f"deepspeed_config.{key}：accelerate 在 prepare 时读取（MoE 叶子模块），不是 ds_config 的键"))
             else:
-                notes.append(f"deepspeed_config.{key}: exported as {exports[key]['env']}, which accelerate "
-                             f"{version}'s DeepSpeedPlugin does not read into the ds_config")
+                notes.append((f"deepspeed_config.{key}: exported as {exports[key]['env']}, which accelerate "
+                              f"{version}'s DeepSpeedPlugin does not read into the ds_config",
+                              f"deepspeed_config.{key}：导出为 {exports[key]['env']}，accelerate {version} 的 "
+                              "DeepSpeedPlugin 不把它读进 ds_config"))
         elif key not in exports and key in reads:
-            notes.append(f"deepspeed_config.{key}: a launcher setting of accelerate launch (how the processes "
-                         "start), not a ds_config key")
+            notes.append((f"deepspeed_config.{key}: a launcher setting of accelerate launch (how the processes "
+                          "start), not a ds_config key",
+                          f"deepspeed_config.{key}：accelerate launch 的启动器设置（进程如何启动），不是 ds_config 的键"))
         elif key not in exports:
-            notes.append(f"deepspeed_config.{key}: accelerate {version}'s launch never passes it on; it sets "
-                         "nothing in the ds_config")
+            notes.append((f"deepspeed_config.{key}: accelerate {version}'s launch never passes it on; it sets "
+                          "nothing in the ds_config",
+                          f"deepspeed_config.{key}：accelerate {version} 的 launch 从不传递它；它不影响 ds_config"))
     return env
 
 
@@ -314,7 +322,7 @@ def _config_file(path: str, base: str | None) -> dict[str, Any]:
 
 
 def _set_mixed_precision(config: dict[str, Any], mixed: str, rules: dict[str, Any], names: dict[str, Any],
-                         notes: list[str], version: str) -> None:
+                         notes: list[tuple[str, str]], version: str) -> None:
     """``DeepSpeedPlugin.set_mixed_precision`` from the release's recorded sections, clash and fills."""
     rule = rules.get("mixed_precision") or {}
     scope = {**names, "mixed_precision": mixed, "ds_config": config, "is_rocm_available": lambda: False}
@@ -324,8 +332,11 @@ def _set_mixed_precision(config: dict[str, Any], mixed: str, rules: dict[str, An
             continue
         if section == "communication_data_type":
             if mixed in ("bf16", "fp8"):
-                notes.append(f"communication_data_type: on ROCm accelerate {version} also sets it to "
-                             f"{added['value']!r} (utils/dataclasses.py:{added['line']}); this ds_config is for CUDA")
+                notes.append((f"communication_data_type: on ROCm accelerate {version} also sets it to "
+                              f"{added['value']!r} (utils/dataclasses.py:{added['line']}); this ds_config is for "
+                              "CUDA",
+                              f"communication_data_type：在 ROCm 上 accelerate {version} 还会把它设为 "
+                              f"{added['value']!r}（utils/dataclasses.py:{added['line']}）；此 ds_config 按 CUDA 生成"))
             continue
         if all(truth(c, scope) for c in added["when"]):
             value = added["value"]
@@ -354,27 +365,31 @@ def _notes(out: Conversion, data: dict[str, Any], rules: dict[str, Any]) -> None
     flag = out.attributes.get("zero3_init_flag")
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     if "zero3_init_flag" in ds:
-        out.notes.append(f"zero3_init_flag: {str(ds['zero3_init_flag']).lower()} → accelerate's own setting "
-                         f"(deepspeed.zero.Init while the model loads; in effect: {str(bool(flag)).lower()}), not "
-                         "a ds_config key")
+        given, effect = str(ds['zero3_init_flag']).lower(), str(bool(flag)).lower()
+        out.notes.append((f"zero3_init_flag: {given} → accelerate's own setting (deepspeed.zero.Init while the "
+                          f"model loads; in effect: {effect}), not a ds_config key",
+                          f"zero3_init_flag：{given} → accelerate 自己的设置（加载模型时用 deepspeed.zero.Init；"
+                          f"实际生效：{effect}），不是 ds_config 的键"))
     for key in ("num_processes", "num_machines"):
         if key in data:
-            out.notes.append(f"{key}: {data[key]} → the world size accelerate launches; the ds_config states no "
-                             "world size")
+            out.notes.append((f"{key}: {data[key]} → the world size accelerate launches; the ds_config states no "
+                              "world size",
+                              f"{key}：{data[key]} → accelerate 启动的进程规模；ds_config 不写进程总数"))
     auto = [p for p in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                         "gradient_clipping") if out.config.get(p) == "auto"]
     if auto:
-        out.notes.append(f"{', '.join(auto)}: left \"auto\"; accelerate fills them at accelerator.prepare() from "
-                         "your dataloader (DeepSpeed alone refuses \"auto\")")
+        out.notes.append((f"{', '.join(auto)}: left \"auto\"; accelerate fills them at accelerator.prepare() "
+                          "from your dataloader (DeepSpeed alone refuses \"auto\")",
+                          f"{', '.join(auto)}：保留 \"auto\"；accelerate 在 accelerator.prepare() 时按你的数据加载器"
+                          "填入（单独使用 DeepSpeed 时不接受 \"auto\"）"))
     if isinstance(out.config.get("steps_per_print"), float):
         line = next((w.get("line") for w in rules.get("post_init_writes") or [] if w["path"] == "steps_per_print"),
                     None)
-        out.notes.append("steps_per_print: accelerate sets it to infinity (utils/dataclasses.py:" + str(line) +
-                         ") so DeepSpeed never logs; JSON cannot hold infinity, so the file leaves it out "
-                         "(accelerate sets it again when it reads the file)")
-    for key in ("offload_optimizer_nvme_path", "offload_param_nvme_path"):
-        if key in ds and key not in rules["launch_env"]["exports"]:
-            pass  # said by launch_environment
+        out.notes.append((f"steps_per_print: accelerate sets it to infinity (utils/dataclasses.py:{line}) so "
+                          "DeepSpeed never logs; JSON cannot hold infinity, so the file leaves it out (accelerate "
+                          "sets it again when it reads the file)",
+                          f"steps_per_print：accelerate 把它设为无穷大（utils/dataclasses.py:{line}），使 DeepSpeed "
+                          "不打印日志；JSON 无法表示无穷大，文件中省略（accelerate 读取该文件时会再次设置）"))
 
 
 # ---------------------------------------------------------------- ds_config → YAML
@@ -387,14 +402,14 @@ BASE_YAML = {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSP
 
 
 def to_accelerate(config: dict[str, Any], config_path: str, version: str | None = None,
-                  num_processes: int | None = None) -> tuple[dict[str, Any], list[str]]:
+                  num_processes: int | None = None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """(YAML data, notes): a plugin-only YAML when the release's plugin rebuilds exactly ``config`` from one
     (tried with each mixed precision), else a YAML naming ``config_path`` as its ``deepspeed_config_file``."""
     version, rules = accelerate_rules(version)
     exports = rules["launch_env"]["exports"]
     plugin_env = rules.get("plugin_env") or {}
     wanted = {k: v for k, v in config.items() if k != "steps_per_print"}
-    notes: list[str] = []
+    notes: list[tuple[str, str]] = []
     top = {**BASE_YAML, "num_machines": 1, "num_processes": num_processes or 1}
     # The plugin-only candidate: each leaf of the plugin's config literal that is a plain attribute
     # (``self.zero_stage``) gives the YAML key of that attribute, from the config's value there.
@@ -427,17 +442,22 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
             continue
         built.pop("steps_per_print", None)
         if built == wanted:
-            notes.append(f"every key carries over: accelerate {version}'s DeepSpeedPlugin builds this ds_config "
-                         "from the YAML's deepspeed_config alone")
+            notes.append((f"every key carries over: accelerate {version}'s DeepSpeedPlugin builds this ds_config "
+                          "from the YAML's deepspeed_config alone",
+                          f"所有键都能转换：accelerate {version} 的 DeepSpeedPlugin 仅凭 YAML 的 deepspeed_config "
+                          "即可生成此 ds_config"))
             return _ordered(candidate), notes
     plugin_keys = set(_leaf_paths(build({**top, "deepspeed_config": dict(ds)}, version).config))
     beyond = sorted(p for p in _leaf_paths(wanted) if p not in plugin_keys)
-    notes.append(f"the YAML names the ds_config as deepspeed_config_file: accelerate {version}'s plugin-only "
-                 "settings cannot hold " + (", ".join(beyond[:6]) + (f" and {len(beyond) - 6} more"
-                                                                      if len(beyond) > 6 else "")
-                                            if beyond else "these values"))
-    notes.append("mixed_precision: left out of the YAML; with deepspeed_config_file accelerate refuses it there "
-                 "(the fp16/bf16 sections of the ds_config decide)")
+    shown = ", ".join(beyond[:6]) + (f" (+{len(beyond) - 6})" if len(beyond) > 6 else "")
+    notes.append((f"the YAML names the ds_config as deepspeed_config_file: accelerate {version}'s plugin-only "
+                  f"settings cannot hold {shown or 'these values'}",
+                  f"YAML 以 deepspeed_config_file 引用该 ds_config：accelerate {version} 的插件设置无法表达 "
+                  f"{shown or '这些取值'}"))
+    notes.append(("mixed_precision: left out of the YAML; with deepspeed_config_file accelerate refuses it there "
+                  "(the fp16/bf16 sections of the ds_config decide)",
+                  "mixed_precision：不写进 YAML；使用 deepspeed_config_file 时 accelerate 拒绝该设置"
+                  "（由 ds_config 的 fp16/bf16 部分决定）"))
     file_yaml: dict[str, Any] = {"deepspeed_config_file": config_path}
     if "zero3_init_flag" in ds:
         file_yaml["zero3_init_flag"] = ds["zero3_init_flag"]

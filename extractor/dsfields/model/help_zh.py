@@ -286,6 +286,18 @@ HELP_ZH: dict[str, str] = {
         "ZeRO-3：模型在每个 rank 上完整构建，而不是在 deepspeed.zero.Init 下构建",
     "en or zh (default: zh when LANG is a zh locale, else en)":
         "en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
+    # convert (issue 40)
+    "accelerate YAML <-> the ds_config accelerate's DeepSpeedPlugin builds from it":
+        "accelerate 的 YAML 配置 <-> accelerate 的 DeepSpeedPlugin 由它生成的 ds_config",
+    "an accelerate YAML config, or a ds_config (with --to accelerate)":
+        "accelerate 的 YAML 配置，或一个 ds_config（配合 --to accelerate）",
+    "what to write (default: a YAML gives a ds_config, a ds_config gives a YAML)":
+        "要写出的内容（默认：YAML 转为 ds_config，ds_config 转为 YAML）",
+    "accelerate release whose rules are followed (default: the installed one if snapshotted, else the newest)":
+        "遵循哪个 accelerate 版本的规则（默认：已安装且有快照的版本，否则最新版本）",
+    "with --to accelerate: num_processes of the YAML (default 1)": "配合 --to accelerate：YAML 中的 num_processes（默认 1）",
+    "write there (default: print it)": "写到该文件（默认：打印出来）",
+    "replace a read-only or hard-linked output": "替换只读或有硬链接的输出文件",
 }
 """Each help string of ``dsfields``' command line → its Chinese."""
 
