@@ -79,13 +79,42 @@ def ds_config_from_yaml(path: Path, version: str | None = None) -> Any:
         raise AccelerateRefuses(f"{path}: accelerate refuses this config with {exc.kind}{where}: {first}") from None
 
 
+def yaml_config_text(path: Path, version: str | None = None) -> tuple[str, Any]:
+    """(the ds_config accelerate builds from the YAML at ``path``, as JSON text; the conversion): what ``check``,
+    ``resolve`` and ``estimate`` read in place of the YAML (:class:`dsfields.configfile.inline_config`)."""
+    conversion = ds_config_from_yaml(path, version)
+    return json.dumps(conversion.file_config(), indent=2, ensure_ascii=False) + "\n", conversion
+
+
+def load_as_ds_config(path: Path, hf: bool, lang: str | None, conversion_out: list[Any] | None = None
+                      ) -> tuple[Any, bool]:
+    """(the config as ``load_loadable`` reads it, whether under --hf): a ds_config as given; an accelerate YAML
+    as the ds_config accelerate builds from it, read as the HF path reads it, said in one line on stderr
+    (``conversion_out`` receives the conversion)."""
+    from dsfields.configfile import inline_config, load_loadable
+
+    if not is_accelerate_yaml(path):
+        return load_loadable(path, hf), hf
+    from dsfields.model.prose import language
+
+    text, conversion = yaml_config_text(path)
+    print(converted_line(path, conversion, language(lang)), file=sys.stderr)
+    if conversion_out is not None:
+        conversion_out.append(conversion)
+    with inline_config(str(path), text):
+        return load_loadable(path, True), True
+
+
 def converted_line(path: Path, conversion: Any, lang: str) -> str:
     """The one line ``check``/``resolve``/``estimate`` print when they are given a YAML."""
+    from dsfields.model.termsafe import shown
+
     if lang == "zh":
-        return (f"{path}：accelerate YAML，按 accelerate {conversion.version} 的 DeepSpeedPlugin 生成的 ds_config 处理"
-                "（dsfields convert 可写出该文件）")
-    return (f"{path}: an accelerate YAML, read as the ds_config accelerate {conversion.version}'s DeepSpeedPlugin "
-            "builds from it (dsfields convert writes that file)")
+        return shown(f"{path}：accelerate YAML，按 accelerate {conversion.version} 的 DeepSpeedPlugin 由它生成的 "
+                     "ds_config 处理，按 --hf 规则（accelerate 在 prepare 时填入 \"auto\"；dsfields convert 可写出该文件）")
+    return shown(f"{path}: an accelerate YAML, read as the ds_config accelerate {conversion.version}'s "
+                 "DeepSpeedPlugin builds from it, under --hf (accelerate fills its \"auto\" values at prepare; "
+                 "dsfields convert writes that file)")
 
 
 def _positive(option: str, text: str | None) -> int | None:

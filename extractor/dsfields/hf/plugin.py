@@ -68,6 +68,8 @@ class Conversion:
         self.notes: list[tuple[str, str]] = []
         """(English, Chinese) lines."""
         self.config_file: str | None = None
+        self.world: tuple[int, int] | None = None
+        """(num_processes, num_machines) of the YAML when both are whole numbers: the world accelerate launches."""
 
     def file_config(self) -> dict[str, Any]:
         """The ds_config to write as JSON: ``steps_per_print`` (infinite, which JSON cannot hold) left out."""
@@ -296,6 +298,10 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
         attributes["zero3_init_flag"] = bool(flag) and stage == 3 if done else None
     _set_mixed_precision(config, env["ACCELERATE_MIXED_PRECISION"], rules, names, out.notes, version)
     out.config, out.attributes = config, attributes
+    processes, machines = data.get("num_processes"), data.get("num_machines", 1)
+    if isinstance(processes, int) and isinstance(machines, int) and not isinstance(processes, bool) and \
+            0 < machines <= processes and processes % machines == 0:
+        out.world = (processes, machines)
     _notes(out, data, rules)
     return out
 

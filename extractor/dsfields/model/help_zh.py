@@ -111,7 +111,7 @@ HELP_ZH: dict[str, str] = {
     "en or zh for text and markdown (default: zh when LANG is a zh locale, else en)":
         "text 与 markdown 输出的语言：en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # check
-    "ds_config files (JSON or hjson)": "ds_config 文件（JSON 或 hjson）",
+    "ds_config files (JSON or hjson), or accelerate YAML configs": "ds_config 文件（JSON 或 hjson），或 accelerate 的 YAML 配置",
     "DeepSpeed version to check against (default: the installed one if snapshotted, else the newest snapshot)":
         "按哪个 DeepSpeed 版本检查（默认：已安装的版本，若有其快照；否则最新快照）",
     "the file is for the HF Trainer: the \"auto\" values it fills are fine":
@@ -287,6 +287,8 @@ HELP_ZH: dict[str, str] = {
     "en or zh (default: zh when LANG is a zh locale, else en)":
         "en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # convert (issue 40)
+    "a ds_config file (JSON or hjson), or an accelerate YAML config":
+        "一个 ds_config 文件（JSON 或 hjson），或一个 accelerate 的 YAML 配置",
     "accelerate YAML <-> the ds_config accelerate's DeepSpeedPlugin builds from it":
         "accelerate 的 YAML 配置 <-> accelerate 的 DeepSpeedPlugin 由它生成的 ds_config",
     "an accelerate YAML config, or a ds_config (with --to accelerate)":
