@@ -225,3 +225,47 @@ def test_every_snapshotted_release_converts_the_corpus():
                 stage = next((int(line.split(":")[1]) for line in text.splitlines()
                               if line.strip().startswith("zero_stage:")), 2)
                 assert mine.config["zero_optimization"]["stage"] == stage, (version, path.name)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("command", [["check"], ["resolve"], ["estimate", "--params", "7B"]])
+def test_check_resolve_and_estimate_read_a_yaml_as_the_ds_config_accelerate_builds(tmp_path, capsys, command):
+    """The YAML gives the same answer as its converted ds_config under --hf, and one line says so."""
+    from dsfields.cli import main
+
+    source = CORPUS / "010-alignment-handbook-deepspeed-zero2.yaml"
+    yaml = tmp_path / "acc.yaml"
+    yaml.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    ds = tmp_path / "acc.json"
+    assert main(["convert", str(yaml), "-o", str(ds)]) == 0
+    capsys.readouterr()
+    world = ["--gpus-per-node", "8", "--nodes", "1"] if command[0] == "estimate" else []
+    code_yaml = main([*command, str(yaml)])
+    got = capsys.readouterr()
+    code_json = main([*command, "--hf", str(ds), *world])
+    want = capsys.readouterr()
+    assert code_yaml == code_json
+    said = [line for line in got.err.splitlines() if "an accelerate YAML, read as the ds_config accelerate" in line]
+    assert len(said) == 1 and "under --hf" in said[0]
+    mine = got.out.replace(str(yaml), "F")
+    theirs = want.out.replace(str(ds), "F")
+    if command[0] == "estimate":  # the world came from the YAML's num_processes, said among the assumptions
+        assert "on 1 × 8 GPUs" in mine and "world from the accelerate YAML: num_processes 8" in mine
+        totals = [[x for x in text.splitlines() if x.startswith(("total:", "F: memory for"))] for text in (mine, theirs)]
+        assert totals[0] == totals[1] and len(totals[0]) == 2
+    else:
+        assert mine == theirs
+
+
+@pytest.mark.data
+def test_check_says_in_one_line_why_a_yaml_cannot_be_checked(capsys):
+    from dsfields.cli import main
+
+    cwd = os.getcwd()
+    os.chdir(CORPUS)
+    try:
+        assert main(["check", "055-accelerate-deepspeed.yaml", "010-alignment-handbook-deepspeed-zero2.yaml"]) == 2
+    finally:
+        os.chdir(cwd)
+    err = capsys.readouterr().err
+    assert "055-accelerate-deepspeed.yaml: accelerate refuses this config with ValueError" in err
