@@ -269,3 +269,53 @@ def test_check_says_in_one_line_why_a_yaml_cannot_be_checked(capsys):
         os.chdir(cwd)
     err = capsys.readouterr().err
     assert "055-accelerate-deepspeed.yaml: accelerate refuses this config with ValueError" in err
+
+
+def test_init_accelerate_writes_a_yaml_accelerate_launches_with_that_config(tmp_path):
+    """``init --accelerate``: accelerate's own plugin, given the YAML, holds the ds_config init wrote (plus what
+    accelerate itself adds), and dsfields' reading of the YAML is the same."""
+    pytest.importorskip("accelerate")
+    from dsfields.cli import main
+
+    version = installed_accelerate()
+    situations = [["--params", "13B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--hf"],
+                  ["--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "24GB"],
+                  ["--params", "70B", "--gpus-per-node", "8", "--nodes", "8", "--gpu-memory", "80GB", "--hf"],
+                  ["--params", "1B", "--gpus-per-node", "1", "--gpu-memory", "40GB"]]
+    yamls, written = [], {}
+    for number, situation in enumerate(situations):
+        ds = tmp_path / f"init{number}.json"
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            assert main(["init", *situation, "--accelerate", "--accelerate-version", version, "-o", ds.name]) == 0
+        finally:
+            os.chdir(cwd)
+        yaml = tmp_path / f"init{number}.accelerate.yaml"
+        assert yaml.is_file()
+        yamls.append(yaml)
+        written[str(yaml)] = json.loads(ds.read_text(encoding="utf-8"))
+    rows = reference(yamls, tmp_path)
+    for yaml in yamls:
+        row = rows[str(yaml)]
+        assert "config" in row, row
+        assert agrees(row, ours(yaml, version))
+        held = row["config"]
+        for key, value in written[str(yaml)].items():
+            if key in ("fp16", "bf16") and value.get("enabled") == "auto":  # filled from the mixed precision
+                assert held[key] == {**value, "enabled": False}, (yaml.name, key)  # none in a file YAML: said
+                continue
+            assert held[key] == value, (yaml.name, key)
+    for yaml, situation in zip(yamls, situations, strict=True):
+        gpus = int(situation[situation.index("--gpus-per-node") + 1])
+        nodes = int(situation[situation.index("--nodes") + 1]) if "--nodes" in situation else 1
+        text = yaml.read_text(encoding="utf-8")
+        assert f"num_processes: {gpus * nodes}\n" in text and f"num_machines: {nodes}\n" in text
+
+
+@pytest.mark.data
+def test_init_accelerate_needs_an_output(capsys):
+    from dsfields.cli import main
+
+    assert main(["init", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--accelerate"]) == 2
+    assert "init --accelerate needs -o FILE" in capsys.readouterr().err

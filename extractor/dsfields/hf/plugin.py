@@ -214,11 +214,13 @@ def _node(config: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str
     return (node if isinstance(node, dict) else None), last
 
 
-def build(data: dict[str, Any], version: str | None = None, base: str | None = None) -> Conversion:
+def build(data: dict[str, Any], version: str | None = None, base: str | None = None,
+          config_files: dict[str, dict[str, Any]] | None = None) -> Conversion:
     """The ds_config accelerate ``version``'s ``DeepSpeedPlugin`` holds for the YAML ``data`` after
     ``set_mixed_precision`` (what ``accelerate launch --config_file`` hands the script). ``base``: the folder a
     relative ``deepspeed_config_file`` is also looked for in when the current folder lacks it.
-    :class:`AccelerateRefusal` when accelerate would raise."""
+    ``config_files``: ds_configs not yet written, by the path the YAML names. :class:`AccelerateRefusal` when
+    accelerate would raise."""
     version, rules = accelerate_rules(version)
     out = Conversion(version)
     if str(data.get("distributed_type", "")).upper() != "DEEPSPEED":
@@ -246,7 +248,8 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
     file_branch = isinstance(hf_ds_config, str) and hf_ds_config != "none"
     writes = rules.get("post_init_writes") or []
     if file_branch:
-        config = _config_file(hf_ds_config, base)
+        config = copy.deepcopy(config_files[hf_ds_config]) if config_files and hf_ds_config in config_files \
+            else _config_file(hf_ds_config, base)
         out.config_file = hf_ds_config
         names["self.hf_ds_config.config"] = config
         for write in writes:  # gradient_accumulation_steps: 1 when absent
@@ -408,15 +411,17 @@ BASE_YAML = {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSP
 
 
 def to_accelerate(config: dict[str, Any], config_path: str, version: str | None = None,
-                  num_processes: int | None = None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+                  num_processes: int | None = None, num_machines: int = 1
+                  ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """(YAML data, notes): a plugin-only YAML when the release's plugin rebuilds exactly ``config`` from one
-    (tried with each mixed precision), else a YAML naming ``config_path`` as its ``deepspeed_config_file``."""
+    (tried with each mixed precision), else a YAML naming ``config_path`` as its ``deepspeed_config_file``
+    (checked against the release's plugin: :class:`AccelerateRefusal` when accelerate would refuse it)."""
     version, rules = accelerate_rules(version)
     exports = rules["launch_env"]["exports"]
     plugin_env = rules.get("plugin_env") or {}
     wanted = {k: v for k, v in config.items() if k != "steps_per_print"}
     notes: list[tuple[str, str]] = []
-    top = {**BASE_YAML, "num_machines": 1, "num_processes": num_processes or 1}
+    top = {**BASE_YAML, "num_machines": num_machines, "num_processes": num_processes or 1}
     # The plugin-only candidate: each leaf of the plugin's config literal that is a plain attribute
     # (``self.zero_stage``) gives the YAML key of that attribute, from the config's value there.
     ds: dict[str, Any] = {}
@@ -452,9 +457,12 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
                           "from the YAML's deepspeed_config alone",
                           f"所有键都能转换：accelerate {version} 的 DeepSpeedPlugin 仅凭 YAML 的 deepspeed_config "
                           "即可生成此 ds_config"))
-            return _ordered(candidate), notes
-    plugin_keys = set(_leaf_paths(build({**top, "deepspeed_config": dict(ds)}, version).config))
-    beyond = sorted(p for p in _leaf_paths(wanted) if p not in plugin_keys)
+            return _ordered(candidate), notes + _multinode(num_machines)
+    try:
+        plain = build({**top, "deepspeed_config": dict(ds)}, version).config
+    except (AccelerateRefusal, UsageError):
+        plain = {}
+    beyond = sorted(p for p in _leaf_paths(wanted) if _at(plain, p) != _at(wanted, p))
     shown = ", ".join(beyond[:6]) + (f" (+{len(beyond) - 6})" if len(beyond) > 6 else "")
     notes.append((f"the YAML names the ds_config as deepspeed_config_file: accelerate {version}'s plugin-only "
                   f"settings cannot hold {shown or 'these values'}",
@@ -467,7 +475,41 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
     file_yaml: dict[str, Any] = {"deepspeed_config_file": config_path}
     if "zero3_init_flag" in ds:
         file_yaml["zero3_init_flag"] = ds["zero3_init_flag"]
-    return _ordered({**top, "deepspeed_config": file_yaml}), notes
+    data = _ordered({**top, "deepspeed_config": file_yaml})
+    built = build(data, version, config_files={config_path: config})  # raises what accelerate would raise
+    for path in (rules.get("mixed_precision") or {}).get("fills") or {}:
+        if _at(config, path) == "auto":
+            notes.append((f"{path}: \"auto\" is filled from the mixed precision, which a YAML with "
+                          "deepspeed_config_file cannot set: it comes from the HF Trainer's --bf16/--fp16 (or "
+                          f"ACCELERATE_MIXED_PRECISION); without them accelerate {version} sets "
+                          f"{json.dumps(_at(built.config, path))}",
+                          f"{path}：\"auto\" 由混合精度填入，而带 deepspeed_config_file 的 YAML 不能设置它：它来自 HF "
+                          "Trainer 的 --bf16/--fp16（或 ACCELERATE_MIXED_PRECISION）；没有它们时 accelerate "
+                          f"{version} 设为 {json.dumps(_at(built.config, path))}"))
+    notes.append((f"deepspeed_config_file: {config_path}, as accelerate opens it: relative to the folder you "
+                  "launch from",
+                  f"deepspeed_config_file：{config_path}，accelerate 按启动时所在目录解析相对路径"))
+    return data, notes + _multinode(num_machines)
+
+
+def _multinode(machines: int) -> list[tuple[str, str]]:
+    if machines <= 1:
+        return []
+    return [(f"num_machines: {machines}: each node also needs machine_rank, main_process_ip and main_process_port "
+             "(accelerate config asks for them), which this YAML cannot know",
+             f"num_machines：{machines}：每个节点还需要 machine_rank、main_process_ip 和 main_process_port"
+             "（accelerate config 会询问），此 YAML 无从得知")]
+
+
+def _at(config: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return _MISSING
+        config = config[part]
+    return config
+
+
+_MISSING = object()
 
 
 def _leaf_paths(config: Any, prefix: str = "") -> list[str]:

@@ -287,6 +287,10 @@ HELP_ZH: dict[str, str] = {
     "en or zh (default: zh when LANG is a zh locale, else en)":
         "en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # convert (issue 40)
+    "also write the matching accelerate YAML beside the config (FILE.accelerate.yaml; needs -o)":
+        "同时在配置旁写出对应的 accelerate YAML（FILE.accelerate.yaml；需要 -o）",
+    "accelerate release of that YAML (default: the installed one if snapshotted, else the newest)":
+        "该 YAML 所用的 accelerate 版本（默认：已安装且有快照的版本，否则最新版本）",
     "a ds_config file (JSON or hjson), or an accelerate YAML config":
         "一个 ds_config 文件（JSON 或 hjson），或一个 accelerate 的 YAML 配置",
     "accelerate YAML <-> the ds_config accelerate's DeepSpeedPlugin builds from it":
