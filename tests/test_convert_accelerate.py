@@ -251,7 +251,8 @@ def test_check_resolve_and_estimate_read_a_yaml_as_the_ds_config_accelerate_buil
     theirs = want.out.replace(str(ds), "F")
     if command[0] == "estimate":  # the world came from the YAML's num_processes, said among the assumptions
         assert "on 1 × 8 GPUs" in mine and "world from the accelerate YAML: num_processes 8" in mine
-        totals = [[x for x in text.splitlines() if x.startswith(("total:", "F: memory for"))] for text in (mine, theirs)]
+        totals = [[x for x in text.splitlines() if x.startswith(("total:", "F: memory for"))]
+                  for text in (mine, theirs)]
         assert totals[0] == totals[1] and len(totals[0]) == 2
     else:
         assert mine == theirs

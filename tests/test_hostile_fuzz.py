@@ -755,7 +755,8 @@ def _alias_bomb() -> str:
 
 
 CONVERT_INPUTS = {
-    "fifo": None, "directory": None, "binary": b"\x00\x01\x02\xff" * 64, "non-utf8": b"distributed_type: DEEP\xffSPEED\n",
+    "fifo": None, "directory": None, "binary": b"\x00\x01\x02\xff" * 64,
+    "non-utf8": b"distributed_type: DEEP\xffSPEED\n",
     "huge": b"distributed_type: DEEPSPEED\n" + b"# " + b"x" * (2 * 1024 * 1024) + b"\n",
     "alias bomb": _alias_bomb().encode(), "deep": ("x:\n" + "".join(" " * i + "y:\n" for i in range(1, 60))).encode(),
     "list": b"distributed_type: DEEPSPEED\ndeepspeed_config:\n  - zero_stage: 2\n", "empty": b"",

@@ -111,7 +111,8 @@ def converted_line(path: Path, conversion: Any, lang: str) -> str:
 
     if lang == "zh":
         return shown(f"{path}：accelerate YAML，按 accelerate {conversion.version} 的 DeepSpeedPlugin 由它生成的 "
-                     "ds_config 处理，按 --hf 规则（accelerate 在 prepare 时填入 \"auto\"；dsfields convert 可写出该文件）")
+                     "ds_config 处理，按 --hf 规则（accelerate 在 prepare 时填入 \"auto\"；"
+                     "dsfields convert 可写出该文件）")
     return shown(f"{path}: an accelerate YAML, read as the ds_config accelerate {conversion.version}'s "
                  "DeepSpeedPlugin builds from it, under --hf (accelerate fills its \"auto\" values at prepare; "
                  "dsfields convert writes that file)")
@@ -146,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.file}: --to ds_config takes an accelerate YAML (.yaml or .yml)")
         conversion = ds_config_from_yaml(args.file, args.accelerate_version)
         text = json.dumps(conversion.file_config(), indent=2, ensure_ascii=False) + "\n"
-        heading = (f"# dsfields convert：accelerate {conversion.version} 的 DeepSpeedPlugin 由 {args.file} 生成的 ds_config"
+        heading = (f"# dsfields convert：accelerate {conversion.version} 的 DeepSpeedPlugin 由 {args.file} "
+                   "生成的 ds_config"
                    if zh else f"# dsfields convert: the ds_config accelerate {conversion.version}'s "
                               f"DeepSpeedPlugin builds from {args.file}")
         notes = conversion.notes

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from dsfields.configfile import ConfigFileError, load_loadable
+from dsfields.configfile import ConfigFileError
 from dsfields.model import prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
@@ -1376,7 +1376,8 @@ def _one_line_error(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     _one_line_error(parser)
-    parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson), or an accelerate YAML config")
+    parser.add_argument("file", type=Path, metavar="FILE",
+                        help="a ds_config file (JSON or hjson), or an accelerate YAML config")
     parser.add_argument("--params", metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
     parser.add_argument("--largest-layer-params", metavar="N",
                         help="parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² "

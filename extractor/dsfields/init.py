@@ -335,7 +335,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def accelerate_path(output: Path) -> Path:
-    """Where ``init --accelerate`` writes the YAML: beside the config, ``ds_config.json`` → ``ds_config.accelerate.yaml``."""
+    """Where ``init --accelerate`` writes the YAML: beside the config (``ds_config.json`` →
+    ``ds_config.accelerate.yaml``)."""
     return output.with_name(output.stem + ".accelerate.yaml")
 
 

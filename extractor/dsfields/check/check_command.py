@@ -14,6 +14,7 @@ from dsfields.model.style import OutputStyle
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings
     import argparse
+    from pathlib import Path
     from typing import Any
 
     from dsfields.check.runtime import Build
@@ -26,7 +27,8 @@ FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN] + ["sa
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from pathlib import Path
 
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="ds_config files (JSON or hjson), or accelerate YAML configs")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="ds_config files (JSON or hjson), or accelerate YAML configs")
     parser.add_argument("--version", default=None,
                         help="DeepSpeed version to check against (default: the installed one if snapshotted, "
                              "else the newest snapshot)")

@@ -1,4 +1,4 @@
-"""accelerate's YAML config ↔ the ds_config its ``DeepSpeedPlugin`` builds, per accelerate release (``dsfields convert``).
+"""accelerate's YAML config ↔ the ds_config its ``DeepSpeedPlugin`` builds, per release (``dsfields convert``).
 
 ``accelerate launch --config_file X.yaml`` turns the YAML into environment variables
 (``utils/launch.py`` ``prepare_deepspeed_cmd_env``), ``DeepSpeedPlugin.__post_init__`` reads them back into its
@@ -156,7 +156,8 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
             if key in ("deepspeed_moe_layer_cls_names",):
                 notes.append((f"deepspeed_config.{key}: read by accelerate at prepare (the MoE leaf modules), "
                               "not a ds_config key",
-                              f"deepspeed_config.{key}：accelerate 在 prepare 时读取（MoE 叶子模块），不是 ds_config 的键"))
+                              f"deepspeed_config.{key}：accelerate 在 prepare 时读取（MoE 叶子模块），"
+                              "不是 ds_config 的键"))
             else:
                 notes.append((f"deepspeed_config.{key}: exported as {exports[key]['env']}, which accelerate "
                               f"{version}'s DeepSpeedPlugin does not read into the ds_config",
@@ -165,7 +166,8 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
         elif key not in exports and key in reads:
             notes.append((f"deepspeed_config.{key}: a launcher setting of accelerate launch (how the processes "
                           "start), not a ds_config key",
-                          f"deepspeed_config.{key}：accelerate launch 的启动器设置（进程如何启动），不是 ds_config 的键"))
+                          f"deepspeed_config.{key}：accelerate launch 的启动器设置（进程如何启动），"
+                          "不是 ds_config 的键"))
         elif key not in exports:
             notes.append((f"deepspeed_config.{key}: accelerate {version}'s launch never passes it on; it sets "
                           "nothing in the ds_config",
@@ -549,5 +551,6 @@ def _scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    plain = text and text.strip() == text and _yaml_scalar(text) == text and not any(c in text for c in ":#{}[]&*!|>'\"%@`,")
+    plain = text and text.strip() == text and _yaml_scalar(text) == text and \
+        not any(c in text for c in ":#{}[]&*!|>'\"%@`,")
     return text if plain else "'" + text.replace("'", "''") + "'"

@@ -111,7 +111,8 @@ HELP_ZH: dict[str, str] = {
     "en or zh for text and markdown (default: zh when LANG is a zh locale, else en)":
         "text 与 markdown 输出的语言：en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # check
-    "ds_config files (JSON or hjson), or accelerate YAML configs": "ds_config 文件（JSON 或 hjson），或 accelerate 的 YAML 配置",
+    "ds_config files (JSON or hjson), or accelerate YAML configs":
+        "ds_config 文件（JSON 或 hjson），或 accelerate 的 YAML 配置",
     "DeepSpeed version to check against (default: the installed one if snapshotted, else the newest snapshot)":
         "按哪个 DeepSpeed 版本检查（默认：已安装的版本，若有其快照；否则最新快照）",
     "the file is for the HF Trainer: the \"auto\" values it fills are fine":
@@ -301,7 +302,8 @@ HELP_ZH: dict[str, str] = {
         "要写出的内容（默认：YAML 转为 ds_config，ds_config 转为 YAML）",
     "accelerate release whose rules are followed (default: the installed one if snapshotted, else the newest)":
         "遵循哪个 accelerate 版本的规则（默认：已安装且有快照的版本，否则最新版本）",
-    "with --to accelerate: num_processes of the YAML (default 1)": "配合 --to accelerate：YAML 中的 num_processes（默认 1）",
+    "with --to accelerate: num_processes of the YAML (default 1)":
+        "配合 --to accelerate：YAML 中的 num_processes（默认 1）",
     "write there (default: print it)": "写到该文件（默认：打印出来）",
     "replace a read-only or hard-linked output": "替换只读或有硬链接的输出文件",
 }
