@@ -30,7 +30,8 @@ class AccelerateRefuses(DsfieldsError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="an accelerate YAML config, or a ds_config (with --to accelerate)")
+    parser.add_argument("file", type=Path, metavar="FILE",
+                        help="an accelerate YAML config, or a ds_config (with --to accelerate)")
     parser.add_argument("--to", choices=["ds_config", "accelerate"], default=None,
                         help="what to write (default: a YAML gives a ds_config, a ds_config gives a YAML)")
     parser.add_argument("--accelerate-version", default=None, metavar="V",
