@@ -53,7 +53,7 @@ def ours(path: Path, version: str):
     cwd = os.getcwd()
     os.chdir(path.parent)  # accelerate reads a relative deepspeed_config_file from where it is launched
     try:
-        return plugin.build(data, version)
+        return plugin.build(data, version, name=str(path))
     except plugin.AccelerateRefusal as exc:
         return exc
     finally:
@@ -218,8 +218,10 @@ def test_every_snapshotted_release_converts_the_corpus():
     for version in versions:
         for path in corpus():
             mine = ours(path, version)
-            if isinstance(mine, AccelerateRefusal):  # only accelerate's docs example: a config file + precision
-                assert path.name == "055-accelerate-deepspeed.yaml" and "deepspeed_config_file" in mine.message
+            if isinstance(mine, AccelerateRefusal):  # accelerate's docs example (a config file + precision), and
+                # a top-level key the release's ClusterConfig lacks (enable_cpu_affinity, parallelism_config)
+                assert path.name == "055-accelerate-deepspeed.yaml" and "deepspeed_config_file" in mine.message \
+                    or "unknown keys" in mine.message or "unexpected keyword argument" in mine.message, mine.message
                 continue
             if "deepspeed_config_file" not in path.read_text(encoding="utf-8"):
                 text = path.read_text(encoding="utf-8")

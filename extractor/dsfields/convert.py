@@ -73,10 +73,10 @@ def ds_config_from_yaml(path: Path, version: str | None = None) -> Any:
 
     data = read_yaml(path)
     try:
-        return plugin.build(data, version, base=str(path.parent))
+        return plugin.build(data, version, base=str(path.parent), name=str(path))
     except plugin.AccelerateRefusal as exc:
         first = exc.message.strip().splitlines()[0] if exc.message.strip() else exc.kind
-        where = f" (utils/dataclasses.py:{exc.line})" if exc.line else ""
+        where = f" ({exc.where}:{exc.line})" if exc.line else ""
         raise AccelerateRefuses(f"{path}: accelerate refuses this config with {exc.kind}{where}: {first}") from None
 
 

@@ -35,9 +35,9 @@ DS_CONFIG_BYTES = 8 * 1024 * 1024
 class AccelerateRefusal(Exception):
     """What accelerate itself raises for this YAML (its exception type, its message, its source line)."""
 
-    def __init__(self, kind: str, message: str, line: int | None) -> None:
+    def __init__(self, kind: str, message: str, line: int | None, where: str = "utils/dataclasses.py") -> None:
         super().__init__(message)
-        self.kind, self.message, self.line = kind, message, line
+        self.kind, self.message, self.line, self.where = kind, message, line, where
 
 
 class _HfDeepSpeedConfig:
@@ -217,17 +217,18 @@ def _node(config: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str
 
 
 def build(data: dict[str, Any], version: str | None = None, base: str | None = None,
-          config_files: dict[str, dict[str, Any]] | None = None) -> Conversion:
+          config_files: dict[str, dict[str, Any]] | None = None, name: str = "<config>") -> Conversion:
     """The ds_config accelerate ``version``'s ``DeepSpeedPlugin`` holds for the YAML ``data`` after
     ``set_mixed_precision`` (what ``accelerate launch --config_file`` hands the script). ``base``: the folder a
     relative ``deepspeed_config_file`` is also looked for in when the current folder lacks it.
-    ``config_files``: ds_configs not yet written, by the path the YAML names. :class:`AccelerateRefusal` when
-    accelerate would raise."""
+    ``config_files``: ds_configs not yet written, by the path the YAML names; ``name``: the YAML's path as given
+    (accelerate's messages name it). :class:`AccelerateRefusal` when accelerate would raise."""
     version, rules = accelerate_rules(version)
     out = Conversion(version)
     if str(data.get("distributed_type", "")).upper() != "DEEPSPEED":
         raise UsageError(f"distributed_type is {data.get('distributed_type')!r}, not DEEPSPEED: accelerate builds no "
                          "ds_config for this YAML")
+    _config_file_keys(data, rules, name)
     env = launch_environment(data, rules, version, out.notes)
     out.env = env
     names = _attribute_names(env)
@@ -309,6 +310,27 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
         out.world = (processes, machines)
     _notes(out, data, rules)
     return out
+
+
+def _config_file_keys(data: dict[str, Any], rules: dict[str, Any], name: str) -> None:
+    """``load_config_from_file``: a top-level key ``ClusterConfig`` lacks (legacy ``fp16``/``dynamo_backend``
+    converted first) is refused with ``from_yaml_file``'s message; releases without that test (before 0.23) pass
+    the keys to the dataclass, whose constructor refuses the first (Python's own message)."""
+    known = rules.get("config_file_keys")
+    if not known:
+        return
+    checks = rules.get("config_file_checks") or {}
+    legacy = set(checks.get("legacy_keys") or ("fp16", "dynamo_backend"))
+    extra = sorted(set(data) - legacy - set(known))
+    if not extra:
+        return
+    error = checks.get("unknown_keys")
+    if error:
+        raise AccelerateRefusal(error["type"], error["message"].replace("{yaml_file}", name).replace(
+            "{extra_keys}", str(extra)), error.get("line"), "commands/config/config_args.py")
+    first = next(k for k in data if k in extra)
+    raise AccelerateRefusal("TypeError", f"ClusterConfig.__init__() got an unexpected keyword argument '{first}'",
+                            None, "commands/config/config_args.py")
 
 
 def _config_file(path: str, base: str | None) -> dict[str, Any]:

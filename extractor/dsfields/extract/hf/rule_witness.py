@@ -333,6 +333,32 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
             "launch_env": _launch_env(launch_code, unread), "unread": unread}
 
 
+def config_file_checks(code: str | None) -> dict[str, Any] | None:
+    """How ``load_config_from_file`` refuses a YAML (``commands/config/config_args.py``): ``from_yaml_file``'s
+    unknown-keys error (``{type, message, line}``, message with ``{yaml_file}`` and ``{extra_keys}``) and the
+    legacy keys ``process_config`` converts before that test (``del``/``pop``: ``fp16``, ``dynamo_backend``)."""
+    if code is None:
+        return None
+    out: dict[str, Any] = {"legacy_keys": []}
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ClassDef) and node.name == "BaseConfig":
+            fns = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+            if "from_yaml_file" in fns:
+                out["unknown_keys"] = next((r for r in _raises(fns["from_yaml_file"]) if "extra_keys" in
+                                            r["message"]), None)
+            walked = [sub for name in ("process_config", "from_yaml_file") if name in fns
+                      for sub in ast.walk(fns[name])]
+            for sub in walked:
+                if isinstance(sub, ast.Delete):
+                    out["legacy_keys"] += [t.slice.value for t in sub.targets if isinstance(t, ast.Subscript)
+                                           and isinstance(t.slice, ast.Constant)]
+                elif (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "pop"
+                      and sub.args and isinstance(sub.args[0], ast.Constant)):
+                    out["legacy_keys"].append(sub.args[0].value)
+    out["legacy_keys"] = sorted(set(out["legacy_keys"]))
+    return out if out.get("unknown_keys") else None
+
+
 def config_file_keys(code: str | None) -> list[str] | None:
     """The top-level keys of accelerate's YAML: the fields of ``BaseConfig`` and ``ClusterConfig``
     (``commands/config/config_args.py``), which ``load_config_from_file`` builds from the file."""
@@ -465,6 +491,8 @@ def accelerate_snapshot(version: str) -> dict[str, Any]:
     rules = accelerate_rules((package / "utils" / "dataclasses.py").read_text(encoding="utf-8"),
                              (package / "accelerator.py").read_text(encoding="utf-8"),
                              launch.read_text(encoding="utf-8") if launch.is_file() else None)
+    rules["config_file_checks"] = config_file_checks(config_args.read_text(encoding="utf-8")
+                                                     if config_args.is_file() else None)
     rules["config_file_keys"] = config_file_keys(config_args.read_text(encoding="utf-8") if config_args.is_file()
                                                  else None)
     from dsfields.extract.hf.programs import accelerate_programs
