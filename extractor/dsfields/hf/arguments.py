@@ -588,7 +588,7 @@ def _yaml_scalar(text: str) -> Any:
     """One scalar as PyYAML's safe loader reads it (quoted strings, YAML 1.1 booleans, null, decimal ints,
     floats with a dot; anything else stays a string: ``1e-3`` is a string to PyYAML)."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
+        return text[1:-1].replace("''", "'") if text[0] == "'" else text[1:-1]
     if text in _YAML_BOOLS:
         return _YAML_BOOLS[text]
     if text in ("null", "Null", "NULL", "~"):

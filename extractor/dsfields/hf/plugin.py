@@ -217,13 +217,16 @@ def _node(config: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str
 
 
 def build(data: dict[str, Any], version: str | None = None, base: str | None = None,
-          config_files: dict[str, dict[str, Any]] | None = None, name: str = "<config>") -> Conversion:
+          config_files: dict[str, dict[str, Any]] | None = None, name: str = "<config>",
+          rules: dict[str, Any] | None = None) -> Conversion:
     """The ds_config accelerate ``version``'s ``DeepSpeedPlugin`` holds for the YAML ``data`` after
     ``set_mixed_precision`` (what ``accelerate launch --config_file`` hands the script). ``base``: the folder a
     relative ``deepspeed_config_file`` is also looked for in when the current folder lacks it.
     ``config_files``: ds_configs not yet written, by the path the YAML names; ``name``: the YAML's path as given
-    (accelerate's messages name it). :class:`AccelerateRefusal` when accelerate would raise."""
-    version, rules = accelerate_rules(version)
+    (accelerate's messages name it); ``rules``: a release's rules given directly (else read from its snapshot).
+    :class:`AccelerateRefusal` when accelerate would raise."""
+    if rules is None or version is None:
+        version, rules = accelerate_rules(version)
     out = Conversion(version)
     if str(data.get("distributed_type", "")).upper() != "DEEPSPEED":
         raise UsageError(f"distributed_type is {data.get('distributed_type')!r}, not DEEPSPEED: accelerate builds no "
@@ -435,12 +438,13 @@ BASE_YAML = {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSP
 
 
 def to_accelerate(config: dict[str, Any], config_path: str, version: str | None = None,
-                  num_processes: int | None = None, num_machines: int = 1
+                  num_processes: int | None = None, num_machines: int = 1, rules: dict[str, Any] | None = None
                   ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """(YAML data, notes): a plugin-only YAML when the release's plugin rebuilds exactly ``config`` from one
     (tried with each mixed precision), else a YAML naming ``config_path`` as its ``deepspeed_config_file``
     (checked against the release's plugin: :class:`AccelerateRefusal` when accelerate would refuse it)."""
-    version, rules = accelerate_rules(version)
+    if rules is None or version is None:
+        version, rules = accelerate_rules(version)
     exports = rules["launch_env"]["exports"]
     plugin_env = rules.get("plugin_env") or {}
     wanted = {k: v for k, v in config.items() if k != "steps_per_print"}
@@ -472,7 +476,7 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
     for mixed in ("no", "fp16", "bf16"):
         candidate = {**top, "deepspeed_config": dict(ds), "mixed_precision": mixed}
         try:
-            built = build(candidate, version).config
+            built = build(candidate, version, rules=rules).config
         except (AccelerateRefusal, UsageError):
             continue
         built.pop("steps_per_print", None)
@@ -483,7 +487,7 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
                           "即可生成此 ds_config"))
             return _ordered(candidate), notes + _multinode(num_machines)
     try:
-        plain = build({**top, "deepspeed_config": dict(ds)}, version).config
+        plain = build({**top, "deepspeed_config": dict(ds)}, version, rules=rules).config
     except (AccelerateRefusal, UsageError):
         plain = {}
     beyond = sorted(p for p in _leaf_paths(wanted) if _at(plain, p) != _at(wanted, p))
@@ -500,7 +504,7 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
     if "zero3_init_flag" in ds:
         file_yaml["zero3_init_flag"] = ds["zero3_init_flag"]
     data = _ordered({**top, "deepspeed_config": file_yaml})
-    built = build(data, version, config_files={config_path: config})  # raises what accelerate would raise
+    built = build(data, version, config_files={config_path: config}, rules=rules)  # raises what accelerate would raise
     for path in (rules.get("mixed_precision") or {}).get("fills") or {}:
         if _at(config, path) == "auto":
             notes.append((f"{path}: \"auto\" is filled from the mixed precision, which a YAML with "
