@@ -2,10 +2,10 @@
 
 The sources below have the shape of accelerate's ``DeepSpeedPlugin`` (utils/dataclasses.py),
 ``prepare_deepspeed_cmd_env`` (utils/launch.py) and ``BaseConfig`` (commands/config/config_args.py). What is
-asserted is what a user relies on: the ds_config comes from the release's own literal and expressions (change the source, the output follows), the
-file branch fills ``"auto"`` from the plugin, a refusal carries accelerate's own message, and back to YAML the
-plugin-only form is chosen exactly when it rebuilds the config. The real releases are compared with accelerate
-itself in tests/test_convert_accelerate.py.
+asserted is what a user relies on: the ds_config comes from the release's own literal and expressions (change the
+source, the output follows), the file branch fills ``"auto"`` from the plugin, a refusal carries accelerate's own
+message, and back to YAML the plugin-only form is chosen exactly when it rebuilds the config. The real releases are
+compared with accelerate itself in tests/test_convert_accelerate.py.
 """
 
 from __future__ import annotations
