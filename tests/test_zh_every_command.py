@@ -246,6 +246,11 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
     yield ("estimate", corpus[0])
     yield ("migrate", corpus[0], "--to", "0.19.8", "--from", "0.8.0", "-o", "x", "--in-place")
     yield ("check", "--format", "bogus", corpus[0])
+    ddp = folder / "ddp.yaml"
+    ddp.write_text("distributed_type: MULTI_GPU\nnum_processes: 2\n", encoding="utf-8")
+    yield ("convert", str(ddp))
+    yield ("convert", str(Path(__file__).parent / "fixtures" / "accelerate-yaml" / "055-accelerate-deepspeed.yaml"))
+    yield ("init", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--accelerate")
 
 
 def english_in(argv: tuple[str, ...]) -> list[str]:
