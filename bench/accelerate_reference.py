@@ -23,8 +23,9 @@ import warnings
 from typing import Any
 
 
-def reference(path: str) -> dict[str, Any]:
-    """accelerate's ds_config for the YAML at ``path`` (run with the YAML's folder as the current one)."""
+def reference(path: str, flags: list[str] | None = None) -> dict[str, Any]:
+    """accelerate's ds_config for the YAML at ``path`` with the ``accelerate launch`` options ``flags`` (run with
+    the YAML's folder as the current one)."""
     from accelerate.commands.launch import _validate_launch_command, launch_command_parser
     from accelerate.utils import DeepSpeedPlugin
     from accelerate.utils.launch import prepare_deepspeed_cmd_env
@@ -33,7 +34,7 @@ def reference(path: str) -> dict[str, Any]:
     path = os.path.abspath(path)
     os.chdir(os.path.dirname(path))
     try:
-        args = launch_command_parser().parse_args(["--config_file", path, "train.py"])
+        args = launch_command_parser().parse_args(["--config_file", path, *(flags or []), "train.py"])
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             args, defaults, mp_from_config = _validate_launch_command(args)
             fields = list(defaults.deepspeed_config.keys()) if defaults else []
@@ -59,12 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="+")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--launch-args", default=None, help="accelerate launch options given with every file")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     logging.disable(logging.CRITICAL)
+    import shlex
+
     import accelerate
 
-    rows = [{"file": f, "accelerate": accelerate.__version__, **reference(f)} for f in args.files]
+    flags = shlex.split(args.launch_args) if args.launch_args else None
+    rows = [{"file": f, "accelerate": accelerate.__version__, **reference(f, flags)} for f in args.files]
     text = json.dumps(rows, indent=1)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:

@@ -29,11 +29,13 @@ def corpus() -> list[Path]:
     return sorted(CORPUS.glob("*.yaml"))
 
 
-def reference(paths: list[Path], tmp_path: Path) -> dict[str, dict]:
-    """accelerate's own answer for each YAML (the installed release), by file path."""
+def reference(paths: list[Path], tmp_path: Path, launch_args: str | None = None) -> dict[str, dict]:
+    """accelerate's own answer for each YAML (the installed release; ``launch_args``: accelerate launch options
+    given with each), by file path."""
     out = tmp_path / f"reference-{len(list(tmp_path.iterdir()))}.json"
     done = subprocess.run([sys.executable, str(REPO / "bench" / "accelerate_reference.py"), *map(str, paths),
-                           "--json", str(out)], capture_output=True, text=True, timeout=600,
+                           "--json", str(out), *(["--launch-args", launch_args] if launch_args else [])],
+                          capture_output=True, text=True, timeout=600,
                           env=os.environ | {"PYTHONPATH": str(REPO / "extractor")})
     assert done.returncode == 0 and out.is_file(), done.stderr[-3000:]
     return {row["file"]: row for row in json.loads(out.read_text(encoding="utf-8"))}
@@ -45,15 +47,19 @@ def installed_accelerate() -> str:
     return version("accelerate")
 
 
-def ours(path: Path, version: str):
+def ours(path: Path, version: str, launch_args: str | None = None):
+    import shlex
+
     from dsfields.hf import plugin
     from dsfields.hf.arguments import parse_accelerate_yaml
 
     data = parse_accelerate_yaml(path.read_text(encoding="utf-8"), str(path))
+    flags = plugin.launch_flags(shlex.split(launch_args), plugin.accelerate_rules(version)[1], version) \
+        if launch_args else None
     cwd = os.getcwd()
     os.chdir(path.parent)  # accelerate reads a relative deepspeed_config_file from where it is launched
     try:
-        return plugin.build(data, version, name=str(path))
+        return plugin.build(data, version, name=str(path), flags=flags)
     except plugin.AccelerateRefusal as exc:
         return exc
     finally:
@@ -121,6 +127,24 @@ def test_a_grid_of_plugin_settings_gives_accelerate_s_own_ds_config(tmp_path):
     rows = reference(paths, tmp_path)
     wrong = [p.name for p in paths if not agrees(rows[str(p)], ours(p, version))]
     assert len(paths) == 85 and not wrong
+
+
+LAUNCH_ARGS = ["--zero_stage 3 --offload_param_device cpu --zero3_init_flag true",
+               "--mixed_precision fp16 --gradient_accumulation_steps 8 --gradient_clipping 0.5",
+               "--zero_stage=1 --offload_optimizer_device=cpu --mixed_precision=bf16 --zero3_save_16bit_model true"]
+
+
+@pytest.mark.parametrize("launch_args", LAUNCH_ARGS)
+def test_launch_flags_over_the_corpus_give_accelerate_s_own_ds_config(tmp_path, launch_args):
+    """``accelerate launch --config_file X.yaml --zero_stage 3 ...``: the flags win over the YAML, as accelerate's
+    own launch has them (and a config file beside them is refused alike)."""
+    pytest.importorskip("accelerate")
+    version = installed_accelerate()
+    paths = corpus()[::4]
+    rows = reference(paths, tmp_path, launch_args)
+    wrong = [p.name for p in paths if not agrees(rows[str(p)], ours(p, version, launch_args))]
+    assert len(paths) == 14 and not wrong
+    assert sum("config" in rows[str(p)] for p in paths) >= 10
 
 
 def test_both_directions_round_trip(tmp_path):

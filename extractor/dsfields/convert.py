@@ -30,8 +30,11 @@ class AccelerateRefuses(DsfieldsError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, metavar="FILE",
+    parser.add_argument("file", type=Path, metavar="FILE", nargs="?", default=None,
                         help="an accelerate YAML config, or a ds_config (with --to accelerate)")
+    parser.add_argument("--launch-args", default=None, metavar="ARGS",
+                        help="accelerate launch options, over the YAML's (\"--use_deepspeed --zero_stage 3 "
+                             "--mixed_precision bf16\"); with --use_deepspeed no YAML is needed")
     parser.add_argument("--to", choices=["ds_config", "accelerate"], default=None,
                         help="what to write (default: a YAML gives a ds_config, a ds_config gives a YAML)")
     parser.add_argument("--accelerate-version", default=None, metavar="V",
@@ -66,18 +69,31 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def ds_config_from_yaml(path: Path, version: str | None = None) -> Any:
-    """The :class:`dsfields.hf.plugin.Conversion` of an accelerate YAML: the ds_config accelerate builds, its notes.
-    accelerate's own refusal becomes :class:`AccelerateRefuses`."""
+def ds_config_from_yaml(path: Path | None, version: str | None = None, launch_args: str | None = None) -> Any:
+    """The :class:`dsfields.hf.plugin.Conversion` of an accelerate YAML (and ``accelerate launch`` options): the
+    ds_config accelerate builds, its notes. accelerate's own refusal becomes :class:`AccelerateRefuses`."""
+    import shlex
+
     from dsfields.hf import plugin
 
-    data = read_yaml(path)
+    data = read_yaml(path) if path is not None else {}
+    flags = None
+    if launch_args is not None:
+        try:
+            words = shlex.split(launch_args)
+        except ValueError as exc:
+            raise UsageError(f"--launch-args: {exc}") from None
+        flags = plugin.launch_flags(words, plugin.accelerate_rules(version)[1], plugin.accelerate_rules(version)[0])
+    if path is None and "use_deepspeed" not in (flags or {}):
+        raise UsageError("convert needs an accelerate YAML, or --launch-args with --use_deepspeed")
     try:
-        return plugin.build(data, version, base=str(path.parent), name=str(path))
+        return plugin.build(data, version, base=str(path.parent) if path else None,
+                            name=str(path) if path else "<launch args>", flags=flags)
     except plugin.AccelerateRefusal as exc:
         first = exc.message.strip().splitlines()[0] if exc.message.strip() else exc.kind
         where = f" ({exc.where}:{exc.line})" if exc.line else ""
-        raise AccelerateRefuses(f"{path}: accelerate refuses this config with {exc.kind}{where}: {first}") from None
+        shown = path if path is not None else "accelerate launch"
+        raise AccelerateRefuses(f"{shown}: accelerate refuses this config with {exc.kind}{where}: {first}") from None
 
 
 def yaml_config_text(path: Path, version: str | None = None) -> tuple[str, Any]:
@@ -136,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
     lang = prose.language(args.lang)
     zh = lang == "zh"
-    yaml_in = is_accelerate_yaml(args.file)
+    yaml_in = args.file is None or is_accelerate_yaml(args.file)
     to = args.to or ("ds_config" if yaml_in else "accelerate")
     processes = _positive("--num-processes", args.num_processes)
     if args.output is not None:
@@ -146,16 +162,20 @@ def run(args: argparse.Namespace) -> int:
     if to == "ds_config":
         if not yaml_in:
             raise UsageError(f"{args.file}: --to ds_config takes an accelerate YAML (.yaml or .yml)")
-        conversion = ds_config_from_yaml(args.file, args.accelerate_version)
+        conversion = ds_config_from_yaml(args.file, args.accelerate_version, args.launch_args)
         text = json.dumps(conversion.file_config(), indent=2, ensure_ascii=False) + "\n"
-        heading = (f"# dsfields convert：accelerate {conversion.version} 的 DeepSpeedPlugin 由 {args.file} "
+        source = " + ".join(([str(args.file)] if args.file else []) +
+                            ([f"accelerate launch {args.launch_args}"] if args.launch_args else []))
+        heading = (f"# dsfields convert：accelerate {conversion.version} 的 DeepSpeedPlugin 由 {source} "
                    "生成的 ds_config"
                    if zh else f"# dsfields convert: the ds_config accelerate {conversion.version}'s "
-                              f"DeepSpeedPlugin builds from {args.file}")
+                              f"DeepSpeedPlugin builds from {source}")
         notes = conversion.notes
     else:
         if yaml_in:
             raise UsageError(f"{args.file}: --to accelerate takes a ds_config (JSON), not a YAML")
+        if args.launch_args is not None:
+            raise UsageError("--launch-args goes with an accelerate YAML (--to ds_config)")
         from dsfields import configfile
         from dsfields.hf import plugin
 

@@ -118,19 +118,23 @@ def accelerate_rules(version: str | None) -> tuple[str, dict[str, Any]]:
 
 
 def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str,
-                       notes: list[tuple[str, str]]) -> dict[str, str]:
-    """The variables ``accelerate launch`` exports for DeepSpeed from the YAML (``prepare_deepspeed_cmd_env``):
-    each ``deepspeed_config`` key becomes the launch argument of the same name (``_validate_launch_command``) and
-    is exported by the release's own expression when not None; the others are said in ``notes``."""
+                       notes: list[tuple[str, str]], flags: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables ``accelerate launch`` exports for DeepSpeed from the YAML and the launch flags
+    (``prepare_deepspeed_cmd_env``): each ``deepspeed_config`` key becomes the launch argument of the same name
+    unless the command line gave it (``_validate_launch_command``), and is exported by the release's own expression
+    when not None; the others are said in ``notes``."""
     ds = data.get("deepspeed_config")
     ds = ds if isinstance(ds, dict) else {}
+    flags = flags or {}
     exports = rules["launch_env"]["exports"]
     reads = set(rules["launch_env"].get("reads") or [])
     plugin_envs = {record["env"] for record in (rules.get("plugin_env") or {}).values()}
     args = {f"args.{key}": value for key, value in ds.items()}
-    mixed = data.get("mixed_precision")
-    # launch_command: the YAML's deepspeed_config keys, and mixed_precision when the YAML set it
-    fields = list(ds) + (["mixed_precision"] if mixed is not None else [])
+    args.update({f"args.{key}": value for key, value in flags.items() if key != "mixed_precision"})
+    mixed = flags.get("mixed_precision") or data.get("mixed_precision")
+    # launch_command: the YAML's deepspeed_config keys, and mixed_precision when it came from the YAML
+    from_yaml = not flags.get("mixed_precision") and data.get("mixed_precision") is not None
+    fields = list(ds) + (["mixed_precision"] if from_yaml else [])
     args["args.deepspeed_fields_from_accelerate_config"] = ",".join(fields)
     env: dict[str, str] = {}
     for key, export in sorted(exports.items(), key=lambda kv: kv[1].get("line") or 0):
@@ -173,6 +177,39 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
                           "nothing in the ds_config",
                           f"deepspeed_config.{key}：accelerate {version} 的 launch 从不传递它；它不影响 ds_config"))
     return env
+
+
+LAUNCH_OPTIONS = ("mixed_precision", "num_processes", "num_machines")
+"""``accelerate launch`` options outside the DeepSpeed group that decide the ds_config or the world."""
+
+
+def launch_flags(words: list[str], rules: dict[str, Any], version: str) -> dict[str, str]:
+    """``accelerate launch`` options (``--zero_stage 3``, ``--offload_optimizer_device=cpu``, ``--use_deepspeed``)
+    as name → text; a name the release's launch neither reads nor exports is refused in one line."""
+    known = set(rules["launch_env"].get("reads") or []) | set(rules["launch_env"]["exports"]) | set(LAUNCH_OPTIONS)
+    out: dict[str, str] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if not word.startswith("--") or len(word) < 3:
+            raise UsageError(f"--launch-args: {word!r} is not an accelerate launch option (--name value)")
+        name, equals, value = word[2:].partition("=")
+        name = name.replace("-", "_")
+        if name == "use_deepspeed":
+            out[name] = "true"
+            index += 1
+            continue
+        if name not in known:
+            raise UsageError(f"--launch-args: --{name} is not an option accelerate {version}'s launch passes to "
+                             "DeepSpeed")
+        if not equals:
+            index += 1
+            if index >= len(words):
+                raise UsageError(f"--launch-args: --{name} needs a value")
+            value = words[index]
+        out[name] = value
+        index += 1
+    return out
 
 
 # ---------------------------------------------------------------- environment → DeepSpeedPlugin
@@ -218,21 +255,22 @@ def _node(config: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str
 
 def build(data: dict[str, Any], version: str | None = None, base: str | None = None,
           config_files: dict[str, dict[str, Any]] | None = None, name: str = "<config>",
-          rules: dict[str, Any] | None = None) -> Conversion:
+          rules: dict[str, Any] | None = None, flags: dict[str, str] | None = None) -> Conversion:
     """The ds_config accelerate ``version``'s ``DeepSpeedPlugin`` holds for the YAML ``data`` after
     ``set_mixed_precision`` (what ``accelerate launch --config_file`` hands the script). ``base``: the folder a
     relative ``deepspeed_config_file`` is also looked for in when the current folder lacks it.
     ``config_files``: ds_configs not yet written, by the path the YAML names; ``name``: the YAML's path as given
-    (accelerate's messages name it); ``rules``: a release's rules given directly (else read from its snapshot).
+    (accelerate's messages name it); ``rules``: a release's rules given directly (else read from its snapshot);
+    ``flags``: ``accelerate launch`` options (name → text, :func:`launch_flags`), which win over the YAML.
     :class:`AccelerateRefusal` when accelerate would raise."""
     if rules is None or version is None:
         version, rules = accelerate_rules(version)
     out = Conversion(version)
-    if str(data.get("distributed_type", "")).upper() != "DEEPSPEED":
+    if str(data.get("distributed_type", "")).upper() != "DEEPSPEED" and "use_deepspeed" not in (flags or {}):
         raise UsageError(f"distributed_type is {data.get('distributed_type')!r}, not DEEPSPEED: accelerate builds no "
                          "ds_config for this YAML")
     _config_file_keys(data, rules, name)
-    env = launch_environment(data, rules, version, out.notes)
+    env = launch_environment(data, rules, version, out.notes, flags)
     out.env = env
     names = _attribute_names(env)
     attributes: dict[str, Any] = {}
@@ -308,6 +346,10 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
     _set_mixed_precision(config, env["ACCELERATE_MIXED_PRECISION"], rules, names, out.notes, version)
     out.config, out.attributes = config, attributes
     processes, machines = data.get("num_processes"), data.get("num_machines", 1)
+    for key in ("num_processes", "num_machines"):
+        if (flags or {}).get(key, "").isdigit():
+            processes, machines = (int(flags[key]), machines) if key == "num_processes" else (processes,
+                                                                                              int(flags[key]))
     if isinstance(processes, int) and isinstance(machines, int) and not isinstance(processes, bool) and \
             0 < machines <= processes and processes % machines == 0:
         out.world = (processes, machines)

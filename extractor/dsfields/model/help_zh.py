@@ -288,6 +288,10 @@ HELP_ZH: dict[str, str] = {
     "en or zh (default: zh when LANG is a zh locale, else en)":
         "en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # convert (issue 40)
+    "accelerate launch options, over the YAML's (\"--use_deepspeed --zero_stage 3 --mixed_precision bf16\"); with "
+    "--use_deepspeed no YAML is needed":
+        "accelerate launch 的选项，优先于 YAML 中的设置（\"--use_deepspeed --zero_stage 3 --mixed_precision bf16\"）；"
+        "给出 --use_deepspeed 时可以不要 YAML",
     "also write the matching accelerate YAML beside the config (FILE.accelerate.yaml; needs -o)":
         "同时在配置旁写出对应的 accelerate YAML（FILE.accelerate.yaml；需要 -o）",
     "accelerate release of that YAML (default: the installed one if snapshotted, else the newest)":
