@@ -727,7 +727,13 @@ def accelerate_yaml(draw: st.DrawFn) -> str:
 
 @needs_snapshots
 @fuzz(120)
-@given(text=accelerate_yaml() | SOUP, to=st.sampled_from([[], ["--to", "ds_config"], ["--lang", "zh"]]),
+@given(text=accelerate_yaml() | SOUP, to=st.sampled_from([[], ["--to", "ds_config"], ["--lang", "zh"],
+                                                         ["--launch-args", "--zero_stage 9"],
+                                                         ["--launch-args", "'unbalanced"],
+                                                         ["--launch-args", "--zero_stage"],
+                                                         ["--launch-args", "--mixed_precision fp8 --zero3_init_flag x"],
+                                                         ["--launch-args", "--gradient_clipping nan --num_processes 0"],
+                                                         ["--launch-args", "--offload_optimizer_device \x1b[2J"]]),
        name=st.sampled_from(["a.yaml", "\x1b[2Ja.yaml", "a\u202e.yml", "a\n.yaml"]), out=st.booleans())
 def test_convert_is_bounded_terminal_safe_and_writes_only_on_success(text: str, to: list[str], name: str,
                                                                       out: bool) -> None:
