@@ -347,3 +347,20 @@ def test_init_accelerate_needs_an_output(capsys):
 
     assert main(["init", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--accelerate"]) == 2
     assert "init --accelerate needs -o FILE" in capsys.readouterr().err
+
+
+@pytest.mark.data
+def test_a_config_file_found_only_beside_the_yaml_is_read_there_and_said(tmp_path, capsys):
+    from dsfields.cli import main
+
+    yaml = CORPUS / "002-accelerate-deepspeed.yaml"
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)  # the JSON is not here: read beside the YAML, and said
+        assert main(["convert", str(yaml), "--accelerate-version", "1.15.0"]) == 0
+        assert "is not found from the current folder, so it was read beside the YAML" in capsys.readouterr().err
+        os.chdir(CORPUS)  # launched where the JSON is: nothing to say
+        assert main(["convert", yaml.name, "--accelerate-version", "1.15.0"]) == 0
+        assert "not found from the current folder" not in capsys.readouterr().err
+    finally:
+        os.chdir(cwd)

@@ -294,6 +294,11 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
     if file_branch:
         config = copy.deepcopy(config_files[hf_ds_config]) if config_files and hf_ds_config in config_files \
             else _config_file(hf_ds_config, base)
+        if not (config_files and hf_ds_config in config_files) and not os.path.exists(hf_ds_config):
+            out.notes.append((f"deepspeed_config_file: {hf_ds_config} is not found from the current folder, so it "
+                              "was read beside the YAML; accelerate opens it from the folder you launch in",
+                              f"deepspeed_config_file：从当前目录找不到 {hf_ds_config}，因此按 YAML 所在目录读取；"
+                              "accelerate 按启动时所在目录打开它"))
         out.config_file = hf_ds_config
         names["self.hf_ds_config.config"] = config
         for write in writes:  # gradient_accumulation_steps: 1 when absent
