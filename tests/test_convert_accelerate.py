@@ -124,9 +124,15 @@ def test_a_grid_of_plugin_settings_gives_accelerate_s_own_ds_config(tmp_path):
         path = tmp_path / f"grid-{number:04d}.yaml"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(path)
+    for number, legacy in enumerate(("fp16: true", "fp16: false")):  # the old YAML's fp16 key
+        path = tmp_path / f"legacy-{number}.yaml"
+        path.write_text(f"compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n{legacy}\n"
+                        "num_processes: 2\ndeepspeed_config:\n  zero_stage: 2\n", encoding="utf-8")
+        paths.append(path)
     rows = reference(paths, tmp_path)
     wrong = [p.name for p in paths if not agrees(rows[str(p)], ours(p, version))]
-    assert len(paths) == 85 and not wrong
+    assert len(paths) == 87 and not wrong
+    assert rows[str(paths[-2])]["config"]["fp16"]["enabled"] is True
 
 
 LAUNCH_ARGS = ["--zero_stage 3 --offload_param_device cpu --zero3_init_flag true",
@@ -364,3 +370,14 @@ def test_a_config_file_found_only_beside_the_yaml_is_read_there_and_said(tmp_pat
         assert "not found from the current folder" not in capsys.readouterr().err
     finally:
         os.chdir(cwd)
+
+
+@pytest.mark.data
+def test_a_yaml_without_num_processes_is_refused_as_accelerate_launch_refuses_it(tmp_path, capsys):
+    from dsfields.cli import main
+
+    yaml = tmp_path / "a.yaml"
+    yaml.write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n", encoding="utf-8")
+    assert main(["convert", str(yaml), "--accelerate-version", "1.15.0"]) == 1
+    assert "You need to manually pass in `--num_processes`" in capsys.readouterr().err
+    assert main(["convert", str(yaml), "--accelerate-version", "1.15.0", "--launch-args", "--num_processes 4"]) == 0

@@ -270,6 +270,13 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
         raise UsageError(f"distributed_type is {data.get('distributed_type')!r}, not DEEPSPEED: accelerate builds no "
                          "ds_config for this YAML")
     _config_file_keys(data, rules, name)
+    if "fp16" in ((rules.get("config_file_checks") or {}).get("legacy_keys") or ()) and "mixed_precision" not in data:
+        # process_config: the old YAML's fp16 key becomes mixed_precision (fp16 when true, None otherwise)
+        data = {**data, "mixed_precision": "fp16" if data.get("fp16") else None}
+    refusal = (rules.get("launch_refusals") or {}).get("num_processes")
+    if refusal and data.get("num_processes", -1) == -1 and not (flags or {}).get("num_processes"):
+        # _validate_launch_command: a YAML without num_processes (ClusterConfig's -1) needs --num_processes
+        raise AccelerateRefusal(refusal["type"], refusal["message"], refusal.get("line"), "commands/launch.py")
     env = launch_environment(data, rules, version, out.notes, flags)
     out.env = env
     names = _attribute_names(env)

@@ -483,6 +483,19 @@ def _requirement(package: Path) -> str | None:
     return deps.get("accelerate")
 
 
+def launch_refusals(code: str | None) -> dict[str, Any] | None:
+    """``commands/launch.py`` ``_validate_launch_command``'s refusal of a YAML without ``num_processes`` (its
+    ``ClusterConfig`` default -1): ``{"num_processes": {type, message, when, line}}``."""
+    if code is None:
+        return None
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.FunctionDef) and node.name == "_validate_launch_command":
+            found = [r for r in _raises(node) if "--num_processes" in r["message"]
+                     and any("num_processes == -1" in c for c in r["when"])]
+            return {"num_processes": found[0]} if found else None
+    return None
+
+
 def accelerate_snapshot(version: str) -> dict[str, Any]:
     root = hf_sources.fetch("accelerate", version)
     package = root / "src" / "accelerate"
@@ -491,6 +504,9 @@ def accelerate_snapshot(version: str) -> dict[str, Any]:
     rules = accelerate_rules((package / "utils" / "dataclasses.py").read_text(encoding="utf-8"),
                              (package / "accelerator.py").read_text(encoding="utf-8"),
                              launch.read_text(encoding="utf-8") if launch.is_file() else None)
+    launch_command = package / "commands" / "launch.py"
+    rules["launch_refusals"] = launch_refusals(launch_command.read_text(encoding="utf-8")
+                                               if launch_command.is_file() else None)
     rules["config_file_checks"] = config_file_checks(config_args.read_text(encoding="utf-8")
                                                      if config_args.is_file() else None)
     rules["config_file_keys"] = config_file_keys(config_args.read_text(encoding="utf-8") if config_args.is_file()
