@@ -30,9 +30,9 @@ class AccelerateRefuses(DsfieldsError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from dsfields.estimate import _one_line_error  # argparse's refusals as one line, as estimate and init
+    from dsfields.model.errors import one_line_argparse  # argparse's refusals as one line, as estimate and init
 
-    _one_line_error(parser)
+    one_line_argparse(parser)
     parser.add_argument("file", type=Path, metavar="FILE", nargs="?", default=None,
                         help="an accelerate YAML config, or a ds_config (with --to accelerate)")
     parser.add_argument("--launch-args", default=None, metavar="ARGS",

@@ -20,7 +20,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from dsfields.configfile import ConfigFileError
 from dsfields.model import prose
@@ -1363,15 +1363,10 @@ def gpu_memory(option: str, text: str | None) -> tuple[int, str] | None:
 
 
 def _one_line_error(parser: argparse.ArgumentParser) -> None:
-    """argparse's own refusals (a missing value, ``--params -7e9`` read as an option) as one line, exit 2,
-    like every other refusal of this command, instead of a usage block."""
-    def error(message: str) -> NoReturn:
-        from dsfields.model import termsafe
+    """argparse's own refusals as one line, exit 2 (:func:`dsfields.model.errors.one_line_argparse`)."""
+    from dsfields.model.errors import one_line_argparse
 
-        termsafe.report(f"{parser.prog}: {message} (see --help)")
-        raise SystemExit(2)
-
-    parser.error = error  # type: ignore[method-assign]
+    one_line_argparse(parser)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
