@@ -129,9 +129,11 @@ def test_a_missing_method_is_recorded_as_unread_not_dropped():
 def test_accelerate_rules_are_read():
     acc = accelerate_rules(PLUGIN, ACCELERATOR, LAUNCH)
     assert acc["plugin_env"]["zero_stage"] == {"env": "ACCELERATE_DEEPSPEED_ZERO_STAGE", "default": 3, "line": 5,
-                                               "when": ["self.zero_stage is None"]}
+                                               "when": ["self.zero_stage is None"],
+                                               "value": "int(os.environ.get('ACCELERATE_DEEPSPEED_ZERO_STAGE', 3))"}
     clip = acc["plugin_env"]["gradient_clipping"]  # through a local
     assert (clip["env"], clip["local"], clip["default"]) == ("ACCELERATE_GRADIENT_CLIPPING", "clip", "auto")
+    assert (clip["local_value"], clip["value"]) == ("os.environ.get('ACCELERATE_GRADIENT_CLIPPING', 'auto')", "clip")
     assert acc["plugin_to_config"] == {"zero_stage": "zero_optimization.stage", "gradient_clipping":
                                        "gradient_clipping"}
     mixed = acc["mixed_precision"]

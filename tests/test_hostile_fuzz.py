@@ -698,3 +698,126 @@ def test_every_mcp_tool_answers_or_refuses_in_one_line(tool: str, text: str, ver
         assert list(Path(folder).iterdir()) == [], tool
     assert isinstance(answer, str) and "Traceback" not in answer
     assert RAW_CONTROL.search(answer) is None, (tool, answer[:300])
+
+
+# ---------------------------------------------------------------- convert: hostile YAML and targets
+
+ACCELERATE_CORPUS = Path(__file__).resolve().parent / "fixtures" / "accelerate-yaml"
+YAML_SAMPLES = [p.read_text(encoding="utf-8") for p in sorted(ACCELERATE_CORPUS.glob("*.yaml"))[5:12]]
+YAML_WORDS = st.sampled_from(["zero_stage", "deepspeed_config", "mixed_precision", "offload_optimizer_device",
+                              "gradient_clipping", "gradient_accumulation_steps", "zero3_init_flag",
+                              "deepspeed_config_file", "distributed_type", "num_processes"]) | HOSTILE
+YAML_VALUES = st.sampled_from(["3", "9", "-1", "1e400", "nvme", "cpu", "auto", "'no'", "no", "fp16", "bf16", "fp8",
+                               "true", "&a [1]", "*a", "!!python/object:os.system", "[]", "{}", "- x", "", "~",
+                               "DEEPSPEED", "/dev/zero", "../../etc/passwd", "1.0", "nan"]) | HOSTILE
+
+
+@st.composite
+def accelerate_yaml(draw: st.DrawFn) -> str:
+    """A real YAML with a few lines changed, added or indented wrong."""
+    lines = draw(st.sampled_from(YAML_SAMPLES)).splitlines()
+    for _ in range(draw(st.integers(0, 4))):
+        line = f"{' ' * draw(st.sampled_from([0, 1, 2, 4, 7]))}{draw(YAML_WORDS)}: {draw(YAML_VALUES)}"
+        if draw(st.booleans()) and lines:
+            lines[draw(st.integers(0, len(lines) - 1))] = line
+        else:
+            lines.insert(draw(st.integers(0, len(lines))), line)
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\r\n", "\n" + "  a:\n" * 40]))
+
+
+@needs_snapshots
+@fuzz(120)
+@given(text=accelerate_yaml() | SOUP, to=st.sampled_from([[], ["--to", "ds_config"], ["--lang", "zh"],
+                                                         ["--launch-args", "--zero_stage 9"],
+                                                         ["--launch-args", "'unbalanced"],
+                                                         ["--launch-args", "--zero_stage"],
+                                                         ["--launch-args", "--mixed_precision fp8 --zero3_init_flag x"],
+                                                         ["--launch-args", "--gradient_clipping nan --num_processes 0"],
+                                                         ["--launch-args", "--offload_optimizer_device \x1b[2J"]]),
+       name=st.sampled_from(["a.yaml", "\x1b[2Ja.yaml", "a\u202e.yml", "a\n.yaml"]), out=st.booleans())
+def test_convert_is_bounded_terminal_safe_and_writes_only_on_success(text: str, to: list[str], name: str,
+                                                                      out: bool) -> None:
+    """Any YAML: exit 0 with JSON written (or printed), 1 when accelerate itself refuses it, 2 with one line for
+    unusable input; nothing written but -o's file, and that only on exit 0."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        target = Path(folder) / "ds_config.json"
+        args = ["convert", str(path), "--accelerate-version=1.15.0", *to, *(["-o", str(target)] if out else [])]
+        code, stdout, err = assert_well_behaved(args)
+        event(f"exit {code}")
+        if code in (1, 2):
+            assert err.strip() and "\n" not in err.strip(), (args, err)
+        written = sorted(p.name for p in Path(folder).iterdir() if p != path)
+        assert written == (["ds_config.json"] if code == 0 and out else []), (code, written, err)
+        if code == 0:
+            json.loads(target.read_text(encoding="utf-8") if out else stdout)
+
+
+def _alias_bomb() -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 12)]
+    return "\n".join(lines) + "\ndistributed_type: DEEPSPEED\n"
+
+
+CONVERT_INPUTS = {
+    "fifo": None, "directory": None, "binary": b"\x00\x01\x02\xff" * 64,
+    "non-utf8": b"distributed_type: DEEP\xffSPEED\n",
+    "huge": b"distributed_type: DEEPSPEED\n" + b"# " + b"x" * (2 * 1024 * 1024) + b"\n",
+    "alias bomb": _alias_bomb().encode(), "deep": ("x:\n" + "".join(" " * i + "y:\n" for i in range(1, 60))).encode(),
+    "list": b"distributed_type: DEEPSPEED\ndeepspeed_config:\n  - zero_stage: 2\n", "empty": b"",
+    "dev zero": None,
+}
+
+
+@needs_snapshots
+@pytest.mark.parametrize("case", sorted(CONVERT_INPUTS))
+@pytest.mark.parametrize("to", ["ds_config", "accelerate"])
+def test_convert_refuses_an_unusable_input_in_one_line(tmp_path, case, to):
+    if case == "dev zero":
+        source = Path("/dev/zero")
+    else:
+        source = tmp_path / ("in.yaml" if to == "ds_config" else "in.json")
+        if case == "fifo":
+            os.mkfifo(source)
+        elif case == "directory":
+            source.mkdir()
+        else:
+            source.write_bytes(CONVERT_INPUTS[case])
+    target = tmp_path / "out"
+    started = time.perf_counter()
+    code, out, err = assert_well_behaved(["convert", str(source), "--to", to, "-o", str(target)])
+    assert code == 2 and err.count("\n") == 1 and out == "", (case, code, out, err)
+    assert not target.exists() and time.perf_counter() - started < 10
+
+
+@needs_snapshots
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "null", "full", "directory", "mode444", "hardlink"])
+def test_convert_output_onto_a_link_device_or_folder_never_replaces_it(tmp_path, kind):
+    if kind in ("null", "full") and os.geteuid() != 0:
+        pytest.skip("mknod needs root")
+    source = sorted(ACCELERATE_CORPUS.glob("*.yaml"))[10]
+    folder = tmp_path / "t"
+    folder.mkdir()
+    if kind == "directory":
+        target = folder / "dir"
+        target.mkdir()
+    else:
+        target = _make_target(folder, kind, "{}\n")
+    before = _identity(target)
+    if kind == "fifo":  # a reader, so the write can finish
+        reader = subprocess.Popen(["cat", str(target)], stdout=subprocess.PIPE)
+    code, out, err = assert_well_behaved(["convert", str(source), "--accelerate-version=1.15.0", "-o", str(target)])
+    if kind == "fifo":
+        got = reader.communicate(timeout=10)[0]
+        assert code == 0 and json.loads(got)["zero_optimization"]
+    expected = {"symlink": 0, "fifo": 0, "null": 0, "full": 2, "directory": 2, "mode444": 2, "hardlink": 2}[kind]
+    assert code == expected, (kind, code, err)
+    if code == 2:
+        assert err.count("\n") == 1
+    assert _identity(target) == before or kind in ("mode444", "hardlink") and _identity(target)[0] == before[0]
+    if kind == "symlink":
+        assert json.loads((folder / "real.json").read_text(encoding="utf-8"))["zero_optimization"]
+    if kind in ("mode444", "hardlink"):
+        assert target.read_text(encoding="utf-8") == "{}\n"
+    assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []

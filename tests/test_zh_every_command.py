@@ -43,7 +43,7 @@ SchemaStore Schema Draft Markdown markdown json text github sarif en zh LANG FIL
 false null auto None True False fp16 bf16 fp32 hpZ MoE MiCS ZenFlow aio zero Init deepspeed initialize OOM
 Autotuner memory communication speed offload checkpoint logits PCIe none cpu nvme installed Python any dict
 int float str bool list tuple Optional Path Union Literal ge gt le lt stderr stdout schema diff check resolve
-migrate upgrade estimate lookup docs extract snapshot usage mcp explain init
+migrate upgrade estimate lookup docs extract snapshot usage mcp explain init convert
 """.split())
 _TOKEN = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
 TERMS = ("(?:Random )?layer-token drop", "pre-commit", r"mkdocs \w+", "world size", "micro batch", "weight decay",
@@ -210,6 +210,12 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
         yield ("estimate", path, "--params", "7B", "--largest-layer-params", "200M", "--gpus-per-node", "8",
                "--hidden-size", "4096", "--layers", "32", "--seq-len", "2048")
     yield ("estimate", corpus[0], "--params", "1.3B")
+    # convert (issue 40): an accelerate YAML both ways, and check/resolve/estimate reading one
+    yaml = Path(__file__).parent / "fixtures" / "accelerate-yaml" / "010-alignment-handbook-deepspeed-zero2.yaml"
+    yield ("convert", str(yaml), "--accelerate-version", "1.15.0")
+    yield ("convert", str(yaml), "--accelerate-version", "1.15.0", "-o", os.devnull)
+    yield ("check", str(yaml))
+    yield ("estimate", str(yaml), "--params", "7B")
     yield ("diff", "0.8.0", "0.19.8", "--descriptions")
     yield ("diff", "0.14.0", "0.16.0", "--format", "markdown")
     yield ("diff", "0.19.7", "0.19.8", "--only", "zero_optimization")
@@ -240,6 +246,11 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
     yield ("estimate", corpus[0])
     yield ("migrate", corpus[0], "--to", "0.19.8", "--from", "0.8.0", "-o", "x", "--in-place")
     yield ("check", "--format", "bogus", corpus[0])
+    ddp = folder / "ddp.yaml"
+    ddp.write_text("distributed_type: MULTI_GPU\nnum_processes: 2\n", encoding="utf-8")
+    yield ("convert", str(ddp))
+    yield ("convert", str(Path(__file__).parent / "fixtures" / "accelerate-yaml" / "055-accelerate-deepspeed.yaml"))
+    yield ("init", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GB", "--accelerate")
 
 
 def english_in(argv: tuple[str, ...]) -> list[str]:

@@ -45,6 +45,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("dsfields.explain", "from a pasted error, warning or symptom to the key at fault and the fix"),
     # issue 40: a config for a situation, chosen by the estimate
     "init": ("dsfields.init", "write a ds_config for a model and its GPUs: the cheapest in compute that fits"),
+    # issue 40: accelerate's YAML <-> the ds_config its DeepSpeedPlugin builds, per accelerate release
+    "convert": ("dsfields.convert", "accelerate YAML <-> the ds_config accelerate's DeepSpeedPlugin builds from it"),
 }
 
 

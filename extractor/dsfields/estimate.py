@@ -20,9 +20,9 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from dsfields.configfile import ConfigFileError, load_loadable
+from dsfields.configfile import ConfigFileError
 from dsfields.model import prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
@@ -1431,20 +1431,16 @@ def gpu_memory(option: str, text: str | None) -> tuple[int, str] | None:
 
 
 def _one_line_error(parser: argparse.ArgumentParser) -> None:
-    """argparse's own refusals (a missing value, ``--params -7e9`` read as an option) as one line, exit 2,
-    like every other refusal of this command, instead of a usage block."""
-    def error(message: str) -> NoReturn:
-        from dsfields.model import termsafe
+    """argparse's own refusals as one line, exit 2 (:func:`dsfields.model.errors.one_line_argparse`)."""
+    from dsfields.model.errors import one_line_argparse
 
-        termsafe.report(f"{parser.prog}: {message} (see --help)")
-        raise SystemExit(2)
-
-    parser.error = error  # type: ignore[method-assign]
+    one_line_argparse(parser)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     _one_line_error(parser)
-    parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
+    parser.add_argument("file", type=Path, metavar="FILE",
+                        help="a ds_config file (JSON or hjson), or an accelerate YAML config")
     parser.add_argument("--params", metavar="N", help="total model parameters (7e9, 7B, 1.3B, 350M)")
     parser.add_argument("--largest-layer-params", metavar="N",
                         help="parameters of the largest layer (ZeRO-3 gathers one at a time; default 4·H² "
@@ -1628,7 +1624,13 @@ def run(args: argparse.Namespace) -> int:
     snapshot = load_requested(args.version)
     try:
         # what DeepSpeed (or, with --trainer-args, the Trainer's json.load) cannot load has no memory to estimate
-        config = load_loadable(args.file, getattr(args, "trainer_args", None) is not None)
+        from dsfields.convert import is_accelerate_yaml, load_as_ds_config
+
+        converted: list[Any] = []
+        config, from_yaml = load_as_ds_config(args.file, getattr(args, "trainer_args", None) is not None,
+                                              args.lang, converted)
+        if from_yaml and is_accelerate_yaml(args.file):
+            args.hf = True  # accelerate fills the "auto" values at prepare, as the Trainer does
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     if not isinstance(config.data, dict):
@@ -1636,6 +1638,13 @@ def run(args: argparse.Namespace) -> int:
     largest = counts["largest_layer_params"]
     hidden = counts["hidden_size"]
     assumptions: list[Note] = []
+    world = converted[0].world if converted else None
+    if world is not None and counts["gpus_per_node"] is None and counts["nodes"] is None:
+        counts["gpus_per_node"], counts["nodes"] = world[0] // world[1], world[1]  # the YAML's own world
+        assumptions.append(Note(f"world from the accelerate YAML: num_processes {world[0]} over num_machines "
+                                f"{world[1]} ({world[0] // world[1]} GPUs per node)",
+                                f"进程规模取自 accelerate YAML：num_processes {world[0]}，num_machines {world[1]}"
+                                f"（每节点 {world[0] // world[1]} 块 GPU）"))
     if largest is None and hidden:
         largest = 4 * hidden ** 2
         assumptions.append(Note(f"largest layer taken as 4·H² = {largest} (an MLP projection); an embedding of "

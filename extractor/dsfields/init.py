@@ -309,6 +309,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", default=None, help="en or zh (default: zh when LANG is a zh locale, else en)")
     parser.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
                         help="write the config there (default: print it)")
+    parser.add_argument("--accelerate", action="store_true",
+                        help="also write the matching accelerate YAML beside the config (FILE.accelerate.yaml; "
+                             "needs -o)")
+    parser.add_argument("--accelerate-version", default=None, metavar="V",
+                        help="accelerate release of that YAML (default: the installed one if snapshotted, else the "
+                             "newest)")
 
 
 QUESTIONS = (("params", "Model parameters (e.g. 7B), or leave empty and give --model-config: ",
@@ -341,6 +347,8 @@ def _ask_missing(args: argparse.Namespace, lang: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lang = prose.language(args.lang)
+    if getattr(args, "accelerate", False) and args.output is None:
+        raise UsageError("init --accelerate needs -o FILE (the YAML is written beside it, naming it)")
     _ask_missing(args, lang)
     capacity = gpu_memory("--gpu-memory", args.gpu_memory)
     assert capacity is not None
@@ -388,8 +396,13 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         from dsfields.model import safewrite
 
+        accelerate = _accelerate_yaml(args, config, gpus, nodes) if getattr(args, "accelerate", False) else None
         safewrite.write_text(args.output, text, force=True)
         print(("已写入 " if zh else "wrote ") + str(args.output))
+        if accelerate is not None:
+            safewrite.write_text(accelerate[0], accelerate[1], force=True)
+            print(("已写入 " if zh else "wrote ") + str(accelerate[0]))
+            notes += [zh_line if zh else en for en, zh_line in accelerate[2]]
     else:
         sys.stdout.write(text)
     heading = f"# dsfields init, DeepSpeed {snapshot.version}" + (" (HF Trainer)" if args.hf else "")
@@ -397,3 +410,23 @@ def run(args: argparse.Namespace) -> int:
     for line in notes:
         print(f"#  - {line}", file=sys.stderr if args.output is None else sys.stdout)
     return 0
+
+
+def accelerate_path(output: Path) -> Path:
+    """Where ``init --accelerate`` writes the YAML: beside the config (``ds_config.json`` →
+    ``ds_config.accelerate.yaml``)."""
+    return output.with_name(output.stem + ".accelerate.yaml")
+
+
+def _accelerate_yaml(args: argparse.Namespace, config: dict[str, Any], gpus: int, nodes: int
+                     ) -> tuple[Path, str, list[tuple[str, str]]]:
+    """(path, text, notes) of the accelerate YAML that launches ``config`` on ``gpus`` × ``nodes``
+    (:func:`dsfields.hf.plugin.to_accelerate`, the same as ``dsfields convert --to accelerate``)."""
+    from dsfields.hf import plugin
+
+    try:
+        data, notes = plugin.to_accelerate(config, str(args.output), getattr(args, "accelerate_version", None),
+                                           gpus * nodes, nodes)
+    except plugin.AccelerateRefusal as exc:
+        raise DsfieldsError(f"accelerate refuses the YAML for this config: {exc.message.splitlines()[0]}") from None
+    return accelerate_path(args.output), plugin.dump_yaml(data), notes

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check.values import accepts
-from dsfields.configfile import ConfigFile, ConfigFileError, load_loadable
+from dsfields.configfile import ConfigFile, ConfigFileError
 from dsfields.model import batch
 from dsfields.model.batch import BATCH_KEYS
 from dsfields.model.dotted import at_path, join
@@ -522,7 +522,8 @@ def _has(data: Any, path: str) -> bool:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, metavar="FILE", help="a ds_config file (JSON or hjson)")
+    parser.add_argument("file", type=Path, metavar="FILE",
+                        help="a ds_config file (JSON or hjson), or an accelerate YAML config")
     parser.add_argument("--version", default=None,
                         help="DeepSpeed version (default: the installed one if snapshotted, else the newest)")
     parser.add_argument("--hf", action="store_true",
@@ -571,8 +572,10 @@ def run(args: argparse.Namespace) -> int:
         snapshot = load_inference(args.version)
     else:
         snapshot = load_requested(args.version)
+    from dsfields.convert import load_as_ds_config
+
     try:
-        config = load_loadable(args.file, args.hf)
+        config, args.hf = load_as_ds_config(args.file, args.hf, getattr(args, "lang", None))
     except ConfigFileError as exc:
         raise DsfieldsError(str(exc)) from None
     if trainer is not None:

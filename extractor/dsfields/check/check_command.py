@@ -7,13 +7,14 @@ import sys
 from dsfields.check.engine import Checker, check_file
 from dsfields.check.findings import RANK, Options, exit_code
 from dsfields.check.report import render, unusable_lines
-from dsfields.model.errors import SnapshotError, UsageError
+from dsfields.model.errors import DsfieldsError, SnapshotError, UsageError
 from dsfields.model.store import available_versions, load, load_indexed, resolve_version
 from dsfields.model.style import OutputStyle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings
     import argparse
+    from pathlib import Path
     from typing import Any
 
     from dsfields.check.runtime import Build
@@ -26,7 +27,8 @@ FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN] + ["sa
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from pathlib import Path
 
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="ds_config files (JSON or hjson)")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="ds_config files (JSON or hjson), or accelerate YAML configs")
     parser.add_argument("--version", default=None,
                         help="DeepSpeed version to check against (default: the installed one if snapshotted, "
                              "else the newest snapshot)")
@@ -111,6 +113,10 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     if wants_trainer(args):  # the Trainer with the user's flags: --hf implied
         args.hf = True
         trainer, accelerate = from_cli(args)
+    from dsfields.convert import is_accelerate_yaml
+
+    if args.files and all(is_accelerate_yaml(p) for p in args.files):  # accelerate YAMLs: read as accelerate's
+        args.hf = True  # ds_config, whose "auto" values accelerate fills at prepare (said per file)
     snapshot = load_indexed(resolve_version(args.version))
     checker = checker_for(snapshot, args.hf)
     pair = None
@@ -147,7 +153,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
             client = launcher()
     try:
         for path in args.files:
-            report = check_file(path, checker, options)
+            report = _check_one(path, checker, options, getattr(args, "lang", None))
             extra = []
             if report.error is None and report.config is not None:
                 # The engine gives the HF hint from its snapshot's fill list; a release older than the list
@@ -175,6 +181,27 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for each in (client.values() if isinstance(client, dict) else [client] if client is not None else []):
             each.close()
     return print_reports(reports, snapshot.version, args, options)
+
+
+def _check_one(path: Path, checker: Any, options: Options, lang: str | None) -> Any:
+    """``check_file``; an accelerate YAML is checked as the ds_config accelerate builds from it, said in one line
+    on stderr (a YAML accelerate refuses, or cannot be read, is that file's one-line error)."""
+    from dsfields.convert import is_accelerate_yaml
+
+    if not is_accelerate_yaml(path):
+        return check_file(path, checker, options)
+    from dsfields.check.engine import FileReport
+    from dsfields.configfile import inline_config
+    from dsfields.convert import converted_line, yaml_config_text
+    from dsfields.model.prose import language
+
+    try:
+        text, conversion = yaml_config_text(path)
+    except DsfieldsError as exc:
+        return FileReport(str(path), error=str(exc))
+    print(converted_line(path, conversion, language(lang)), file=sys.stderr)
+    with inline_config(str(path), text):
+        return check_file(path, checker, options)
 
 
 def print_reports(reports: list[Any], version: str, args: argparse.Namespace, options: Options,

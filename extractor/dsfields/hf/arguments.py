@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 
 from dsfields.model.errors import UsageError
@@ -473,6 +474,39 @@ def load_model_config(path: str) -> Any:
         raise UsageError(f"--model-config {path}: not JSON ({first})") from None
 
 
+def parse_accelerate_yaml(text: str, where: str) -> dict[str, Any]:
+    """The mappings of an accelerate YAML config (``accelerate config``'s plain ``key: value`` lines, nested by
+    indentation); anything else (a list item, an anchor, alias or tag, nesting deeper than
+    :data:`ACCELERATE_CONFIG_DEPTH`) is refused with one :class:`UsageError` line naming ``where`` and the line."""
+    data: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, data)]
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or line.strip() == "---":
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        key, colon, value = line.strip().partition(":")
+        if not colon or key.startswith("-"):
+            raise UsageError(f"{where}:{number}: not a 'key: value' line accelerate writes")
+        value = value.strip()
+        if value.startswith(("&", "*", "!")) or value.startswith(("[", "{")) and ("*" in value or "&" in value):
+            raise UsageError(f"{where}:{number}: a YAML anchor, alias or tag; accelerate config "
+                             "writes none, and dsfields does not expand them")
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        if len(stack) > ACCELERATE_CONFIG_DEPTH:
+            raise UsageError(f"{where}:{number}: nested deeper than {ACCELERATE_CONFIG_DEPTH} "
+                             "levels; accelerate config writes two")
+        parent = stack[-1][1]
+        if not value:
+            child: dict[str, Any] = {}
+            parent[key.strip()] = child
+            stack.append((indent, child))
+        else:
+            parent[key.strip()] = _yaml_scalar(value)
+    return data
+
+
 def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
     """accelerate's YAML config as the settings ``accelerate launch`` exports (a flat dict).
 
@@ -483,32 +517,7 @@ def load_accelerate_config(path: str, rules: Any = None) -> dict[str, Any]:
     launcher reads; every other key, and top-level keys ``ClusterConfig`` lacks, go to ``unknown``.
     """
     text = _read_option_file("--accelerate-config", path, ACCELERATE_CONFIG_BYTES, "an accelerate config")
-    data: dict[str, Any] = {}
-    stack: list[tuple[int, dict[str, Any]]] = [(-1, data)]
-    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
-        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
-        if not line.strip() or line.strip() == "---":
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        key, colon, value = line.strip().partition(":")
-        if not colon or key.startswith("-"):
-            raise UsageError(f"--accelerate-config {path}:{number}: not a 'key: value' line accelerate writes")
-        value = value.strip()
-        if value.startswith(("&", "*", "!")) or value.startswith(("[", "{")) and ("*" in value or "&" in value):
-            raise UsageError(f"--accelerate-config {path}:{number}: a YAML anchor, alias or tag; accelerate config "
-                             "writes none, and dsfields does not expand them")
-        while stack and indent <= stack[-1][0]:
-            stack.pop()
-        if len(stack) > ACCELERATE_CONFIG_DEPTH:
-            raise UsageError(f"--accelerate-config {path}:{number}: nested deeper than {ACCELERATE_CONFIG_DEPTH} "
-                             "levels; accelerate config writes two")
-        parent = stack[-1][1]
-        if not value:
-            child: dict[str, Any] = {}
-            parent[key.strip()] = child
-            stack.append((indent, child))
-        else:
-            parent[key.strip()] = _yaml_scalar(value)
+    data = parse_accelerate_yaml(text, f"--accelerate-config {path}")
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     known = _accelerate_keys(rules)
     if known is None:  # no accelerate snapshot at all: accelerate 1.15.0's keys, and the user is told so
@@ -567,19 +576,29 @@ def _accelerate_keys(rules: Any) -> tuple[dict[str, str], list[str], list[str], 
     return exports, list(launch.get("reads", [])), list(acc.get("config_file_keys") or []), plugin_envs
 
 
+_YAML_BOOLS = {v: v.lower() in ("yes", "true", "on") for w in ("yes", "no", "true", "false", "on", "off")
+               for v in (w, w.capitalize(), w.upper())}
+"""YAML 1.1's booleans as PyYAML's ``safe_load`` (which accelerate reads its config with) resolves them: an
+unquoted ``no`` is False there, not the string."""
+_YAML_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
+_YAML_FLOAT = re.compile(r"[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?")
+
+
 def _yaml_scalar(text: str) -> Any:
+    """One scalar as PyYAML's safe loader reads it (quoted strings, YAML 1.1 booleans, null, decimal ints,
+    floats with a dot; anything else stays a string: ``1e-3`` is a string to PyYAML)."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("null", "~"):
+        return text[1:-1].replace("''", "'") if text[0] == "'" else text[1:-1]
+    if text in _YAML_BOOLS:
+        return _YAML_BOOLS[text]
+    if text in ("null", "Null", "NULL", "~"):
         return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            continue
+    if text in ("[]", "{}"):  # the empty flow collections accelerate config writes (tpu_env: [], fsdp_config: {})
+        return [] if text == "[]" else {}
+    if _YAML_INT.fullmatch(text):
+        return int(text.replace("_", ""))
+    if _YAML_FLOAT.fullmatch(text) and any(c.isdigit() for c in text):
+        return float(text.replace("_", ""))
     return text
 
 

@@ -116,11 +116,19 @@ def _attribute(node: ast.Attribute, names: dict[str, Any]) -> Any:
             return ClassPath(f"{inner}.{node.attr}")
         if isinstance(inner, dict) and node.attr == "get":
             return inner.get
+        if isinstance(inner, str) and not isinstance(inner, ClassPath) and node.attr in _STR_METHODS:
+            return getattr(inner, node.attr)  # ``gas.isdigit()``
     elif not isinstance(base, ast.Constant):
         inner = _eval(base, names)
         if isinstance(inner, dict) and node.attr == "get":
             return inner.get
+        if isinstance(inner, str) and node.attr in _STR_METHODS:  # ``str(args.zero3_init_flag).lower()``
+            return getattr(inner, node.attr)
     raise Unreadable(key)
+
+
+_STR_METHODS = frozenset({"lower", "upper", "isdigit", "strip"})
+"""The string methods accelerate's launch and plugin apply to an environment variable's text."""
 
 
 def _eval(node: ast.expr, names: dict[str, Any]) -> Any:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
 
 class DsfieldsError(Exception):
     """Unusable input or environment (unknown version, unreadable file, DeepSpeed missing): one line, exit 2."""
@@ -68,3 +72,15 @@ def missing_extra(exc: ImportError, extra: str = "extract") -> MissingExtra:
     package = (exc.name or "").partition(".")[0] or "a package"
     first = (str(exc).strip().splitlines() or [""])[0]
     return MissingExtra(package, extra, first if exc.name is None else None)
+
+
+def one_line_argparse(parser: Any) -> None:
+    """argparse's own refusals (a missing value, ``--params -7e9`` read as an option) as one line, exit 2,
+    like every other refusal, instead of a usage block (``estimate``, ``init``, ``convert``)."""
+    def error(message: str) -> NoReturn:
+        from dsfields.model import termsafe
+
+        termsafe.report(f"{parser.prog}: {message} (see --help)")
+        raise SystemExit(2)
+
+    parser.error = error

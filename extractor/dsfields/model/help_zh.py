@@ -118,7 +118,8 @@ HELP_ZH: dict[str, str] = {
     "en or zh for text and markdown (default: zh when LANG is a zh locale, else en)":
         "text 与 markdown 输出的语言：en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
     # check
-    "ds_config files (JSON or hjson)": "ds_config 文件（JSON 或 hjson）",
+    "ds_config files (JSON or hjson), or accelerate YAML configs":
+        "ds_config 文件（JSON 或 hjson），或 accelerate 的 YAML 配置",
     "DeepSpeed version to check against (default: the installed one if snapshotted, else the newest snapshot)":
         "按哪个 DeepSpeed 版本检查（默认：已安装的版本，若有其快照；否则最新快照）",
     "the file is for the HF Trainer: the \"auto\" values it fills are fine":
@@ -301,6 +302,29 @@ HELP_ZH: dict[str, str] = {
         "ZeRO-3：模型在每个 rank 上完整构建，而不是在 deepspeed.zero.Init 下构建",
     "en or zh (default: zh when LANG is a zh locale, else en)":
         "en 或 zh（默认：LANG 为中文区域设置时为 zh，否则为 en）",
+    # convert (issue 40)
+    "accelerate launch options, over the YAML's (\"--use_deepspeed --zero_stage 3 --mixed_precision bf16\"); with "
+    "--use_deepspeed no YAML is needed":
+        "accelerate launch 的选项，优先于 YAML 中的设置（\"--use_deepspeed --zero_stage 3 --mixed_precision bf16\"）；"
+        "给出 --use_deepspeed 时可以不要 YAML",
+    "also write the matching accelerate YAML beside the config (FILE.accelerate.yaml; needs -o)":
+        "同时在配置旁写出对应的 accelerate YAML（FILE.accelerate.yaml；需要 -o）",
+    "accelerate release of that YAML (default: the installed one if snapshotted, else the newest)":
+        "该 YAML 所用的 accelerate 版本（默认：已安装且有快照的版本，否则最新版本）",
+    "a ds_config file (JSON or hjson), or an accelerate YAML config":
+        "一个 ds_config 文件（JSON 或 hjson），或一个 accelerate 的 YAML 配置",
+    "accelerate YAML <-> the ds_config accelerate's DeepSpeedPlugin builds from it":
+        "accelerate 的 YAML 配置 <-> accelerate 的 DeepSpeedPlugin 由它生成的 ds_config",
+    "an accelerate YAML config, or a ds_config (with --to accelerate)":
+        "accelerate 的 YAML 配置，或一个 ds_config（配合 --to accelerate）",
+    "what to write (default: a YAML gives a ds_config, a ds_config gives a YAML)":
+        "要写出的内容（默认：YAML 转为 ds_config，ds_config 转为 YAML）",
+    "accelerate release whose rules are followed (default: the installed one if snapshotted, else the newest)":
+        "遵循哪个 accelerate 版本的规则（默认：已安装且有快照的版本，否则最新版本）",
+    "with --to accelerate: num_processes of the YAML (default 1)":
+        "配合 --to accelerate：YAML 中的 num_processes（默认 1）",
+    "write there (default: print it)": "写到该文件（默认：打印出来）",
+    "replace a read-only or hard-linked output": "替换只读或有硬链接的输出文件",
 }
 """Each help string of ``dsfields``' command line → its Chinese."""
 

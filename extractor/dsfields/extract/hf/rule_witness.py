@@ -218,6 +218,17 @@ def _subscript_path(node: ast.expr) -> list[str]:
 # ---------------------------------------------------------------- accelerate
 
 
+def _dict_template(node: ast.Dict) -> dict[str, Any]:
+    """A dict literal as data: constant keys; each value a nested template, or ``{"expr": source}`` (the
+    expression as written, evaluated by the consumer on the plugin's attributes)."""
+    out: dict[str, Any] = {}
+    for key, value in zip(node.keys, node.values, strict=True):
+        if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
+            continue
+        out[key.value] = _dict_template(value) if isinstance(value, ast.Dict) else {"expr": ast.unparse(value)}
+    return out
+
+
 def _environ_get(node: ast.expr) -> tuple[str, Any] | None:
     for sub in ast.walk(node):
         if (isinstance(sub, ast.Call) and ast.unparse(sub.func) in ("os.environ.get", "os.getenv") and sub.args
@@ -242,9 +253,11 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
     plugin_env: dict[str, dict[str, Any]] = {}
     mapping: dict[str, str] = {}
     writes: list[dict[str, Any]] = []
+    plugin_config: dict[str, Any] = {}
     post = fns.get("__post_init__")
     if post is not None:
         local_env: dict[str, tuple[str, Any]] = {}  # gas = os.environ.get(...); self.gradient_accumulation_steps = gas
+        local_value: dict[str, str] = {}
         for stmt, conds in _walk(post.body):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0]
@@ -253,11 +266,22 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
                 found = _environ_get(stmt.value) or (local_env[local] if local else None)
                 if found and isinstance(target, ast.Name):
                     local_env[target.id] = found
+                    local_value[target.id] = ast.unparse(stmt.value)
                 elif found and isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self":
                     # ``when``: the tests guarding the assignment (0.2x: ``gradient_clipping != 'none'``, so the
-                    # default leaves the attribute None and the plugin fills nothing)
-                    plugin_env.setdefault(target.attr, {"env": found[0], "default": found[1], "line": stmt.lineno,
-                                                        "when": list(conds), **({"local": local} if local else {})})
+                    # default leaves the attribute None and the plugin fills nothing). ``value``: the expression
+                    # assigned (how the variable's text becomes the attribute: ``int(gas) if gas.isdigit() else
+                    # gas``), with ``local_value`` the local's own (``os.environ.get(...)``): ``dsfields convert``
+                    # evaluates them on the variables ``accelerate launch`` exports.
+                    plugin_env.setdefault(target.attr, {
+                        "env": found[0], "default": found[1], "line": stmt.lineno, "when": list(conds),
+                        "value": ast.unparse(stmt.value),
+                        **({"local": local, "local_value": local_value[local]} if local else {})})
+                elif (isinstance(target, ast.Name) and target.id == "config" and isinstance(stmt.value, ast.Dict)
+                      and not plugin_config):
+                    # the ds_config the plugin builds when no DeepSpeed config is given (the plugin-only YAML)
+                    plugin_config.update({"value": _dict_template(stmt.value), "when": list(conds),
+                                          "line": stmt.lineno})
                 elif isinstance(target, ast.Name) and target.id == "plugin_to_config_mapping" and isinstance(
                         stmt.value, ast.Dict):
                     mapping = {k.value: v.value for k, v in zip(stmt.value.keys, stmt.value.values, strict=True)
@@ -267,6 +291,8 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
                                    "when": list(conds), "line": stmt.lineno})
         if not mapping:
             unread.append({"rule": "DeepSpeedPlugin.__post_init__ plugin_to_config_mapping", "why": "no dict found"})
+        if not plugin_config:
+            unread.append({"rule": "DeepSpeedPlugin.__post_init__ config", "why": "no `config = {...}` dict found"})
     mixed: dict[str, Any] = {}
     setter = fns.get("set_mixed_precision")
     if setter is not None:
@@ -300,10 +326,37 @@ def accelerate_rules(dataclasses_code: str, accelerator_code: str, launch_code: 
         ignored["error"] = next(iter(_raises(checks)), None)
     auto_left = next((r for r in _raises(fns["fill_match"])), None) if "fill_match" in fns else None
     return {"plugin_env": plugin_env, "plugin_to_config": mapping, "post_init_writes": writes,
+            "plugin_config": plugin_config,
             "post_init_raises": _raises(post) if post is not None else [], "mixed_precision": mixed,
             "ignored_with_config_file": ignored, "auto_not_filled": auto_left,
             "prepare_kwargs": _prepare_kwargs(accelerator_code, unread),
             "launch_env": _launch_env(launch_code, unread), "unread": unread}
+
+
+def config_file_checks(code: str | None) -> dict[str, Any] | None:
+    """How ``load_config_from_file`` refuses a YAML (``commands/config/config_args.py``): ``from_yaml_file``'s
+    unknown-keys error (``{type, message, line}``, message with ``{yaml_file}`` and ``{extra_keys}``) and the
+    legacy keys ``process_config`` converts before that test (``del``/``pop``: ``fp16``, ``dynamo_backend``)."""
+    if code is None:
+        return None
+    out: dict[str, Any] = {"legacy_keys": []}
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ClassDef) and node.name == "BaseConfig":
+            fns = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+            if "from_yaml_file" in fns:
+                out["unknown_keys"] = next((r for r in _raises(fns["from_yaml_file"]) if "extra_keys" in
+                                            r["message"]), None)
+            walked = [sub for name in ("process_config", "from_yaml_file") if name in fns
+                      for sub in ast.walk(fns[name])]
+            for sub in walked:
+                if isinstance(sub, ast.Delete):
+                    out["legacy_keys"] += [t.slice.value for t in sub.targets if isinstance(t, ast.Subscript)
+                                           and isinstance(t.slice, ast.Constant)]
+                elif (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "pop"
+                      and sub.args and isinstance(sub.args[0], ast.Constant)):
+                    out["legacy_keys"].append(sub.args[0].value)
+    out["legacy_keys"] = sorted(set(out["legacy_keys"]))
+    return out if out.get("unknown_keys") else None
 
 
 def config_file_keys(code: str | None) -> list[str] | None:
@@ -430,6 +483,19 @@ def _requirement(package: Path) -> str | None:
     return deps.get("accelerate")
 
 
+def launch_refusals(code: str | None) -> dict[str, Any] | None:
+    """``commands/launch.py`` ``_validate_launch_command``'s refusal of a YAML without ``num_processes`` (its
+    ``ClusterConfig`` default -1): ``{"num_processes": {type, message, when, line}}``."""
+    if code is None:
+        return None
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.FunctionDef) and node.name == "_validate_launch_command":
+            found = [r for r in _raises(node) if "--num_processes" in r["message"]
+                     and any("num_processes == -1" in c for c in r["when"])]
+            return {"num_processes": found[0]} if found else None
+    return None
+
+
 def accelerate_snapshot(version: str) -> dict[str, Any]:
     root = hf_sources.fetch("accelerate", version)
     package = root / "src" / "accelerate"
@@ -438,6 +504,11 @@ def accelerate_snapshot(version: str) -> dict[str, Any]:
     rules = accelerate_rules((package / "utils" / "dataclasses.py").read_text(encoding="utf-8"),
                              (package / "accelerator.py").read_text(encoding="utf-8"),
                              launch.read_text(encoding="utf-8") if launch.is_file() else None)
+    launch_command = package / "commands" / "launch.py"
+    rules["launch_refusals"] = launch_refusals(launch_command.read_text(encoding="utf-8")
+                                               if launch_command.is_file() else None)
+    rules["config_file_checks"] = config_file_checks(config_args.read_text(encoding="utf-8")
+                                                     if config_args.is_file() else None)
     rules["config_file_keys"] = config_file_keys(config_args.read_text(encoding="utf-8") if config_args.is_file()
                                                  else None)
     from dsfields.extract.hf.programs import accelerate_programs
