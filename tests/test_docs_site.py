@@ -381,7 +381,8 @@ def _need_chromium() -> None:
 
 AXE_PAGES = {"home": "", "overview": "{v}/", "field": "{v}/fields/zero_optimization/",
              "catalogue": "{v}/optimizers-schedulers/", "templates": "{v}/config-templates/",
-             "errors": "{v}/typos-errors/", "compare": "releases/compare/", "inference": "{v}/inference/"}
+             "errors": "{v}/typos-errors/", "compare": "releases/compare/", "inference": "{v}/inference/",
+             "skeleton": "{v}/config-skeleton/", "section": "{v}/fields/bf16/"}
 
 
 @pytest.mark.browser
