@@ -13,6 +13,7 @@ import functools
 import hashlib
 import html
 import json
+import logging
 import os
 import re
 import shutil
@@ -1157,3 +1158,123 @@ def test_a_field_page_stored_once_shows_the_readers_source_lines(served, site, g
             assert page.locator(".dsf-covers").count() == 0
         finally:
             browser.close()
+
+
+# ---------------------------------------------------------------- labels and links name the release shown (#39.4)
+
+LABELS_AND_LINKS = """() => {
+  const named = text => (text.match(/DeepSpeed (\\d+\\.\\d+\\.\\d+)(?![\\d\\u2013-]|\\.\\d)/g) || [])
+    .filter(m => !/\\u2013$/.test(m)).map(m => m.split(" ")[1]);
+  const footer = Array.from(document.querySelectorAll(".md-footer__link"))
+    .flatMap(a => named(a.textContent + " " + (a.getAttribute("aria-label") || "")));
+  const topic = Array.from(document.querySelectorAll(".md-header__topic")).flatMap(t => named(t.textContent));
+  const banner = document.querySelector(".dsf-banner__newest");
+  const scopes = ".md-content a[href], nav.md-nav--primary a[href], .md-footer a[href]";
+  const links = Array.from(document.querySelectorAll(scopes))
+    .filter(a => !(banner && banner.contains(a)) && !a.closest(".dsf-history, .dsf-covers"))
+    .map(a => a.href).filter(h => h.startsWith(location.origin));
+  const sources = Array.from(document.querySelectorAll(".md-content a.dsf-src")).map(a => a.href);
+  return {footer, topic, title: named(document.title), links, sources};
+}"""
+
+
+def _named_elsewhere(found: dict, release: str, root: str, versions: list[str]) -> list[str]:
+    """What a page shown for ``release`` names of another release: footer, header and title labels, links of
+    the site whose address is another release's page without ``?v=<release>``, and source links at another tag."""
+    wrong = [f"{where}: {v}" for where in ("footer", "topic", "title") for v in found[where] if v != release]
+    for href in found["links"]:
+        parts = urlsplit(href)
+        path = parts.path[len(urlsplit(root).path):].removeprefix("zh/")
+        first = path.split("/", 1)[0]
+        if first in versions and first != release and f"v={release}" not in parts.query:
+            wrong.append(f"link: {href}")
+    wrong += [f"source: {href}" for href in found["sources"] if f"/blob/v{release}/" not in href]
+    return wrong
+
+
+def walk_release_labels(page, expect, root: str, site: Path, prefix: str, release: str) -> dict[str, list[str]]:
+    """Open every release page of ``release`` (its own and those stored once under another release), some field
+    pages, the home page and every guide as its reader meets them, and list what each names of another release."""
+    versions = json.loads((site / prefix / "releases" / "site-data.json").read_text(encoding="utf-8"))["versions"]
+    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    keys = sorted(data["pages"])
+    fields = [key for key in keys if key.startswith("fields/")]
+    chosen = [key for key in keys if not key.startswith("fields/")] + fields[:: max(1, len(fields) // 6)]
+    urls = [root + prefix + release + "/" + ("" if key == "index" else key + "/") for key in chosen]
+    urls.append(root + prefix + f"?v={release}")
+    urls += [root + prefix + path.parent.relative_to(site / prefix).as_posix() + f"/?v={release}"
+             for path in sorted((site / prefix / "guides").glob("*/index.html"))]
+    out = {}
+    for url in urls:
+        page.goto(url, wait_until="networkidle")
+        expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
+        wrong = _named_elsewhere(page.evaluate(LABELS_AND_LINKS), release, root, versions)
+        if wrong:
+            out[url] = wrong[:6]
+    return out
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_old_release_names_no_other_release_in_labels_and_links(served, site, lang):
+    """Issue 39 point 4: walked in Chromium as its reader meets them, 0.10.3's pages (its own and those stored once
+    under a later release), the home page and the guides name no other release in their footers, header, title
+    and source links, and no link of theirs leads to another release's page (before: 462 of 1,130 release pages'
+    footers named another release; the home page sent 89 of 108 links, guide 02 23 of 33, to the newest).
+    A search hit opened from there is titled with the reader's release, not the newest."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    release = "0.10.3"
+    newest = json.loads((site / "releases" / "site-data.json").read_text(encoding="utf-8"))["newest"]
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            assert walk_release_labels(page, expect, served, site, prefix, release) == {}
+            page.goto(served + prefix + release + "/", wait_until="networkidle")
+            expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
+            box = page.locator("input.md-search__input")
+            box.click()
+            box.fill("reduce_bucket_size")
+            hits = page.locator(".md-search-result__item .dsf-hit-release")
+            expect(hits.first).to_have_text(f"DeepSpeed {release}", timeout=60_000)
+            titles = page.locator(".md-search-result__item h1, .md-search-result__item h2").all_inner_texts()
+            assert titles and not [t for t in titles if newest in t], titles
+        finally:
+            browser.close()
+
+
+def test_a_footer_names_the_release_of_its_page_not_the_one_a_neighbour_is_stored_under():
+    """On a 0.12.5 page the next page "Enums" is 0.12.5's, stored once under 0.19.5: its label says 0.12.5;
+    a span of releases ("0.8.0–0.19.8", the page across releases) is not a release to restate."""
+    from dsfields.docs.hooks import own_release_footer
+
+    page = ('<p>DeepSpeed 0.19.5</p><footer class="md-footer"><a aria-label="Next: Enums · DeepSpeed 0.19.5">'
+            '<div class="md-ellipsis">Enums · DeepSpeed 0.19.5</div></a><a aria-label="Previous: Changes between two '
+            'releases · DeepSpeed 0.8.0–0.19.8">x</a></footer>')
+    out = own_release_footer(page, "0.12.5")
+    assert out.count("DeepSpeed 0.12.5") == 2 and "0.8.0–0.19.8" in out
+    assert out.startswith("<p>DeepSpeed 0.19.5</p>")  # the page's own text is not the footer's
+
+
+def test_sitemaps_per_release_and_their_index_only_with_a_site_url(tmp_path, caplog):
+    """With the site's URL: a sitemap per release (its own URLs, its redirect pages too), one for the pages of no
+    release, and an index of them; without it, none (an address in a sitemap is absolute), said once."""
+    from dsfields.docs.hooks import SITEMAP_NOTE, write_sitemaps
+
+    pages = [("", ""), ("guides/batch/", ""), ("0.19.8/", "0.19.8"), ("0.19.8/fields/bf16/", "0.19.8")]
+    stubs = {"0.19.7/index.html": "stub", "0.19.7/fields/bf16/index.html": "stub"}
+    (tmp_path / "sitemap.xml").write_text("<urlset/>", encoding="utf-8")  # mkdocs' own
+    with caplog.at_level(logging.INFO):
+        write_sitemaps(tmp_path, None, pages, stubs)
+    assert not (tmp_path / "sitemap.xml").exists() and SITEMAP_NOTE in caplog.text
+    write_sitemaps(tmp_path, "https://docs.example.net/ds/", pages, stubs)
+    index = (tmp_path / "sitemap.xml").read_text(encoding="utf-8")
+    maps = ("sitemap-pages.xml", "0.19.7/sitemap.xml", "0.19.8/sitemap.xml")
+    assert re.findall(r"<loc>([^<]*)</loc>", index) == [f"https://docs.example.net/ds/{name}" for name in maps]
+    older = (tmp_path / "0.19.7" / "sitemap.xml").read_text(encoding="utf-8")
+    assert re.findall(r"<loc>([^<]*)</loc>", older) == ["https://docs.example.net/ds/0.19.7/",
+                                                       "https://docs.example.net/ds/0.19.7/fields/bf16/"]
+    assert "guides/batch/" in (tmp_path / "sitemap-pages.xml").read_text(encoding="utf-8")
