@@ -713,7 +713,7 @@ VALUE_DETAILS = {"default_changed", "type_changed", "constraint_changed"}
 def skeleton_value(record: dict[str, Any]) -> str:
     """A key's default in the skeleton, as HTML: round integers as the source writes them (``5e8``, the exact
     integer on hover), other values as compact JSON cut to 40 characters; ``null`` when it has none."""
-    from dsfields.docs.filters import source_number
+    from dsfields.docs.filters import format_config, source_number
     from dsfields.model.wording import short_json
 
     if record.get("required") or record.get("read_without_default"):
@@ -723,4 +723,6 @@ def skeleton_value(record: dict[str, Any]) -> str:
         spelled = source_number(str(value))
         if spelled:
             return spelled
+    if isinstance(value, float):  # 5e8 as the seed and the source write it, not 500000000.0
+        return html.escape(format_config(value), quote=False)
     return html.escape(short_json(value, 40), quote=False)
