@@ -1077,13 +1077,23 @@ def test_a_release_page_stored_once_reads_as_the_readers_release(served, site, l
 
 # ---------------------------------------------------------------- source lines of a page stored once (issue 24 point 6)
 
+def release_data(site: Path, prefix: str, release: str) -> dict:
+    """A release's data as the page's script reads it: the Chinese file's parts that are the English file's are
+    read from there (hooks.share_release_data)."""
+    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    if data.get("english"):
+        english = json.loads((site / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+        data.update({key: english[key] for key in data["english"]})
+    return data
+
+
 _SOURCE_LINK = re.compile(r'<a class="dsf-src" data-v="([^"]+)">([^<]*)</a>')
 
 
 def _restated_sources(site: Path, prefix: str, release: str) -> dict[str, tuple[str, list[str]]]:
     """Page key → (the page it is shown on, its source links' labels as the reader of ``release`` sees them:
     the lines of the release data written into the shown page's links) for every page whose lines differ."""
-    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    data = release_data(site, prefix, release)
     out = {}
     for key, lines in (data.get("lines") or {}).items():
         url = data["pages"][key]
@@ -1172,7 +1182,7 @@ LABELS_AND_LINKS = """() => {
   const scopes = ".md-content a[href], nav.md-nav--primary a[href], .md-footer a[href]";
   const links = Array.from(document.querySelectorAll(scopes))
     .filter(a => !(banner && banner.contains(a)) && !a.closest(".dsf-history, .dsf-covers"))
-    .map(a => a.href).filter(h => h.startsWith(location.origin));
+    .filter(a => a.href.startsWith(location.origin)).map(a => [a.href, a.textContent]);
   const sources = Array.from(document.querySelectorAll(".md-content a.dsf-src")).map(a => a.href);
   return {footer, topic, title: named(document.title), links, sources};
 }"""
@@ -1180,14 +1190,16 @@ LABELS_AND_LINKS = """() => {
 
 def _named_elsewhere(found: dict, release: str, root: str, versions: list[str]) -> list[str]:
     """What a page shown for ``release`` names of another release: footer, header and title labels, links of
-    the site whose address is another release's page without ``?v=<release>``, and source links at another tag."""
+    the site whose address is another release's page without ``?v=<release>`` (unless its text names that
+    release), and source links at another tag."""
     wrong = [f"{where}: {v}" for where in ("footer", "topic", "title") for v in found[where] if v != release]
-    for href in found["links"]:
+    for href, text in found["links"]:
         parts = urlsplit(href)
         path = parts.path[len(urlsplit(root).path):].removeprefix("zh/")
         first = path.split("/", 1)[0]
-        if first in versions and first != release and f"v={release}" not in parts.query:
-            wrong.append(f"link: {href}")
+        # A link that says which release it opens ("changes since 0.10.2") is one on purpose.
+        if first in versions and first != release and f"v={release}" not in parts.query and first not in text:
+            wrong.append(f"link: {href} ({text.strip()[:40]})")
     wrong += [f"source: {href}" for href in found["sources"] if f"/blob/v{release}/" not in href]
     return wrong
 
@@ -1196,7 +1208,7 @@ def walk_release_labels(page, expect, root: str, site: Path, prefix: str, releas
     """Open every release page of ``release`` (its own and those stored once under another release), some field
     pages, the home page and every guide as its reader meets them, and list what each names of another release."""
     versions = json.loads((site / prefix / "releases" / "site-data.json").read_text(encoding="utf-8"))["versions"]
-    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    data = release_data(site, prefix, release)
     keys = sorted(data["pages"])
     fields = [key for key in keys if key.startswith("fields/")]
     chosen = [key for key in keys if not key.startswith("fields/")] + fields[:: max(1, len(fields) // 6)]

@@ -37,6 +37,13 @@
     if (!releaseCache[version]) {
       releaseCache[version] = fetch(new URL("releases/data/" + version + ".json", root)).then(function (r) { return r.json(); })
         .then(function (rd) {
+          // The Chinese site's file holds its nav; the parts that name no word of a language (pages, fields,
+          // source lines) are the English site's file's, read from there (hooks.py, share_release_data).
+          if (!rd.english) return rd;
+          return fetch(new URL("../releases/data/" + version + ".json", root)).then(function (r) { return r.json(); })
+            .then(function (en) { rd.english.forEach(function (key) { rd[key] = en[key]; }); return rd; });
+        })
+        .then(function (rd) {
           // Its fields come as a list of anchors: a set of them, to ask whether the release has a key.
           var fields = {};
           (rd.fields || []).forEach(function (anchor) { fields[anchor] = true; });
