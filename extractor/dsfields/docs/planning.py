@@ -719,8 +719,8 @@ def schema_files(version: str, snapshot: dict[str, Any], lang: str, history: dic
 
     files: dict[str, str] = {}
     for hf in (False, True):
-        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf, history=history),
-                       files)
+        schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf, history=history,
+                                    history_links=True), files)
         files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
                                                            separators=(",", ":")) + "\n"
     return files
