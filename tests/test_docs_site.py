@@ -1296,3 +1296,51 @@ def test_sitemaps_per_release_and_their_index_only_with_a_site_url(tmp_path, cap
     assert re.findall(r"<loc>([^<]*)</loc>", older) == ["https://docs.example.net/ds/0.19.7/",
                                                        "https://docs.example.net/ds/0.19.7/fields/bf16/"]
     assert "guides/batch/" in (tmp_path / "sitemap-pages.xml").read_text(encoding="utf-8")
+
+
+def test_each_release_has_a_skeleton_naming_every_top_level_key_of_its_snapshot(site, generated):
+    """Issue 41: the config skeleton of a release (the page its data names, stored once for releases that read
+    alike) links every top-level key of that release's snapshot to its entry, in both languages; its defaults
+    are written as the source writes round integers (``5e8``, the snapshot's integer on hover)."""
+    for prefix in ("", "zh/"):
+        for release in ("0.8.0", "0.10.3", "0.14.4", available_versions(generated)[-1]):
+            data = release_data(site, prefix, release)
+            html_text = (site / prefix / data["pages"]["config-skeleton"] / "index.html").read_text(encoding="utf-8")
+            block = re.search(r'<pre class="dsf-skeleton">.*?</pre>', html_text, re.S).group()
+            linked = set(re.findall(r'<a href="[^"]*#([^"]+)">[\w]+</a>": ', block))
+            tops = {path.split(".")[0] for path in load(release, generated).raw["fields"]}
+            assert {links.anchor(top) for top in tops} <= linked, (prefix, release, sorted(tops)[:5])
+            for exact, short in re.findall(r'<abbr class="dsf-num" title="(\d+)"><code>([^<]+)</code></abbr>', block):
+                assert scientific(int(exact)) == short
+
+
+@pytest.mark.browser
+def test_compare_keys_link_to_their_entries_and_examples_are_open_and_printed(served):
+    """Issue 41: the keys of "changes between two releases" are links to their entries (which exist); a
+    section's example is open on screen, and printed with the site's chrome left out."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + "releases/compare/", wait_until="networkidle")
+            first = page.locator("#dsf-compare-out table td a").first
+            expect(first).to_be_visible(timeout=30_000)
+            pairs = page.locator("#dsf-compare-out table td a").evaluate_all(
+                "links => links.map(a => [a.href, a.textContent])")
+            assert len(pairs) > 10
+            for href, text in pairs[:40]:
+                assert urlsplit(href).fragment == links.anchor(text), (href, text)
+                response = page.request.get(href.split("#")[0])
+                assert response.ok, href
+            page.goto(served + "0.19.8/fields/bf16/", wait_until="networkidle")
+            example = page.locator("details.dsf-example").first
+            expect(example).to_have_attribute("open", "")
+            expect(example.locator("pre")).to_be_visible()
+            page.emulate_media(media="print")
+            expect(example.locator("pre")).to_be_visible()
+            expect(page.locator(".md-sidebar--primary")).to_be_hidden()
+        finally:
+            browser.close()
