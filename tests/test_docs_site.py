@@ -1344,3 +1344,22 @@ def test_compare_keys_link_to_their_entries_and_examples_are_open_and_printed(se
             expect(page.locator(".md-sidebar--primary")).to_be_hidden()
         finally:
             browser.close()
+
+
+def test_the_chinese_release_data_reads_the_parts_the_english_file_has_alike(tmp_path):
+    """The Chinese site's release data keeps its own nav and names the parts that are the English file's; read as
+    the page's script reads it, it is the file the Chinese build wrote. A part that differs stays in it."""
+    from dsfields.docs.hooks import share_release_data
+
+    en = {"version": "0.14.4", "title": "DeepSpeed 0.14.4", "nav": [["Home", ""]], "pages": {"index": "0.14.4/"},
+          "fields": ["bf16"], "lines": {"index": ["12"]}}
+    zh = {**en, "nav": [["首页", ""]], "lines": {"index": ["13"]}}
+    for prefix, data in (("", en), ("zh/", zh)):
+        (tmp_path / prefix / "releases" / "data").mkdir(parents=True)
+        (tmp_path / prefix / "releases" / "data" / "0.14.4.json").write_text(json.dumps(data), encoding="utf-8")
+    share_release_data(tmp_path)
+    lean = json.loads((tmp_path / "zh" / "releases" / "data" / "0.14.4.json").read_text(encoding="utf-8"))
+    assert lean["english"] == ["fields", "pages"] and "pages" not in lean and lean["lines"] == zh["lines"]
+    read = release_data(tmp_path, "zh/", "0.14.4")
+    read.pop("english")
+    assert read == zh
