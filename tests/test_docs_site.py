@@ -13,6 +13,7 @@ import functools
 import hashlib
 import html
 import json
+import logging
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from conftest import BuiltSite, serving
 from dsfields import links
 from dsfields.cli import main
 from dsfields.model.store import available_versions, load, repo_generated_dir
+from dsfields.model.wording import scientific
 
 pytestmark = pytest.mark.site
 
@@ -361,7 +363,10 @@ def test_search_finds_a_field_and_shows_its_default(served):
             facts = page.locator(f"#zero_optimization-{key} + div.dsf-field ul.dsf-facts > li")
             default = facts.filter(has_text=re.compile(r"^Default:")).locator("code")
             expect(heading).to_be_in_viewport()
-            expect(default).to_have_text("1000000000")
+            # As DeepSpeed's source writes it (pp_int(1e9)), the exact integer on hover (issue 41).
+            expect(default).to_have_text("1e9")
+            expect(facts.filter(has_text=re.compile(r"^Default:")).locator("abbr")).to_have_attribute(
+                "title", "1000000000")
             expect(default).to_be_in_viewport()
             page.screenshot(path=str(OUTPUT / "docs-search-stage3_max_live_parameters.png"))
         finally:
@@ -381,7 +386,8 @@ def _need_chromium() -> None:
 
 AXE_PAGES = {"home": "", "overview": "{v}/", "field": "{v}/fields/zero_optimization/",
              "catalogue": "{v}/optimizers-schedulers/", "templates": "{v}/config-templates/",
-             "errors": "{v}/typos-errors/", "compare": "releases/compare/", "inference": "{v}/inference/"}
+             "errors": "{v}/typos-errors/", "compare": "releases/compare/", "inference": "{v}/inference/",
+             "skeleton": "{v}/config-skeleton/", "section": "{v}/fields/bf16/"}
 
 
 @pytest.mark.browser
@@ -461,7 +467,9 @@ def test_selector_switches_release_and_stays_on_the_field(served, generated):
             expect(page.locator(f"#{key}")).to_be_in_viewport()
             expect(entry.locator(".dsf-summary")).to_contain_text("ZeRO-3")
             default = entry.locator("ul.dsf-facts > li").filter(has_text=re.compile(r"^Default:")).locator("code")
-            expect(default).to_have_text(str(old_default))
+            expect(default).to_have_text(scientific(old_default) or str(old_default))
+            if scientific(old_default):  # 5e8 as the source writes it, the snapshot's integer on hover
+                expect(entry.locator("ul.dsf-facts > li abbr").first).to_have_attribute("title", str(old_default))
             expect(page.locator("#dsf-version")).to_have_value("0.14.4")
             # A field the older release does not have: the page says so and links to its history.
             page.goto(served + "0.19.8/fields/zero_optimization/#zero_optimization-zenflow")
@@ -1075,13 +1083,23 @@ def test_a_release_page_stored_once_reads_as_the_readers_release(served, site, l
 
 # ---------------------------------------------------------------- source lines of a page stored once (issue 24 point 6)
 
+def release_data(site: Path, prefix: str, release: str) -> dict:
+    """A release's data as the page's script reads it: the Chinese file's parts that are the English file's are
+    read from there (hooks.share_release_data)."""
+    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    if data.get("english"):
+        english = json.loads((site / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+        data.update({key: english[key] for key in data["english"]})
+    return data
+
+
 _SOURCE_LINK = re.compile(r'<a class="dsf-src" data-v="([^"]+)">([^<]*)</a>')
 
 
 def _restated_sources(site: Path, prefix: str, release: str) -> dict[str, tuple[str, list[str]]]:
     """Page key → (the page it is shown on, its source links' labels as the reader of ``release`` sees them:
     the lines of the release data written into the shown page's links) for every page whose lines differ."""
-    data = json.loads((site / prefix / "releases" / "data" / f"{release}.json").read_text(encoding="utf-8"))
+    data = release_data(site, prefix, release)
     out = {}
     for key, lines in (data.get("lines") or {}).items():
         url = data["pages"][key]
@@ -1156,3 +1174,192 @@ def test_a_field_page_stored_once_shows_the_readers_source_lines(served, site, g
             assert page.locator(".dsf-covers").count() == 0
         finally:
             browser.close()
+
+
+# ---------------------------------------------------------------- labels and links name the release shown (#39.4)
+
+LABELS_AND_LINKS = """() => {
+  const named = text => (text.match(/DeepSpeed (\\d+\\.\\d+\\.\\d+)(?![\\d\\u2013-]|\\.\\d)/g) || [])
+    .filter(m => !/\\u2013$/.test(m)).map(m => m.split(" ")[1]);
+  const footer = Array.from(document.querySelectorAll(".md-footer__link"))
+    .flatMap(a => named(a.textContent + " " + (a.getAttribute("aria-label") || "")));
+  const topic = Array.from(document.querySelectorAll(".md-header__topic")).flatMap(t => named(t.textContent));
+  const banner = document.querySelector(".dsf-banner__newest");
+  const scopes = ".md-content a[href], nav.md-nav--primary a[href], .md-footer a[href]";
+  const links = Array.from(document.querySelectorAll(scopes))
+    .filter(a => !(banner && banner.contains(a)) && !a.closest(".dsf-history, .dsf-covers"))
+    .filter(a => a.href.startsWith(location.origin)).map(a => [a.href, a.textContent]);
+  const sources = Array.from(document.querySelectorAll(".md-content a.dsf-src")).map(a => a.href);
+  return {footer, topic, title: named(document.title), links, sources};
+}"""
+
+
+def _named_elsewhere(found: dict, release: str, root: str, versions: list[str]) -> list[str]:
+    """What a page shown for ``release`` names of another release: footer, header and title labels, links of
+    the site whose address is another release's page without ``?v=<release>`` (unless its text names that
+    release), and source links at another tag."""
+    wrong = [f"{where}: {v}" for where in ("footer", "topic", "title") for v in found[where] if v != release]
+    for href, text in found["links"]:
+        parts = urlsplit(href)
+        path = parts.path[len(urlsplit(root).path):].removeprefix("zh/")
+        first = path.split("/", 1)[0]
+        # A link that says which release it opens ("changes since 0.10.2") is one on purpose.
+        if first in versions and first != release and f"v={release}" not in parts.query and first not in text:
+            wrong.append(f"link: {href} ({text.strip()[:40]})")
+    wrong += [f"source: {href}" for href in found["sources"] if f"/blob/v{release}/" not in href]
+    return wrong
+
+
+def walk_release_labels(page, expect, root: str, site: Path, prefix: str, release: str) -> dict[str, list[str]]:
+    """Open every release page of ``release`` (its own and those stored once under another release), some field
+    pages, the home page and every guide as its reader meets them, and list what each names of another release."""
+    versions = json.loads((site / prefix / "releases" / "site-data.json").read_text(encoding="utf-8"))["versions"]
+    data = release_data(site, prefix, release)
+    keys = sorted(data["pages"])
+    fields = [key for key in keys if key.startswith("fields/")]
+    chosen = [key for key in keys if not key.startswith("fields/")] + fields[:: max(1, len(fields) // 6)]
+    urls = [root + prefix + release + "/" + ("" if key == "index" else key + "/") for key in chosen]
+    urls.append(root + prefix + f"?v={release}")
+    urls += [root + prefix + path.parent.relative_to(site / prefix).as_posix() + f"/?v={release}"
+             for path in sorted((site / prefix / "guides").glob("*/index.html"))]
+    out = {}
+    for url in urls:
+        page.goto(url, wait_until="networkidle")
+        expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
+        wrong = _named_elsewhere(page.evaluate(LABELS_AND_LINKS), release, root, versions)
+        if wrong:
+            out[url] = wrong[:6]
+    return out
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_old_release_names_no_other_release_in_labels_and_links(served, site, lang):
+    """Issue 39 point 4: walked in Chromium as its reader meets them, 0.10.3's pages (its own and those stored once
+    under a later release), the home page and the guides name no other release in their footers, header, title
+    and source links, and no link of theirs leads to another release's page (before: 462 of 1,130 release pages'
+    footers named another release; the home page sent 89 of 108 links, guide 02 23 of 33, to the newest).
+    A search hit opened from there is titled with the reader's release, not the newest."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    release = "0.10.3"
+    newest = json.loads((site / "releases" / "site-data.json").read_text(encoding="utf-8"))["newest"]
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            assert walk_release_labels(page, expect, served, site, prefix, release) == {}
+            page.goto(served + prefix + release + "/", wait_until="networkidle")
+            expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
+            box = page.locator("input.md-search__input")
+            box.click()
+            box.fill("reduce_bucket_size")
+            hits = page.locator(".md-search-result__item .dsf-hit-release")
+            expect(hits.first).to_have_text(f"DeepSpeed {release}", timeout=60_000)
+            titles = page.locator(".md-search-result__item h1, .md-search-result__item h2").all_inner_texts()
+            assert titles and not [t for t in titles if newest in t], titles
+        finally:
+            browser.close()
+
+
+def test_a_footer_names_the_release_of_its_page_not_the_one_a_neighbour_is_stored_under():
+    """On a 0.12.5 page the next page "Enums" is 0.12.5's, stored once under 0.19.5: its label says 0.12.5;
+    a span of releases ("0.8.0–0.19.8", the page across releases) is not a release to restate."""
+    from dsfields.docs.hooks import own_release_footer
+
+    page = ('<p>DeepSpeed 0.19.5</p><footer class="md-footer"><a aria-label="Next: Enums · DeepSpeed 0.19.5">'
+            '<div class="md-ellipsis">Enums · DeepSpeed 0.19.5</div></a><a aria-label="Previous: Changes between two '
+            'releases · DeepSpeed 0.8.0–0.19.8">x</a></footer>')
+    out = own_release_footer(page, "0.12.5")
+    assert out.count("DeepSpeed 0.12.5") == 2 and "0.8.0–0.19.8" in out
+    assert out.startswith("<p>DeepSpeed 0.19.5</p>")  # the page's own text is not the footer's
+
+
+def test_sitemaps_per_release_and_their_index_only_with_a_site_url(tmp_path, caplog):
+    """With the site's URL: a sitemap per release (its own URLs, its redirect pages too), one for the pages of no
+    release, and an index of them; without it, none (an address in a sitemap is absolute), said once."""
+    from dsfields.docs.hooks import SITEMAP_NOTE, write_sitemaps
+
+    pages = [("", ""), ("guides/batch/", ""), ("0.19.8/", "0.19.8"), ("0.19.8/fields/bf16/", "0.19.8")]
+    stubs = {"0.19.7/index.html": "stub", "0.19.7/fields/bf16/index.html": "stub"}
+    (tmp_path / "sitemap.xml").write_text("<urlset/>", encoding="utf-8")  # mkdocs' own
+    with caplog.at_level(logging.INFO):
+        write_sitemaps(tmp_path, None, pages, stubs)
+    assert not (tmp_path / "sitemap.xml").exists() and SITEMAP_NOTE in caplog.text
+    write_sitemaps(tmp_path, "https://docs.example.net/ds/", pages, stubs)
+    index = (tmp_path / "sitemap.xml").read_text(encoding="utf-8")
+    maps = ("sitemap-pages.xml", "0.19.7/sitemap.xml", "0.19.8/sitemap.xml")
+    assert re.findall(r"<loc>([^<]*)</loc>", index) == [f"https://docs.example.net/ds/{name}" for name in maps]
+    older = (tmp_path / "0.19.7" / "sitemap.xml").read_text(encoding="utf-8")
+    assert re.findall(r"<loc>([^<]*)</loc>", older) == ["https://docs.example.net/ds/0.19.7/",
+                                                       "https://docs.example.net/ds/0.19.7/fields/bf16/"]
+    assert "guides/batch/" in (tmp_path / "sitemap-pages.xml").read_text(encoding="utf-8")
+
+
+def test_each_release_has_a_skeleton_naming_every_top_level_key_of_its_snapshot(site, generated):
+    """Issue 41: the config skeleton of a release (the page its data names, stored once for releases that read
+    alike) links every top-level key of that release's snapshot to its entry, in both languages; its defaults
+    are written as the source writes round integers (``5e8``, the snapshot's integer on hover)."""
+    for prefix in ("", "zh/"):
+        for release in ("0.8.0", "0.10.3", "0.14.4", available_versions(generated)[-1]):
+            data = release_data(site, prefix, release)
+            html_text = (site / prefix / data["pages"]["config-skeleton"] / "index.html").read_text(encoding="utf-8")
+            block = re.search(r'<pre class="dsf-skeleton">.*?</pre>', html_text, re.S).group()
+            linked = set(re.findall(r'<a href="[^"]*#([^"]+)">[\w]+</a>": ', block))
+            tops = {path.split(".")[0] for path in load(release, generated).raw["fields"]}
+            assert {links.anchor(top) for top in tops} <= linked, (prefix, release, sorted(tops)[:5])
+            for exact, short in re.findall(r'<abbr class="dsf-num" title="(\d+)"><code>([^<]+)</code></abbr>', block):
+                assert scientific(int(exact)) == short
+
+
+@pytest.mark.browser
+def test_compare_keys_link_to_their_entries_and_examples_are_open_and_printed(served):
+    """Issue 41: the keys of "changes between two releases" are links to their entries (which exist); a
+    section's example is open on screen, and printed with the site's chrome left out."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + "releases/compare/", wait_until="networkidle")
+            first = page.locator("#dsf-compare-out table td a").first
+            expect(first).to_be_visible(timeout=30_000)
+            pairs = page.locator("#dsf-compare-out table td a").evaluate_all(
+                "links => links.map(a => [a.href, a.textContent])")
+            assert len(pairs) > 10
+            for href, text in pairs[:40]:
+                assert urlsplit(href).fragment == links.anchor(text), (href, text)
+                response = page.request.get(href.split("#")[0])
+                assert response.ok, href
+            page.goto(served + "0.19.8/fields/bf16/", wait_until="networkidle")
+            example = page.locator("details.dsf-example").first
+            expect(example).to_have_attribute("open", "")
+            expect(example.locator("pre")).to_be_visible()
+            page.emulate_media(media="print")
+            expect(example.locator("pre")).to_be_visible()
+            expect(page.locator(".md-sidebar--primary")).to_be_hidden()
+        finally:
+            browser.close()
+
+
+def test_the_chinese_release_data_reads_the_parts_the_english_file_has_alike(tmp_path):
+    """The Chinese site's release data keeps its own nav and names the parts that are the English file's; read as
+    the page's script reads it, it is the file the Chinese build wrote. A part that differs stays in it."""
+    from dsfields.docs.hooks import share_release_data
+
+    en = {"version": "0.14.4", "title": "DeepSpeed 0.14.4", "nav": [["Home", ""]], "pages": {"index": "0.14.4/"},
+          "fields": ["bf16"], "lines": {"index": ["12"]}}
+    zh = {**en, "nav": [["首页", ""]], "lines": {"index": ["13"]}}
+    for prefix, data in (("", en), ("zh/", zh)):
+        (tmp_path / prefix / "releases" / "data").mkdir(parents=True)
+        (tmp_path / prefix / "releases" / "data" / "0.14.4.json").write_text(json.dumps(data), encoding="utf-8")
+    share_release_data(tmp_path)
+    lean = json.loads((tmp_path / "zh" / "releases" / "data" / "0.14.4.json").read_text(encoding="utf-8"))
+    assert lean["english"] == ["fields", "pages"] and "pages" not in lean and lean["lines"] == zh["lines"]
+    read = release_data(tmp_path, "zh/", "0.14.4")
+    read.pop("english")
+    assert read == zh

@@ -29,3 +29,22 @@ def test_every_doc_that_names_the_repository_names_pyprojects_url():
             shown.setdefault(other, []).append(name)
     assert set(shown) == {url}, shown
     assert {".pre-commit-hooks.yaml", "docs/check-output.md", "docs/check-output.zh.md"} <= set(shown[url])
+
+
+def test_the_site_url_is_pyprojects_documentation_url_and_none_while_unpublished(tmp_path):
+    """The published site's URL (canonical links, sitemaps, the schema's $id) is one setting beside the repository's:
+    ``[project.urls] Documentation``; absent or a placeholder, there is none (the site then has no sitemap)."""
+    from dsfields.links import SITE_URL, published_site_url
+
+    def with_urls(urls: str) -> Path:
+        path = tmp_path / "pyproject.toml"
+        path.write_text(f'[project]\nname = "x"\n[project.urls]\n{urls}\n', encoding="utf-8")
+        return path
+
+    assert published_site_url(with_urls('Repository = "https://github.com/o/dsfields"')) is None
+    assert published_site_url(with_urls('Documentation = "https://your-org.github.io/dsfields"')) is None
+    assert published_site_url(with_urls('Documentation = "not a url"')) is None
+    assert published_site_url(with_urls('Documentation = "https://docs.dsfields.dev/x"')) == "https://docs.dsfields.dev/x/"
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    assert SITE_URL == published_site_url(REPO / "pyproject.toml")
+    assert (SITE_URL is None) == ("Documentation" not in urls or "your-org" in urls["Documentation"])

@@ -37,6 +37,13 @@
     if (!releaseCache[version]) {
       releaseCache[version] = fetch(new URL("releases/data/" + version + ".json", root)).then(function (r) { return r.json(); })
         .then(function (rd) {
+          // The Chinese site's file holds its nav; the parts that name no word of a language (pages, fields,
+          // source lines) are the English site's file's, read from there (hooks.py, share_release_data).
+          if (!rd.english) return rd;
+          return fetch(new URL("../releases/data/" + version + ".json", root)).then(function (r) { return r.json(); })
+            .then(function (en) { rd.english.forEach(function (key) { rd[key] = en[key]; }); return rd; });
+        })
+        .then(function (rd) {
           // Its fields come as a list of anchors: a set of them, to ask whether the release has a key.
           var fields = {};
           (rd.fields || []).forEach(function (anchor) { fields[anchor] = true; });
@@ -390,8 +397,12 @@
         if (scope) rewriteLinks(scope, data, shown, shown);
       });
     }
+    // A page of no release (home, guides, the hand-written pages) keeps the reader's release in its text's
+    // links too (issue 39 point 4); the pages across releases keep theirs (they name releases on purpose).
+    var own = m ? null : sitePath(new URL(location.href));
+    var across = own !== null && /^releases\//.test(own);
     var where = m ? [document] : [document.querySelector(".md-header"), document.querySelector(".md-sidebar--primary"),
-                                  document.querySelector(".md-footer")];
+                                  document.querySelector(".md-footer"), across ? null : document.querySelector(".md-content")];
     where.forEach(function (scope) { if (scope) rewriteLinks(scope, data, from, shown); });
     if (m && m.dataset.covers && from.version !== shown.version) {
       // The address bar shows the reader's release: its own URL of this page (which leads back here).
@@ -399,6 +410,25 @@
       params().forEach(function (value, name) { if (name !== "v") own.searchParams.set(name, value); });
       own.hash = location.hash;
       history.replaceState(history.state, "", own.href);
+      // Its canonical link names that URL too (issue 41): the page stands for the reader's release here.
+      var canonical = document.querySelector("link[rel=canonical]");
+      if (canonical) {
+        var named = new URL(canonical.getAttribute("href"), location.href);
+        named.pathname = named.pathname.replace("/" + m.dataset.version + "/", "/" + shown.version + "/");
+        named.search = "";
+        named.hash = "";
+        canonical.setAttribute("href", named.href);
+      }
+    }
+  }
+
+  // Every mention of release `from` in the text under `scope` said as release `to` (whole numbers only:
+  // 0.19.8 is not a part of 0.19.80).
+  function restateNodes(scope, from, to) {
+    var number = new RegExp("(^|[^\\d.])" + from.replace(/\./g, "\\.") + "(?![\\d]|\\.\\d)", "g");
+    var walker = document.createTreeWalker(scope, NodeFilter.SHOW_TEXT), node;
+    while ((node = walker.nextNode())) {
+      if (node.nodeValue.indexOf(from) >= 0) node.nodeValue = node.nodeValue.replace(number, "$1" + to);
     }
   }
 
@@ -423,7 +453,11 @@
           label.className = "dsf-hit-release";
           label.textContent = "DeepSpeed " + shown.version;
           var article = a.querySelector("article");
-          if (article) article.insertBefore(label, article.firstChild);
+          if (article) {
+            // The hit's title names the release it opens (the newest's page title says the newest).
+            article.querySelectorAll("h1, h2").forEach(function (title) { restateNodes(title, data.newest, shown.version); });
+            article.insertBefore(label, article.firstChild);
+          }
         }
         if (scoped) a.href = scoped.href;
       });
@@ -622,9 +656,31 @@
           });
         });
         order.sort();
+        var newer = data.versions[b], older = data.versions[a];
+        var token = ++drawn;  // the last pick wins when two are answered out of order
+        Promise.all([releaseData(newer), releaseData(older)]).then(function (both) {
+          if (token === drawn) show(order, byPath, a, b, both);
+        });
+      }
+      var drawn = 0;
+      // Each key links to its field page (issue 41): in the newer release, or the older one if it is gone there.
+      function keyLink(path, both) {
+        var anchor = path.replace(/\./g, "-").toLowerCase(), top = path.split(".")[0];
+        for (var i = 0; i < both.length; i++) {
+          var rd = both[i];
+          if (!rd.fields[anchor]) continue;
+          var page = path.indexOf(".") >= 0 || rd.pages["fields/" + top] !== undefined ? "fields/" + top : "fields/top-level";
+          var url = releaseUrl(rd, page, "#" + anchor);
+          if (url) return url.href;
+        }
+        return null;
+      }
+      function show(order, byPath, a, b, both) {
         var rows = order.map(function (path) {
           return byPath[path].map(function (c, i) {
             var key = path ? "<code>" + escapeHtml(path).replace(/([._\/])/g, "$1<wbr>") + "</code>" : escapeHtml(t("top level"));
+            var href = path && !i ? keyLink(path, both) : null;
+            if (href) key = "<a href=\"" + escapeHtml(href) + "\">" + key + "</a>";
             return "<tr><td data-label=\"" + escapeHtml(t("Key")) + "\">" + (i ? "" : key) +
               "</td><td data-label=\"" + escapeHtml(t("Release")) + "\">" + c[0] + "</td><td data-label=\"" + escapeHtml(t("Change")) + "\">" +
               escapeHtml(t(c[1])) + (c[2] ? " — " + c[2] : "") + "</td></tr>";
@@ -676,6 +732,10 @@
   }
 
   tableLabels();
+  // Printed pages show every example (a reader may have closed one on screen).
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details.dsf-example:not([open])").forEach(function (d) { d.open = true; });
+  });
   dataPromise.then(function (data) {
     T = data.words || {};
     TERMS = data.terms || {};

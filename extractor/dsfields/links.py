@@ -8,11 +8,50 @@ the field's dotted path with dots replaced by ``-``, lower-cased. Top-level scal
 
 from __future__ import annotations
 
-SITE_URL: str | None = None
-"""Base URL of the published docs site (``site_url`` in mkdocs.yml): none until the site is published.
+import tomllib
+from pathlib import Path
 
-Unset, the schema carries no ``$id`` and no absolute "Docs:" links, rather than a placeholder host;
-``dsfields schema --site-url URL`` sets it for one run."""
+SITE_URL_KEY = "Documentation"
+"""The ``[project.urls]`` entry of pyproject.toml that names the published site: the one place the site's URL
+is written, beside the repository's (``Repository``, tests/test_project_url.py)."""
+PLACEHOLDER_HOSTS = ("your-org", "example.com", "example.org")
+"""Hosts and owners that mark an unfilled URL: such a URL is no URL (no link to a place that does not exist)."""
+
+
+def published_site_url(pyproject: Path | None = None) -> str | None:
+    """The site's URL from ``[project.urls] Documentation``: the checkout's pyproject.toml when this package runs
+    from a checkout (or ``pyproject``), else the installed distribution's metadata (the same table, as the wheel
+    carries it). None when absent or a placeholder: the site is then built without sitemaps and with relative
+    canonical links (README "Docs site")."""
+    url: str | None = None
+    path = pyproject or Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if path.is_file():
+        try:
+            urls = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("urls", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            urls = {}
+        url = urls.get(SITE_URL_KEY) if isinstance(urls, dict) else None
+    elif pyproject is None:
+        from importlib import metadata
+
+        try:
+            entries = metadata.metadata("dsfields").get_all("Project-URL") or []
+        except metadata.PackageNotFoundError:
+            entries = []
+        url = next((value.strip() for name, _, value in (e.partition(",") for e in entries)
+                    if name.strip().lower() == SITE_URL_KEY.lower()), None)
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or \
+            any(mark in url for mark in PLACEHOLDER_HOSTS):
+        return None
+    return url.rstrip("/") + "/"
+
+
+SITE_URL: str | None = published_site_url()
+"""Base URL of the published docs site (``[project.urls] Documentation``, :func:`published_site_url`): none
+until the site is published.
+
+Unset, the schema carries no ``$id`` and no absolute "Docs:" links, rather than a placeholder host, and the
+site has no sitemaps; ``dsfields schema --site-url URL`` sets it for one run."""
 
 TOP_LEVEL_PAGE = "top-level"
 """The page for keys that sit directly at the top of ds_config and are not sections."""

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dsfields.links import SITE_URL, field_url
+from dsfields.links import SITE_URL, anchor, field_url
 from dsfields.model import prose
 from dsfields.model.inference_prose import explain_for
 from dsfields.model.records import Catalog, CatalogEntry, Field, Snapshot
@@ -36,12 +36,16 @@ SCHEMA_FILE = "ds_config.schema.json"
 
 def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = False,
                  site_url: str | None = SITE_URL, lang: str = "en", hf: bool = False,
-                 history: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 history: Mapping[str, Any] | None = None, history_links: bool = False) -> dict[str, Any]:
     """The whole training config's schema for ``snapshot``'s DeepSpeed version, described in ``lang``;
     ``hf``: for configs given to the HF Trainer, which fills the "auto" values of its list; ``history``: each
-    key's events across releases (:func:`committed_history`), which date its deprecation and removal."""
+    key's events across releases (:func:`committed_history`), which date its deprecation and removal.
+    ``history_links``: each key's docs link (with ``site_url``) is its history across releases
+    (``releases/history/#<anchor>``), the same in every release, rather than its entry in this release: the
+    site's copies, whose keys are files shared by the releases that read them alike (``dsfields.docs.schemas``;
+    a link per release made every key of every release a file of its own: 203 MB instead of 10)."""
     typed = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_dict(snapshot)
-    return _Builder(typed, strict_unknown, site_url, lang, hf, history).root()
+    return _Builder(typed, strict_unknown, site_url, lang, hf, history, history_links).root()
 
 
 def history_of(index: Any) -> dict[str, Any]:
@@ -72,7 +76,8 @@ def schema_file(hf: bool = False, lang: str = "en") -> str:
 
 class _Builder:
     def __init__(self, snapshot: Snapshot, strict_unknown: bool, site_url: str | None, lang: str = "en",
-                 hf: bool = False, history: Mapping[str, Any] | None = None) -> None:
+                 hf: bool = False, history: Mapping[str, Any] | None = None, history_links: bool = False) -> None:
+        self.history_links = history_links
         self.snapshot = snapshot
         self.hf = hf
         self.lang = lang
@@ -324,8 +329,15 @@ class _Builder:
         if record.default_repr:
             parts.append(f"默认值：{record.default_repr}。" if zh else f"Default: {record.default_repr}.")
         if self.site_url:  # no link to a site that is not published (links.SITE_URL)
-            parts.append(f"Docs: {field_url(self.version, record.path, self.site_url, is_section=record.is_section)}")
+            parts.append(f"Docs: {self.docs_url(record)}")
         return "\n\n".join(parts)
+
+    def docs_url(self, record: Field) -> str:
+        """The key's page on the site: its entry in this release, or its history across releases."""
+        if self.history_links:
+            language = "" if self.lang == "en" else f"{self.lang}/"
+            return f"{(self.site_url or '').rstrip('/')}/{language}releases/history/#{anchor(record.path)}"
+        return field_url(self.version, record.path, self.site_url, is_section=record.is_section)
 
     def markdown(self, record: Field) -> str | None:
         """What an editor's hover shows (VS Code's ``markdownDescription``): our explanation as the Markdown it
@@ -356,7 +368,7 @@ class _Builder:
             else:
                 parts.append('`"auto"`: ' + ("由 DeepSpeed 接受" if zh else "accepted by DeepSpeed"))
         if self.site_url:
-            url = field_url(self.version, record.path, self.site_url, is_section=record.is_section)
+            url = self.docs_url(record)
             parts.append(f"[{'文档' if zh else 'Docs'}]({url})")
         return "\n\n".join(parts) if ours is not None or record.description else None
 

@@ -199,7 +199,17 @@ def source_link(source: dict[str, Any] | None, version: str) -> str:
 def default_text(record: dict[str, Any] | Field, as_html: bool = False) -> str:
     """The default as a user reads it (worded by :func:`dsfields.model.wording.default_words`), values as code."""
     field = record if isinstance(record, Field) else Field(record)
-    return "".join(code(text, as_html) if kind == "code" else text for kind, text in wording.default_words(field))
+    return "".join((source_number(text) or code(text, as_html) if as_html else code(text)) if kind == "code" else text
+                   for kind, text in wording.default_words(field))
+
+
+def source_number(text: str) -> str | None:
+    """A round integer as the source writes it, the exact integer on hover: ``<abbr title="500000000">``
+    around ``5e8`` (:func:`dsfields.model.wording.scientific`); None for any other text."""
+    if not text.isdigit() and not (text.startswith("-") and text[1:].isdigit()):
+        return None
+    spelled = wording.scientific(int(text))
+    return f'<abbr class="dsf-num" title="{text}">{hcode(spelled)}</abbr>' if spelled else None
 
 
 def type_text(record: dict[str, Any], as_html: bool = False) -> str:

@@ -96,6 +96,7 @@ def _cache_start(config: Any) -> None:
         except metadata.PackageNotFoundError:
             digest.update(f"{name}=\0".encode())
     digest.update((Path(config["docs_dir"]) / GENERATED / "nav.json").read_bytes())
+    digest.update(f"site_url={config.get('site_url') or ''}\0".encode())
     site = hashlib.sha256(str(Path(config["docs_dir"]).resolve()).encode()).hexdigest()[:16]
     warnings = _Warnings()
     logging.getLogger("mkdocs").addHandler(warnings)
@@ -376,6 +377,56 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
 
 
 TWIN_LINK = '<link rel="alternate" type="text/markdown" href="index.md">'
+ASSETS = re.compile(r"""(?<=["'])((?:\.\./)*)assets/""")
+"""A page's reference to its site's ``assets/`` folder (relative, as mkdocs writes it from the page)."""
+
+
+def _english_assets(output: str) -> str:
+    """A Chinese page built for the whole site (``site/zh/``) loads the English site's ``assets/``, one folder up:
+    Material's and our scripts, styles and icons are the same files in both languages (1.4 MB), so the Chinese
+    copy is not kept (:func:`_drop_chinese_assets`). A Chinese site built alone keeps its own."""
+    return ASSETS.sub(lambda match: f"{match.group(1)}../assets/", output)
+
+
+RELEASE_DATA = Path("releases") / "data"
+OWN_DATA = ("version", "title", "nav")
+"""The parts of a release's data (``releases/data/<v>.json``) that are the language's own; the rest (its pages'
+URLs, its fields, its source lines, its finder keys) name no word of a language."""
+
+
+def share_release_data(site: Path) -> None:
+    """Each Chinese release data file without the parts that are the English file's, byte for byte: it names them
+    (``"english": [...]``) and ``assets/dsfields.js`` reads them from ``../releases/data/<v>.json`` (1.9 MB of the
+    site: every part but the nav is the same in both languages)."""
+    for path in sorted((site / "zh" / RELEASE_DATA).glob("*.json")):
+        english = site / RELEASE_DATA / path.name
+        if not english.is_file():
+            continue
+        own, theirs = json.loads(path.read_text(encoding="utf-8")), json.loads(english.read_text(encoding="utf-8"))
+        same = [key for key in own if key not in OWN_DATA and key != "english" and own[key] == theirs.get(key)]
+        if same:
+            lean = {key: value for key, value in own.items() if key not in same}
+            lean["english"] = sorted(set(same) | set(own.get("english") or ()))
+            path.write_text(json.dumps(lean, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _drop_chinese_assets(site: Path) -> None:
+    """``site/zh/assets``, whose pages load ``site/assets`` (:func:`_english_assets`): removed once each of its files
+    is the English site's (the icon styles: the English file then holds every rule of both)."""
+    zh, en = site / "zh" / "assets", site / "assets"
+    for path in sorted(p for p in zh.rglob("*") if p.is_file()):
+        twin = en / path.relative_to(zh)
+        if twin.is_file() and twin.read_bytes() == path.read_bytes():
+            continue
+        if path.relative_to(zh).as_posix() == ICONS_CSS.removeprefix("assets/") and twin.is_file():
+            rules = dict.fromkeys([*twin.read_text(encoding="utf-8").splitlines(),
+                                   *path.read_text(encoding="utf-8").splitlines()])
+            twin.write_text("\n".join(sorted(rule for rule in rules if rule)) + "\n", encoding="utf-8")
+            continue
+        raise PluginError(f"the Chinese site's {path.relative_to(site)} differs from the English site's: its pages "
+                          "load the English one (hooks.py, _english_assets)")
+    shutil.rmtree(zh, ignore_errors=True)
+CANONICAL = '<link rel="canonical" href="{href}">'
 
 
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
@@ -388,9 +439,32 @@ def _twin_link(output: str, page: Any) -> str:
     of no release). Also names Material's search dialog (axe: ``aria-dialog-name``), in the page's language."""
     lang = _state.get("lang", "en")
     output = output.replace(SEARCH_DIALOG, SEARCH_DIALOG[:-1] + f' aria-label="{SEARCH_NAME.get(lang, "Search")}">', 1)
-    if "navs" not in _state or page_release(page.file.src_uri) != _state["navs"]["newest"]:
+    if lang == "zh" and os.environ.get(CHILD_ENV):
+        output = _english_assets(output)
+    if 'rel="canonical"' not in output:
+        # No site URL: the page's own address, relative (valid wherever the site is served; it drops ?v= and
+        # ?q=); a page shown for another release than its own gets that release's URL (assets/dsfields.js).
+        output = output.replace("</head>", CANONICAL.format(href="./") + "</head>", 1)
+    if "navs" not in _state:
+        return output
+    release = page_release(page.file.src_uri)
+    if page.file.src_uri in _state["navs"]["pages"]:
+        output = own_release_footer(output, release)
+    if release != _state["navs"]["newest"]:
         return output
     return output.replace("</head>", TWIN_LINK + "</head>", 1)
+
+
+FOOTER = re.compile(r'<footer class="md-footer">.*?</footer>', re.S)
+NAMED_RELEASE = re.compile(r"(?<=DeepSpeed )(?<![–-])\d+\.\d+\.\d+(?![\d–-]|\.\d)")
+"""A release named in a title ("Enums · DeepSpeed 0.19.5"), not a span of them ("DeepSpeed 0.8.0–0.19.8")."""
+
+
+def own_release_footer(output: str, release: str) -> str:
+    """The page's previous/next links named for its own release (issue 39 point 4). In a release's nav, a page
+    stored once under a later release stands for this release's page, but Material labels it with the stored
+    page's title, which names the release it is stored under ("Enums · DeepSpeed 0.19.5" on a 0.12.5 page)."""
+    return FOOTER.sub(lambda footer: NAMED_RELEASE.sub(release, footer.group()), output, count=1)
 
 
 def _cache_finish() -> None:
@@ -460,10 +534,25 @@ class _AnchoredNavLinks(logging.Filter):
 _anchored_nav_links = _AnchoredNavLinks()
 
 
+def _site_url(config: Any) -> str | None:
+    """The published site's URL: ``[project.urls] Documentation`` (``dsfields.links.SITE_URL``, the one setting),
+    the Chinese site under its ``zh/``; None when unset (or when mkdocs runs without dsfields importable)."""
+    try:
+        from dsfields.links import SITE_URL
+    except ImportError:
+        return None
+    if not SITE_URL:
+        return None
+    return SITE_URL + ("zh/" if _state["lang"] == "zh" else "")
+
+
 def on_config(config: Any) -> Any:
     navs = _read(config, "nav.json")
     _state["navs"] = navs
     _state["lang"] = str(config["theme"].get("language") or "en")
+    # Canonical links and sitemaps (issue 41): mkdocs and Material write them from site_url.
+    config["site_url"] = config.get("site_url") or _site_url(config)
+    _state["site_url"] = config["site_url"]
     _anchored_nav_links.expect(navs)
     nav_log = logging.getLogger("mkdocs.structure.nav")
     if _anchored_nav_links not in nav_log.filters:
@@ -649,3 +738,73 @@ def on_post_build(config: Any) -> None:
             raise PluginError("the Chinese site (mkdocs.zh.yml) failed to build: see its messages above")
         shutil.rmtree(site / "zh", ignore_errors=True)
         shutil.move(str(out), str(site / "zh"))
+        _drop_chinese_assets(site)
+        share_release_data(site)
+    write_sitemaps(site, _state.get("site_url"), _site_pages(), _read(config, "stubs.json"),
+                   child=bool(os.environ.get(CHILD_ENV)))
+
+
+SITEMAP_NOTE = ("dsfields docs: no site URL ([project.urls] Documentation in pyproject.toml): no sitemaps, "
+                "canonical links relative (README \"Docs site\")")
+SITEMAP = "sitemap.xml"
+SITE_PAGES_SITEMAP = "sitemap-pages.xml"
+"""The sitemap of the pages of no release (home, guides, across releases), beside each release's ``<v>/sitemap.xml``."""
+
+
+def _site_pages() -> list[tuple[str, str]]:
+    """(url, release or "") of every page mkdocs built: a release's own pages (nav.json "pages") and the rest."""
+    files = _state.get("files")
+    owned = _state["navs"]["pages"]
+    out = []
+    for file in files.documentation_pages() if files is not None else []:
+        if file.inclusion.is_excluded() or not file.url and file.src_uri != "index.md":
+            continue
+        out.append((file.url, owned.get(file.src_uri, "")))
+    return out
+
+
+def _urlset(base: str, urls: list[str]) -> str:
+    from xml.sax.saxutils import escape
+
+    rows = "".join(f"<url><loc>{escape(base + url)}</loc></url>\n" for url in sorted(set(urls)))
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n')
+
+
+def _sitemap_index(base: str, maps: list[str]) -> str:
+    from xml.sax.saxutils import escape
+
+    rows = "".join(f"<sitemap><loc>{escape(base + name)}</loc></sitemap>\n" for name in maps)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</sitemapindex>\n')
+
+
+def write_sitemaps(site: Path, site_url: str | None, pages: list[tuple[str, str]], stubs: dict[str, str],
+                   child: bool = False) -> None:
+    """A sitemap per release (``<v>/sitemap.xml``: its own URLs, also those of its pages stored once under another
+    release, which are its redirect stubs), ``sitemap-pages.xml`` for the pages of no release, and ``sitemap.xml``
+    their index (the English site's also lists the Chinese site's). mkdocs' one sitemap goes (it lists each
+    stored page once, under its owner). Without a site URL there are none (a sitemap's addresses are absolute):
+    the build says so once."""
+    for name in (SITEMAP, SITEMAP + ".gz"):
+        (site / name).unlink(missing_ok=True)
+    if not site_url:
+        if not child:
+            log.info(SITEMAP_NOTE)
+        return
+    by_release: dict[str, list[str]] = {}
+    for url, release in pages:
+        by_release.setdefault(release, []).append(url)
+    for path in stubs:
+        release = path.split("/", 1)[0]
+        by_release.setdefault(release, []).append(path.removesuffix("index.html"))
+    maps = []
+    for release, urls in sorted(by_release.items()):
+        name = f"{release}/{SITEMAP}" if release else SITE_PAGES_SITEMAP
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(_urlset(site_url, urls), encoding="utf-8")
+        maps.append(name)
+    if not child and (site / "zh" / SITEMAP).is_file():
+        zh = re.findall(r"<loc>[^<]*/zh/([^<]*)</loc>", (site / "zh" / SITEMAP).read_text(encoding="utf-8"))
+        maps += [f"zh/{name}" for name in zh]
+    (site / SITEMAP).write_text(_sitemap_index(site_url, maps), encoding="utf-8")

@@ -163,6 +163,13 @@ ZH: dict[str, str] = {
     "Overview": "概览",
     "Default values": "默认值",
     "Enums": "枚举",
+    "Config skeleton": "配置骨架",
+    "config skeleton": "配置骨架",
+    ("Every section of a ds_config on one screen, in the groups of the overview: top-level keys at their defaults, "
+     "each section with its `enabled` switch where it has one and the number of keys it holds. Every key links to "
+     "its entry; a section keeps its defaults until you set them."):
+        ("一屏看完 ds_config 的每个节，按概览的分组排列：顶层键取默认值，每个节列出它的 `enabled` 开关（如有）"
+         "和它包含的键数。每个键都链接到它的条目；节里的键在你设置之前都取默认值。"),
     "Deprecated and removed": "弃用与移除",
     "Templates A/B/C": "模板 A/B/C",
     "Typos and errors": "拼写错误与报错",

@@ -44,6 +44,8 @@ DEPRECATED = "deprecated-removed"
 CHANGES = "release-changes"
 TEMPLATES = "config-templates"
 TYPOS = "typos-errors"
+SKELETON = "config-skeleton"
+"""Per release: every section of a ds_config on one screen, each key linked to its field (issue 41)."""
 BATCH_EXAMPLES: tuple[dict[str, int], ...] = (
     {"train_micro_batch_size_per_gpu": 4}, {"train_batch_size": 32},
     {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8},
@@ -422,9 +424,27 @@ class Release:
         pages = [(OVERVIEW, "overview"), (DEFAULTS, "default values"), (ENUMS, "enums"),
                  (DEPRECATED, "deprecated and removed"), (CATALOGS, "optimizers and schedulers"),
                  (TEMPLATES, "templates A/B/C"), (TYPOS, "typos and errors")]
+        pages.insert(1, (SKELETON, "config skeleton"))
         pages = pages + [(CHANGES, "what changed")] if self.has_changes_page else pages
         pages = pages + [(OFFICIAL, "official docs vs code")] if self.official_docs is not None else pages
         return [(name, self._(title)) for name, title in pages]
+
+    def skeleton(self) -> list[dict[str, Any]]:
+        """The release's whole config on one screen, in the seed's groups (its 7.2): per group, its top-level keys
+        with their defaults, and its sections with their ``enabled`` switch where they have one and how many keys
+        they hold. All from the snapshot: the groups of :attr:`group_views`, the keys and defaults of its fields."""
+        out = []
+        for view in self.group_views:
+            lines = [{"path": record["path"], "key": record["key"], "value": skeleton_value(record), "keys": 0}
+                     for record in view["scalars"]]
+            for top in view["sections"]:
+                switch = self.fields.get(f"{top}.enabled")
+                inner = [path for path, record in self.fields.items()
+                         if path.startswith(top + ".") and not record.get("is_section")]
+                lines.append({"path": top, "key": top, "value": None, "keys": len(inner),
+                              "switch": (f"{top}.enabled", skeleton_value(switch)) if switch else None})
+            out.append({"group": view["group"], "lines": lines})
+        return out
 
     # ------------------------------------------------------------ facts per field
 
@@ -688,3 +708,21 @@ def change_detail_html(change: Any, lang: str) -> str:
 
 VALUE_DETAILS = {"default_changed", "type_changed", "constraint_changed"}
 """Change kinds whose detail is values only (``0.0 → 1.0``, ``choices: null → [...]``), shown as code."""
+
+
+def skeleton_value(record: dict[str, Any]) -> str:
+    """A key's default in the skeleton, as HTML: round integers as the source writes them (``5e8``, the exact
+    integer on hover), other values as compact JSON cut to 40 characters; ``null`` when it has none."""
+    from dsfields.docs.filters import format_config, source_number
+    from dsfields.model.wording import short_json
+
+    if record.get("required") or record.get("read_without_default"):
+        return "null"
+    value = record.get("default")
+    if isinstance(value, int) and not isinstance(value, bool):
+        spelled = source_number(str(value))
+        if spelled:
+            return spelled
+    if isinstance(value, float):  # 5e8 as the seed and the source write it, not 500000000.0
+        return html.escape(format_config(value), quote=False)
+    return html.escape(short_json(value, 40), quote=False)

@@ -23,7 +23,12 @@ def json_text(value: Any) -> str:
 
 
 def scientific(number: Any) -> str | None:
-    """``1e9`` for 1000000000, ``5e8``, ``1.5e6``: big round numbers are checked faster this way."""
+    """``1e9`` for 1000000000, ``5e8``, ``1.5e6``: big round numbers are checked faster this way.
+
+    It is also how DeepSpeed's source writes them (``pp_int(5e8)``, ``pp_int(1e5)``): the snapshot keeps the value,
+    not its spelling, so the site's "as the source writes it" (``filters.source_number``) is this rule, checked
+    against DeepSpeed 0.19.8, where every integer default of this shape is written so and every other large one
+    is not (``1048576``, ``10 * 1024 * 1024``)."""
     if isinstance(number, bool) or not isinstance(number, int):
         return None
     digits = str(abs(number)) if abs(number) < 10**4000 else ""
