@@ -219,6 +219,14 @@ class IndexedSnapshot(Snapshot):
         return out
 
     @cached_property
+    def by_alias(self) -> dict[str, dict[str, Field]]:
+        # No record carries "aliases" when the bytes never spell the key (a ds_config snapshot: aliases are the
+        # inference document's): answered without decoding a record; else every record is read, as Snapshot does.
+        if b'"aliases"' not in self._data:
+            return {}
+        return Snapshot.by_alias.func(self)  # type: ignore[attr-defined]
+
+    @cached_property
     def by_key(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for path, _, entry in self._meta():
