@@ -29,7 +29,7 @@ from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load
 from dsfields.model.dotted import at_path, join
 from dsfields.model.jsontypes import json_type
 from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot
-from dsfields.model.wording import at_source, default_in_context, same_words
+from dsfields.model.wording import SpellingIndex, at_source, default_in_context, same_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
@@ -73,6 +73,7 @@ class Checker:
         self.snapshot = snapshot
         self.version = snapshot.version
         self._history_index: Any = _UNREAD
+        self._key_spellings: SpellingIndex | None = None
         """``index.json`` as :func:`~dsfields.model.history.read_index` found it, read at the first unknown key."""
         self.sections = snapshot.sections
         self.fields = snapshot.fields
@@ -116,6 +117,12 @@ class Checker:
 
             self._history_index = read_index()
         return self._history_index
+
+    def key_spellings(self) -> SpellingIndex:
+        """Every bare key of the release (``by_key``'s order) for :func:`same_words`, indexed at the first ask."""
+        if self._key_spellings is None:
+            self._key_spellings = SpellingIndex(self.snapshot.by_key)
+        return self._key_spellings
 
     def departure_note(self, path: str) -> str:
         """" (removed in X, last in Y)" from the committed snapshots' history, or "" where it is not known."""
@@ -460,7 +467,7 @@ class _Run:
         reordered = same_words(key, own)
         if reordered is not None:
             return f'did you mean "{reordered}"? (the same words in another order or split)'
-        moved = same_words(key, list(snapshot.by_key))
+        moved = same_words(key, self.c.key_spellings())
         if moved is not None:  # the same words, a key of another section (comm_overlap at the top level)
             target = self.c.fields[snapshot.by_key[moved][0]].section
             place = f'"{target}"' if target else "the top level"

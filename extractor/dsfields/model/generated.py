@@ -78,12 +78,22 @@ def generated_size(path: str) -> int:
         return int.from_bytes(handle.read(4), "little")
 
 
+_PACKAGE: list[str] = []
+"""The real folder of the installed package, once found (a constant of the process: ``check`` asks per key)."""
+
+
+def _package_dir() -> str:
+    if not _PACKAGE:
+        _PACKAGE.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # extractor/dsfields, or …
+    return _PACKAGE[0]
+
+
 def generated_root() -> str:
     """:func:`repo_generated_dir` as a string, found without pathlib (``lookup`` and ``check`` skip its import)."""
     env = os.environ.get("DSFIELDS_GENERATED")
     if env:
         return env
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # extractor/dsfields, or site-packages/…
+    package = _package_dir()
     beside_checkout = os.path.join(os.path.dirname(os.path.dirname(package)), "generated")
     for candidate in (beside_checkout, os.path.join(package, "generated")):
         if os.path.isdir(candidate):
