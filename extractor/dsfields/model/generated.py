@@ -133,6 +133,9 @@ def version_key(version: str) -> tuple[Any, ...]:
     The runs of digits and of ASCII letters, in order, as ``re.findall(r"(\\d+)|([A-Za-z]+)")`` finds them
     (without compiling a pattern at start-up); anything else separates them.
     """
+    numbers = version.split(".")
+    if all(number.isdecimal() for number in numbers):  # a plain release (0.19.8): the same runs, found at once
+        return tuple((1, int(number), "") for number in numbers)
     parts: list[Any] = []
     run, kind = "", ""
     for char in version + " ":
