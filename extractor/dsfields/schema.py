@@ -81,7 +81,9 @@ class _Builder:
         self.strict_unknown = strict_unknown
         self.site_url = site_url
         self.sections = snapshot.sections
-        hf = snapshot.hf_trainer
+        from dsfields.hf.trainer import fill_list
+
+        hf = fill_list()
         self.hf_filled: set[str] = set(hf.paths) if hf is not None else set()
         self.catalogs = snapshot.catalogs
         self.history: Mapping[str, Any] = history or {}

@@ -69,7 +69,7 @@ def _names_word(text: str, word: str) -> bool:
 class Checker:
     """Indexes one snapshot once; :meth:`check` then judges parsed configs against it."""
 
-    def __init__(self, snapshot: Snapshot, hf_trainer: HfTrainer | None = None) -> None:
+    def __init__(self, snapshot: Snapshot, hf_trainer: HfTrainer | None | object = _UNREAD) -> None:
         self.snapshot = snapshot
         self.version = snapshot.version
         self._history_index: Any = _UNREAD
@@ -79,10 +79,28 @@ class Checker:
         self.fields = snapshot.fields
         self.removed = snapshot.removed
         self.catalogs = snapshot.catalogs
-        hf = snapshot.hf_trainer or hf_trainer
-        self.hf_fills: dict[str, Any] | None = hf.paths if hf is not None else None
-        self.hf_version: str | None = hf.transformers_version if hf is not None else None
-        self.hf_borrowed = snapshot.hf_trainer is None and hf_trainer is not None
+        self._hf_trainer = hf_trainer
+        """The HF Trainer's fill list (:func:`dsfields.hf.trainer.fill_list`), read when first asked: only a config
+        with "auto" values or ``--hf`` needs it."""
+
+    @property
+    def hf_trainer(self) -> HfTrainer | None:
+        if self._hf_trainer is _UNREAD:
+            from dsfields.hf.trainer import fill_list
+
+            self._hf_trainer = fill_list()
+        return self._hf_trainer  # type: ignore[return-value]
+
+    @property
+    def hf_fills(self) -> dict[str, Any] | None:
+        """Path → where the HF Trainer fills that key's ``"auto"``; None without a fill list."""
+        hf = self.hf_trainer
+        return hf.paths if hf is not None else None
+
+    @property
+    def hf_version(self) -> str | None:
+        hf = self.hf_trainer
+        return hf.transformers_version if hf is not None else None
 
     # ------------------------------------------------------------ entry points
 
@@ -103,11 +121,11 @@ class Checker:
 
                 run.findings = world_rule_findings(self, config, options, run.findings)
         findings = sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
-        if options.hf or not self.hf_fills:
+        if options.hf:
             return findings
         from dsfields.check.trainer_check import hf_hint  # the one HF hint (rule hf-config), after the findings
 
-        return hf_hint(config, self.hf_fills, self.hf_version, findings)
+        return hf_hint(config, self, findings)
 
     def history_index(self) -> dict[str, Any] | None:
         """``index.json`` if current (:func:`~dsfields.model.history.read_index`), read at the first removed or
@@ -235,16 +253,11 @@ class _Run:
                     dotted(path), Severity.ERROR, Kind.DUPLICATE_KEY,
                     "key repeated in one object; DeepSpeed raises \"Duplicate keys in DeepSpeed config\"",
                     "keep one of them", line))
-        if self.options.hf and self.c.hf_borrowed:
-            self.add((), Severity.INFO, Kind.LIMITATION,
-                     f"the {self.c.version} snapshot predates the HF Trainer fill list; using the one of "
-                     f"transformers {self.c.hf_version} from a newer snapshot (the list depends on transformers, "
-                     "not on DeepSpeed)", "")
         if self.options.hf and self.c.hf_fills is None:
             self.add((), Severity.INFO, Kind.LIMITATION,
-                     f"the {self.c.version} snapshot has no HF Trainer fill list (transformers was not installed "
-                     "at extraction): every \"auto\" is judged as DeepSpeed alone would",
-                     "re-extract with transformers installed (pip install dsfields[extract])")
+                     "no HF Trainer fill list (generated/hf/ has no transformers snapshot with one): every \"auto\" "
+                     "is judged as DeepSpeed alone would",
+                     "python -m dsfields.extract.hf.rule_witness writes it")
 
     # ------------------------------------------------------------ sections and keys
 

@@ -19,7 +19,7 @@ import os
 from functools import cached_property
 
 from dsfields.model.dotted import join
-from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog
+from dsfields.model.records import Enum, Field, Record, Removed, Section, Snapshot, _catalog
 
 INDEX_NAME = "paths.json"
 INDEX_FORMAT = 2
@@ -202,11 +202,6 @@ class IndexedSnapshot(Snapshot):
     @cached_property
     def schedulers(self) -> Any:
         return _catalog(self._top("schedulers"), "scheduler")
-
-    @cached_property
-    def hf_trainer(self) -> HfTrainer | None:
-        value = self._top("hf_trainer")
-        return HfTrainer(value) if isinstance(value, dict) else None
 
     # The indexes over every field, from the index's copy of what they need: no field record decoded.
 

@@ -37,12 +37,13 @@ if TYPE_CHECKING:  # typing and pathlib cost lookup's start-up milliseconds; ann
     from pathlib import Path
     from typing import Any
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
 
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
 """Formats consumers still read: format 2 only adds keys (witnesses, probes, patterns...), whose typed
-accessors answer "not known" on a format-1 record, so a tree being re-extracted stays usable."""
+accessors answer "not known" on a format-1 record, so a tree being re-extracted stays usable; format 3 only drops
+``hf_trainer`` (the HF Trainer's fill list, now read from ``generated/hf/`` alone), which no consumer reads."""
 
 REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "format_version": int, "deepspeed_version": str, "sections": dict, "fields": dict, "removed": dict,
@@ -50,7 +51,7 @@ REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
 """Top-level keys the consumers (check, lookup, diff, schema, docs) index directly, with their JSON types."""
 OPTIONAL_KEYS: dict[str, type | tuple[type, ...]] = {
     "generated_by": str, "environment": dict, "enums": dict, "coverage": dict,
-    "optimizers": dict, "schedulers": dict, "hf_trainer": (dict, type(None)),
+    "optimizers": dict, "schedulers": dict,
 }
 """The other top-level keys of ``snapshot.schema.json``: read with ``.get``, type-checked when present."""
 
