@@ -5,10 +5,11 @@ fails only at start-up, a misspelt optimizer param fails minutes later at ``deep
 This checks a config against the snapshot of one DeepSpeed release — unknown, removed and deprecated
 keys; types, enums and constraints as pydantic coerces them; ``"auto"`` as DeepSpeed alone or the
 HF Trainer treats it; optimizer and scheduler names and params from the engine's own mapping; and
-the cross-field rules of :mod:`dsfields.check.rules`. It reads the snapshot only.
+the cross-field rules of :mod:`dsfields.check.rules`. It reads the snapshot, and the HF Trainer's fill list
+(:func:`dsfields.hf.trainer.fill_list`, from ``generated/hf/``) when a config has ``"auto"`` values or ``--hf``.
 
-``"auto"`` policy. With ``--hf``, keys the HF Trainer fills (the snapshot's ``hf_trainer`` list,
-read from transformers' own source) are fine. Every other ``"auto"`` is judged by what DeepSpeed
+``"auto"`` policy. With ``--hf``, keys the HF Trainer fills (that fill list, read from transformers' own source)
+are fine. Every other ``"auto"`` is judged by what DeepSpeed
 alone does with it (the snapshot's ``auto`` record, measured at extraction): an *error* where
 DeepSpeed raises, or stores the string where a number or boolean goes (it fails later); a
 *warning* where DeepSpeed silently drops it and uses the default — the config works, but not as
