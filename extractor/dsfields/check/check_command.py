@@ -63,10 +63,10 @@ def checker_for(snapshot: Any, hf: bool) -> Checker:
     return Checker(snapshot)
 
 
-def file_findings(checker: Checker, config: Any, options: Options, findings: list[Any] | None = None) -> list[Any]:
+def file_findings(checker: Checker, config: Any, options: Options) -> list[Any]:
     """Every finding ``check`` prints for one parsed file without ``--runtime``/``--launch``/``--trainer-args``:
-    the engine's (``findings`` where already judged)."""
-    return checker.check(config, options) if findings is None else findings
+    the engine's, its HF hint included (the fill list is the same for every release)."""
+    return checker.check(config, options)
 
 
 def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = None) -> int:
@@ -127,10 +127,6 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = check_file(path, checker, options)
             extra = []
-            if report.error is None and report.config is not None:
-                # The engine gives the HF hint from its snapshot's fill list; a release older than the list
-                # borrows the newest one, as --hf does.
-                report.findings = file_findings(checker, report.config, options, report.findings)
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 
