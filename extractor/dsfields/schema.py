@@ -36,12 +36,13 @@ SCHEMA_FILE = "ds_config.schema.json"
 
 def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = False,
                  site_url: str | None = SITE_URL, lang: str = "en", hf: bool = False,
-                 history: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 history: Mapping[str, Any] | None = None, generated: str | None = None) -> dict[str, Any]:
     """The whole training config's schema for ``snapshot``'s DeepSpeed version, described in ``lang``;
     ``hf``: for configs given to the HF Trainer, which fills the "auto" values of its list; ``history``: each
-    key's events across releases (:func:`committed_history`), which date its deprecation and removal."""
+    key's events across releases (:func:`committed_history`), which date its deprecation and removal;
+    ``generated``: the snapshot folder whose ``hf/`` holds that list (None: the checkout's)."""
     typed = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_dict(snapshot)
-    return _Builder(typed, strict_unknown, site_url, lang, hf, history).root()
+    return _Builder(typed, strict_unknown, site_url, lang, hf, history, generated).root()
 
 
 def history_of(index: Any) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def schema_file(hf: bool = False, lang: str = "en") -> str:
 
 class _Builder:
     def __init__(self, snapshot: Snapshot, strict_unknown: bool, site_url: str | None, lang: str = "en",
-                 hf: bool = False, history: Mapping[str, Any] | None = None) -> None:
+                 hf: bool = False, history: Mapping[str, Any] | None = None, generated: str | None = None) -> None:
         self.snapshot = snapshot
         self.hf = hf
         self.lang = lang
@@ -83,7 +84,7 @@ class _Builder:
         self.sections = snapshot.sections
         from dsfields.hf.trainer import fill_list
 
-        hf = fill_list()
+        hf = fill_list(generated)
         self.hf_filled: set[str] = set(hf.paths) if hf is not None else set()
         self.catalogs = snapshot.catalogs
         self.history: Mapping[str, Any] = history or {}
