@@ -3,9 +3,10 @@ languages, their headings name the release, every link on them stays in that rel
 inference field of the release has its anchor, the Chinese pages speak Chinese, and a reader clicking through
 the sidebar in Chromium stays on the release they came for.
 
-Read from the whole site the other site tests share (conftest.built_site, built once per test run). There, a run of
-releases whose inference pages read alike is stored once, as the newest's (0.8.0's pages are redirect stubs of
-0.8.2's): the tests ask, for each release they name, the release whose pages the site stores for it.
+Built once per module with `dsfields docs build` from three releases (the oldest, one in between, the newest)
+copied from generated/, so the build takes seconds rather than the full site's minute. Not the whole site that the
+other site tests share (conftest.built_site): there, a release whose pages read alike is stored once, as a later
+release's (0.8.0's pages are 0.8.2's redirect stubs), and these tests ask each release's own pages.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from conftest import serving
+from conftest import build_site_copy, serving
 from test_docs_site import CHROMIUM_ARGS, _need_chromium, _Page, _shows, latin_sentences
 
 from dsfields.links import anchor
@@ -27,34 +28,16 @@ pytestmark = pytest.mark.site
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
-ASKED = ("0.8.0", "0.10.3", inference_versions()[-1])
-"""The oldest release with an inference document, one in between, the newest."""
+RELEASES = ("0.8.0", "0.10.3", inference_versions()[-1])
+OLD, NEW = RELEASES[0], RELEASES[-1]
 PAGES = ("", "defaults/", "changes/")
 RELEASE_DIR = re.compile(r"^(?:zh/)?(\d+\.\d+\.\d+)/")
-REFRESH = re.compile(r'<meta http-equiv="refresh" content="0; url=([^"]+)">')
 
 
 @pytest.fixture(scope="module")
-def site(built_site) -> Path:
-    return built_site.site
-
-
-def _owner(site: Path, version: str) -> str:
-    """The release whose inference pages the site stores for ``version`` (itself, or where its stub redirects)."""
-    page = site / version / "inference" / "index.html"
-    found = REFRESH.search(page.read_text(encoding="utf-8"))
-    if found is None:
-        return version
-    target = urlsplit(urljoin(f"http://site/{version}/inference/", found.group(1))).path.lstrip("/")
-    release = RELEASE_DIR.match(target)
-    assert release, (version, found.group(1))
-    return release.group(1)
-
-
-@pytest.fixture(scope="module")
-def releases(site) -> tuple[str, ...]:
-    """The stored releases of :data:`ASKED`, oldest first (each once)."""
-    return tuple(dict.fromkeys(_owner(site, version) for version in ASKED))
+def site(tmp_path_factory) -> Path:
+    """The site of three releases only (the shared full build stores 0.8.0's pages as stubs of 0.8.2's)."""
+    return build_site_copy(tmp_path_factory.mktemp("inference-site"), list(RELEASES), ("releases.json",)).site
 
 
 def _pages(site: Path, lang: str, version: str) -> list[Path]:
@@ -63,9 +46,8 @@ def _pages(site: Path, lang: str, version: str) -> list[Path]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("which", [0, -1], ids=["old", "new"])
-def test_each_release_has_its_inference_pages_and_their_headings_name_it(site, releases, lang, which):
-    version = releases[which]
+@pytest.mark.parametrize("version", [OLD, NEW])
+def test_each_release_has_its_inference_pages_and_their_headings_name_it(site, lang, version):
     for path in _pages(site, lang, version):
         html = path.read_text(encoding="utf-8")
         heading = re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S)
@@ -74,8 +56,8 @@ def test_each_release_has_its_inference_pages_and_their_headings_name_it(site, r
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_inference_field_of_the_release_has_its_anchor(site, releases, lang):
-    for version in (releases[0], releases[-1]):
+def test_every_inference_field_of_the_release_has_its_anchor(site, lang):
+    for version in (OLD, NEW):
         fields = json.loads((repo_generated_dir() / version / "inference.json").read_text())["fields"]
         page = _Page()
         page.feed(_pages(site, lang, version)[0].read_text(encoding="utf-8"))
@@ -83,11 +65,11 @@ def test_every_inference_field_of_the_release_has_its_anchor(site, releases, lan
         assert missing == [], (version, missing[:5])
 
 
-def test_links_on_inference_pages_keep_the_release_and_resolve(site, releases):
+def test_links_on_inference_pages_keep_the_release_and_resolve(site):
     """Every link into a release folder goes to the page's own release, and every local link (and anchor) exists."""
     wrong, broken = [], []
     for lang in ("en", "zh"):
-        for version in releases:
+        for version in RELEASES:
             for path in _pages(site, lang, version):
                 rel = path.relative_to(site).as_posix()
                 page = _Page()
@@ -112,22 +94,21 @@ def test_links_on_inference_pages_keep_the_release_and_resolve(site, releases):
     assert wrong == [] and broken == [], (wrong[:5], broken[:5])
 
 
-def test_the_releases_nav_lists_its_inference_pages(site, releases):
+def test_the_releases_nav_lists_its_inference_pages(site):
     """The release's sidebar (pruned to the open group) leads to the section, and in it to its three pages."""
-    old_release = releases[0]
     for prefix in ("", "zh/"):
-        overview = (site / f"{prefix}{old_release}/index.html").read_text(encoding="utf-8")
+        overview = (site / f"{prefix}{OLD}/index.html").read_text(encoding="utf-8")
         assert 'href="inference/"' in overview, prefix
-        fields = (site / f"{prefix}{old_release}/inference/index.html").read_text(encoding="utf-8")
+        fields = (site / f"{prefix}{OLD}/inference/index.html").read_text(encoding="utf-8")
         start = fields.index("md-sidebar--primary")  # with toc.integrate there is no secondary sidebar
         sidebar = fields[start:fields.index('class="md-content"', start)]
         for page in ("defaults/", "changes/"):
             assert f'href="{page}"' in sidebar, (prefix, page)
 
 
-def test_chinese_inference_pages_have_no_english_sentences_outside_code(site, releases):
+def test_chinese_inference_pages_have_no_english_sentences_outside_code(site):
     found = {}
-    for version in releases:
+    for version in RELEASES:
         for path in _pages(site, "zh", version):
             sentences = latin_sentences(path.read_text(encoding="utf-8"))
             if sentences:
@@ -135,10 +116,8 @@ def test_chinese_inference_pages_have_no_english_sentences_outside_code(site, re
     assert not found, found
 
 
-def test_an_old_release_shows_its_own_prose_and_facts(site, releases):
-    """0.8.0's page (stored as its run's) has no key 0.8.0 lacks (keep_module_on_host came in 0.16.3) and its own
-    dtype sentence."""
-    OLD, NEW = releases[0], releases[-1]
+def test_an_old_release_shows_its_own_prose_and_facts(site):
+    """0.8.0's page has no key 0.8.0 lacks (keep_module_on_host came in 0.16.3) and its own dtype sentence."""
     old = _pages(site, "en", OLD)[0].read_text(encoding="utf-8")
     new = _pages(site, "en", NEW)[0].read_text(encoding="utf-8")
     assert 'id="keep_module_on_host"' not in old and 'id="keep_module_on_host"' in new
@@ -154,9 +133,8 @@ def served(site) -> Iterator[str]:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_reader_of_an_old_release_clicks_through_the_inference_section_and_stays_on_it(served, releases, lang):
+def test_a_reader_of_an_old_release_clicks_through_the_inference_section_and_stays_on_it(served, lang):
     _need_chromium()
-    OLD, NEW = releases[0], releases[-1]
     from playwright.sync_api import expect, sync_playwright
 
     prefix = "zh/" if lang == "zh" else ""
