@@ -49,6 +49,7 @@ class CustomBuildHook(BuildHookInterface):
                         out.write(source.read_bytes())
             else:
                 shutil.copyfile(source, target)
+        _write_inference_indexes(root, generated)
         build_data["force_include"][str(generated)] = "dsfields/generated"
         site_src = self._staging / "site_src"
         site_src.mkdir()
@@ -83,6 +84,25 @@ def _require_current_index(generated: Path) -> None:
         sys.path.pop(0)
     if generated.is_dir() and read_index(generated) is None:
         raise RuntimeError(f"{generated / 'index.json'} is not current: run python -m dsfields.model.history")
+
+
+def _write_inference_indexes(root: Path, generated: Path) -> None:
+    """Beside each release's inference document, its compact index (``inference_paths.json.gz``, the format of
+    ``paths.json``), built here once from the committed bytes: ``lookup`` asks on every call whether the word is
+    also an inference key, and answers that from the search names without decompressing the document. A checkout
+    has no such index and loads the document (plain text there)."""
+    import sys
+
+    sys.path.insert(0, str(root / "extractor"))
+    try:
+        from dsfields.model.paths_index import build, index_name
+    finally:
+        sys.path.pop(0)
+    for source in sorted((root / "generated").glob("*/inference.json")):
+        target = generated / source.parent.name / (index_name(str(source)) + ".gz")
+        with open(target, "wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as out:
+                out.write(build(source.read_text(encoding="utf-8")).encode("utf-8"))
 
 
 def _tracked(root: Path, folder: str) -> list[str]:

@@ -115,6 +115,7 @@ def build_site_copy(folder: Path, versions: list[str] | None = None, files: tupl
         shutil.copytree(repo_generated_dir() / version, generated / version)
     for name in files:
         shutil.copy(repo_generated_dir() / name, generated / name)
+    shutil.copytree(repo_generated_dir() / "hf", generated / "hf")  # the HF Trainer's fill list the pages show
     root = folder / "site-root"
     (root / "docs").mkdir(parents=True)
     for name in ("mkdocs.yml", "mkdocs.zh.yml"):

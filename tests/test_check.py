@@ -22,7 +22,6 @@ from dsfields.check import Checker, Finding, Kind, Options, Severity, check_text
 from dsfields.check.runtime import deepspeed_verdict
 from dsfields.cli import main
 from dsfields.extract.oracle import build_deepspeed_config
-from dsfields.model.records import Snapshot
 from dsfields.model.store import load as load_snapshot
 
 pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
@@ -223,9 +222,7 @@ def test_auto_with_hf(checker):
 
 
 def test_without_an_hf_list_check_says_so(checker):
-    raw = dict(load_snapshot(VERSION).raw)
-    raw["hf_trainer"] = None
-    found = findings(Checker(Snapshot(raw)), BASE, hf=True)
+    found = findings(Checker(load_snapshot(VERSION), hf_trainer=None), BASE, hf=True)
     assert any(f.kind.name == "LIMITATION" and "transformers" in f.message for f in found)
 
 

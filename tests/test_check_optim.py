@@ -1,4 +1,4 @@
-"""The optimizer/scheduler catalog and the HF fill list in the snapshot are derived, current and true.
+"""The optimizer/scheduler catalog in the snapshot and the HF fill list are derived, current and true.
 
 The catalog is read from the engine's code; here it is checked against behaviour: each listed
 scheduler really is built as ``cls(optimizer, **params)`` with its listed parameters and rejects an
@@ -38,9 +38,17 @@ class HfTrainerDeepSpeedConfig:
     }
 
 
-def test_snapshot_records_the_hf_list_with_its_transformers_version():
-    hf = SNAPSHOT["hf_trainer"]
-    assert hf is None or (hf["transformers_version"] and "train_micro_batch_size_per_gpu" in hf["paths"])
+@pytest.mark.data
+def test_the_hf_fill_list_has_one_home_with_its_transformers_version():
+    """The Trainer's fill list is read from generated/hf/ (the witness pair's transformers), and no DeepSpeed snapshot
+    carries a copy of it any more (format 3)."""
+    from dsfields.hf.trainer import WITNESS_PAIR, fill_list
+
+    hf = fill_list()
+    assert hf is not None and hf.transformers_version == WITNESS_PAIR[0]
+    assert "train_micro_batch_size_per_gpu" in hf.paths and set(hf.paths["fp16.enabled"]) == {
+        "function", "line", "must_match"}
+    assert "hf_trainer" not in SNAPSHOT and SNAPSHOT["format_version"] == 3
 
 
 @requires_deepspeed

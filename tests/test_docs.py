@@ -188,19 +188,18 @@ def test_every_release_has_field_pages_shared_where_identical(golden_docs):
 
 
 @pytest.mark.data
-def test_hf_auto_mapping_covers_exactly_the_trainer_paths_of_every_snapshot():
+def test_hf_auto_mapping_covers_exactly_the_trainers_fill_list():
+    from dsfields.hf.trainer import fill_list
     from dsfields.model import prose
 
+    hf = fill_list()
+    assert hf is not None
+    paths = set(hf.paths)
     for lang in prose.LANGUAGES:
         mapped = set(prose.read_file(lang, prose.HF_AUTO_FILE))
-        for version in available_versions():
-            hf = load(version).raw.get("hf_trainer") or {}
-            paths = set(hf.get("paths") or {})
-            assert paths <= mapped, f"{version} {lang}: no HF mapping for {sorted(paths - mapped)}"
-            assert all(prose.hf_auto(p, lang)["from"] for p in paths)
-        every = set().union(*[set((load(v).raw.get("hf_trainer") or {}).get("paths") or {})
-                              for v in available_versions()])
-        assert mapped <= every, f"{lang}: mapped paths no snapshot's Trainer fills: {sorted(mapped - every)}"
+        assert paths <= mapped, f"{lang}: no HF mapping for {sorted(paths - mapped)}"
+        assert all(prose.hf_auto(p, lang)["from"] for p in paths)
+        assert mapped <= paths, f"{lang}: mapped paths the Trainer does not fill: {sorted(mapped - paths)}"
 
 
 @pytest.mark.data

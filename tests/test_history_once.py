@@ -89,3 +89,26 @@ def test_the_index_is_judged_once_for_many_keys_and_again_after_a_write(wheel_tr
     assert read_index(wheel_tree) is None and len(judged) == 2
     assert field_history(f"{Z}.gone", wheel_tree) == told  # the walk tells the index's story
     assert len(judged) == 3  # written just now: judged again at each read, until it has settled
+
+
+def test_check_judges_the_index_once_for_all_its_unknown_keys(wheel_tree: Path, monkeypatch) -> None:
+    """Each unknown key asks how it left (departure) and whether a later release has it (arrival): one check run
+    judges the index once, not once per key (a judgement stats every release's snapshot)."""
+    from dsfields.check import Checker, Options
+    from dsfields.configfile import parse
+    from dsfields.model.store import load
+
+    monkeypatch.setenv("DSFIELDS_GENERATED", str(wheel_tree))
+    judged: list[object] = []
+    real = history._signature
+
+    def counting(root):
+        judged.append(root)
+        return real(root)
+
+    monkeypatch.setattr(history, "_signature", counting)
+    config = parse('{"typo_one": 1, "typo_two": 2, "typo_three": 3, "typo_four": 4}', "ds.json")
+    found = Checker(load("0.3.0", wheel_tree)).check(config, Options())
+    unknown = sorted(f.path for f in found if "is not a key of the top level" in f.message)
+    assert unknown == ["typo_four", "typo_one", "typo_three", "typo_two"]
+    assert len(judged) == 1

@@ -139,6 +139,11 @@ def test_the_wheel_is_light_and_carries_what_an_install_needs(tmp_path):
             packed = archive.read(f"dsfields/generated/{version}/fields.json.gz")
             assert gzip.decompress(packed) == (REPO / "generated" / version / "fields.json").read_bytes()
             assert f"dsfields/generated/{version}/paths.json.gz" in names
+            # lookup's "also an inference key?" from the build hook's index of the inference document
+            inference = REPO / "generated" / version / "inference.json"
+            if inference.is_file():
+                index = archive.read(f"dsfields/generated/{version}/{paths_index.index_name(str(inference))}.gz")
+                assert gzip.decompress(index).decode("utf-8") == paths_index.build(inference.read_text("utf-8"))
         assert sorted(json.loads(archive.read("dsfields/generated/index.json"))["versions"]) == versions
         assert {"dsfields/site_src/mkdocs.yml", "dsfields/site_src/mkdocs.zh.yml",
                 "dsfields/site_src/docs/index.md", "dsfields/docs/hooks.py"} <= names

@@ -31,7 +31,6 @@ def _view(snapshot: Snapshot) -> dict[str, object]:
         "removed": {p: r.raw for p, r in snapshot.removed.items()},
         "enums": {n: e.raw for n, e in snapshot.enums.items()},
         "catalogs": {n: c.raw for n, c in snapshot.catalogs.items()},
-        "hf_trainer": snapshot.hf_trainer.raw if snapshot.hf_trainer else None,
         "by_section": {s: {k: f.path for k, f in d.items()} for s, d in snapshot.by_section.items()},
         "by_python_name": {s: {k: f.path for k, f in d.items()} for s, d in snapshot.by_python_name.items()},
         "by_key": snapshot.by_key,
@@ -66,7 +65,7 @@ def test_what_lookup_and_check_read_of_every_snapshot_decodes_no_whole_file() ->
     indexed = store.load_indexed(VERSIONS[-1], ROOT)
     assert isinstance(indexed, paths_index.IndexedSnapshot)
     assert indexed.document == "training" and isinstance(indexed.probed_switched_on, dict)
-    assert indexed.version and indexed.coverage is not None and indexed.hf_trainer is not None
+    assert indexed.version and indexed.coverage is not None
     assert "raw" not in indexed.__dict__  # cached_property: set only once the whole fields.json is decoded
 
 

@@ -25,8 +25,9 @@ from test_check_differential import CORPUS, corpus_files, for_deepspeed
 from dsfields.check import Checker
 from dsfields.cli import main
 from dsfields.configfile import ConfigFileError, load
+from dsfields.hf.trainer import FILL_ARGUMENTS, fill_list
 from dsfields.model.store import load as load_snapshot
-from dsfields.resolve import HF_ARGUMENTS, NOT_GIVEN, SOURCES, Resolver
+from dsfields.resolve import NOT_GIVEN, SOURCES, Resolver
 
 pytestmark = pytest.mark.lane("data")  # the tests below without a lane mark of their own
 
@@ -37,10 +38,11 @@ _NOT_FOUND: Any = type("NotFound", (), {"__repr__": lambda self: "NOT_FOUND"})()
 # ---------------------------------------------------------------- snapshot-only tests
 
 
-def test_hf_arguments_cover_exactly_the_snapshot_fill_list():
-    hf = load_snapshot(VERSION).hf_trainer
+def test_hf_arguments_cover_exactly_the_trainers_fill_list():
+    """resolve words the Trainer's argument of every key the fill list (generated/hf/, its one home) names."""
+    hf = fill_list()
     assert hf is not None
-    assert set(HF_ARGUMENTS) == set(hf.paths)
+    assert set(FILL_ARGUMENTS) == set(hf.paths)
 
 
 def test_sources_and_json_shape(tmp_path, capsys):

@@ -180,7 +180,9 @@ def stage_enum(snapshot) -> str:
 
 def test_auto_only_where_deepspeed_handles_it_and_the_hf_variant_adds_the_trainers(snapshot):
     plain, hf = build_schema(snapshot), build_schema(snapshot, hf=True)
-    filled = set(snapshot.hf_trainer.paths)
+    from dsfields.hf.trainer import fill_list
+
+    filled = set(fill_list().paths)
     probe = {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"}
     assert set(probe) <= filled
     assert list(jsonschema.Draft202012Validator(plain).iter_errors(probe))

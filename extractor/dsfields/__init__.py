@@ -55,15 +55,13 @@ def check_file(path: str | PathLike[str], version: str | None = None, *, hf: boo
     line) or why it could not be read (``.error``)."""
     from pathlib import Path
 
-    from dsfields.check.check_command import newest_hf_list
     from dsfields.check.engine import Checker
     from dsfields.check.engine import check_file as judge
     from dsfields.check.findings import Options
 
     snapshot = load_snapshot(version)
-    borrowed = newest_hf_list() if hf and snapshot.hf_trainer is None else None
     options = Options(hf=hf, world_size=world_size, strict=strict)
-    return judge(Path(path), Checker(snapshot, hf_trainer=borrowed), options)
+    return judge(Path(path), Checker(snapshot), options)
 
 
 def diff_releases(old: str, new: str) -> list[Change]:

@@ -92,9 +92,10 @@ def _help_formatter(lang: str = "en") -> type[argparse.HelpFormatter]:
     return HelpFormatter
 
 
-def get_parser(load: Collection[str] | None = None, lang: str = "en") -> argparse.ArgumentParser:
+def get_parser(load: Collection[str] | None = None, lang: str = "en", only: bool = False) -> argparse.ArgumentParser:
     """The full parser; with ``load``, only those subcommands' modules are imported (the others get
-    their help line but no options), so that running one subcommand never imports the others.
+    their help line but no options), so that running one subcommand never imports the others; with ``only``
+    too, the others are left out (for a command line that runs one of them and prints no top-level help).
     ``lang``: the language of argparse's refusals (the usage line stays argparse's)."""
     import argparse
 
@@ -117,6 +118,10 @@ def get_parser(load: Collection[str] | None = None, lang: str = "en") -> argpars
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
+        if only and load is not None and name not in load:
+            # A named subcommand is the only one parsed: the others' parsers (each a few gettext look-ups and
+            # regex-laden formatters) would cost a quick command milliseconds and change nothing it prints.
+            continue
         command_parser = sub.add_parser(name, help=help_text, description=help_text, formatter_class=formatter)
         # `dsfields lookup` must start about as fast as grep, whatever the other subcommands import.
         if load is None or name in load:
@@ -252,7 +257,9 @@ def _main(args: Sequence[str] | None) -> int:
 
         termsafe.report(termsafe.shown(f"dsfields {chosen}: {exc}" if chosen else f"dsfields: {exc}"))
         return 2
-    opts = get_parser([chosen] if chosen else [], requested_language(argv)).parse_args(argv)
+    # Only the named subcommand's parser when nothing before it could print the top-level help (which lists all).
+    only = chosen is not None and all(arg in ("-v", "--verbose") for arg in argv[:argv.index(chosen)])
+    opts = get_parser([chosen] if chosen else [], requested_language(argv), only).parse_args(argv)
     # A subcommand that logs has imported logging by now; the others (lookup) skip its ~6 ms import.
     if opts.verbose or "logging" in sys.modules:
         import logging

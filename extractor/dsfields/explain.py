@@ -242,7 +242,15 @@ def _snapshot_facts(version: str) -> dict[str, Any]:
         if record.get("python_name"):
             python.setdefault(record.get("section") or "", {})[record["python_name"]] = path
     return {"models": models, "paths": set(fields), "leaves": leaves, "python": python,
-            "sections": set(sections), "hf": raw.get("hf_trainer") or {}}
+            "sections": set(sections), "hf": _hf_fill_list()}
+
+
+def _hf_fill_list() -> dict[str, Any]:
+    """The HF Trainer's fill list as stored (:func:`dsfields.hf.trainer.fill_list`), {} without one."""
+    from dsfields.hf.trainer import fill_list
+
+    hf = fill_list()
+    return dict(hf.raw) if hf is not None else {}
 
 
 @cache

@@ -10,11 +10,19 @@ other document.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from dsfields.field_answer import find, format_answer, history_lines, match_json, suggest
 from dsfields.model.errors import SnapshotError
-from dsfields.model.store import inference_versions, load_inference, repo_generated_dir
+from dsfields.model.store import (
+    INFERENCE_FILE,
+    generated_file,
+    generated_root,
+    inference_versions,
+    load_inference,
+    repo_generated_dir,
+)
 from dsfields.terminal import Style, fill, terminal_width, write
 
 TYPE_CHECKING = False
@@ -36,18 +44,17 @@ def inference_note(query: str, training: Snapshot, training_matches: bool) -> di
     """For a plain ``lookup``: the inference fields ``query`` also names, and the ``--inference`` command.
 
     Fields of a model the training config uses too (the inference config's ``zero`` is DeepSpeedZeroConfig)
-    are left out: the training answer already describes them."""
-    version = training.version
-    versions = inference_versions()
-    if not versions:
+    are left out: the training answer already describes them. Asked on every lookup, so a word the inference
+    document does not name costs only its search names (the wheel's ``inference_paths.json``), not the document."""
+    found = _note_document(training.version)
+    if found is None:
         return None
-    name = version if version in versions else versions[-1]
-    try:
-        snapshot = load_inference(name)
-    except SnapshotError:
+    name, snapshot = found
+    matches = find(snapshot, query)
+    if not matches or snapshot.document != "inference":
         return None
     shared = {s.model for s in training.sections.values() if s.model}
-    paths = [m.path for m in find(snapshot, query)
+    paths = [m.path for m in matches
              if (snapshot.sections.get(m.field.section if m.field else m.path) or _NO_SECTION).model not in shared]
     if not paths:
         return None
@@ -59,6 +66,30 @@ def inference_note(query: str, training: Snapshot, training_matches: bool) -> di
         message = (f"Not a ds_config key, but a key of {DOCUMENT} in DeepSpeed {name}: {', '.join(paths)}. "
                    f"See: {command}")
     return {"deepspeed_version": name, "paths": paths, "command": command, "message": message}
+
+
+def _note_document(version: str) -> tuple[str, Snapshot] | None:
+    """The release whose inference document :func:`inference_note` searches (``version``'s, else the newest) and
+    that document: read through its index where there is one, else loaded whole; None if there is none."""
+    root = generated_root()
+    path = os.path.join(root, version, INFERENCE_FILE)
+    if generated_file(path):
+        name = version
+    else:  # only a release without one lists them all
+        versions = inference_versions()
+        if not versions:
+            return None
+        name = versions[-1]
+        path = os.path.join(root, name, INFERENCE_FILE)
+    from dsfields.model.paths_index import load_indexed
+
+    snapshot = load_indexed(path, lazy=True)
+    if snapshot is None:
+        try:
+            snapshot = load_inference(name)
+        except SnapshotError:
+            return None
+    return name, snapshot
 
 
 def inference_snapshots() -> list[tuple[str, Snapshot]]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from dsfields.check.values import accepts
 from dsfields.configfile import ConfigFile, ConfigFileError
+from dsfields.hf.trainer import FILL_ARGUMENTS, fill_list
 from dsfields.model import batch
 from dsfields.model.batch import BATCH_KEYS
 from dsfields.model.dotted import at_path, join
@@ -49,31 +50,13 @@ SOURCES = (WRITTEN, DEFAULT, EFFECTIVE_DEFAULT, DERIVED, AUTO_DEFAULT, AUTO_KEPT
            IGNORED, REMOVED, NOT_GIVEN, SET_HF, BUILT)
 """Every ``source`` a resolved key can have (``--format json`` prints these strings)."""
 
-HF_ARGUMENTS: dict[str, str] = {
-    "train_micro_batch_size_per_gpu": "per_device_train_batch_size",
-    "gradient_accumulation_steps": "gradient_accumulation_steps",
-    "train_batch_size": "world_size × per_device_train_batch_size × gradient_accumulation_steps",
-    "gradient_clipping": "max_grad_norm",
-    "optimizer.params.lr": "learning_rate",
-    "optimizer.params.betas": "[adam_beta1, adam_beta2]",
-    "optimizer.params.eps": "adam_epsilon",
-    "optimizer.params.weight_decay": "weight_decay",
-    "scheduler.params.warmup_min_lr": "0 (not a TrainingArguments field)",
-    "scheduler.params.warmup_max_lr": "learning_rate",
-    "scheduler.params.warmup_num_steps": "max(1, get_warmup_steps(num_training_steps))",
-    "scheduler.params.total_num_steps": "num_training_steps (computed by the Trainer)",
-    "fp16.enabled": "fp16 or fp16_full_eval",
-    "bf16.enabled": "bf16 or bf16_full_eval",
-    "zero_optimization.reduce_bucket_size": "hidden_size × hidden_size (the model's config)",
-    "zero_optimization.stage3_prefetch_bucket_size": "0.9 × hidden_size × hidden_size (ZeRO-3)",
-    "zero_optimization.stage3_param_persistence_threshold": "10 × hidden_size (ZeRO-3)",
-}
-"""JSON path → what the HF Trainer puts there for ``"auto"``: the TrainingArguments field(s), read from
-transformers' ``HfTrainerDeepSpeedConfig.trainer_config_process`` / ``trainer_config_finalize``
-(``integrations/deepspeed.py``). The set of paths is the snapshot's ``hf_trainer.paths`` (a test keeps
-them equal); the wording of each argument is ours."""
-
 _MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()
+
+
+def _hf_filled() -> set[str]:
+    """The paths whose ``"auto"`` the HF Trainer fills (:func:`dsfields.hf.trainer.fill_list`; none without one)."""
+    hf = fill_list()
+    return set(hf.paths) if hf is not None else set()
 
 _STAGE3 = re.compile(r"ZeRO-?3|stage ?3|stage3", re.IGNORECASE)
 _STAGE12 = re.compile(r"stage 1(/| and )2|stage 1 or 2", re.IGNORECASE)
@@ -144,8 +127,7 @@ class _Run:
         self.snapshot = resolver.snapshot
         self.data = data
         self.hf = hf
-        self.hf_paths = set(self.snapshot.hf_trainer.paths) if (hf and self.snapshot.hf_trainer) else (
-            set(HF_ARGUMENTS) if hf else set())
+        self.hf_paths = _hf_filled() if hf else set()
         self.world_size = world_size
         self.out: list[Resolved] = []
         self.stage = self.zero_stage()
@@ -231,7 +213,7 @@ class _Run:
         for key, item in value.items():
             param = join(path, key)
             if item == "auto" and param in self.hf_paths:
-                self.add(param, None, AUTO_HF, True, HF_ARGUMENTS.get(param, "filled by the HF Trainer"))
+                self.add(param, None, AUTO_HF, True, FILL_ARGUMENTS.get(param, "filled by the HF Trainer"))
             else:
                 self.add(param, item, WRITTEN, True, "passed to the class as a keyword argument")
 
@@ -349,7 +331,7 @@ class _Run:
     def auto(self, field: Field) -> None:
         path = field.path
         if path in self.hf_paths:
-            self.add(path, None, AUTO_HF, True, HF_ARGUMENTS.get(path, "filled by the HF Trainer"))
+            self.add(path, None, AUTO_HF, True, FILL_ARGUMENTS.get(path, "filled by the HF Trainer"))
             return
         auto = field.auto
         if auto is not None and auto.accepted and auto.becomes == "default":
@@ -395,7 +377,7 @@ class _Run:
                 continue
             value = self.data.get(key, _MISSING)
             if value == "auto" and key in self.hf_paths:
-                hf[key] = HF_ARGUMENTS.get(key, "filled by the HF Trainer")
+                hf[key] = FILL_ARGUMENTS.get(key, "filled by the HF Trainer")
             elif value is not _MISSING and value is not None and value != "auto":
                 given[key] = value
             elif value == "auto":

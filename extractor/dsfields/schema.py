@@ -36,16 +36,18 @@ SCHEMA_FILE = "ds_config.schema.json"
 
 def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = False,
                  site_url: str | None = SITE_URL, lang: str = "en", hf: bool = False,
-                 history: Mapping[str, Any] | None = None, history_links: bool = False) -> dict[str, Any]:
+                 history: Mapping[str, Any] | None = None, history_links: bool = False,
+                 generated: str | None = None) -> dict[str, Any]:
     """The whole training config's schema for ``snapshot``'s DeepSpeed version, described in ``lang``;
     ``hf``: for configs given to the HF Trainer, which fills the "auto" values of its list; ``history``: each
     key's events across releases (:func:`committed_history`), which date its deprecation and removal.
     ``history_links``: each key's docs link (with ``site_url``) is its history across releases
     (``releases/history/#<anchor>``), the same in every release, rather than its entry in this release: the
     site's copies, whose keys are files shared by the releases that read them alike (``dsfields.docs.schemas``;
-    a link per release made every key of every release a file of its own: 203 MB instead of 10)."""
+    a link per release made every key of every release a file of its own: 203 MB instead of 10).
+    ``generated``: the snapshot folder whose ``hf/`` holds that list (None: the checkout's)."""
     typed = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_dict(snapshot)
-    return _Builder(typed, strict_unknown, site_url, lang, hf, history, history_links).root()
+    return _Builder(typed, strict_unknown, site_url, lang, hf, history, history_links, generated).root()
 
 
 def history_of(index: Any) -> dict[str, Any]:
@@ -76,7 +78,8 @@ def schema_file(hf: bool = False, lang: str = "en") -> str:
 
 class _Builder:
     def __init__(self, snapshot: Snapshot, strict_unknown: bool, site_url: str | None, lang: str = "en",
-                 hf: bool = False, history: Mapping[str, Any] | None = None, history_links: bool = False) -> None:
+                 hf: bool = False, history: Mapping[str, Any] | None = None, history_links: bool = False,
+                 generated: str | None = None) -> None:
         self.history_links = history_links
         self.snapshot = snapshot
         self.hf = hf
@@ -86,7 +89,9 @@ class _Builder:
         self.strict_unknown = strict_unknown
         self.site_url = site_url
         self.sections = snapshot.sections
-        hf = snapshot.hf_trainer
+        from dsfields.hf.trainer import fill_list
+
+        hf = fill_list(generated)
         self.hf_filled: set[str] = set(hf.paths) if hf is not None else set()
         self.catalogs = snapshot.catalogs
         self.history: Mapping[str, Any] = history or {}

@@ -7,8 +7,8 @@ import sys
 from dsfields.check.engine import Checker, check_file
 from dsfields.check.findings import RANK, Options, exit_code
 from dsfields.check.report import render, unusable_lines
-from dsfields.model.errors import DsfieldsError, SnapshotError, UsageError
-from dsfields.model.store import available_versions, load, load_indexed, resolve_version
+from dsfields.model.errors import DsfieldsError, UsageError
+from dsfields.model.store import load_indexed, resolve_version
 from dsfields.model.style import OutputStyle
 
 TYPE_CHECKING = False
@@ -18,7 +18,6 @@ if TYPE_CHECKING:  # annotations are strings
     from typing import Any
 
     from dsfields.check.runtime import Build
-    from dsfields.model.records import HfTrainer
 
 FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN] + ["sarif"]
 """``sarif`` is check's alone (SARIF 2.1.0 for code-scanning UIs), so it is not an OutputStyle shared with diff."""
@@ -60,37 +59,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="en or zh for the text report (default: zh when LANG is a zh locale, else en)")
 
 
-def newest_hf_list() -> HfTrainer | None:
-    """The HF Trainer fill list of the newest snapshot that has one (older snapshots predate it)."""
-    for version in reversed(available_versions()):
-        try:
-            hf = load(version).hf_trainer
-        except SnapshotError:
-            continue
-        if hf is not None:
-            return hf
-    return None
-
-
 def checker_for(snapshot: Any, hf: bool) -> Checker:
-    """The checker ``check --version V [--hf]`` judges with: under ``--hf``, a release older than the HF Trainer's
-    fill list borrows the newest one (``upgrade`` asks the same checker, so the two cannot disagree)."""
-    borrowed = newest_hf_list() if hf and snapshot.hf_trainer is None else None
-    return Checker(snapshot, hf_trainer=borrowed)
+    """The checker ``check --version V [--hf]`` judges with (``upgrade`` asks the same checker, so the two cannot
+    disagree); the HF Trainer's fill list is :func:`dsfields.hf.trainer.fill_list`, whatever the release."""
+    return Checker(snapshot)
 
 
-def file_findings(checker: Checker, config: Any, options: Options, findings: list[Any] | None = None) -> list[Any]:
+def file_findings(checker: Checker, config: Any, options: Options) -> list[Any]:
     """Every finding ``check`` prints for one parsed file without ``--runtime``/``--launch``/``--trainer-args``:
-    the engine's (``findings`` where already judged), plus the HF hint a release older than the Trainer's fill
-    list borrows from the newest."""
-    findings = checker.check(config, options) if findings is None else findings
-    if not options.hf and checker.hf_fills is None:
-        newest = newest_hf_list()
-        if newest is not None:
-            from dsfields.check.trainer_check import hf_hint
-
-            findings = hf_hint(config, newest.paths, newest.transformers_version, findings)
-    return findings
+    the engine's, its HF hint included (the fill list is the same for every release)."""
+    return checker.check(config, options)
 
 
 def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = None) -> int:
@@ -155,10 +133,6 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         for path in args.files:
             report = _check_one(path, checker, options, getattr(args, "lang", None))
             extra = []
-            if report.error is None and report.config is not None:
-                # The engine gives the HF hint from its snapshot's fill list; a release older than the list
-                # borrows the newest one, as --hf does.
-                report.findings = file_findings(checker, report.config, options, report.findings)
             if trainer is not None and report.error is None and report.config is not None:
                 from dsfields.check.trainer_check import trainer_findings
 

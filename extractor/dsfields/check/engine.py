@@ -5,10 +5,11 @@ fails only at start-up, a misspelt optimizer param fails minutes later at ``deep
 This checks a config against the snapshot of one DeepSpeed release — unknown, removed and deprecated
 keys; types, enums and constraints as pydantic coerces them; ``"auto"`` as DeepSpeed alone or the
 HF Trainer treats it; optimizer and scheduler names and params from the engine's own mapping; and
-the cross-field rules of :mod:`dsfields.check.rules`. It reads the snapshot only.
+the cross-field rules of :mod:`dsfields.check.rules`. It reads the snapshot, and the HF Trainer's fill list
+(:func:`dsfields.hf.trainer.fill_list`, from ``generated/hf/``) when a config has ``"auto"`` values or ``--hf``.
 
-``"auto"`` policy. With ``--hf``, keys the HF Trainer fills (the snapshot's ``hf_trainer`` list,
-read from transformers' own source) are fine. Every other ``"auto"`` is judged by what DeepSpeed
+``"auto"`` policy. With ``--hf``, keys the HF Trainer fills (that fill list, read from transformers' own source)
+are fine. Every other ``"auto"`` is judged by what DeepSpeed
 alone does with it (the snapshot's ``auto`` record, measured at extraction): an *error* where
 DeepSpeed raises, or stores the string where a number or boolean goes (it fails later); a
 *warning* where DeepSpeed silently drops it and uses the default — the config works, but not as
@@ -29,7 +30,7 @@ from dsfields.configfile import ConfigFile, ConfigFileError, Path_, dotted, load
 from dsfields.model.dotted import at_path, join
 from dsfields.model.jsontypes import json_type
 from dsfields.model.records import Catalog, CatalogEntry, CatalogParam, Field, HfTrainer, Section, Snapshot
-from dsfields.model.wording import at_source, default_in_context, same_words
+from dsfields.model.wording import SpellingIndex, at_source, default_in_context, same_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; annotations are strings anyway
@@ -51,22 +52,56 @@ def _fmt(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if value is not None else "null"
 
 
+
+def _names_word(text: str, word: str) -> bool:
+    """``word`` stands in ``text`` as a whole name: not inside a longer word or dotted name (no word character or
+    ``.`` before it, no word character after it; a word character is what the regex ``\\w`` matches). A plain
+    search, where one regex of every sibling cost ``check`` a compile of milliseconds per key a probe refused."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else ""
+        after = text[end] if end < len(text) else ""
+        if not (before and (before.isalnum() or before in "_.")) and not (after and (after.isalnum() or after == "_")):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
 class Checker:
     """Indexes one snapshot once; :meth:`check` then judges parsed configs against it."""
 
-    def __init__(self, snapshot: Snapshot, hf_trainer: HfTrainer | None = None) -> None:
+    def __init__(self, snapshot: Snapshot, hf_trainer: HfTrainer | None | object = _UNREAD) -> None:
         self.snapshot = snapshot
         self.version = snapshot.version
         self._history_index: Any = _UNREAD
+        self._key_spellings: SpellingIndex | None = None
         """``index.json`` as :func:`~dsfields.model.history.read_index` found it, read at the first unknown key."""
         self.sections = snapshot.sections
         self.fields = snapshot.fields
         self.removed = snapshot.removed
         self.catalogs = snapshot.catalogs
-        hf = snapshot.hf_trainer or hf_trainer
-        self.hf_fills: dict[str, Any] | None = hf.paths if hf is not None else None
-        self.hf_version: str | None = hf.transformers_version if hf is not None else None
-        self.hf_borrowed = snapshot.hf_trainer is None and hf_trainer is not None
+        self._hf_trainer = hf_trainer
+        """The HF Trainer's fill list (:func:`dsfields.hf.trainer.fill_list`), read when first asked: only a config
+        with "auto" values or ``--hf`` needs it."""
+
+    @property
+    def hf_trainer(self) -> HfTrainer | None:
+        if self._hf_trainer is _UNREAD:
+            from dsfields.hf.trainer import fill_list
+
+            self._hf_trainer = fill_list()
+        return self._hf_trainer  # type: ignore[return-value]
+
+    @property
+    def hf_fills(self) -> dict[str, Any] | None:
+        """Path → where the HF Trainer fills that key's ``"auto"``; None without a fill list."""
+        hf = self.hf_trainer
+        return hf.paths if hf is not None else None
+
+    @property
+    def hf_version(self) -> str | None:
+        hf = self.hf_trainer
+        return hf.transformers_version if hf is not None else None
 
     # ------------------------------------------------------------ entry points
 
@@ -88,20 +123,33 @@ class Checker:
 
             run.findings = world_rule_findings(self, config, options, run.findings)
         findings = sorted(run.findings, key=lambda f: (f.line or 0, RANK[f.severity], f.path, f.message))
-        if options.hf or not self.hf_fills:
+        if options.hf:
             return findings
         from dsfields.check.trainer_check import hf_hint  # the one HF hint (rule hf-config), after the findings
 
-        return hf_hint(config, self.hf_fills, self.hf_version, findings)
+        return hf_hint(config, self, findings)
+
+    def history_index(self) -> dict[str, Any] | None:
+        """``index.json`` if current (:func:`~dsfields.model.history.read_index`), read at the first removed or
+        unknown key and kept for the others: judging it stats every release's snapshot."""
+        if self._history_index is _UNREAD:
+            from dsfields.model.history import read_index
+
+            self._history_index = read_index()
+        return self._history_index
+
+    def key_spellings(self) -> SpellingIndex:
+        """Every bare key of the release (``by_key``'s order) for :func:`same_words`, indexed at the first ask."""
+        if self._key_spellings is None:
+            self._key_spellings = SpellingIndex(self.snapshot.by_key)
+        return self._key_spellings
 
     def departure_note(self, path: str) -> str:
         """" (removed in X, last in Y)" from the committed snapshots' history, or "" where it is not known."""
-        from dsfields.model.history import EventKind, departure, read_index  # only for removed or unknown keys
+        from dsfields.model.history import EventKind, departure  # only for removed or unknown keys
 
         try:
-            if self._history_index is _UNREAD:
-                self._history_index = read_index()
-            gone = departure(path, self.version, index=self._history_index)
+            gone = departure(path, self.version, index=self.history_index())
         except (OSError, ValueError, KeyError, TypeError):
             return ""  # no history beside this snapshot (a hand-made one): the message stands alone
         if gone is None:
@@ -117,7 +165,7 @@ class Checker:
         from dsfields.model.history import arrival
 
         try:
-            return arrival(path, self.version)
+            return arrival(path, self.version, index=self.history_index())
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -207,16 +255,11 @@ class _Run:
                     dotted(path), Severity.ERROR, Kind.DUPLICATE_KEY,
                     "key repeated in one object; DeepSpeed raises \"Duplicate keys in DeepSpeed config\"",
                     "keep one of them", line))
-        if self.options.hf and self.c.hf_borrowed:
-            self.add((), Severity.INFO, Kind.LIMITATION,
-                     f"the {self.c.version} snapshot predates the HF Trainer fill list; using the one of "
-                     f"transformers {self.c.hf_version} from a newer snapshot (the list depends on transformers, "
-                     "not on DeepSpeed)", "")
         if self.options.hf and self.c.hf_fills is None:
             self.add((), Severity.INFO, Kind.LIMITATION,
-                     f"the {self.c.version} snapshot has no HF Trainer fill list (transformers was not installed "
-                     "at extraction): every \"auto\" is judged as DeepSpeed alone would",
-                     "re-extract with transformers installed (pip install dsfields[extract])")
+                     "no HF Trainer fill list (generated/hf/ has no transformers snapshot with one): every \"auto\" "
+                     "is judged as DeepSpeed alone would",
+                     "python -m dsfields.extract.hf.rule_witness writes it")
 
     # ------------------------------------------------------------ sections and keys
 
@@ -439,7 +482,7 @@ class _Run:
         reordered = same_words(key, own)
         if reordered is not None:
             return f'did you mean "{reordered}"? (the same words in another order or split)'
-        moved = same_words(key, list(snapshot.by_key))
+        moved = same_words(key, self.c.key_spellings())
         if moved is not None:  # the same words, a key of another section (comm_overlap at the top level)
             target = self.c.fields[snapshot.by_key[moved][0]].section
             place = f'"{target}"' if target else "the top level"
@@ -622,16 +665,12 @@ class _Run:
         return pid, verdict["as"]
 
     def refusals_name_a_sibling(self, record: Field) -> bool:
-        import re  # only for keys some probe refused: re is kept off check's start-up
-
         siblings = [k for k in self.c.snapshot.by_section.get(record.section, {}) if k not in (record.key, "*")]
         if not siblings:
             return False
-        # One pattern for all siblings (the lookarounds wrap each alternative): one compile, not one per sibling.
-        named = re.compile(rf"(?<![\w.])(?:{'|'.join(re.escape(k) for k in siblings)})(?!\w)")
         for verdict in record.probes.values():
             error = str(verdict.get("error") or "")
-            if not verdict.get("ok") and error and named.search(error):
+            if not verdict.get("ok") and error and any(_names_word(error, k) for k in siblings):
                 return True
         return False
 

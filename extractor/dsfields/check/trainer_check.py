@@ -208,10 +208,14 @@ def _batch(run: Any, trainer: Any, config: Any) -> list[Finding]:
                     'write "auto" for the batch keys', _line(config, key), rule="hf-batch")]
 
 
-def hf_hint(config: Any, fills: Any, version: str | None, findings: list[Finding]) -> list[Finding]:
+def hf_hint(config: Any, checker: Any, findings: list[Finding]) -> list[Finding]:
     """Without ``--hf``: one note when the file looks written for the HF Trainer (``"auto"`` where it fills),
-    saying what ``--hf`` would change."""
+    saying what ``--hf`` would change. The checker's fill list is asked only of a file with ``"auto"`` values."""
     autos = _auto_paths(config.data)
+    if not autos:
+        return findings
+    fills = checker.hf_fills
+    version = checker.hf_version
     filled = [p for p in autos if p in (fills or {})]
     if not filled:
         return findings

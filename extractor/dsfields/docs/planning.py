@@ -700,7 +700,7 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
 
     schema_history = history_of(site.index)
     for version in site.versions if only is None else [only]:
-        files.update(schema_files(version, site.snapshots[version], site.lang, schema_history))
+        files.update(schema_files(version, site.snapshots[version], site.lang, schema_history, site.generated))
     for stem, _title, text in guides(site.lang):
         files[f"{GUIDES}/{stem}.md"] = guide_markdown(site, stem, text)
     for script in sorted(GUIDE_ASSETS.glob("*.js")):
@@ -708,7 +708,8 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
     return files, pages
 
 
-def schema_files(version: str, snapshot: dict[str, Any], lang: str, history: dict[str, Any]) -> dict[str, str]:
+def schema_files(version: str, snapshot: dict[str, Any], lang: str, history: dict[str, Any],
+                 generated: Path | None = None) -> dict[str, str]:
     """``<release>/ds_config.schema.json`` and its ``--hf`` variant, in the site's language: the files the
     schemas' ``$id`` names (with ``links.SITE_URL`` set), so editors and SchemaStore can point at them; their
     large sections are references to files shared by every release that has them the same
@@ -720,7 +721,8 @@ def schema_files(version: str, snapshot: dict[str, Any], lang: str, history: dic
     files: dict[str, str] = {}
     for hf in (False, True):
         schema = split(build_schema(snapshot, site_url=SITE_URL, lang=lang, hf=hf, history=history,
-                                    history_links=True), files)
+                                    history_links=True,
+                                    generated=str(generated) if generated is not None else None), files)
         files[f"{version}/{schema_file(hf)}"] = json.dumps(schema, sort_keys=True, ensure_ascii=False,
                                                            separators=(",", ":")) + "\n"
     return files

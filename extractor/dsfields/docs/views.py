@@ -241,11 +241,9 @@ class Release:
         return tuple(BATCH_KEYS)
 
     def hf_fills(self, path: str) -> bool | None:
-        """Whether the HF Trainer fills ``path`` ("auto"), or None where the snapshot has no HF record."""
-        record = self.snapshot.get("hf_trainer")
-        if not isinstance(record, dict) or not isinstance(record.get("paths"), dict):
-            return None
-        return path in record["paths"]
+        """Whether the HF Trainer fills ``path`` ("auto"), or None where there is no fill list."""
+        paths = hf_fill_paths(self.generated)
+        return None if paths is None else path in paths
 
     @shared_property
     def scope(self) -> prose.Scope:
@@ -274,8 +272,8 @@ class Release:
             prose.explain_type(section, name, "en", self.scope) if self.lang != "en" else None)
 
     def hf_auto(self, path: str) -> dict[str, str] | None:
-        """What the HF Trainer fills in for ``"auto"`` at ``path`` in this release (snapshot + our mapping)."""
-        paths = (self.snapshot.get("hf_trainer") or {}).get("paths") or {}
+        """What the HF Trainer fills in for ``"auto"`` at ``path`` in this release (its fill list + our mapping)."""
+        paths = hf_fill_paths(self.generated) or {}
         if path not in paths:
             return None
         return (prose.hf_auto(path, self.lang, self.scope) or prose.hf_auto(path, "en", self.scope)
@@ -608,13 +606,23 @@ class Site:
         return out
 
 
+def hf_fill_paths(generated: Path | None = None) -> dict[str, Any] | None:
+    """The keys whose ``"auto"`` the HF Trainer fills, from the site's snapshot folder (``generated``; None: the
+    checkout's) by :func:`dsfields.hf.trainer.fill_list` (it depends on transformers, not on the DeepSpeed release
+    shown), or None where that folder has no fill list."""
+    from dsfields.hf.trainer import fill_list
+
+    hf = fill_list(str(generated) if generated is not None else None)
+    return hf.paths if hf is not None else None
+
+
 def page_contents(snapshot: dict[str, Any], generated: Path | None = None) -> dict[str, str]:
     """Field page → a key of everything the page shows for this release (equal keys: identical pages): the
     snapshot's records, and what else depends on the release: our prose as scoped to it (both languages),
     its curated examples, the HF Trainer's fills and the official page's disagreements."""
     pages: dict[str, dict[str, Any]] = {}
     scope = prose.Scope.of_raw(snapshot)
-    hf = (snapshot.get("hf_trainer") or {}).get("paths")
+    hf = hf_fill_paths(generated)
     official = {d.path: [d.docs, d.code] for d in official_docs.disagreements(
         snapshot, official_docs.load(str(snapshot.get("deepspeed_version")), generated)) if d.kind == "default"}
     tops = {p for p in snapshot.get("sections") or {} if groups.is_top_section(p, snapshot)}

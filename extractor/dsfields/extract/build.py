@@ -54,7 +54,7 @@ def extract_installed(static: Any = None, launch: Any = None) -> dict[str, Any]:
     ds_logger = getattr(getattr(deepspeed, "utils", None), "logger", None)
     if ds_logger is not None:
         ds_logger.setLevel(logging.ERROR)
-    from dsfields.extract.optim import with_optimizers  # + schedulers and the HF Trainer's "auto" fills
+    from dsfields.extract.optim import with_optimizers  # + schedulers
     return with_optimizers(extract(config_module, version=str(deepspeed.__version__), static=static, launch=launch))
 
 

@@ -41,10 +41,9 @@ def optimizers_and_schedulers() -> dict[str, Any]:
 
 
 def with_optimizers(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """``snapshot`` plus ``optimizers``, ``schedulers`` and ``hf_trainer`` (None without transformers)."""
-    from dsfields.extract.hf.fills import hf_trainer_fills
-
-    return snapshot | optimizers_and_schedulers() | {"hf_trainer": hf_trainer_fills()}
+    """``snapshot`` plus ``optimizers`` and ``schedulers``. (The HF Trainer's fill list is not a DeepSpeed fact: it
+    lives in ``generated/hf/transformers-<T>.json``, read by :func:`dsfields.hf.trainer.fill_list`.)"""
+    return snapshot | optimizers_and_schedulers()
 
 
 # ---------------------------------------------------------------- reading the engine's code

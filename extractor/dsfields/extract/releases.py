@@ -80,10 +80,10 @@ EXTRACTOR_REQUIREMENTS: tuple[str, ...] = ("griffe>=1.0", "jinja2>=3.1", "hjson>
 def same_transformers() -> tuple[str, ...]:
     """The transformers installed beside this dsfields, pinned, if any.
 
-    Snapshots record which keys the HF Trainer fills (read from transformers' source, never
-    imported); giving every release environment the extracting interpreter's own transformers
-    makes ``dsfields snapshot V`` and ``dsfields extract`` agree byte for byte. transformers needs
-    no torch of its own, so the torch pin above still holds.
+    Format-2 snapshots recorded which keys the HF Trainer fills, so every release environment got the extracting
+    interpreter's own transformers; format 3 keeps that list in ``generated/hf/`` only, and nothing a release
+    environment extracts reads transformers any more. The pin is kept so that the existing shared environments
+    (keyed by this specification) stay valid; transformers needs no torch of its own, so the torch pin holds.
     """
     from importlib import metadata
 

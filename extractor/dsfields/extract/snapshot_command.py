@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from dsfields.model.errors import DsfieldsError, MissingExtra, UsageError
+from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import FORMAT_VERSION, SNAPSHOT_FILE, dumps, repo_generated_dir, version_key, write_atomic
 
 FAILURES_FILE = "failures.json"
@@ -171,11 +171,6 @@ def run(args: argparse.Namespace) -> int:
     if bad or out_problem(root):
         raise UsageError(str(bad or out_problem(root)))
     versions = sorted(set(versions), key=version_key)
-    if not releases.same_transformers():
-        # Each runtime gets this interpreter's transformers, whose Trainer source gives every snapshot its
-        # hf_trainer record: without it all of them would silently lose it (hf_trainer: null).
-        raise MissingExtra("transformers", message="transformers is not installed beside dsfields; install "
-                           "dsfields[extract] (pip install 'dsfields[extract]') or run from its environment")
     launch = bool(getattr(args, "launch", False))
     todo = [v for v in versions if args.force or not up_to_date(root, v) or (launch and not has_launch(root, v))]
     before = {v: field_count(root, v) for v in todo}

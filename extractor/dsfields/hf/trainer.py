@@ -55,6 +55,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs check's start-up milliseconds; annotations are strings anyway
     from typing import Any, Literal
 
+    from dsfields.model.records import HfTrainer
+
     OptimizerSource = Literal["config", "code", "ds_cpu_adam"]
 
 HIDDEN_SIZE = 8
@@ -133,6 +135,64 @@ NUM_TRAINING_STEPS = 100
 WITNESS_PAIR = ("5.24.0", "1.15.0")
 """The transformers / accelerate releases whose snapshots (``generated/hf/``) the committed launch records are
 made with (``launch.json``'s ``environment.hf_layers``), and :func:`hf_plan`'s default."""
+
+
+FILL_RECORD = ("function", "line", "must_match")
+"""What :func:`fill_list` keeps of each fill: where transformers' source fills the key and whether the value given
+must match the Trainer's argument (the rest of the HF snapshot's fill record, its expression, is the programs')."""
+
+FILL_ARGUMENTS: dict[str, str] = {
+    "train_micro_batch_size_per_gpu": "per_device_train_batch_size",
+    "gradient_accumulation_steps": "gradient_accumulation_steps",
+    "train_batch_size": "world_size × per_device_train_batch_size × gradient_accumulation_steps",
+    "gradient_clipping": "max_grad_norm",
+    "optimizer.params.lr": "learning_rate",
+    "optimizer.params.betas": "[adam_beta1, adam_beta2]",
+    "optimizer.params.eps": "adam_epsilon",
+    "optimizer.params.weight_decay": "weight_decay",
+    "scheduler.params.warmup_min_lr": "0 (not a TrainingArguments field)",
+    "scheduler.params.warmup_max_lr": "learning_rate",
+    "scheduler.params.warmup_num_steps": "max(1, get_warmup_steps(num_training_steps))",
+    "scheduler.params.total_num_steps": "num_training_steps (computed by the Trainer)",
+    "fp16.enabled": "fp16 or fp16_full_eval",
+    "bf16.enabled": "bf16 or bf16_full_eval",
+    "zero_optimization.reduce_bucket_size": "hidden_size × hidden_size (the model's config)",
+    "zero_optimization.stage3_prefetch_bucket_size": "0.9 × hidden_size × hidden_size (ZeRO-3)",
+    "zero_optimization.stage3_param_persistence_threshold": "10 × hidden_size (ZeRO-3)",
+}
+"""JSON path → what the HF Trainer puts there for ``"auto"``, worded for people (``resolve`` prints it): the
+TrainingArguments field(s) of ``HfTrainerDeepSpeedConfig.trainer_config_process`` / ``trainer_config_finalize``.
+Which keys are filled is :func:`fill_list`'s (a test keeps the two equal); the wording is ours."""
+
+_FILL_LISTS: dict[str, Any] = {}
+
+
+def fill_list(generated: str | None = None) -> HfTrainer | None:
+    """The keys whose ``"auto"`` the HF Trainer fills (path → :data:`FILL_RECORD`), of transformers
+    ``WITNESS_PAIR[0]``: ``fills.paths`` of its HF snapshot (``generated/hf/transformers-<T>.json``), the one list
+    ``check``, ``resolve``, ``schema``, ``explain`` and the site judge ``"auto"`` by (it depends on transformers, not
+    on DeepSpeed). Read once per ``generated`` folder; None when that HF snapshot is absent or has no fill list."""
+    from dsfields.model.generated import generated_root
+
+    root = str(generated) if generated is not None else generated_root()
+    if root not in _FILL_LISTS:
+        from dsfields.hf.arguments import load_hf_snapshot
+        from dsfields.model.errors import UsageError
+        from dsfields.model.records import HfTrainer
+
+        try:
+            snapshot = load_hf_snapshot(WITNESS_PAIR[0], root)
+        except (UsageError, OSError, ValueError):
+            snapshot = None
+        fills = snapshot.get("fills") if isinstance(snapshot, dict) else None
+        paths = fills.get("paths") if isinstance(fills, dict) else None
+        _FILL_LISTS[root] = None if not isinstance(paths, dict) or not paths else HfTrainer({
+            "transformers_version": snapshot.get("transformers_version"),  # type: ignore[union-attr]
+            "source": fills.get("source"),  # type: ignore[union-attr]
+            "paths": {path: {key: fill[key] for key in FILL_RECORD if key in fill}
+                      for path, fill in paths.items() if isinstance(fill, dict)},
+        })
+    return _FILL_LISTS[root]
 
 
 def _node(config: dict[str, Any], path: str) -> tuple[Any, str]:

@@ -7,11 +7,15 @@ the consumers, the launch, the snapshot factory's probes — asks this module.
 
 from __future__ import annotations
 
-import copy
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; annotations are strings anyway
     from typing import Any
+
+
+def _deepcopy(value: Any) -> Any:
+    import copy  # only for the functions that copy: the readers (every lookup and check) skip its import
+
+    return copy.deepcopy(value)
 
 
 def join(section: str, key: str) -> str:
@@ -36,7 +40,7 @@ def at_path(data: Any, path: str | tuple[str, ...] | list[str], default: Any = N
 
 def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
     """A copy of ``config`` with ``key`` of ``section`` set to ``value``, the sections on the way made."""
-    out = copy.deepcopy(config)
+    out = _deepcopy(config)
     node = out
     for part in parts_of(section):
         node = node.setdefault(part, {})
@@ -47,7 +51,7 @@ def set_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict
 def put_path(config: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
     """:func:`set_path`, except that a value on the way that is no object is replaced by one (a probe candidate
     that a sibling probe left there)."""
-    out = copy.deepcopy(config)
+    out = _deepcopy(config)
     node = out
     for part in parts_of(section):
         if not isinstance(node.get(part), dict):
@@ -76,7 +80,7 @@ def put_in_place(config: dict[str, Any], path: str, value: Any) -> dict[str, Any
 def edited(config: dict[str, Any], changes: dict[str, Any], separator: str = ".") -> dict[str, Any]:
     """A copy of ``config`` with each path of ``changes`` (parts joined by ``separator``; ``__`` lets keyword
     arguments name them) set to its value, the sections on the way made; a value of None deletes the key."""
-    out = copy.deepcopy(config)
+    out = _deepcopy(config)
     for path, value in changes.items():
         *parents, last = path.split(separator)
         node = out
@@ -99,7 +103,7 @@ def delete_in_place(config: dict[str, Any], path: str) -> None:
 
 def without_path(config: dict[str, Any], section: str, key: str) -> dict[str, Any]:
     """A copy of ``config`` without ``key`` of ``section`` (:func:`set_path`'s inverse; absent stays absent)."""
-    out = copy.deepcopy(config)
+    out = _deepcopy(config)
     node: Any = at_path(out, section) if section else out
     if isinstance(node, dict):
         node.pop(key, None)

@@ -38,13 +38,22 @@ def read_generated(path: str) -> bytes:
         compressed = path + COMPRESSED_SUFFIX
         if not os.path.isfile(compressed):
             raise
-    import gzip  # an installed wheel only: a checkout's lookup never pays for the import
+    import zlib  # an installed wheel only; zlib, not gzip: one C call (the gzip module's reader loops in Python)
 
-    try:
-        with gzip.open(compressed, "rb") as handle:
-            return handle.read()
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise OSError(f"{compressed}: {exc}") from None
+    with open(compressed, "rb") as handle:
+        raw = handle.read()
+    # zlib checks each member's header, CRC-32 and length as gzip.open does (the build hook writes one member).
+    parts = []
+    while raw:  # an empty file reads as empty, as with gzip.open
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            parts.append(decompressor.decompress(raw))
+        except zlib.error as exc:
+            raise OSError(f"{compressed}: {exc}") from None
+        if not decompressor.eof:
+            raise OSError(f"{compressed}: Compressed file ended before the end-of-stream marker was reached")
+        raw = decompressor.unused_data.lstrip(b"\0")  # gzip.open skips padding zeros between members too
+    return b"".join(parts)
 
 
 def generated_size(path: str) -> int:
@@ -69,12 +78,22 @@ def generated_size(path: str) -> int:
         return int.from_bytes(handle.read(4), "little")
 
 
+_PACKAGE: list[str] = []
+"""The real folder of the installed package, once found (a constant of the process: ``check`` asks per key)."""
+
+
+def _package_dir() -> str:
+    if not _PACKAGE:
+        _PACKAGE.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # extractor/dsfields, or …
+    return _PACKAGE[0]
+
+
 def generated_root() -> str:
     """:func:`repo_generated_dir` as a string, found without pathlib (``lookup`` and ``check`` skip its import)."""
     env = os.environ.get("DSFIELDS_GENERATED")
     if env:
         return env
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # extractor/dsfields, or site-packages/…
+    package = _package_dir()
     beside_checkout = os.path.join(os.path.dirname(os.path.dirname(package)), "generated")
     for candidate in (beside_checkout, os.path.join(package, "generated")):
         if os.path.isdir(candidate):
@@ -114,6 +133,9 @@ def version_key(version: str) -> tuple[Any, ...]:
     The runs of digits and of ASCII letters, in order, as ``re.findall(r"(\\d+)|([A-Za-z]+)")`` finds them
     (without compiling a pattern at start-up); anything else separates them.
     """
+    numbers = version.split(".")
+    if all(number.isdecimal() for number in numbers):  # a plain release (0.19.8): the same runs, found at once
+        return tuple((1, int(number), "") for number in numbers)
     parts: list[Any] = []
     run, kind = "", ""
     for char in version + " ":

@@ -622,11 +622,18 @@ def departure(path: str, until: str, generated: Path | None = None, *,
     return found
 
 
-def arrival(path: str, after: str, generated: Path | None = None) -> str | None:
+def arrival(path: str, after: str, generated: Path | None = None, *,
+            index: dict[str, Any] | None | bool = True) -> str | None:
     """The first committed release later than ``after`` where ``path`` is (re)introduced and which still has it at
-    that release, or None (a key of no later release: a typo, not an upgrade away)."""
+    that release, or None (a key of no later release: a typo, not an upgrade away).
+
+    ``index``: as :func:`departure`'s (``check`` reads it once per run: judging it stats every release's snapshot)."""
     limit = version_key(after)
-    for event in field_history(path, generated or repo_generated_dir()):
+    root = generated or repo_generated_dir()
+    if index is True:
+        index = read_index(root)
+    assert index is None or isinstance(index, dict)
+    for event in _histories([path], root, index)[path]:
         if version_key(event.version) > limit and event.kind in _ARRIVALS:
             return event.version
     return None

@@ -19,7 +19,7 @@ import os
 from functools import cached_property
 
 from dsfields.model.dotted import join
-from dsfields.model.records import Enum, Field, HfTrainer, Record, Removed, Section, Snapshot, _catalog
+from dsfields.model.records import Enum, Field, Record, Removed, Section, Snapshot, _catalog
 
 INDEX_NAME = "paths.json"
 INDEX_FORMAT = 2
@@ -123,13 +123,24 @@ class _LazyField(Field):
 
 
 class IndexedSnapshot(Snapshot):
-    """A :class:`Snapshot` read through its index: the same answers, each part decoded when first used."""
+    """A :class:`Snapshot` read through its index: the same answers, each part decoded when first used.
+
+    Given ``source`` (the snapshot's file) instead of ``data``, its bytes are read when a part needs them: a search
+    of the names alone (``lookup``'s "also a key of the inference config?") reads the index only."""
 
     __slots__ = ()
 
-    def __init__(self, data: bytes, index: dict[str, Any]) -> None:
-        self.__dict__["_data"] = data
+    def __init__(self, data: bytes | None, index: dict[str, Any], source: str | None = None) -> None:
+        if data is not None:
+            self.__dict__["_data"] = data
+        self.__dict__["_source"] = source
         self.__dict__["_index"] = index
+
+    @cached_property
+    def _data(self) -> bytes:
+        from dsfields.model.generated import read_generated
+
+        return read_generated(self.__dict__["_source"])
 
     def _top(self, key: str) -> Any:
         cache = self.__dict__.setdefault("_decoded", {})
@@ -192,11 +203,6 @@ class IndexedSnapshot(Snapshot):
     def schedulers(self) -> Any:
         return _catalog(self._top("schedulers"), "scheduler")
 
-    @cached_property
-    def hf_trainer(self) -> HfTrainer | None:
-        value = self._top("hf_trainer")
-        return HfTrainer(value) if isinstance(value, dict) else None
-
     # The indexes over every field, from the index's copy of what they need: no field record decoded.
 
     def _meta(self) -> list[tuple[str, Field, list[Any]]]:
@@ -217,6 +223,14 @@ class IndexedSnapshot(Snapshot):
             if reader == "pydantic" and name and name != key:
                 out.setdefault(section, {})[name] = record
         return out
+
+    @cached_property
+    def by_alias(self) -> dict[str, dict[str, Field]]:
+        # No record carries "aliases" when the bytes never spell the key (a ds_config snapshot: aliases are the
+        # inference document's): answered without decoding a record; else every record is read, as Snapshot does.
+        if b'"aliases"' not in self._data:
+            return {}
+        return Snapshot.by_alias.func(self)  # type: ignore[attr-defined]
 
     @cached_property
     def by_key(self) -> dict[str, list[str]]:
@@ -240,22 +254,31 @@ class IndexedSnapshot(Snapshot):
         return sorted(((tuple(p.split(".")), p) for p in paths), key=lambda t: (t[1].count("*"), t[1]))
 
 
-def load_indexed(snapshot_file: str) -> Snapshot | None:
-    """The snapshot in ``snapshot_file`` read through its index, or ``None`` (no index, or a stale one)."""
-    index_file = os.path.join(os.path.dirname(snapshot_file), INDEX_NAME)
-    from dsfields.model.generated import read_generated
+def index_name(snapshot_file: str) -> str:
+    """The index beside ``snapshot_file``: ``paths.json`` of ``fields.json``; ``inference_paths.json`` of the
+    inference document (written into the wheel by its build hook, hatch_build.py: a checkout has none)."""
+    name = os.path.basename(snapshot_file)
+    return INDEX_NAME if name == "fields.json" else name.removesuffix(".json") + "_" + INDEX_NAME
+
+
+def load_indexed(snapshot_file: str, *, lazy: bool = False) -> Snapshot | None:
+    """The snapshot in ``snapshot_file`` read through its index (:func:`index_name`), or ``None`` (no index, or a
+    stale one). ``lazy``: the snapshot's bytes are read when first needed (its size is judged without them)."""
+    index_file = os.path.join(os.path.dirname(snapshot_file), index_name(snapshot_file))
+    from dsfields.model.generated import generated_size, read_generated
 
     try:
         index = json.loads(read_generated(index_file).decode("utf-8"))
-        data = read_generated(snapshot_file)
+        data = None if lazy else read_generated(snapshot_file)
+        size = generated_size(snapshot_file) if data is None else len(data)
     except (OSError, ValueError):
         return None
     if (not isinstance(index, dict) or index.get("index_format") != INDEX_FORMAT
-            or index.get("snapshot_bytes") != len(data)
+            or index.get("snapshot_bytes") != size
             or not isinstance(index.get("fields"), dict) or not isinstance(index.get("top"), dict)
             or not isinstance(index.get("names"), list)):
         return None
-    return IndexedSnapshot(data, index)
+    return IndexedSnapshot(data, index, snapshot_file)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,4 +300,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["INDEX_NAME", "IndexedSnapshot", "build", "join", "load_indexed", "write_for"]
+__all__ = ["INDEX_NAME", "IndexedSnapshot", "build", "index_name", "join", "load_indexed", "write_for"]

@@ -698,7 +698,8 @@ class Catalog(Record):
 
 
 class HfTrainer(Record):
-    """The keys whose ``"auto"`` the HF Trainer fills, read from transformers' source."""
+    """The keys whose ``"auto"`` the HF Trainer fills, read from transformers' source
+    (:func:`dsfields.hf.trainer.fill_list`, from ``generated/hf/``)."""
 
     __slots__ = ()
 
@@ -805,11 +806,6 @@ class Snapshot(Record):
     def catalogs(self) -> dict[str, Catalog]:
         """Section path (``optimizer``, ``scheduler``) → its catalog."""
         return {c.section: c for c in (self.optimizers, self.schedulers) if c is not None}
-
-    @cached_property
-    def hf_trainer(self) -> HfTrainer | None:
-        value = self.raw.get("hf_trainer")
-        return HfTrainer(value) if isinstance(value, dict) else None
 
     # ------------------------------------------------------------ indexes
 

@@ -37,12 +37,13 @@ if TYPE_CHECKING:  # typing and pathlib cost lookup's start-up milliseconds; ann
     from pathlib import Path
     from typing import Any
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bump on any change a consumer could notice; stale snapshots are then re-extracted."""
 
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
 """Formats consumers still read: format 2 only adds keys (witnesses, probes, patterns...), whose typed
-accessors answer "not known" on a format-1 record, so a tree being re-extracted stays usable."""
+accessors answer "not known" on a format-1 record, so a tree being re-extracted stays usable; format 3 only drops
+``hf_trainer`` (the HF Trainer's fill list, now read from ``generated/hf/`` alone), which no consumer reads."""
 
 REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "format_version": int, "deepspeed_version": str, "sections": dict, "fields": dict, "removed": dict,
@@ -50,7 +51,7 @@ REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
 """Top-level keys the consumers (check, lookup, diff, schema, docs) index directly, with their JSON types."""
 OPTIONAL_KEYS: dict[str, type | tuple[type, ...]] = {
     "generated_by": str, "environment": dict, "enums": dict, "coverage": dict,
-    "optimizers": dict, "schedulers": dict, "hf_trainer": (dict, type(None)),
+    "optimizers": dict, "schedulers": dict,
 }
 """The other top-level keys of ``snapshot.schema.json``: read with ``.get``, type-checked when present."""
 
@@ -154,11 +155,14 @@ def resolve_version(requested: str | None, generated: Path | str | None = None) 
         raise UsageError(f"the version given is empty; name a DeepSpeed release "
                          f"(available: {version_listing(available_versions(generated))})")
     if not requested:
-        # The common case without listing every release: the installed one, snapshotted.
+        # The common case without listing every release: the installed one, snapshotted, else the newest.
         installed = installed_deepspeed_version()
         root = os.fspath(generated) if generated else generated_root()
         if installed and _plain_name(installed) and generated_file(os.path.join(root, installed, SNAPSHOT_FILE)):
             return installed
+        newest = _newest_snapshotted(root)
+        if newest is not None:
+            return newest
     versions = available_versions(generated)
     if requested and requested != "installed":
         if requested not in versions:
@@ -172,6 +176,19 @@ def resolve_version(requested: str | None, generated: Path | str | None = None) 
     if not versions:
         raise SnapshotError(f"no snapshots found in {generated or repo_generated_dir()}")
     return versions[-1]
+
+
+def _newest_snapshotted(root: str) -> str | None:
+    """``available_versions(root)[-1]`` without asking every release for its snapshot: the folders newest first,
+    the first that has one (in a wheel, each asked costs two ``stat`` calls)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return None
+    for name in reversed(sorted(names, key=version_key)):  # available_versions' order, from its end
+        if generated_file(os.path.join(root, name, SNAPSHOT_FILE)):
+            return name
+    return None
 
 
 def _plain_name(name: str) -> bool:

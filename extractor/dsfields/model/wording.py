@@ -334,17 +334,38 @@ def _words(key: str) -> tuple[str, ...]:
     return tuple(sorted(w for w in key.lower().replace("-", "_").split("_") if w))
 
 
-def same_words(key: str, candidates: Iterable[str]) -> str | None:
+def same_words(key: str, candidates: Iterable[str] | SpellingIndex) -> str | None:
     """The candidate spelt with ``key``'s words reordered (``comm_overlap`` → ``overlap_comm``), or split/joined
     differently by underscores (``overlapcomm``, ``over_lap_comm``): difflib's character ratio misses both. One
-    home for ``check``'s and ``lookup``'s did-you-mean."""
+    home for ``check``'s and ``lookup``'s did-you-mean. ``candidates`` asked about many keys (every key of a
+    release): a :class:`SpellingIndex` of them, which gives the same answer without respelling each candidate."""
     words, squashed = _words(key), key.lower().replace("_", "").replace("-", "")
+    if isinstance(candidates, SpellingIndex):
+        return candidates.first_other(key, words, squashed)
     for candidate in candidates:
         if candidate == key:
             continue
         if _words(candidate) == words or candidate.lower().replace("_", "") == squashed:
             return candidate
     return None
+
+
+class SpellingIndex:
+    """Candidates by their words and by their squashed spelling, each in the given order: :func:`same_words` over
+    them, built once (``check`` asks it for every unknown key, against the ~600 keys of a release)."""
+
+    def __init__(self, candidates: Iterable[str]) -> None:
+        self._by_words: dict[tuple[str, ...], list[tuple[int, str]]] = {}
+        self._by_squashed: dict[str, list[tuple[int, str]]] = {}
+        for position, candidate in enumerate(candidates):
+            self._by_words.setdefault(_words(candidate), []).append((position, candidate))
+            self._by_squashed.setdefault(candidate.lower().replace("_", ""), []).append((position, candidate))
+
+    def first_other(self, key: str, words: tuple[str, ...], squashed: str) -> str | None:
+        """The first candidate other than ``key`` with these words or this squashed spelling, else None."""
+        found = [entry for entry in (*self._by_words.get(words, ()), *self._by_squashed.get(squashed, ()))
+                 if entry[1] != key]
+        return min(found)[1] if found else None
 
 
 def keys_named_by_words(text: str, section: str, paths: Iterable[str]) -> list[str]:

@@ -5,15 +5,15 @@ fails on some. Whether an ``"auto"`` is fine depends on whether the Trainer repl
 list lives in ``transformers/integrations/deepspeed.py`` as ``fill_match("path", ...)`` /
 ``fill_only("path", ...)`` calls. Keeping a copy by hand would go stale with each transformers
 release, so the calls are read from the installed file with :mod:`ast` — without importing
-transformers (slow, and it may pull a different torch). No transformers installed: ``None``,
-and ``dsfields check --hf`` says so.
+transformers (slow, and it may pull a different torch). :mod:`dsfields.extract.hf.flags` stores them in the HF
+snapshot (``generated/hf/transformers-<T>.json``, ``fills``), the one home of the fill list
+(:func:`dsfields.hf.trainer.fill_list`); the DeepSpeed snapshots no longer carry a copy (format 3).
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,25 +30,6 @@ def transformers_dir() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-def hf_trainer_fills() -> dict[str, Any] | None:
-    """``{transformers_version, source, paths: {json path: {function, line, must_match}}}`` or None."""
-    package = transformers_dir()
-    if package is None:
-        return None
-    source = package / INTEGRATION_FILE
-    if not source.is_file():
-        return None
-    try:
-        version = metadata.version("transformers")
-    except metadata.PackageNotFoundError:
-        version = None
-    return {
-        "transformers_version": version,
-        "source": {"file": (Path("transformers") / INTEGRATION_FILE).as_posix()},
-        "paths": fill_calls(source.read_text(encoding="utf-8")),
-    }
 
 
 def fill_calls(code: str) -> dict[str, dict[str, Any]]:
