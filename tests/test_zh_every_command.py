@@ -323,12 +323,14 @@ def test_the_chinese_schema_describes_in_chinese(flags: tuple[str, ...], monkeyp
 
 def test_every_help_string_has_its_chinese() -> None:
     """``--help`` in Chinese is complete: each option's help, each description, each subcommand line of every
-    subcommand (loaded all at once) is in :data:`dsfields.model.help_zh.HELP_ZH`; an option added or reworded
-    in English fails here until its Chinese follows."""
+    subcommand (loaded all at once) is in the ``help`` group of :mod:`dsfields.model.chinese`; an option added or
+    reworded in English fails here until its Chinese follows."""
     import argparse
 
     from dsfields.cli import get_parser
-    from dsfields.model.help_zh import ARGPARSE_ZH, HELP_ZH
+    from dsfields.model.chinese import table
+
+    HELP_ZH, ARGPARSE_ZH = table("help"), table("argparse")
 
     missing: list[str] = []
 

@@ -50,6 +50,8 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
+from dsfields.model import chinese
+
 log = logging.getLogger("mkdocs.hooks.dsfields")
 
 GENERATED = Path("releases")
@@ -379,7 +381,7 @@ TWIN_LINK = '<link rel="alternate" type="text/markdown" href="index.md">'
 
 
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
-SEARCH_NAME = {"en": "Search", "zh": "搜索"}
+SEARCH_NAME = {"en": "Search", "zh": chinese.text("docs.hooks.search")}
 
 
 def _twin_link(output: str, page: Any) -> str:
