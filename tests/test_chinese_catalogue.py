@@ -14,7 +14,7 @@ import pytest
 
 from dsfields.model import chinese
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.lane("unit")
 
 PACKAGE = Path(chinese.__file__).resolve().parent.parent
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -140,3 +140,24 @@ def test_every_site_entry_is_said_by_a_template_or_the_code() -> None:
     said = re.sub(r"""(["'])\s*\n\s*f?(["'])""", "", said)  # Python's implicit concatenation over lines
     said = said.replace("\\n", "\n").replace('\\"', '"').replace("\\'", "'")
     assert sorted(key for key in chinese.table("site") if key not in said) == []
+
+
+SEED_TERMS = ("分片", "切分", "学习率预热", "预热", "学习率", "卸载", "梯度累积", "梯度裁剪", "激活检查点", "预取", "常驻", "桶",
+              "通信", "动态损失缩放", "连续内存", "收集", "白名单", "打印", "耗时", "数据效率")
+"""The words the seed guides (shared/seeds) use for what keys do: a Chinese reader types these into the search."""
+
+
+@pytest.mark.data
+def test_every_seed_term_reaches_a_field_in_the_chinese_search() -> None:
+    """The Chinese full-text index gives an entry the glossary's term when its key holds the term's English words
+    (docs/hooks._search_words): each seed term must reach at least one key or class of the newest release (issue 39:
+    分片 and 学习率预热 found nothing that named a field)."""
+    from dsfields.docs.hooks import _search_words
+    from dsfields.docs.i18n import SEARCH_TERMS
+    from dsfields import load_snapshot
+    from dsfields.model.store import available_versions
+
+    snapshot = load_snapshot(available_versions()[-1])
+    names = [*snapshot.all_paths, *(name for catalog in snapshot.catalogs.values() for name in catalog.names)]
+    reached = {term for name in names for term in _search_words(name, SEARCH_TERMS["zh"])}
+    assert sorted(set(SEED_TERMS) - reached) == []

@@ -44,10 +44,30 @@ def script_words(lang: str) -> dict[str, str]:
     return {text: _(text) for text in SCRIPT_STRINGS if _(text) != text}
 
 
+PREFIXES = ("rejected: ",)
+"""Words a filter puts before a value (``rejected: <code>TypeError…</code>``): translated, the value kept."""
+SUFFIXES = (" (factory)",)
+"""Words a filter puts after a value (``<code>{}</code> (factory)``): translated, the value kept."""
+
+
+def _zh(text: str) -> str:
+    said = ZH.get(text)
+    if said is not None:
+        return said
+    for prefix in PREFIXES:
+        if text.startswith(prefix) and prefix in ZH:
+            return ZH[prefix] + text[len(prefix):]
+    for suffix in SUFFIXES:
+        if text.endswith(suffix) and suffix in ZH:
+            return text[: -len(suffix)] + ZH[suffix]
+    return text
+
+
 def translator(lang: str) -> Callable[[str], str]:
-    """``_`` for the templates of ``lang``: the Chinese text where there is one, else the English."""
+    """``_`` for the templates of ``lang``: the Chinese text where there is one (a filter's words around a value
+    too: :data:`PREFIXES`, :data:`SUFFIXES`), else the English."""
     if lang == "zh":
-        return lambda text: ZH.get(text, text)
+        return _zh
     return lambda text: text
 
 
