@@ -152,9 +152,9 @@ def test_every_seed_term_reaches_a_field_in_the_chinese_search() -> None:
     """The Chinese full-text index gives an entry the glossary's term when its key holds the term's English words
     (docs/hooks._search_words): each seed term must reach at least one key or class of the newest release (issue 39:
     分片 and 学习率预热 found nothing that named a field)."""
+    from dsfields import load_snapshot
     from dsfields.docs.hooks import _search_words
     from dsfields.docs.i18n import SEARCH_TERMS
-    from dsfields import load_snapshot
     from dsfields.model.store import available_versions
 
     snapshot = load_snapshot(available_versions()[-1])
