@@ -142,8 +142,8 @@ def test_every_site_entry_is_said_by_a_template_or_the_code() -> None:
     assert sorted(key for key in chinese.table("site") if key not in said) == []
 
 
-SEED_TERMS = ("分片", "切分", "学习率预热", "预热", "学习率", "卸载", "梯度累积", "梯度裁剪", "激活检查点", "预取", "常驻", "桶",
-              "通信", "动态损失缩放", "连续内存", "收集", "白名单", "打印", "耗时", "数据效率")
+SEED_TERMS = ("分片", "切分", "学习率预热", "预热", "学习率", "卸载", "梯度累积", "梯度裁剪", "激活检查点", "预取",
+              "常驻", "桶", "通信", "动态损失缩放", "连续内存", "收集", "白名单", "打印", "耗时", "数据效率")
 """The words the seed guides (shared/seeds) use for what keys do: a Chinese reader types these into the search."""
 
 
