@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dsfields.model import chinese
 from dsfields.model.goals import Goal, Tag, read_from
-from dsfields.model.messages import localize
 from dsfields.model.records import Snapshot
 from dsfields.model.wording import default_text, type_text
 from dsfields.terminal import wrap
@@ -64,9 +63,8 @@ def format_goal(snapshot: Snapshot, goal: Goal, width: int, style: Any, lang: st
     indent = " " * (4 + number_width)
     for number, tag in enumerate(present, 1):
         record = snapshot.fields[tag.path]
-        said = f"{type_text(record, compact=True)} {default_text(record, compact=True)}"
-        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {localize(said, lang, 'lookup.')}", width, "  ",
-                    indent)
+        head = wrap(f"{str(number).rjust(number_width)}. {tag.path}  {type_text(record, compact=True)} "
+                    f"{default_text(record, compact=True)}", width, "  ", indent)
         head[0] = head[0].replace(tag.path, style.bold(tag.path), 1)
         lines += head
         lines += wrap(tag.text(lang), width, indent, indent)
