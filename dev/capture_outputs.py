@@ -4,7 +4,11 @@ For a refactor that must change no output (#22 "outputs unchanged"): run this wi
 ``PYTHONPATH``, then with the other's, and ``diff -r`` the two folders. Each command runs in-process through
 ``dsfields.cli.main``; its stdout, stderr and exit code go to one file named after the command and the config.
 
-    PYTHONPATH=extractor python dev/capture_outputs.py OUT [--corpus DIR] [--version 0.19.8] [--more]
+    PYTHONPATH=extractor python dev/capture_outputs.py OUT [--corpus DIR] [--version 0.19.8] [--more] [--zh]
+
+``--zh`` adds every command's answers that ``--more`` leaves out, in both languages: ``check`` with ``--hf``,
+``--accelerate-config`` and ``--trainer-args``, ``explain`` on the shared pasted messages, ``init``, ``estimate``
+over the corpus, and every command's ``--help`` (the Chinese catalogue's moves are checked with it).
 """
 
 from __future__ import annotations
@@ -69,6 +73,52 @@ def more_jobs(corpus: Path, v: str) -> dict[str, list[str]]:
     return {key.replace("/", "_"): args for key, args in jobs.items()}
 
 
+ACCELERATE_YAML = ("distributed_type: DEEPSPEED\nmixed_precision: fp16\ndeepspeed_config:\n  zero_stage: 3\n"
+                   "  offload_param_device: cpu\n  zero_stag: 3\n  gradient_accumulation_steps: 2\n")
+"""An accelerate config with a typo and a mixed precision for ``check --accelerate-config``."""
+
+
+def zh_jobs(corpus: Path, v: str) -> dict[str, list[str]]:
+    """``--zh``: the answers ``--more`` leaves out, in English and Chinese."""
+    import json
+    import tempfile
+
+    from dsfields.cli import COMMANDS
+
+    yaml = Path(tempfile.gettempdir()) / "dsfields-capture-accelerate.yaml"  # one path: the commands echo it
+    yaml.write_text(ACCELERATE_YAML, encoding="utf-8")
+    cases = corpus.parent / "explain-examples" / "cases.jsonl"
+    pasted = [json.loads(line)["pasted"] for line in cases.read_text(encoding="utf-8").splitlines() if line.strip()]
+    jobs: dict[str, list[str]] = {}
+    configs = sorted(corpus.iterdir())
+    for lang in ("en", "zh"):
+        for config in configs:
+            name, path = config.name, str(config)
+            jobs[f"check-hf-{lang}-{name}"] = ["check", "--hf", path, "--version", v, "--lang", lang]
+            jobs[f"check-acc-{lang}-{name}"] = ["check", path, "--accelerate-config", str(yaml), "--version", v,
+                                               "--lang", lang]
+            jobs[f"check-trainer-{lang}-{name}"] = [
+                "check", path, "--trainer-args=--bf16 --gradient_checkpointing true --per_device_train_batch_size 4 "
+                "--deepspeed_bogus 1", "--version", v, "--lang", lang]
+            jobs[f"estimate-{lang}-{name}"] = ["estimate", path, "--params", "7B", "--hidden-size", "4096",
+                                               "--layers", "32", "--seq-len", "2048", "--gpus-per-node", "8",
+                                               "--version", v, "--lang", lang]
+        jobs[f"check-trainer-refused-{lang}"] = ["check", str(configs[0]), "--trainer-args=--bf16 "
+                                                 "--gradient_checkpointing", "--version", v, "--lang", lang]
+        for i, text in enumerate(pasted):
+            jobs[f"explain-{lang}-{i:03d}"] = ["explain", text, "--version", v, "--lang", lang]
+        for params in ("350M", "7B", "70B"):
+            for hf in ([], ["--hf"]):
+                jobs[f"init-{lang}-{params}{'-hf' if hf else ''}"] = [
+                    "init", "--params", params, "--gpus-per-node", "8", "--gpu-memory", "40GB", *hf,
+                    "--version", v, "--lang", lang]
+        jobs[f"help-{lang}"] = ["--help", "--lang", lang]
+        for command in COMMANDS:
+            jobs[f"help-{lang}-{command}"] = [command, "--help", "--lang", lang]
+        jobs[f"schema-{lang}"] = ["schema", "--version", v, "--lang", lang, "-o", "-"]
+    return jobs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -76,6 +126,8 @@ def main() -> int:
     parser.add_argument("--version", default="0.19.8")
     parser.add_argument("--more", action="store_true", help="also Chinese answers, goals, catalogues, --inference, "
                         "an older release, upgrade, estimate and sarif (about three times as many outputs)")
+    parser.add_argument("--zh", action="store_true", help="also check --hf/--accelerate-config/--trainer-args, "
+                        "explain, init, estimate over the corpus and every --help, in English and Chinese")
     opts = parser.parse_args()
     opts.out.mkdir(parents=True, exist_ok=True)
     v = opts.version
@@ -97,6 +149,8 @@ def main() -> int:
         jobs[f"migrate-diff-{name}"] = ["migrate", path, "--to", v, "--from", "0.10.3", "--diff"]
     if opts.more:
         jobs |= more_jobs(opts.corpus, v)
+    if opts.zh:
+        jobs |= zh_jobs(opts.corpus, v)
     for key, args in jobs.items():
         (opts.out / f"{key}.txt").write_text(run(args), encoding="utf-8")
     print(f"{len(jobs)} outputs in {opts.out}", file=sys.stderr)

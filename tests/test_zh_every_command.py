@@ -199,6 +199,14 @@ def runs(folder: Path) -> Iterator[tuple[str, ...]]:
     yield ("check", "--hf", *corpus)
     yield ("check", *mutated)
     yield ("check", "--hf", *mutated)
+    # the accelerate and Trainer paths (issue 39.6): a typo'd accelerate key, an unknown top-level key, a Trainer
+    # flag that does not exist, a mixed-precision clash, and a flag given without its value (a refusal)
+    accelerate = folder / "accelerate.yaml"
+    accelerate.write_text("distributed_type: DEEPSPEED\nmixed_precision: fp16\ndeepspeed_config:\n  zero_stag: 3\n"
+                          "  gradient_accumulation_steps: 2\nnonsense_key: 1\n", encoding="utf-8")
+    yield ("check", *corpus[:4], "--accelerate-config", str(accelerate))
+    yield ("check", *corpus[:4], "--trainer-args=--bf16 --fp16 --deepspeed_bogus 1 --per_device_train_batch_size 4")
+    yield ("check", corpus[0], "--trainer-args=--gradient_checkpointing")
     for path in corpus + mutated:
         yield ("resolve", path)
         yield ("migrate", path, "--to", "0.19.8")
@@ -334,12 +342,14 @@ def test_the_chinese_schema_describes_in_chinese(flags: tuple[str, ...], monkeyp
 
 def test_every_help_string_has_its_chinese() -> None:
     """``--help`` in Chinese is complete: each option's help, each description, each subcommand line of every
-    subcommand (loaded all at once) is in :data:`dsfields.model.help_zh.HELP_ZH`; an option added or reworded
-    in English fails here until its Chinese follows."""
+    subcommand (loaded all at once) is in the ``help`` group of :mod:`dsfields.model.chinese`; an option added or
+    reworded in English fails here until its Chinese follows."""
     import argparse
 
     from dsfields.cli import get_parser
-    from dsfields.model.help_zh import ARGPARSE_ZH, HELP_ZH
+    from dsfields.model.chinese import table
+
+    HELP_ZH, ARGPARSE_ZH = table("help"), table("argparse")
 
     missing: list[str] = []
 

@@ -12,7 +12,7 @@ Stdlib only, like ``lookup``; imported only for these answers.
 from __future__ import annotations
 
 from dsfields.field_answer import edit_distance
-from dsfields.model import goals, prose
+from dsfields.model import chinese, goals, prose
 from dsfields.model.messages import localize
 from dsfields.model.records import Catalog, CatalogEntry, Snapshot
 from dsfields.model.store import available_versions, load_indexed
@@ -54,28 +54,32 @@ _LABELS = {
         "history": "history ({count} snapshots: {first} … {last}):",
     },
     "zh": {
-        "type": "{section} 类型", "classes": "类", "class": "类",
-        "section": "所在段", "section_text": "{section}：\"{type_key}\" 选择类，\"{params_key}\" 是它的关键字参数",
-        "built_by": "构建位置", "name": "名称", "any_case": "不区分大小写匹配",
-        "exact": "必须完全一致的拼写", "constant": "常量 {constant}", "from": "来源",
-        "engine": "引擎参数", "engine_text": "{keys}：在构建类之前由引擎读取并移除",
-        "engine_key": "引擎参数（由引擎读取，见上文）",
-        "rejected": "拒绝的参数", "snapshot": "快照", "params": "参数", "required": "必填",
-        "default": "默认：{value}", "only": "仅 {classes}", "runs": "何时使用",
-        "runs_head": "实际运行哪个类（依据 DeepSpeed {read} 的引擎代码{note}）：",
-        "older": "；本版本可能不同", "not_curated": "未整理；见上文说明",
-        "not_importable": "生成快照时无法导入：参数未知",
-        "var_keyword": "还接受任意其他关键字参数（**kwargs）",
-        "not_passed": "参数不会作为关键字传给某个类：由引擎自行读取",
-        "one_class": "始终使用（唯一的类）",
-        "removed_head": "{label}：已移除 —— DeepSpeed {version} 中没有这个 {section} 类型",
-        "removed_text": "最后出现在 DeepSpeed {last}；从 {gone} 起不再存在。`dsfields lookup {label} --version {last}` "
-                        "可查看当时的内容。",
-        "later_head": "{label}：DeepSpeed {version} 中还没有这个 {section} 类型",
-        "later_text": "在 DeepSpeed {first} 中加入。",
-        "miss": "DeepSpeed {version} 中没有 {section} 类型 \"{name}\"", "did_you_mean": "；你是不是要找：",
-        "spelling": "（DeepSpeed 要求这个拼写）",
-        "history": "历史（{count} 个快照：{first} … {last}）：",
+        "type": chinese.text("catalog_answer.type"), "classes": chinese.text("catalog_answer.classes"),
+            "class": chinese.text("catalog_answer.class"),
+        "section": chinese.text("catalog_answer.section"), "section_text": chinese.text("catalog_answer.section_text"),
+        "built_by": chinese.text("catalog_answer.built_by"), "name": chinese.text("catalog_answer.name"),
+            "any_case": chinese.text("catalog_answer.any_case"),
+        "exact": chinese.text("catalog_answer.exact"), "constant": chinese.text("catalog_answer.constant"),
+            "from": chinese.text("catalog_answer.from"),
+        "engine": chinese.text("catalog_answer.engine"), "engine_text": chinese.text("catalog_answer.engine_text"),
+        "engine_key": chinese.text("catalog_answer.engine_key"),
+        "rejected": chinese.text("catalog_answer.rejected"), "snapshot": chinese.text("catalog_answer.snapshot"),
+            "params": chinese.text("catalog_answer.params"), "required": chinese.text("catalog_answer.required"),
+        "default": chinese.text("catalog_answer.default"), "only": chinese.text("catalog_answer.only"),
+            "runs": chinese.text("catalog_answer.runs"),
+        "runs_head": chinese.text("catalog_answer.runs_head"),
+        "older": chinese.text("catalog_answer.older"), "not_curated": chinese.text("catalog_answer.not_curated"),
+        "not_importable": chinese.text("catalog_answer.not_importable"),
+        "var_keyword": chinese.text("catalog_answer.var_keyword"),
+        "not_passed": chinese.text("catalog_answer.not_passed"),
+        "one_class": chinese.text("catalog_answer.one_class"),
+        "removed_head": chinese.text("catalog_answer.removed_head"),
+        "removed_text": chinese.text("catalog_answer.removed_text"),
+        "later_head": chinese.text("catalog_answer.later_head"),
+        "later_text": chinese.text("catalog_answer.later_text"),
+        "miss": chinese.text("catalog_answer.miss"), "did_you_mean": chinese.text("catalog_answer.did_you_mean"),
+        "spelling": chinese.text("catalog_answer.spelling"),
+        "history": chinese.text("catalog_answer.history"),
     },
 }
 
@@ -286,7 +290,8 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
         if ours.body:
             lines += [""] + paragraphs(ours.body, width)
         if ours.pitfall:
-            lines += [""] + paragraphs(("注意：" if lang == "zh" else "Pitfall: ") + ours.pitfall, width)
+            pitfall = chinese.text("catalog_answer.pitfall") if lang == "zh" else "Pitfall: "
+            lines += [""] + paragraphs(pitfall + ours.pitfall, width)
         lines.append("")
     spelling = label(lang, "any_case") if entry.case_insensitive else label(lang, "exact")
     if entry.constant:
@@ -301,7 +306,8 @@ def format_type(snapshot: Snapshot, catalog: Catalog, entry: CatalogEntry, asked
     ]
     for name, message in sorted(catalog.rejected_params.items()):
         # DeepSpeed's own words, marked as such in Chinese (issue 28)
-        rows.append(("rejected", f"{name}: {message}" if lang != "zh" else f"{name}: 原文：{message}"))
+        rows.append(("rejected", f"{name}: {message}" if lang != "zh" else chinese.text("catalog_answer.name_message",
+                                                                                        name=name, message=message)))
     rows.append(("snapshot", f"DeepSpeed {snapshot.version}"))
     for row_label, text in rows:
         if text:

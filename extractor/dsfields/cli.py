@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 
 from dsfields import __version__
+from dsfields.model import chinese
 from dsfields.model.errors import DsfieldsError
 
 TYPE_CHECKING = False
@@ -80,12 +81,13 @@ def _help_formatter(lang: str = "en") -> type[argparse.HelpFormatter]:
 
         def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
             if prefix is None and lang == "zh":
-                prefix = "用法："  # argparse's "usage: " (issue 28: --help in Chinese)
+                prefix = chinese.text("cli.usage_prefix")  # argparse's "usage: " (issue 28: --help in Chinese)
             super().add_usage(usage, actions, groups, prefix)
 
         def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None) -> str:
             text = super()._format_usage(usage, actions, groups, prefix)
-            if prefix == "用法：":  # argparse indents wrapped lines by len(prefix): these 3 characters take 6 columns
+            # argparse indents wrapped lines by len(prefix): these 3 characters take 6 columns
+            if prefix == chinese.text("cli.usage_prefix"):
                 text = text.replace("\n" + " " * len("dsfields"), "\n" + " " * (len("dsfields") + 3))
             return text
 
@@ -106,7 +108,8 @@ def get_parser(load: Collection[str] | None = None, lang: str = "en", only: bool
             from dsfields.model.messages import localize
 
             self.print_usage(sys.stderr)
-            self.exit(2, f"{self.prog}：错误：{localize(message, lang, 'error.argparse.')}\n")
+            self.exit(2, chinese.text("cli.self_prog_v1", self_prog=self.prog, v1=localize(message, lang,
+                'error.argparse.')))
 
     formatter = _help_formatter(lang)
     parser = Parser(
@@ -135,14 +138,14 @@ def get_parser(load: Collection[str] | None = None, lang: str = "en", only: bool
 
 def _help_in_chinese(parser: argparse.ArgumentParser) -> None:
     """Every help string, description and section title of ``parser`` and its subcommands in Chinese
-    (:mod:`dsfields.model.help_zh`); an option the table lacks keeps its English."""
+    (the ``help`` group of :mod:`dsfields.model.chinese`); an option the catalogue lacks keeps its English."""
     import argparse
 
-    from dsfields.model.help_zh import ARGPARSE_ZH, help_zh
+    from dsfields.model.chinese import help_zh, table
 
     parser.description = help_zh(parser.description)
     for group in parser._action_groups:
-        group.title = ARGPARSE_ZH.get(group.title or "", group.title)
+        group.title = table("argparse").get(group.title or "", group.title)
     for action in parser._actions:
         if action.help is not argparse.SUPPRESS:
             action.help = help_zh(action.help)

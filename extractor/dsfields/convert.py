@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dsfields.model import chinese
 from dsfields.model.errors import DsfieldsError, UsageError
 
 YAML_BYTES = 1024 * 1024
@@ -130,9 +131,8 @@ def converted_line(path: Path, conversion: Any, lang: str) -> str:
     from dsfields.model.termsafe import shown
 
     if lang == "zh":
-        return shown(f"{path}：accelerate YAML，按 accelerate {conversion.version} 的 DeepSpeedPlugin 由它生成的 "
-                     "ds_config 处理，按 --hf 规则（accelerate 在 prepare 时填入 \"auto\"；"
-                     "dsfields convert 可写出该文件）")
+        return shown(chinese.text("convert.path_accelerate_yaml_accelerate_conversion_version", path=path,
+                                  conversion_version=conversion.version))
     return shown(f"{path}: an accelerate YAML, read as the ds_config accelerate {conversion.version}'s "
                  "DeepSpeedPlugin builds from it, under --hf (accelerate fills its \"auto\" values at prepare; "
                  "dsfields convert writes that file)")
@@ -169,8 +169,8 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(conversion.file_config(), indent=2, ensure_ascii=False) + "\n"
         source = " + ".join(([str(args.file)] if args.file else []) +
                             ([f"accelerate launch {args.launch_args}"] if args.launch_args else []))
-        heading = (f"# dsfields convert：accelerate {conversion.version} 的 DeepSpeedPlugin 由 {source} "
-                   "生成的 ds_config"
+        heading = (chinese.text("convert.dsfields_convert_the_ds_config_accelerate",
+                                conversion_version=conversion.version, source=source)
                    if zh else f"# dsfields convert: the ds_config accelerate {conversion.version}'s "
                               f"DeepSpeedPlugin builds from {source}")
         notes = conversion.notes
@@ -192,13 +192,14 @@ def run(args: argparse.Namespace) -> int:
             raise AccelerateRefuses(f"{args.file}: {exc.message.splitlines()[0]}") from None
         version, _rules = plugin.accelerate_rules(args.accelerate_version)
         text = plugin.dump_yaml(data)
-        heading = (f"# dsfields convert：accelerate {version} 的 YAML 配置，对应 {args.file}" if zh else
+        heading = (chinese.text("convert.dsfields_convert_the_accelerate_yaml_config", version=version,
+                                args_file=args.file) if zh else
                    f"# dsfields convert: the accelerate {version} YAML config for {args.file}")
     if args.output is not None:
         from dsfields.model import safewrite
 
         safewrite.write_text(args.output, text, force=args.force)
-        print(("已写入 " if zh else "wrote ") + termsafe.shown(str(args.output)))
+        print((chinese.text("convert.wrote") if zh else "wrote ") + termsafe.shown(str(args.output)))
         where = sys.stdout
     else:
         sys.stdout.write(text)

@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dsfields.model import chinese
 from dsfields.model.errors import SnapshotError, UsageError
 from dsfields.model.messages import localize
 from dsfields.model.prose import language
@@ -508,7 +509,8 @@ def run(args: argparse.Namespace, installed: InstalledSnapshot | None = None) ->
     if getattr(args, "inference", False):  # issue 29: the init_inference document of each release
         from dsfields.model.store import load_inference
 
-        document = "（推理配置）" if lang == "zh" and args.format in ("text", "markdown") else " (inference config)"
+        document = chinese.text("diff.inference_config") if lang == "zh" and args.format in ("text",
+            "markdown") else " (inference config)"
         old, old_label = load_inference(args.old, root), f"{args.old}{document}"
         new, new_label = load_inference(args.new, root), f"{args.new}{document}"
     else:

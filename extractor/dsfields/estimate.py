@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.configfile import ConfigFileError
-from dsfields.model import prose
+from dsfields.model import chinese, prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
 from dsfields.resolve import AUTO_DEFAULT, AUTO_HF, AUTO_KEPT, Resolver
@@ -277,8 +277,8 @@ SETTING_PATHS: dict[str, str] = {
 
 NOT_IN_RELEASE: dict[str, tuple[Any, str, str]] = {
     "aio_intra_op_parallelism": (1, "swap buffers aligned to AIO_ALIGNED_BYTES alone",
-                                 "交换缓冲区只按 AIO_ALIGNED_BYTES 对齐"),
-    "aio_use_gds": (False, "no GPUDirect Storage", "不使用 GPUDirect Storage"),
+                                 chinese.text("estimate.swap_buffers_aligned_to_aio_aligned")),
+    "aio_use_gds": (False, "no GPUDirect Storage", chinese.text("estimate.no_gpudirect_storage")),
 }
 """Setting → (value, en, zh) for a release that has no key for it: the feature is absent there, so the value is the
 one meaning "not there" (not a default of any release). A test checks that every setting some snapshotted release
@@ -380,7 +380,8 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
             values[name] = value
             if name not in ("aio_use_gds",):  # off is what it means: nothing to say
                 assumptions.append(Note(f"{path}: not a key of DeepSpeed {version} ({en})",
-                                        f"{path}：DeepSpeed {version} 没有此键（{zh}）"))
+                                        chinese.text("estimate.not_a_key_of_deepspeed", path=path, version=version,
+                                                     zh=zh)))
             continue
         item = resolved.get(path)
         if item is None:  # its section is absent from the file: the release's default for the OOM list's what-ifs
@@ -397,20 +398,21 @@ def settings_from_config(data: dict[str, Any], resolver: Resolver, model: Model,
                 value = fills[path]
                 source = f"{AUTO_HF} (from --hidden-size)"
                 assumptions.append(Note(f'{path} is "auto": taken as the HF Trainer fills it from --hidden-size '
-                                        f"({value})", f"{path} 为 \"auto\"：按 HF Trainer 依 --hidden-size 填入的值"
-                                        f"（{value}）计算"))
+                                        f"({value})", chinese.text("estimate.is_auto_taken_as_the_hf", path=path,
+                                                                   value=value)))
             elif item.source != AUTO_DEFAULT:
                 value = defaults.get(path)
                 if value is None or value == "auto":
                     value = resolver.fields[path].default
                 assumptions.append(Note(f'{path} is "auto" and nothing here fills it: taken as the release\'s '
                                         f"default ({value!r})",
-                                        f"{path} 为 \"auto\" 且此处无从填入：按该版本的默认值（{value!r}）计算"))
+                                        chinese.text("estimate.is_auto_and_nothing_here_fills", path=path,
+                                                     value=value)))
             elif name in HF_HIDDEN_FILLED:
                 assumptions.append(Note(f'{path} is "auto": DeepSpeed uses its default ({value!r}); under the HF '
                                         "Trainer pass --hidden-size to count what the Trainer fills",
-                                        f"{path} 为 \"auto\"：DeepSpeed 使用默认值（{value!r}）；若经 HF Trainer "
-                                        "启动，请给出 --hidden-size 以按 Trainer 填入的值计算"))
+                                        chinese.text("estimate.is_auto_deepspeed_uses_its_default", path=path,
+                                                     value=value)))
         if value is None:
             continue
         values[name] = _as_setting(name, path, value)
@@ -456,7 +458,7 @@ def parallel_from_config(resolved: dict[str, Any], used: dict[str, dict[str, Any
         if path not in known:
             assumptions.append(Note(f"{path}: not a key of DeepSpeed {version} (check says what DeepSpeed does with "
                                     "it): not counted",
-                                    f"{path}：DeepSpeed {version} 没有此键（DeepSpeed 如何处理见 check）：不计入"))
+                                    chinese.text("estimate.not_a_key_of_deepspeed_check", path=path, version=version)))
             continue
         value = item.value
         if name == "deepcompile":
@@ -474,8 +476,9 @@ def parallel_from_config(resolved: dict[str, Any], used: dict[str, dict[str, Any
         if enabled is None or enabled.value is not True:
             assumptions.append(Note(f"{PARALLEL_PATHS['ep']} {values['ep']} without {EXPERTS_ENABLED} true: AutoEP "
                                     "is off, experts are not sharded",
-                                    f"{PARALLEL_PATHS['ep']} 为 {values['ep']} 但 {EXPERTS_ENABLED} 不为 true："
-                                    "AutoEP 未开启，专家不切分"))
+                                    chinese.text("estimate.without_true_autoep_is_off_experts",
+                                                 PARALLEL_PATHS_ep=PARALLEL_PATHS['ep'], values_ep=values['ep'],
+                                                     EXPERTS_ENABLED=EXPERTS_ENABLED)))
             values["ep"] = 1
     if values.get("tp") == 0:
         values["tp"] = 1  # autotp_size 0 is AutoTP off (engine.py: `if self.autotp_size() > 1`)
@@ -714,7 +717,7 @@ def data_parallel_model_states(settings: Settings, model: Model,
     offload = opt != "none" and settings.stage >= 1  # DeepSpeed offloads only under ZeRO
     if opt == "nvme" and offload:
         assumptions.append(Note("offload_optimizer.device nvme needs ZeRO stage 3; counted as cpu at this stage",
-                                "offload_optimizer.device 为 nvme 需要 ZeRO 阶段 3；在此阶段按 cpu 计算"))
+                                chinese.text("estimate.offload_optimizer_device_nvme_needs_zero")))
     cpu, gpu = zero2_model_states(p, g, nodes, offload)
     formula = (f"estimate_zero2_model_states_mem_needs(total_params={p}, num_gpus_per_node={g}, "
                f"num_nodes={nodes}, cpu_offload={offload})")
@@ -800,8 +803,7 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
             else:
                 notes.append(Note("no --largest-layer-params: the offload gradient staging buffers "
                                   "(one largest parameter, GPU and host) are not counted",
-                                  "未给出 --largest-layer-params：卸载时的梯度中转缓冲区（一个最大参数的大小，"
-                                  "GPU 与主机各一份）未计入"))
+                                  chinese.text("estimate.no_largest_layer_params_the_offload")))
             pinned = 10 * partition if settings.optimizer_pin else 0
             add(Term("pinned_host", pinned * model.gpus_per_node, "cpu", "stage12_pinned",
                      f"{'10' if settings.optimizer_pin else '0'} B × partition {partition} × {model.gpus_per_node} "
@@ -832,8 +834,7 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
         if persistent is None:
             notes.append(Note("no --hidden-size/--layers: stage-3 persistent parameters (tensors of at most "
                               "stage3_param_persistence_threshold elements, kept whole on every rank) are not counted",
-                              "未给出 --hidden-size/--layers：ZeRO-3 常驻参数（元素数不超过 "
-                              "stage3_param_persistence_threshold 的张量，每卡保留完整副本）未计入"))
+                              chinese.text("estimate.no_hidden_size_layers_stage_persistent")))
         else:
             add(Term("stage3_persistent", persistent * b, "gpu", "stage3_persistence",
                      f"{persistent} elements of tensors ≤ param_persistence_threshold "
@@ -887,7 +888,7 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
         activations(settings, model, est)
     else:
         notes.append(Note("no model shape (--hidden-size --layers --seq-len and a micro batch): activations not "
-                          "counted", "未给出模型形状（--hidden-size --layers --seq-len 及微批大小）：激活值未计入"))
+                          "counted", chinese.text("estimate.no_model_shape_hidden_size_layers")))
     return est
 
 
@@ -910,42 +911,35 @@ def parallel_terms(settings: Settings, model: Model, est: Estimate, local: int) 
         notes.append(Note(f"AutoTP {par.tp}: no --vocab-size/--hidden-size/--layers, so every parameter is counted "
                           f"as sharded over the {par.tp} tensor-parallel ranks; the input embedding and the norms "
                           "stay whole on every rank, so the model states are a lower bound",
-                          f"AutoTP {par.tp}：未给出 --vocab-size/--hidden-size/--layers，所有参数都按在 {par.tp} 个"
-                          "张量并行进程间切分计算；输入嵌入层与归一化层实际上在每个进程上完整保留，因此模型状态为下限"))
+                          chinese.text("estimate.autotp_no_vocab_size_hidden_size", par_tp=par.tp)))
     elif par.tp > 1:
         notes.append(Note(f"AutoTP {par.tp}: the input embedding and the norms stay whole on every rank, the "
                           "blocks' linear layers and the output head are split (rank 0, which holds the most, is "
                           "counted)" + ("" if model.kv_heads else "; attention assumed split evenly (give --heads "
                                         "--kv-heads when autotp_size does not divide the key/value heads)"),
-                          f"AutoTP {par.tp}：输入嵌入层与归一化层在每个进程上完整保留，各层的线性层与输出头被切分"
-                          "（按持有最多的 0 号进程计算）"
-                          + ("" if model.kv_heads else "；注意力按均匀切分计算（autotp_size 不能整除键值头数时"
-                                                       "请给出 --heads --kv-heads）")))
+                          chinese.text("estimate.autotp_par_tp", par_tp=par.tp)
+                          + ("" if model.kv_heads else chinese.text("estimate.autotp_size_heads_kv_heads"))))
     if par.pp > 1:
         notes.append(Note(f"pipeline.stages {par.pp}: parameters split evenly over the stages; the first stage "
                           f"holds up to {par.pp} micro-batches of its layers' activations, counted as one micro-batch "
                           "of the whole model's",
-                          f"pipeline.stages {par.pp}：参数在各流水线阶段间均分；第一阶段最多保留 {par.pp} 个微批的"
-                          "本阶段激活，按整个模型一个微批的激活计算"))
+                          chinese.text("estimate.pipeline_stages_parameters_split_evenly_over", par_pp=par.pp)))
         if settings.stage >= 2:
             notes.append(Note("DeepSpeed's PipelineEngine refuses ZeRO stages 2 and 3 (runtime/pipe/engine.py:76-77)",
-                              "DeepSpeed 的 PipelineEngine 不接受 ZeRO 阶段 2 和 3（runtime/pipe/engine.py:76-77）"))
+                              chinese.text("estimate.deepspeed_s_pipelineengine_refuses_zero_stages")))
     if par.ep > 1 and not model.expert_params:
         notes.append(Note(f"expert_parallel.autoep_size {par.ep}: pass --expert-params N (the parameters inside "
                           "the experts) to count AutoEP's sharding; counted as dense here",
-                          f"expert_parallel.autoep_size {par.ep}：请给出 --expert-params N（专家内的参数量）"
-                          "以计入 AutoEP 的切分；此处按稠密模型计算"))
+                          chinese.text("estimate.expert_parallel_autoep_size_pass_expert", par_ep=par.ep)))
     if par.sp > 1:
         notes.append(Note(f"sequence_parallel_size {par.sp}: each rank holds 1/{par.sp} of every sequence's "
                           "activations (Ulysses); ZeRO partitions over the sequence-data-parallel group, every rank",
-                          f"sequence_parallel_size {par.sp}：每个进程持有每条序列 1/{par.sp} 的激活（Ulysses）；"
-                          "ZeRO 在序列-数据并行组（全部进程）上切分"))
+                          chinese.text("estimate.sequence_parallel_size_each_rank_holds", par_sp=par.sp)))
     if par.deepcompile:
         notes.append(Note("compile.deepcompile is on: DeepCompile's passes schedule ZeRO-3's gathers, prefetch and "
                           "frees themselves; the stage-3 prefetch and reuse terms follow the config's limits, which "
                           "it may not",
-                          "compile.deepcompile 已开启：DeepCompile 自行调度 ZeRO-3 的收集、预取与释放；此处的 "
-                          "ZeRO-3 预取与复用项按配置的上限计算，DeepCompile 未必遵守"))
+                          chinese.text("estimate.compile_deepcompile_is_on_deepcompile_s")))
     if settings.stage == 3 and par.hpz > 1:
         numel = -(-local // par.hpz)
         device = "cpu" if settings.offload_param != "none" else "gpu"
@@ -1037,62 +1031,65 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
         knob(z + "stage", f"{s.stage} → {s.stage + 1}", 2,
              "more communication: each higher stage partitions one more state and re-gathers it "
              "(stage 3 all-gathers every parameter in forward and backward, about 1.5× the traffic of stage 2)",
-             "通信更多：每升一级就多切分一种状态并需要重新收集（ZeRO-3 在前向和反向都要 all-gather 全部参数，"
-             "通信量约为 ZeRO-2 的 1.5 倍）", replace(s, stage=s.stage + 1))
+             chinese.text("estimate.more_communication_each_higher_stage_partitions"), replace(s, stage=s.stage + 1))
     if s.stage >= 1 and s.offload_optimizer == "none":
         knob(z + "offload_optimizer.device", "none → cpu", 3,
              "the optimizer step runs on the CPU (DeepSpeedCPUAdam) and gradients cross PCIe every step; "
              "needs the host memory shown",
-             "优化器步骤改在 CPU 上执行（DeepSpeedCPUAdam），每步梯度都经 PCIe 传输；需要所示的主机内存",
+             chinese.text("estimate.the_optimizer_step_runs_on_the"),
              replace(s, offload_optimizer="cpu"))
     if s.stage == 3 and s.offload_param == "none":
         knob(z + "offload_param.device", "none → cpu", 3,
              "every parameter is copied from host memory before each use: the slowest offload, "
              "bound by PCIe bandwidth",
-             "每个参数在使用前都要从主机内存拷贝：最慢的卸载方式，受 PCIe 带宽限制",
+             chinese.text("estimate.every_parameter_is_copied_from_host"),
              replace(s, offload_param="cpu"))
     if s.stage >= 1 and s.contiguous_gradients:
         knob(z + "reduce_bucket_size", f"{s.reduce_bucket_size} → {_half(s.reduce_bucket_size)}", 1,
              "more, smaller gradient reductions: a little less bandwidth efficiency",
-             "梯度归约次数更多、每次更小：带宽利用率略降", replace(s, reduce_bucket_size=_half(s.reduce_bucket_size)))
+             chinese.text("estimate.more_smaller_gradient_reductions_a_little"), replace(s,
+                                                                                         reduce_bucket_size=_half(s.reduce_bucket_size)))
     if s.stage in (1, 2) and s.overlap_comm and s.contiguous_gradients:
         knob(z + "overlap_comm", "true → false", 2,
              "gradient reduction no longer overlaps the backward pass: a slower step",
-             "梯度归约不再与反向计算重叠：每步变慢", replace(s, overlap_comm=False))
+             chinese.text("estimate.gradient_reduction_no_longer_overlaps_the"), replace(s, overlap_comm=False))
     if s.stage == 3 and s.parallel.hpz > 1:
         knob(z + "zero_hpz_partition_size", f"{s.parallel.hpz} → 1", 2,
              "no secondary partition: backward all-gathers parameters across nodes again",
-             "不再保留二级分区：反向传播重新跨节点 all-gather 参数",
+             chinese.text("estimate.no_secondary_partition_backward_all_gathers"),
              replace(s, parallel=replace(s.parallel, hpz=1)))
     if s.stage == 3:
         knob(z + "stage3_prefetch_bucket_size", f"{s.prefetch_bucket_size} → {_half(s.prefetch_bucket_size)}", 1,
              "less parameter prefetch: all-gathers are less hidden behind compute",
-             "参数预取变少：all-gather 更难被计算掩盖", replace(s, prefetch_bucket_size=_half(s.prefetch_bucket_size)))
+             chinese.text("estimate.less_parameter_prefetch_all_gathers_are"), replace(s,
+                                                                                       prefetch_bucket_size=_half(s.prefetch_bucket_size)))
         knob(z + "stage3_max_live_parameters", f"{s.max_live_parameters} → {_half(s.max_live_parameters)}", 1,
              "a lower ceiling on gathered parameters: prefetch stops earlier",
-             "已收集参数的上限更低：预取更早停止", replace(s, max_live_parameters=_half(s.max_live_parameters)))
+             chinese.text("estimate.a_lower_ceiling_on_gathered_parameters"), replace(s,
+                                                                                      max_live_parameters=_half(s.max_live_parameters)))
         knob(z + "stage3_max_reuse_distance", f"{s.max_reuse_distance} → {_half(s.max_reuse_distance)}", 1,
              "parameters reused soon (the forward/backward turn) are released and gathered again",
-             "即将复用的参数（前向转反向处）会被释放后再次收集",
+             chinese.text("estimate.parameters_reused_soon_the_forward_backward"),
              replace(s, max_reuse_distance=_half(s.max_reuse_distance)))
         knob(z + "stage3_param_persistence_threshold", f"{s.param_persistence_threshold} → 0", 2,
              "small tensors (norms, biases) are gathered at every use: many small, latency-bound all-gathers",
-             "小张量（归一化层、偏置）每次使用都要收集：大量受延迟限制的小 all-gather",
+             chinese.text("estimate.small_tensors_norms_biases_are_gathered"),
              replace(s, param_persistence_threshold=0))
         if s.offload_optimizer == "nvme":
             knob(z + "sub_group_size", f"{s.sub_group_size} → {_half(s.sub_group_size)}", 1,
                  "more, smaller optimizer steps and NVMe transfers",
-                 "优化器步骤和 NVMe 传输次数更多、每次更小", replace(s, sub_group_size=_half(s.sub_group_size)))
+                 chinese.text("estimate.more_smaller_optimizer_steps_and_nvme"), replace(s,
+                                                                                         sub_group_size=_half(s.sub_group_size)))
             if s.optimizer_buffer_count > 1:
                 knob(z + "offload_optimizer.buffer_count",
                      f"{s.optimizer_buffer_count} → {_half(s.optimizer_buffer_count)}", 2,
                      "less overlap of NVMe reads and writes with the optimizer step",
-                     "NVMe 读写与优化器步骤的重叠减少",
+                     chinese.text("estimate.less_overlap_of_nvme_reads_and"),
                      replace(s, optimizer_buffer_count=_half(s.optimizer_buffer_count)))
         if s.offload_param == "nvme" and s.param_buffer_count > 1:
             knob(z + "offload_param.buffer_count", f"{s.param_buffer_count} → {_half(s.param_buffer_count)}", 2,
                  "fewer parameters in flight from NVMe: less prefetch; too few buffers fail at run time",
-                 "从 NVMe 同时读取的参数更少：预取减少；缓冲区过少会在运行时报错",
+                 chinese.text("estimate.fewer_parameters_in_flight_from_nvme"),
                  replace(s, param_buffer_count=_half(s.param_buffer_count)))
     if model.shaped:
         if not s.checkpointing and model.hf:
@@ -1100,26 +1097,25 @@ def candidate_changes(settings: Settings, model: Model) -> list[tuple[Knob, Sett
                  "about one extra forward pass per step (~33% more compute); the HF Trainer calls "
                  "model.gradient_checkpointing_enable() (activation_checkpointing in the ds_config does nothing "
                  "for an HF model)",
-                 "每步约多一次前向计算（计算量约增加 33%）；HF Trainer 会调用 model.gradient_checkpointing_enable()"
-                 "（ds_config 中的 activation_checkpointing 对 HF 模型不起作用）", replace(s, checkpointing=True))
+                 chinese.text("estimate.about_one_extra_forward_pass_per"), replace(s, checkpointing=True))
         elif not s.checkpointing:
             knob("activation_checkpointing", "off → on", 2,
                  "about one extra forward pass per step (~33% more compute); turned on in the model's code "
                  "(deepspeed.checkpointing.checkpoint, or the HF Trainer's gradient_checkpointing), "
                  "not by this section",
-                 "每步约多一次前向计算（计算量约增加 33%）；需在模型代码中开启（deepspeed.checkpointing.checkpoint "
-                 "或 HF Trainer 的 gradient_checkpointing），而非仅靠此配置段", replace(s, checkpointing=True))
+                 chinese.text("estimate.about_one_extra_forward_pass_per_2"), replace(s, checkpointing=True))
         elif not s.cpu_checkpointing and not model.hf:
             knob("activation_checkpointing.cpu_checkpointing", "false → true", 2,
                  "checkpoints are copied to host memory and back over PCIe",
-                 "检查点经 PCIe 拷到主机内存再拷回", replace(s, cpu_checkpointing=True))
+                 chinese.text("estimate.checkpoints_are_copied_to_host_memory"), replace(s, cpu_checkpointing=True))
         if (model.micro_batch or 0) > 1:
             knob("--per_device_train_batch_size" if model.hf else "train_micro_batch_size_per_gpu",
                  f"{model.micro_batch} → {_half(model.micro_batch or 2)}", 2,
                  "lower throughput per step; keep the global batch by raising "
                  + ("--gradient_accumulation_steps" if model.hf else "gradient_accumulation_steps"),
-                 "每步吞吐降低；可增大 "
-                 + ("--gradient_accumulation_steps" if model.hf else "gradient_accumulation_steps") + " 以保持全局批量",
+                 chinese.text("estimate.throughput_drops_raise")
+                 + ("--gradient_accumulation_steps" if model.hf else "gradient_accumulation_steps")
+                 + chinese.text("estimate.to_keep_the_global_batch"),
                  s, replace(model, micro_batch=_half(model.micro_batch or 2)))
     return out
 
@@ -1200,14 +1196,17 @@ LABELS = {
            "first": "What to change first",
            "none": "no change to this config saves memory", "assumptions": "assumptions",
            "saves": "saves", "host": "host", "cost": "cost", "parallelism": "parallelism (saved per rank)"},
-    "zh": {"title": "{name}：{params} 个参数、{nodes} 个节点 × {gpus} 块 GPU 的内存估算，DeepSpeed {version}"
-                    "（ZeRO 阶段 {stage}，优化器卸载 {opt}，参数卸载 {par}）",
-           "model_states": "模型状态", "buffers": "缓冲区", "activations": "激活值",
-           "ckpt": "开启激活检查点时", "total": "合计", "per_rank": "每卡显存",
-           "per_node": "每节点主机内存", "nvme": "每节点 NVMe", "not_added": "（已含在其他数字中）",
-           "oom": "OOM 清单（按每卡节省的显存排序，其次按每节点节省的主机内存）", "first": "首先修改",
-           "none": "此配置中没有可节省内存的改动", "assumptions": "假设",
-           "saves": "节省", "host": "主机", "cost": "代价", "parallelism": "并行（每卡节省）"},
+    "zh": {"title": chinese.text("estimate.title"),
+           "model_states": chinese.text("estimate.model_states"), "buffers": chinese.text("estimate.buffers"),
+               "activations": chinese.text("estimate.activations"),
+           "ckpt": chinese.text("estimate.ckpt"), "total": chinese.text("estimate.total"),
+               "per_rank": chinese.text("estimate.per_rank"),
+           "per_node": chinese.text("estimate.per_node"), "nvme": chinese.text("estimate.nvme"),
+               "not_added": chinese.text("estimate.not_added"),
+           "oom": chinese.text("estimate.oom_list_heading"), "first": chinese.text("estimate.first"),
+           "none": chinese.text("estimate.none"), "assumptions": chinese.text("estimate.assumptions"),
+           "saves": chinese.text("estimate.saves"), "host": chinese.text("estimate.host"),
+               "cost": chinese.text("estimate.cost"), "parallelism": chinese.text("estimate.parallelism")},
 }
 
 
@@ -1218,27 +1217,31 @@ def verdict_lines(v: dict[str, Any], lang: str) -> list[str]:
     name = f"{v['gpu']}（{gib(v['gpu_memory'])}）" if zh else f"{v['gpu']} ({gib(v['gpu_memory'])})"
     v = dict(v, gpu=name)
     if v["fits"]:
-        return [f"结论：每卡 {v['gpu']} 的 GPU 放得下，每卡需 {gib(v['gpu_bytes_per_rank'])}，余量 {gib(v['margin'])}"
-                f"（已为 CUDA 上下文与 NCCL 预留 {reserve}）" if zh else
+        return [chinese.text("estimate.verdict_fits_in_per_gpu_per", v_gpu=v['gpu'],
+                             gib_v_gpu_bytes_per_rank=gib(v['gpu_bytes_per_rank']), gib_v_margin=gib(v['margin']),
+                                 reserve=reserve) if zh else
                 f"Verdict: fits in {v['gpu']} per GPU: {gib(v['gpu_bytes_per_rank'])} per rank, {gib(v['margin'])} to "
                 f"spare ({reserve} kept for the CUDA context and NCCL)"]
-    lines = [f"结论：每卡 {v['gpu']} 的 GPU 放不下：每卡需 {gib(v['gpu_bytes_per_rank'])}，超出 {gib(-v['margin'])}"
-             f"（已预留 {reserve}）" if zh else
+    lines = [chinese.text("estimate.verdict_does_not_fit_in_per", v_gpu=v['gpu'],
+                          gib_v_gpu_bytes_per_rank=gib(v['gpu_bytes_per_rank']), gib_v_margin=gib(-v['margin']),
+                              reserve=reserve) if zh else
              f"Verdict: does not fit in {v['gpu']} per GPU: {gib(v['gpu_bytes_per_rank'])} per rank, "
              f"{gib(-v['margin'])} over ({reserve} kept for the CUDA context and NCCL)"]
     if not v["changes"]:
-        lines.append("  此配置中没有可节省显存的改动：需要更多或更大的 GPU" if zh else
+        lines.append(chinese.text("estimate.no_change_to_this_config_saves") if zh else
                      "  no change to this config saves GPU memory: more or larger GPUs are needed")
         return lines
-    head = ("  先改（按代价从低到高）：" if zh else "  change first (cheapest that fits):") \
-        if v["fits_after_changes"] else ("  这些改动仍不够，还需更多 GPU：" if zh else
+    head = (chinese.text("estimate.change_first_cheapest_that_fits") if zh else
+            "  change first (cheapest that fits):") \
+        if v["fits_after_changes"] else (chinese.text("estimate.these_changes_are_not_enough_more") if zh else
                                          "  these changes are not enough; more GPUs are needed too:")
     lines.append(head)
     for step in v["changes"]:
         lines.append(f"    {step['path']}: {step['change']} → {gib(step['gpu_bytes_per_rank_after'])}"
-                     + ("（每卡）；" if zh else " per rank; ") + step["cost"])
+                     + (chinese.text("estimate.per_rank_2") if zh else " per rank; ") + step["cost"])
     if v["fits_after_changes"]:
-        lines.append(f"  之后余量 {gib(v['margin_after_changes'])}" if zh else
+        lines.append(chinese.text("estimate.then_to_spare",
+                                  gib_v_margin_after_changes=gib(v['margin_after_changes'])) if zh else
                      f"  then {gib(v['margin_after_changes'])} to spare")
     return lines
 
@@ -1499,24 +1502,24 @@ def _as_the_trainer_hands_it(data: dict[str, Any], args: argparse.Namespace, mod
     if trainer.unknown:
         words = " ".join(trainer.unknown)
         assumptions.append(Note(f"--trainer-args: not TrainingArguments flags of {tag}: {words}",
-                                f"--trainer-args：{tag} 的 TrainingArguments 没有这些参数：{words}"))
+                                chinese.text("estimate.trainer_args_not_trainingarguments_flags_of", tag=tag,
+                                             words=words)))
     checkpointing = bool(trainer.values.get("gradient_checkpointing"))
     if checkpointing:
         assumptions.append(Note("--gradient_checkpointing: activations counted with checkpointing on (the Trainer "
                                 "calls model.gradient_checkpointing_enable())",
-                                "--gradient_checkpointing：激活按开启检查点计算（Trainer 调用 "
-                                "model.gradient_checkpointing_enable()）"))
+                                chinese.text("estimate.gradient_checkpointing_activations_counted_with_checkpointing")))
     if run.config is None:
         first = run.mismatches[0] if run.mismatches else str(run.error).splitlines()[0] if run.error else "refused"
         assumptions.append(Note(f"the HF Trainer ({tag}) refuses this config with these arguments ({first}): "
                                 "estimated from the file as written",
-                                f"HF Trainer（{tag}）以这些参数会拒绝此配置（{first}）：按文件原样估算"))
+                                chinese.text("estimate.the_hf_trainer_refuses_this_config", tag=tag, first=first)))
         return data, checkpointing
     micro = run.config.get("train_micro_batch_size_per_gpu")
     assumptions.append(Note(f"the config as the HF Trainer ({tag}) hands it to DeepSpeed with --trainer-args "
                             f"(micro batch {micro}, precision {run.precision})",
-                            f"按 HF Trainer（{tag}）以 --trainer-args 交给 DeepSpeed 的配置计算（微批 {micro}，"
-                            f"精度 {run.precision}）"))
+                            chinese.text("estimate.the_config_as_the_hf_trainer", tag=tag, micro=micro,
+                                         run_precision=run.precision)))
     final = {k: v for k, v in run.config.items() if k != "steps_per_print"}
     return final, checkpointing
 
@@ -1541,9 +1544,7 @@ def inferred_world(data: dict[str, Any], parallel: Parallel, model: Model, assum
         assumptions.append(Note("world: 1 GPU (no --gpus-per-node/--nodes, and the config's batch sizes do not fix "
                                 f"a world size of at most {MAX_WORLD_SIZE}: that needs all three of train_batch_size, "
                                 "train_micro_batch_size_per_gpu and gradient_accumulation_steps, consistent)",
-                                "规模：1 块 GPU（未给出 --gpus-per-node/--nodes，且配置的批大小不能确定不超过 "
-                                f"{MAX_WORLD_SIZE} 的总进程数（rank 数）：需要 train_batch_size、"
-                                "train_micro_batch_size_per_gpu 与 gradient_accumulation_steps 三者都给出且一致）"))
+                                chinese.text("estimate.world_gpu_no_gpus_per_node", MAX_WORLD_SIZE=MAX_WORLD_SIZE)))
         return model
     dp = worlds[0]
     world = dp * parallel.sp * parallel.model_parallel
@@ -1556,8 +1557,8 @@ def inferred_world(data: dict[str, Any], parallel: Parallel, model: Model, assum
     assumptions.append(Note(f"world: {world} GPUs ({nodes} × {per_node}) inferred from the batch sizes: "
                             f"train_batch_size {tbs} = {micro} × {gas} × {dp} data-parallel ranks{extra} "
                             "(pass --gpus-per-node/--nodes to say otherwise)",
-                            f"规模：由批大小推断为 {world} 块 GPU（{nodes} × {per_node}）：train_batch_size {tbs} = "
-                            f"{micro} × {gas} × {dp} 个数据并行进程{extra}（可用 --gpus-per-node/--nodes 指定）"))
+                            chinese.text("estimate.world_gpus_inferred_from_the_batch", world=world, nodes=nodes,
+                                         per_node=per_node, tbs=tbs, micro=micro, gas=gas, dp=dp, extra=extra)))
     return replace(model, gpus_per_node=per_node, nodes=nodes)
 
 
@@ -1643,14 +1644,13 @@ def run(args: argparse.Namespace) -> int:
         counts["gpus_per_node"], counts["nodes"] = world[0] // world[1], world[1]  # the YAML's own world
         assumptions.append(Note(f"world from the accelerate YAML: num_processes {world[0]} over num_machines "
                                 f"{world[1]} ({world[0] // world[1]} GPUs per node)",
-                                f"进程规模取自 accelerate YAML：num_processes {world[0]}，num_machines {world[1]}"
-                                f"（每节点 {world[0] // world[1]} 块 GPU）"))
+                                chinese.text("estimate.world_from_the_accelerate_yaml_num", world_0=world[0],
+                                             world_1=world[1], world_0_world_1=world[0] // world[1])))
     if largest is None and hidden:
         largest = 4 * hidden ** 2
         assumptions.append(Note(f"largest layer taken as 4·H² = {largest} (an MLP projection); an embedding of "
                                 "vocab × H may be larger: pass --largest-layer-params",
-                                f"最大层按 4·H² = {largest}（一个 MLP 投影）计算；词表 × H 的嵌入层可能更大："
-                                "请给出 --largest-layer-params"))
+                                chinese.text("estimate.largest_layer_taken_as_h_an", largest=largest)))
     hf = bool(getattr(args, "hf", False)) or getattr(args, "trainer_args", None) is not None
     capacity = gpu_memory("--gpu-memory", getattr(args, "gpu_memory", None))
     model = Model(counts["params"] or 0, largest, counts["gpus_per_node"] or 1, counts["nodes"] or 1, hidden,
@@ -1682,31 +1682,32 @@ def run(args: argparse.Namespace) -> int:
         model = replace(model, micro_batch=micro)
         if model.shaped:
             assumptions.append(Note(f"micro batch {micro}: the config's train_micro_batch_size_per_gpu",
-                                    f"微批大小 {micro}：取自配置的 train_micro_batch_size_per_gpu"))
+                                    chinese.text("estimate.micro_batch_the_config_s_train", micro=micro)))
     assumptions += [
         Note(f"line numbers cite DeepSpeed {CITED_RELEASE}'s source; the formulas are applied to release "
              f"{snapshot.version}'s keys and defaults",
-             f"行号引用 DeepSpeed {CITED_RELEASE} 的源码；公式套用 {snapshot.version} 版本的键与默认值"),
+             chinese.text("estimate.line_numbers_cite_deepspeed_s_source", CITED_RELEASE=CITED_RELEASE,
+                          snapshot_version=snapshot.version)),
         Note("Adam-style optimizer (two fp32 states) and 16-bit mixed precision, as DeepSpeed's estimators assume"
              + ("" if settings.half else "; this config enables neither fp16 nor bf16"),
-             "Adam 类优化器（两份 fp32 状态）与 16 位混合精度，与 DeepSpeed 估算函数的假设相同"
-             + ("" if settings.half else "；此配置未启用 fp16 或 bf16")),
+             chinese.text("estimate.adam_fp32_deepspeed")
+             + ("" if settings.half else chinese.text("estimate.fp16_bf16"))),
         Note(f"host figures keep DeepSpeed's additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}",
-             f"主机内存数字沿用 DeepSpeed 的 additional_buffer_factor {ADDITIONAL_BUFFER_FACTOR}"),
+             chinese.text("estimate.host_figures_keep_deepspeed_s_additional",
+                          ADDITIONAL_BUFFER_FACTOR=ADDITIONAL_BUFFER_FACTOR)),
         *([] if replace(settings.parallel, deepcompile=False).declared else [
             Note("data parallel only: the config declares no tensor, pipeline or sequence parallelism, no AutoEP, "
                  "no hpZ or MiCS",
-                 "仅数据并行：配置未声明张量、流水线或序列并行，无 AutoEP，无 hpZ 或 MiCS")]),
+                 chinese.text("estimate.data_parallel_only_the_config_declares"))]),
         Note("not modelled: the CUDA context (~0.3-1 GiB per GPU), NCCL's own buffers, the allocator's "
              "fragmentation and cache, logits and loss (s·b·vocab), temporary tensors of kernels",
-             "未建模：CUDA 上下文（每卡约 0.3-1 GiB）、NCCL 自身的缓冲区、分配器的碎片与缓存、"
-             "logits 与损失（s·b·vocab）、算子的临时张量"),
+             chinese.text("estimate.not_modelled_the_cuda_context_gib")),
     ]
     if settings.stage == 3:
         assumptions.append(Note("ZeRO-3 model built under deepspeed.zero.Init",
-                                "ZeRO-3 模型在 deepspeed.zero.Init 下构建") if model.zero_init else
+                                chinese.text("estimate.zero_model_built_under_deepspeed_zero")) if model.zero_init else
                            Note("ZeRO-3 model built whole on every rank (--no-zero-init)",
-                                "ZeRO-3 模型在每个进程上完整构建（--no-zero-init）"))
+                                chinese.text("estimate.zero_model_built_whole_on_every")))
     est = compute(settings, model, assumptions)
     answer = report(est, settings, model, used, snapshot.version, lang)
     if capacity is not None:

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dsfields.model import chinese
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
@@ -410,29 +411,31 @@ def _pydantic(paste: Paste, versions: list[str], lang: str) -> Answer | None:
                 action = "upgrade"
                 fix = _t(lang, f"`{path}` exists in DeepSpeed {span} only: upgrade DeepSpeed to one of those "
                                f"releases, or delete `{line}` from `{section}`.",
-                         f"`{path}` 只在 DeepSpeed {span} 中存在：把 DeepSpeed 升级到这些版本之一，或从 `{section}` "
-                         f"中删除 `{line}`。")
+                         chinese.text("explain.exists_in_deepspeed_only_upgrade_deepspeed", path=path, span=span,
+                                      section=section, line=line))
                 why = _t(lang, f"the class {head.group(2)} (section `{section}`) of the running release does not know "
                                f"`{line}` and refuses unknown keys.",
-                         f"所运行版本的 {head.group(2)} 类（`{section}` 段）不认识 `{line}`，而它拒绝未知的键。")
+                         chinese.text("explain.the_class_section_of_the_running", head_group_2=head.group(2),
+                                      section=section, line=line))
             else:
                 action = "remove_key"
                 fix = _t(lang, f"delete `{line}` from `{section}` (no snapshotted release has `{path}`; check the "
                                f"spelling with `dsfields lookup {line}`).",
-                         f"从 `{section}` 中删除 `{line}`（没有任何已收录的版本有 `{path}`；可用 "
-                         f"`dsfields lookup {line}` 核对拼写）。")
+                         chinese.text("explain.delete_from_no_snapshotted_release_has", section=section, line=line,
+                                      path=path))
                 why = _t(lang, f"{head.group(2)} (section `{section}`) refuses keys it does not define.",
-                         f"{head.group(2)}（`{section}` 段）拒绝它没有定义的键。")
+                         chinese.text("explain.section_refuses_keys_it_does_not", head_group_2=head.group(2),
+                                      section=section))
         else:
             value = re.search(r"input_value=([^,\]]+)", error)
             shown_value = value.group(1) if value else ""
             action = "set_value"
             fix = _t(lang, f"write `{path}` as the type DeepSpeed expects ({error.split('[')[0].strip()}); the value "
                            f"given was {shown_value or 'refused'}.",
-                     f"按 DeepSpeed 要求的类型填写 `{path}`（原文：{error.split('[')[0].strip()}）；给出的值 "
-                     f"{shown_value or ''} 被拒绝。")
+                     chinese.text("explain.write_as_the_type_deepspeed_expects", path=path,
+                                  error_split_0_strip=error.split('[')[0].strip(), shown_value_or=shown_value or ''))
             why = _t(lang, f"{head.group(2)} validates `{line}` and refused its value.",
-                     f"{head.group(2)} 校验 `{line}` 时拒绝了它的值。")
+                     chinese.text("explain.validates_and_refused_its_value", head_group_2=head.group(2), line=line))
         causes.append(Cause([path], action, fix, why, score=10))
     if not causes:
         return None
@@ -521,7 +524,8 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
             expression, value = solved
             fix = _t(lang, f"set `{keys[0]}` to {value} ({expression} with the message's own values), or change the "
                            f"others until the two sides agree; {fix}",
-                     f"把 `{keys[0]}` 设为 {value}（用消息中的数值算出 {expression}），或修改其他值使两边相等；{fix}")
+                     chinese.text("explain.set_to_with_the_message_s", keys_0=keys[0], value=value,
+                                  expression=expression, fix=fix))
         span = release_span([o.version for o in message.occurrences])
         causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
                             score))
@@ -626,69 +630,80 @@ def _occurrence(message: Message, paste: Paste, version: str | None,
 def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -> tuple[str, str, str]:
     """The action, fix and why for a catalogue message, worded from its kind, text and condition."""
     text = message.literal.lower()
-    key = f"`{keys[0]}`" if keys else _t(lang, "the setting named in the message", "消息中提到的设置")
+    key = f"`{keys[0]}`" if keys else _t(lang, "the setting named in the message",
+                                         chinese.text("explain.the_setting_named_in_the_message"))
     condition = occurrence.condition
     if message.layer != "deepspeed" and "auto" in text and ("mismatch" in text or "easiest" in text):
         return ("set_auto",
                 _t(lang, f"set {key} to \"auto\" (the Trainer fills it from its arguments) or to the value the "
                          f"Trainer's flag has.",
-                   f"把 {key} 设为 \"auto\"（由 Trainer 按其参数填写），或设为与 Trainer 参数一致的值。"),
+                   chinese.text("explain.set_to_auto_the_trainer_fills", key_=key)),
                 _t(lang, "the ds_config value and the Trainer's argument disagree; the Trainer refuses to guess.",
-                   "ds_config 中的值与 Trainer 的参数不一致；Trainer 拒绝猜测。"))
+                   chinese.text("explain.the_ds_config_value_and_the")))
     if message.layer != "deepspeed" and "auto" in text:
         return ("set_value",
                 _t(lang, f"replace \"auto\" in {key} with a number: the library could not work it out "
                          f"(it fills it from the model's `hidden_size` only).",
-                   f"把 {key} 中的 \"auto\" 换成具体数字：库无法自行推算（它只根据模型的 `hidden_size` 填写）。"),
-                _t(lang, "an \"auto\" value was left that nothing filled in.", "留下了一个没有被填写的 \"auto\" 值。"))
+                   chinese.text("explain.replace_auto_in_with_a_number", key_=key)),
+                _t(lang, "an \"auto\" value was left that nothing filled in.",
+                   chinese.text("explain.an_auto_value_was_left_that")))
     grade = re.search(r"\b(down|up)grade (?:deepspeed|to (?:a |an )?(?:deepspeed|version|release))", text)
     if grade:
         action = f"{grade.group(1)}grade"
         return (action,
                 _t(lang, f"{action} DeepSpeed as the message says, or stop setting {key}.",
-                   f"按消息所说{'降级' if action == 'downgrade' else '升级'} DeepSpeed，或不再设置 {key}。"),
+                   chinese.text("explain.deepspeed_as_the_message_says_or",
+                                action=chinese.text("explain.downgrade") if action == 'downgrade' else
+                                chinese.text("explain.upgrade"), key_=key)),
                 _t(lang, f"this release refuses {key} and names another release.",
-                   f"此版本拒绝 {key}，并指出了另一个版本。"))
+                   chinese.text("explain.this_release_refuses_and_names_another", key_=key)))
     if "deprecat" in text:
         return ("rename_key",
-                _t(lang, f"replace {key} with the key the message names.", f"用消息中给出的新键替换 {key}。"),
-                _t(lang, "the key is deprecated in this release.", "该键在此版本中已被弃用。"))
+                _t(lang, f"replace {key} with the key the message names.",
+                   chinese.text("explain.replace_with_the_key_the_message", key_=key)),
+                _t(lang, "the key is deprecated in this release.",
+                   chinese.text("explain.the_key_is_deprecated_in_this")))
     last = max(_anykey(o.version) for o in message.occurrences)
     universe = _universe(message.layer + "-" if message.layer != "deepspeed" else "")
     gone = bool(universe) and last < _anykey(universe[-1].split("-", 1)[-1]) and message.layer == "deepspeed"
-    cond = (_t(lang, f" (condition: `{shown(condition)[:200]}`)", f"（条件：`{shown(condition)[:200]}`）")
+    cond = (_t(lang, f" (condition: `{shown(condition)[:200]}`)", chinese.text("explain.condition",
+                                                                               shown_condition_200=shown(condition)[:200]))
             if condition else "")
     if gone and not keys:
         return ("upgrade",
                 _t(lang, f"upgrade DeepSpeed past {message.newest.version}: later releases no longer raise this.",
-                   f"将 DeepSpeed 升级到 {message.newest.version} 之后的版本：之后的版本不再报这个错。"),
+                   chinese.text("explain.upgrade_deepspeed_past_later_releases_no",
+                                message_newest_version=message.newest.version)),
                 _t(lang, f"DeepSpeed raises it at {occurrence.file}:{occurrence.line}{cond}.",
-                   f"DeepSpeed 在 {occurrence.file}:{occurrence.line} 处报错{cond}。"))
+                   chinese.text("explain.deepspeed_raises_it_at", occurrence_file=occurrence.file,
+                                occurrence_line=occurrence.line, cond=cond)))
     if not keys:
         return ("code_or_tool",
                 _t(lang, f"the message is raised at {occurrence.file}:{occurrence.line}{cond}; no ds_config key is "
                          f"read there, so change the code or the environment that triggers it.",
-                   f"该消息在 {occurrence.file}:{occurrence.line} 处产生{cond}；那里不读取 ds_config 的键，"
-                   f"请修改触发它的代码或环境。"),
+                   chinese.text("explain.the_message_is_raised_at_no", occurrence_file=occurrence.file,
+                                occurrence_line=occurrence.line, cond=cond)),
                 _t(lang, "DeepSpeed checks this at run time, not from the config.",
-                   "DeepSpeed 在运行时检查此项，而不是从配置中读取。"))
+                   chinese.text("explain.deepspeed_checks_this_at_run_time")))
     if keys and re.search(r"\b(?:remove|delete)\b", text) and re.search(r"\bignored\b|\bremove (?:it|them|others)\b",
                                                                       text):
         listed = ", ".join(f"`{k}`" for k in keys[:4])
         return ("remove_key",
                 _t(lang, f"remove {listed} as the message says: they are ignored in this setting.",
-                   f"按消息所说删除 {listed}：在这种设置下它们会被忽略。"),
+                   chinese.text("explain.remove_as_the_message_says_they", listed=listed)),
                 _t(lang, f"{message.layer} ignores these keys here and asks you to remove them.",
-                   f"{message.layer} 在此忽略这些键，并要求删除它们。"))
+                   chinese.text("explain.ignores_these_keys_here_and_asks", message_layer=message.layer)))
     others = ", ".join(f"`{k}`" for k in keys[1:4])
-    also = _t(lang, f" (together with {others})", f"（以及 {others}）") if others else ""
+    also = _t(lang, f" (together with {others})", chinese.text("explain.together_with",
+                                                               others=others)) if others else ""
     who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
         message.layer, message.layer)
     return ("set_value",
             _t(lang, f"change {key}{also} so that {who}'s check holds{cond}.",
-               f"修改 {key}{also}，使 {who} 的检查成立{cond}。"),
+               chinese.text("explain.change_so_that_s_check_holds", key_=key, also=also, who=who, cond=cond)),
             _t(lang, f"{who} checks {key} at {occurrence.file}:{occurrence.line} and refused it.",
-               f"{who} 在 {occurrence.file}:{occurrence.line} 检查 {key} 并拒绝了它。"))
+               chinese.text("explain.checks_at_and_refused_it", who=who, occurrence_file=occurrence.file,
+                            occurrence_line=occurrence.line, key_=key)))
 
 
 _NOT_CONFIG = (
@@ -707,21 +722,20 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
         if pattern.search(paste.flat):
             return Answer(not_config=True, layer=layer, causes=[Cause([], "no_change", _t(
                 lang, f"not a ds_config problem: the {layer} layer reports it; no config key changes this.",
-                f"这不是 ds_config 的问题：由 {layer} 层报告，修改配置键无法解决。"), "")])
+                chinese.text("explain.not_a_ds_config_problem_the_2", layer=layer)), "")])
     if paste.frames and paste.frames[-1][0].startswith("deepspeed/launcher/"):
         return Answer(not_config=True, layer="launcher", causes=[Cause([], "no_change", _t(
             lang, "not a ds_config problem: the `deepspeed` launcher refused its command-line arguments "
                   f"({paste.frames[-1][0]}:{paste.frames[-1][1]}); fix the flag on the command line.",
-            "这不是 ds_config 的问题：`deepspeed` 启动器拒绝了命令行参数"
-            f"（{paste.frames[-1][0]}:{paste.frames[-1][1]}）；请修正命令行中的参数。"), "")])
+            chinese.text("explain.not_a_ds_config_problem_the", paste_frames_1_0=paste.frames[-1][0],
+                         paste_frames_1_1=paste.frames[-1][1])), "")])
     return None
 
 
 _SILENT_EN = re.compile(r"does(?:n'?t| not)? (?:seem to )?(?:do|work|change|have)|no effect|nothing|ignored|"
                         r"meaningless|not (?:take|taking) effect|no difference|above|exceeds?|empty|silently|"
                         r"\bonly \d+(?:\.\d+)?\s*[kmg]i?b?\b|very small|stays?\b|flooded", re.I)
-_SILENT_ZH = re.compile(r"没有?效果|不起作用|无效|没用|不生效|被忽略|没反应|超过|空的|没有变化|只有|不变|没变|不降|"
-                        r"没有减少|刷屏|一直")
+_SILENT_ZH = re.compile(chinese.text("explain.text"))
 
 
 @cache
@@ -771,9 +785,10 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
             causes.append(Cause([nested[0]], "move_key", _t(
                 lang, f"move `{name}` inside `{nested[0].rsplit('.', 1)[0]}`: at the top level DeepSpeed never "
                       f"reads it (unknown top-level keys are ignored without a word).",
-                f"把 `{name}` 移到 `{nested[0].rsplit('.', 1)[0]}` 里面：写在顶层时 DeepSpeed 从不读取它"
-                f"（顶层的未知键会被静默忽略）。"), _t(lang, "a key at the wrong level is silently ignored.",
-                                                 "写错层级的键会被静默忽略。"), score=5))
+                chinese.text("explain.move_inside_at_the_top_level", name=name,
+                             section=nested[0].rsplit('.', 1)[0])),
+            _t(lang, "a key at the wrong level is silently ignored.", chinese.text("explain.a_key_at_the_wrong_level")),
+            score=5))
     if not causes:
         # The words users write for the known silent misreadings (prose/symptoms.json, keyed by JSON path).
         causes = _symptom_data(text, facts, lang)
@@ -785,18 +800,17 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
             causes.append(Cause([path, f"hf:--{flag}"], "set_auto", _t(
                 lang, f"set `{path}` to \"auto\": the Trainer then fills it from --{flag}; a number written in "
                       f"ds_config is what DeepSpeed uses, whatever --{flag} says.",
-                f"把 `{path}` 设为 \"auto\"：这样 Trainer 会用 --{flag} 填写它；ds_config 中写死的数字才是 DeepSpeed "
-                f"实际使用的值，与 --{flag} 无关。"),
+                chinese.text("explain.set_to_auto_the_trainer_then", path=path, flag=flag)),
                 _t(lang, f"DeepSpeed reads `{path}`, not the Trainer's --{flag}.",
-                   f"DeepSpeed 读取的是 `{path}`，而不是 Trainer 的 --{flag}。"), score=4))
+                   chinese.text("explain.deepspeed_reads_not_the_trainer_s", path=path, flag=flag)), score=4))
         named = [p for p in paths_in(text, version) if not any(p in c.keys for c in causes)]
         for path in named[:2 - min(len(causes), 2)]:
             causes.append(Cause([path], "remove_key", _t(
                 lang, f"`{path}` is read only under conditions your config does not meet (see `dsfields lookup "
                       f"{path}`): remove it, or change the setting that makes DeepSpeed read it.",
-                f"`{path}` 只有在你的配置不满足的条件下才会被读取（见 `dsfields lookup {path}`）：删除它，"
-                f"或修改使 DeepSpeed 读取它的设置。"), _t(lang, "the key is silently ignored in this setting.",
-                                                   "在这种设置下该键被静默忽略。"), score=3))
+                chinese.text("explain.is_read_only_under_conditions_your", path=path)), _t(lang,
+                    "the key is silently ignored in this setting.",
+                                                   chinese.text("explain.the_key_is_silently_ignored_in")), score=3))
     if not causes:
         # Only a word of a key ("my offload does nothing"): the nested sections named by it, which DeepSpeed
         # ignores without a word when they sit at another level.
@@ -808,9 +822,10 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
             causes.append(Cause([path], "move_key", _t(
                 lang, f"make sure `{path.rsplit('.', 1)[-1]}` sits inside `{parent}`: anywhere else DeepSpeed ignores "
                       f"it without a word (`dsfields check` your file shows where it is read).",
-                f"确认 `{path.rsplit('.', 1)[-1]}` 写在 `{parent}` 里面：写在别处时 DeepSpeed 会静默忽略它"
-                f"（用 `dsfields check` 检查你的文件可看到它在哪里被读取）。"),
-                _t(lang, "a section at the wrong level is silently ignored.", "写错层级的段会被静默忽略。"), score=1))
+                chinese.text("explain.make_sure_sits_inside_anywhere_else", path_rsplit_1_1=path.rsplit('.', 1)[-1],
+                             parent=parent)),
+                _t(lang, "a section at the wrong level is silently ignored.",
+                   chinese.text("explain.a_section_at_the_wrong_level")), score=1))
     if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes)
@@ -885,9 +900,9 @@ def _source_line(paste: Paste, versions: list[str], lang: str) -> Answer | None:
         return Answer(layer="deepspeed", message=statement, causes=[Cause(keys, "upgrade", _t(
             lang, f"no DeepSpeed release of {span} makes this check: upgrade DeepSpeed, or change {listed} so that "
                   "it holds in the release you run.",
-            f"{span} 中没有任何 DeepSpeed 版本做这项检查：升级 DeepSpeed，或修改 {listed} 使其在你运行的版本中成立。"),
+            chinese.text("explain.no_deepspeed_release_of_makes_this", span=span, listed=listed)),
             _t(lang, f"the statement reads {listed}; it comes from a release older than {span}.",
-               f"该语句读取 {listed}；它来自比 {span} 更早的版本。"), score=2)])
+               chinese.text("explain.the_statement_reads_it_comes_from", listed=listed, span=span)), score=2)])
     return None
 
 
@@ -904,11 +919,12 @@ def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
         now = [(k, written(k)) for k in cause.keys if written(k) is not missing]
         shown_now = ", ".join(f"`{k}` = {shown(json.dumps(v))[:60]}" for k, v in now[:4])
         if now:
-            cause.fix += _t(lang, f" Your file has {shown_now}.", f"你的文件中：{shown_now}。")
+            cause.fix += _t(lang, f" Your file has {shown_now}.", chinese.text("explain.your_file_has",
+                                                                               shown_now=shown_now))
         elif cause.keys and not answer.not_config:
             cause.fix += _t(lang, " Your file writes none of these keys (DeepSpeed's default or the Trainer's "
                                   "fill applies).",
-                            "你的文件没有写这些键（生效的是 DeepSpeed 的默认值或 Trainer 的填充值）。")
+                            chinese.text("explain.your_file_writes_none_of_these"))
     answer.causes.sort(key=lambda c: not any(written(k) is not missing for k in c.keys))
 
 
@@ -924,13 +940,16 @@ def long_form(message_id: str, lang: str) -> str | None:
         return None
     occurrence = message.newest
     lines = [f"{message.id}  {message.type} ({message.kind}, {message.layer})",
-             "  " + _t(lang, "message", "原文") + ": " + shown(message.pattern),
-             "  " + _t(lang, "keys", "键") + ": " + (", ".join(occurrence.keys) or "-"),
-             "  " + _t(lang, "condition", "条件") + ": " + shown(occurrence.condition or "-"),
-             "  " + _t(lang, "releases", "版本") + ": " + release_span([o.version for o in message.occurrences]),
-             "  " + _t(lang, "raised at", "位置") + f": {occurrence.file}:{occurrence.line} ({occurrence.version})"]
+             "  " + _t(lang, "message", chinese.text("explain.message_2")) + ": " + shown(message.pattern),
+             "  " + _t(lang, "keys", chinese.text("explain.keys")) + ": " + (", ".join(occurrence.keys) or "-"),
+             "  " + _t(lang, "condition",
+                       chinese.text("explain.condition_2")) + ": " + shown(occurrence.condition or "-"),
+             "  " + _t(lang, "releases", chinese.text("explain.releases")) + ": "
+             + release_span([o.version for o in message.occurrences]),
+             "  " + _t(lang, "raised at", chinese.text("explain.raised_at"))
+             + f": {occurrence.file}:{occurrence.line} ({occurrence.version})"]
     action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
-    lines.append("  " + _t(lang, "fix", "修正") + f" ({action}): {fix}")
+    lines.append("  " + _t(lang, "fix", chinese.text("explain.fix")) + f" ({action}): {fix}")
     return "\n".join(lines)
 
 
@@ -943,8 +962,8 @@ def _rule_long_form(code: str, lang: str) -> str | None:
         return None
     name, summary = found
     if lang == "zh":  # the summaries are our English prose: the zh long form names the rule and where to read it
-        return "\n".join([f"{code}  dsfields 检查规则 {name}",
-                          f"  用 `dsfields check` 检查你的文件：带 [{code}] 的发现即由该规则报告，其后一行给出修正。"])
+        return "\n".join([chinese.text("explain.code_dsfields_name", code=code, name=name),
+                          chinese.text("explain.dsfields_check_code", code=code)])
     return "\n".join([f"{code}  dsfields check rule {name}", f"  says: {summary}",
                       f"  `dsfields check` prints [{code}] after each finding of this rule, its fix on the next line."])
 
@@ -983,12 +1002,14 @@ def render_message_changes(old: str, new: str, root: str | Path, fmt: str, lang:
         document = {"old": old, "new": new, "added": [slim(e) for e in added], "removed": [slim(e) for e in removed]}
         return json.dumps(document, ensure_ascii=False, indent=1), bool(added or removed)
     lines = [_t(lang, f"Messages {old} -> {new}: {len(added)} added, {len(removed)} removed",
-                f"消息 {old} -> {new}：新增 {len(added)} 条，删除 {len(removed)} 条")]
+                chinese.text("explain.messages_added_removed", old=old, new=new, len_added=len(added),
+                             len_removed=len(removed)))]
     for sign, group in (("+", added), ("-", removed)):
         for entry in group:
             keys = ", ".join(entry.get("keys") or []) or "-"
             lines.append(f"  {sign} {entry['id']} {entry['type']}: {shown(entry['pattern'])[:160]}")
-            lines.append(f"      {entry['file']}:{entry['line']}  " + _t(lang, "keys", "键") + f": {keys}")
+            lines.append(f"      {entry['file']}:{entry['line']}  " + _t(lang, "keys",
+                                                                         chinese.text("explain.keys")) + f": {keys}")
     return "\n".join(lines), bool(added or removed)
 
 
@@ -997,23 +1018,26 @@ def render_message_changes(old: str, new: str, root: str | Path, fmt: str, lang:
 
 def render_text(answer: Answer, lang: str) -> str:
     if answer.not_config:
-        head = _t(lang, f"Not a config problem (layer: {answer.layer}).", f"不是配置问题（来源层：{answer.layer}）。")
+        head = _t(lang, f"Not a config problem (layer: {answer.layer}).",
+                  chinese.text("explain.not_a_config_problem_layer", answer_layer=answer.layer))
         return head + "\n" + "".join(f"  {c.fix}\n" for c in answer.causes)
     out = []
     if answer.message:
         text = shown(answer.message)[:300]
-        out.append(_t(lang, f"Message ({answer.layer}): {text}", f"消息（{answer.layer}，原文：{text}）"))
+        out.append(_t(lang, f"Message ({answer.layer}): {text}", chinese.text("explain.message",
+                                                                              answer_layer=answer.layer, text=text)))
     if answer.pinned:
         pinned = answer.pinned if answer.layer != "deepspeed" else f"DeepSpeed {answer.pinned}"
         out.append(_t(lang, f"The traceback's line pins the release: {pinned}.",
-                      f"回溯中的行号确定了版本：{pinned}。"))
+                      chinese.text("explain.the_traceback_s_line_pins_the", pinned=pinned)))
     for number, cause in enumerate(answer.causes, 1):
-        out.append(f"{number}. " + _t(lang, "keys", "键") + ": " + (", ".join(cause.keys) or "-")
+        out.append(f"{number}. " + _t(lang, "keys",
+                                      chinese.text("explain.keys")) + ": " + (", ".join(cause.keys) or "-")
                    + (f"  [{cause.message_id}]" if cause.message_id else ""))
-        out.append("   " + _t(lang, "why", "原因") + ": " + cause.why)
-        out.append("   " + _t(lang, "fix", "修正") + f" ({cause.action}): " + cause.fix)
+        out.append("   " + _t(lang, "why", chinese.text("explain.why")) + ": " + cause.why)
+        out.append("   " + _t(lang, "fix", chinese.text("explain.fix")) + f" ({cause.action}): " + cause.fix)
         if cause.releases:
-            out.append("   " + _t(lang, "releases", "版本") + ": " + cause.releases
+            out.append("   " + _t(lang, "releases", chinese.text("explain.releases")) + ": " + cause.releases
                        + (f"  ({cause.raised_at})" if cause.raised_at else ""))
     return "\n".join(out) + "\n"
 
@@ -1100,5 +1124,5 @@ def run(args: Any) -> int:
             sys.stdout.write(render_fix(fixed, lang))
     else:
         sys.stdout.write(_t(lang, "dsfields explain: cannot place this message in any release's catalogue.\n",
-                            "无法在任何版本的消息目录中找到这条消息。\n"))
+                            chinese.text("explain.dsfields_explain_cannot_place_this_message")))
     return 0 if answer.placed else 1

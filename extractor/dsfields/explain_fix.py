@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dsfields.model import chinese
 from dsfields.model.batch import BATCH_KEYS, complete, refusal
 from dsfields.model.dotted import at_path, delete_in_place, put_in_place
 from dsfields.model.termsafe import shown
@@ -47,11 +48,14 @@ class Change:
     def words(self, lang: str) -> str:
         old = shown(json.dumps(self.old, ensure_ascii=False))[:80]
         if self.to:
-            return (f"move `{self.path}` → `{self.to}`" if lang != "zh" else f"把 `{self.path}` 移到 `{self.to}`")
+            return (f"move `{self.path}` → `{self.to}`" if lang != "zh" else
+                    chinese.text("explain_fix.move", self_path=self.path, self_to=self.to))
         if self.new is None:
-            return (f"delete `{self.path}` (was {old})" if lang != "zh" else f"删除 `{self.path}`（原值 {old}）")
+            return (f"delete `{self.path}` (was {old})" if lang != "zh" else
+                    chinese.text("explain_fix.delete_was", self_path=self.path, old=old))
         new = shown(json.dumps(self.new, ensure_ascii=False))[:80]
-        return (f"set `{self.path}`: {old} → {new}" if lang != "zh" else f"把 `{self.path}` 从 {old} 改为 {new}")
+        return (f"set `{self.path}`: {old} → {new}" if lang != "zh" else
+                chinese.text("explain_fix.set", self_path=self.path, old=old, new=new))
 
     def as_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"action": self.action, "path": self.path, "old": self.old}
@@ -271,16 +275,17 @@ def render(fix: Fix, lang: str) -> str:
     if not fix.changes:
         return ("No change of your file answers these causes that `dsfields check` can confirm "
                 f"(DeepSpeed {fix.version}).\n" if lang != "zh" else
-                f"没有找到能经 `dsfields check`（DeepSpeed {fix.version}）确认的文件修改。\n")
+                chinese.text("explain_fix.no_change_of_your_file_answers", fix_version=fix.version))
     head = (f"The fixed file (checked against DeepSpeed {fix.version}):" if lang != "zh" else
-            f"修正后的文件（已用 DeepSpeed {fix.version} 检查）：")
+            chinese.text("explain_fix.the_fixed_file_checked_against_deepspeed", fix_version=fix.version))
     lines = [head] + [f"  - {c.words(lang)}" for c in fix.changes]
     if fix.passes:
         lines.append(f"  `dsfields check` passes on it (errors before: {fix.errors_before}; after: none)."
-                     if lang != "zh" else f"  `dsfields check` 通过（修改前 {fix.errors_before} 个错误，修改后没有）。")
+                     if lang != "zh" else chinese.text("explain_fix.dsfields_check_passes_on_it_errors",
+                                                       fix_errors_before=fix.errors_before))
     else:
         lines.append(f"  `dsfields check` still reports errors on it (before: {fix.errors_before}; after: "
                      f"{fix.errors_after}): run `dsfields check` on it for the rest." if lang != "zh" else
-                     f"  `dsfields check` 仍报告错误（修改前 {fix.errors_before} 个，修改后 "
-                     f"{fix.errors_after} 个）：对它运行 `dsfields check` 查看其余的。")
+                     chinese.text("explain_fix.dsfields_check_still_reports_errors_on",
+                                  fix_errors_before=fix.errors_before, fix_errors_after=fix.errors_after))
     return "\n".join(lines) + "\n"

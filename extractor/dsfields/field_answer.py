@@ -8,7 +8,7 @@ Stdlib only, like ``lookup``.
 
 from __future__ import annotations
 
-from dsfields.model import prose, termsafe
+from dsfields.model import chinese, prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
 from dsfields.model.wording import (
     allowed_text,
@@ -163,11 +163,18 @@ def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
 
 
 ROW_LABELS_ZH = {
-    "key": "键", "python name": "Python 名称", "aliases": "别名", "read at": "读取位置", "section": "所在段",
-    "effective": "实际默认值", "also read": "其他读取", "constraints": "约束", "allowed": "允许值",
-    "requires": "依赖", "defined at": "定义位置", "constant": "常量", "snapshot": "快照", "rejected at": "拒绝位置",
-    "official": "官方文档",
-    "section of": "上级段", "model": "模型", "unknown keys": "未知键", "checked by": "检查时机",
+    "key": chinese.text("field_answer.key"), "python name": chinese.text("field_answer.python_name"),
+        "aliases": chinese.text("field_answer.aliases"), "read at": chinese.text("field_answer.read_at"),
+            "section": chinese.text("field_answer.section"),
+    "effective": chinese.text("field_answer.effective"), "also read": chinese.text("field_answer.also_read"),
+        "constraints": chinese.text("field_answer.constraints"), "allowed": chinese.text("field_answer.allowed"),
+    "requires": chinese.text("field_answer.requires"), "defined at": chinese.text("field_answer.defined_at"),
+        "constant": chinese.text("field_answer.constant"), "snapshot": chinese.text("field_answer.snapshot"),
+            "rejected at": chinese.text("field_answer.rejected_at"),
+    "official": chinese.text("field_answer.official"),
+    "section of": chinese.text("field_answer.section_of"), "model": chinese.text("field_answer.model"),
+        "unknown keys": chinese.text("field_answer.unknown_keys"),
+            "checked by": chinese.text("field_answer.checked_by"),
 }
 """issue 28: the row labels of a lookup answer in Chinese (``"auto"`` stays: it is the value)."""
 
@@ -199,7 +206,7 @@ def _section_name(path: str) -> str:
     return path if path else "(top level)"
 
 
-_DOCSTRING_LABEL = {"en": "DeepSpeed's docstring:", "zh": "DeepSpeed 源码中的说明（原文）："}
+_DOCSTRING_LABEL = {"en": "DeepSpeed's docstring:", "zh": chinese.text("field_answer.docstring_label")}
 
 
 def _docstring_label(lang: str) -> str:
@@ -218,7 +225,8 @@ def _explanation(snapshot: Snapshot, path: str, lang: str, width: int) -> list[s
     if text.body:
         lines += [""] + paragraphs(text.body, width)
     if text.pitfall:
-        lines += [""] + paragraphs(("注意：" if lang == "zh" else "Pitfall: ") + text.pitfall, width)
+        pitfall = chinese.text("field_answer.pitfall") if lang == "zh" else "Pitfall: "
+        lines += [""] + paragraphs(pitfall + text.pitfall, width)
     return lines + [""]
 
 
@@ -234,7 +242,8 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
             from dsfields.model.messages import ORIGINAL, localize
 
             message = str(record.deprecated.message or "")
-            said = localize(said.replace("; " + message, "；" + ORIGINAL + message) if message else said,
+            said = localize(said.replace("; " + message,
+                                         "；" + ORIGINAL + message) if message else said,
                             lang, "lookup.")
         lines += [style.warn(line) for line in wrap(said, width, "  ", "    ")]
     lines.append("")
@@ -366,7 +375,7 @@ def format_removed(snapshot: Snapshot, match: Match, width: int, style: Style, l
     removed = match.removed
     assert removed is not None
     lines = _header(f"{match.path}: removed", match.path, width, style)
-    lines += [""] + (["DeepSpeed 的报错（原文）："] if lang == "zh" else [])
+    lines += [""] + ([chinese.text("field_answer.deepspeed")] if lang == "zh" else [])
     lines += [style.error(line) for line in paragraphs(removed.message, width)] + [""]
     lines += _explanation(snapshot, match.path, lang, width)
     lines += _row("key", removed.key, width, style, lang)
@@ -430,16 +439,20 @@ def format_section(snapshot: Snapshot, match: Match, width: int, style: Style, l
     return lines
 
 
-def format_choices(snapshot: Snapshot, query: str, matches: list[Match], width: int) -> list[str]:
+def format_choices(snapshot: Snapshot, query: str, matches: list[Match], width: int, lang: str = "en") -> list[str]:
     if query.strip() == "*":
         lines = [f'"{termsafe.shown(query)}" stands for a key you name; DeepSpeed {snapshot.version} has '
                  f'{len(matches)} such path{"s" if len(matches) != 1 else ""}; ask for one by its path:']
     else:
         lines = [f'"{termsafe.shown(query)}" names {len(matches)} fields in DeepSpeed {snapshot.version}; '
                  "ask for one by its path:"]
+    if lang != "en":
+        from dsfields.model.messages import localize
+
+        lines = [localize(lines[0], lang, "lookup.")]
     name_width = min(max(len(m.path) for m in matches), width - 36)
     for m in matches:
-        lines.append(one_line(snapshot, m.path, width, m.path, name_width))
+        lines.append(one_line(snapshot, m.path, width, m.path, name_width, lang))
     return lines
 
 
@@ -555,6 +568,6 @@ def format_answer(snapshot: Snapshot, query: str, matches: list[Match], width: i
         return lines
     # A bare wildcard names no one key: the paths it stands in are listed, never one of them picked.
     if len(matches) > 1 or query.strip() == "*":
-        return format_choices(snapshot, query, matches, width)
+        return format_choices(snapshot, query, matches, width, lang)
     formatter = {"field": format_field, "section": format_section, "removed": format_removed}
     return formatter[matches[0].kind](snapshot, matches[0], width, style, lang)

@@ -8,6 +8,7 @@ lacks instead of dropping them silently. Stdlib only, like ``lookup``.
 
 from __future__ import annotations
 
+from dsfields.model import chinese
 from dsfields.model.goals import Goal, Tag, read_from
 from dsfields.model.records import Snapshot
 from dsfields.model.wording import default_text, type_text
@@ -31,15 +32,13 @@ _LABELS = {
                 "({title}).",
     },
     "zh": {
-        "head": "{goal}：{title} —— DeepSpeed {version} 中有 {count} 个字段，按优先顺序排列",
-        "missing": "标记为 {goal} 但 DeepSpeed {version} 中没有：{paths}",
-        "more": "各条理由依据 DeepSpeed {read} 的代码写成{note}。`dsfields lookup 路径` 可查看每个字段的详细说明；"
-                "`--lang en` 显示英文。",
-        "older": "，本版本细节可能不同",
-        "estimate": "针对你自己的配置，`dsfields estimate 文件 --params N` 会算出它需要的内存，并按每项改动节省的字节"
-                    "给这些旋钮排序（OOM 清单）。",
-        "keys": "“{query}”也是 {paths} 的键名：`dsfields lookup 路径` 可查看。",
-        "hint": "“{query}”也是一个目标：`dsfields lookup goal:{goal}` 列出服务于它的 {count} 个字段（{title}）。",
+        "head": chinese.text("goal_answer.head"),
+        "missing": chinese.text("goal_answer.missing"),
+        "more": chinese.text("goal_answer.more"),
+        "older": chinese.text("goal_answer.older"),
+        "estimate": chinese.text("goal_answer.estimate"),
+        "keys": chinese.text("goal_answer.keys"),
+        "hint": chinese.text("goal_answer.hint"),
     },
 }
 

@@ -14,6 +14,7 @@ import os
 import sys
 
 from dsfields.field_answer import find, format_answer, history_lines, match_json, suggest
+from dsfields.model import chinese
 from dsfields.model.errors import SnapshotError
 from dsfields.model.store import (
     INFERENCE_FILE,
@@ -129,7 +130,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
         write(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", lambda: json.dumps(payload, indent=1) + "\n")
         return 0 if matches else 1
     width = terminal_width()
-    heading = "推理配置（DeepSpeedInferenceConfig），DeepSpeed" if lang == "zh" else \
+    heading = chinese.text("inference.inference_config_deepspeedinferenceconfig_deepspeed") if lang == "zh" else \
         "inference config (DeepSpeedInferenceConfig), DeepSpeed"
     lines = [f"{heading} {snapshot.version}", ""]
     lines += format_answer(snapshot, args.query, matches, width, Style.for_stream(sys.stdout), lang)
@@ -138,7 +139,7 @@ def lookup_inference(args: argparse.Namespace) -> int:
             lines += [""] + ([m.path] if len(matches) > 1 else [])
             lines += history_lines(events[m.path], inference_versions(), width)
     if not matches:
-        lines += [""] + fill("（不带 --inference：查 deepspeed.initialize 的 ds_config）" if lang == "zh" else
+        lines += [""] + fill(chinese.text("inference.without_inference_the_ds_config_of") if lang == "zh" else
                              "(without --inference: the ds_config of deepspeed.initialize)", width)
     write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0 if matches else 1

@@ -25,7 +25,7 @@ from dsfields.estimate import (
     gpu_memory,
     settings_from_config,
 )
-from dsfields.model import prose
+from dsfields.model import chinese, prose
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.store import load_requested
 from dsfields.resolve import Resolver
@@ -82,8 +82,8 @@ def shape_from_params(params: int) -> Shape:
     return Shape(params, hidden, layers, None, largest,
                  f"--params {params}: a Llama-like shape assumed (hidden {hidden}, {layers} layers, vocabulary "
                  f"{ASSUMED_VOCAB}); give --model-config for the real one",
-                 f"--params {params}：假定为 Llama 式结构（hidden {hidden}，{layers} 层，词表 {ASSUMED_VOCAB}）；"
-                 "给出 --model-config 可按真实结构计算")
+                 chinese.text("init.params_a_llama_like_shape_assumed", params=params, hidden=hidden, layers=layers,
+                              ASSUMED_VOCAB=ASSUMED_VOCAB))
 
 
 def shape_from_config(path: Path) -> Shape:
@@ -121,7 +121,8 @@ def shape_from_config(path: Path) -> Shape:
     return Shape(params, hidden, layers, heads, largest,
                  f"--model-config {path.name}: hidden {hidden}, {layers} layers, vocabulary {vocab}, "
                  f"about {params / 1e9:.2f}B parameters",
-                 f"--model-config {path.name}：hidden {hidden}，{layers} 层，词表 {vocab}，约 {params / 1e9:.2f}B 参数")
+                 chinese.text("init.model_config_hidden_layers_vocabulary_about", path_name=path.name, hidden=hidden,
+                              layers=layers, vocab=vocab, params_1e9=params / 1e9))
 
 
 HF_CLIPPING = "gradient_clipping"
@@ -172,58 +173,60 @@ def explain(candidate: Candidate, chosen_why: str, hf: bool, precision: str, mic
     zh = lang == "zh"
     zero = (config or {}).get("zero_optimization", {})
     stage = {1: ("ZeRO-1: only the optimizer states are partitioned (the least communication)",
-                 "ZeRO-1：只切分优化器状态（通信最少）"),
-             2: ("ZeRO-2: optimizer states and gradients partitioned", "ZeRO-2：切分优化器状态与梯度"),
+                 chinese.text("init.zero_only_the_optimizer_states_are")),
+             2: ("ZeRO-2: optimizer states and gradients partitioned",
+                 chinese.text("init.zero_optimizer_states_and_gradients_partitioned")),
              3: ("ZeRO-3: parameters partitioned too, gathered layer by layer (about 1.5× ZeRO-2's traffic)",
-                 "ZeRO-3：参数也切分，逐层收集（通信量约为 ZeRO-2 的 1.5 倍）")}[candidate.stage]
+                 chinese.text("init.zero_parameters_partitioned_too_gathered_layer"))}[candidate.stage]
     lines = [f"zero_optimization.stage {candidate.stage}: " + (stage[1] if zh else stage[0])]
     if zero.get("overlap_comm") is True:
         lines.append("zero_optimization.overlap_comm true: " + (
-            "梯度归约与反向计算重叠（更快）；代价是第二个归约桶，估算已计入且仍放得下" if zh else
+            chinese.text("init.gradient_reduction_overlaps_the_backward_pass") if zh else
             "gradient reduction overlaps the backward pass (faster); it costs a second reduce bucket, counted by "
             "the estimate, and still fits"))
     if candidate.offload_optimizer:
         lines.append("zero_optimization.offload_optimizer.device cpu: " + (
-            "优化器状态与更新放到主机内存与 CPU（DeepSpeedCPUAdam），需要所示的主机内存" if zh else
+            chinese.text("init.optimizer_states_and_step_in_host") if zh else
             "optimizer states and step in host memory on the CPU (DeepSpeedCPUAdam); needs the host memory shown"))
     if candidate.offload_param:
         lines.append("zero_optimization.offload_param.device cpu: " + (
-            "参数也放到主机内存，每次使用前经 PCIe 拷入（最慢）" if zh else
+            chinese.text("init.parameters_in_host_memory_too_copied") if zh else
             "parameters in host memory too, copied in over PCIe before each use (the slowest)"))
     if candidate.checkpointing:
         if hf:
-            head = "--gradient_checkpointing（Trainer 参数）：" if zh else "--gradient_checkpointing (Trainer flag): "
+            head = (chinese.text("init.gradient_checkpointing_trainer_flag") if zh else
+                    "--gradient_checkpointing (Trainer flag): ")
         else:
-            head = ("激活检查点（在模型代码中开启，deepspeed.checkpointing.checkpoint）：" if zh else
+            head = (chinese.text("init.activation_checkpointing_turn_it_on_in") if zh else
                     "activation checkpointing (turn it on in the model's code, deepspeed.checkpointing.checkpoint): ")
-        lines.append(head + ("需要它才能放下，每步约多 33% 计算" if zh else
+        lines.append(head + (chinese.text("init.needed_to_fit_about_more_compute") if zh else
                              "needed to fit; about 33% more compute per step"))
-    words = {"bf16": ("GPU 支持 bf16：无需损失缩放", "the GPU has bf16: no loss scaling"),
-             "fp16": ("GPU 没有 bf16：fp16 加动态损失缩放", "no bf16 on this GPU: fp16 with dynamic loss scaling"),
-             "fp32": ("按要求使用 fp32", "fp32 as asked")}[precision]
+    words = {"bf16": (chinese.text("init.gpu_bf16"), "the GPU has bf16: no loss scaling"),
+             "fp16": (chinese.text("init.gpu_bf16_fp16"), "no bf16 on this GPU: fp16 with dynamic loss scaling"),
+             "fp32": (chinese.text("init.fp32"), "fp32 as asked")}[precision]
     lines.append(f"{precision}: " + words[0 if zh else 1])
     if hf:
         if (config or {}).get(HF_CLIPPING) == "auto":
             lines.append(f'{HF_CLIPPING} "auto": ' + (
-                "由 Trainer 的 --max_grad_norm 填入；不写时该参数传不到 DeepSpeed（accelerate 把裁剪交给 DeepSpeed）"
+                chinese.text("init.filled_from_the_trainer_s_max")
                 if zh else "filled from the Trainer's --max_grad_norm; left out, that flag would not reach DeepSpeed "
                 "(accelerate leaves clipping to DeepSpeed)"))
         if zero.get(HF_SAVE_16BIT.rpartition(".")[2]) is True:
             lines.append(f"{HF_SAVE_16BIT} true: " + (
-                "save_model 保存从各进程收集的完整 16 位权重；不开启时只保存 ZeRO 的分片检查点，模型文件只有占位张量"
+                chinese.text("init.save_model_writes_the_whole_bit")
                 if zh else "save_model writes the whole 16-bit weights gathered from every rank; without it only "
                 "ZeRO's partitioned checkpoint is saved and the model file holds placeholders"))
-        lines.append('"auto": ' + ("批大小、精度与 ZeRO-3 的桶由 HF Trainer 按其参数与模型的 hidden_size 填入"
+        lines.append('"auto": ' + (chinese.text("init.batch_sizes_precision_and_zero_s")
                                    if zh else "batch sizes, precision and ZeRO-3's buckets are filled by the HF "
                                    "Trainer from its flags and the model's hidden_size"))
     else:
         lines.append(f"optimizer AdamW, lr {LEARNING_RATE}: " + (
-            "ZeRO 1/2 需要优化器；估算按 Adam 类的两份 fp32 状态计算；请改为你的学习率" if zh else
+            chinese.text("init.zero_need_an_optimizer_the_estimate") if zh else
             "ZeRO 1/2 need an optimizer; the estimate counts Adam-style states; set your own learning rate"))
         lines.append(f"train_micro_batch_size_per_gpu {micro}, gradient_accumulation_steps 1: " + (
-            "可增大累积步数以加大全局批量，不增加显存" if zh else
+            chinese.text("init.raise_the_accumulation_steps_for_a") if zh else
             "raise the accumulation steps for a larger global batch at no memory cost"))
-    lines.append("未写出的键：使用该版本的默认值（dsfields resolve 可列出）" if zh else
+    lines.append(chinese.text("init.keys_not_written_the_release_s") if zh else
                  "keys not written: the release's defaults (dsfields resolve lists them)")
     lines.append(chosen_why)
     return lines
@@ -318,9 +321,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 QUESTIONS = (("params", "Model parameters (e.g. 7B), or leave empty and give --model-config: ",
-              "模型参数量（如 7B）："),
-             ("gpus_per_node", "GPUs per node: ", "每个节点的 GPU 数："),
-             ("gpu_memory", "Memory of one GPU (e.g. 80GB, A100-80GB): ", "单块 GPU 的显存（如 80GB、A100-80GB）："))
+              chinese.text("init.model_parameters_e_g_b_or")),
+             ("gpus_per_node", "GPUs per node: ", chinese.text("init.gpus_per_node")),
+             ("gpu_memory", "Memory of one GPU (e.g. 80GB, A100-80GB): ", chinese.text("init.memory_of_one_gpu_e_g")))
 
 
 def _ask_missing(args: argparse.Namespace, lang: str) -> None:
@@ -374,22 +377,24 @@ def run(args: argparse.Namespace) -> int:
         return 1
     margin = capacity[0] - RESERVE - total
     zh = lang == "zh"
-    why = (f"选择理由：这是按计算代价从低到高第一个放得下的方案：每卡 {gib(total)}，{capacity[1]} 上余量 {gib(margin)}"
-           f"（预留 {gib(RESERVE)}）；每节点主机内存约需 {gib(on_host)}" if zh else
+    why = (chinese.text("init.why_the_cheapest_in_compute_that_2", gib_total=gib(total), capacity_1=capacity[1],
+                        gib_margin=gib(margin), gib_RESERVE=gib(RESERVE), gib_on_host=gib(on_host)) if zh else
            f"why: the cheapest in compute that fits: {gib(total)} per GPU, {gib(margin)} to spare on {capacity[1]} "
            f"({gib(RESERVE)} kept for the CUDA context and NCCL); host memory per node about {gib(on_host)}")
     if host is None:
-        why += ("；未检查主机内存（给出 --host-memory 可检查）" if zh else
+        why += (chinese.text("init.host_memory_not_checked_give_host") if zh else
                 "; host memory not checked (give --host-memory)")
     else:
-        why += (f"，在 --host-memory {gib(host)} 之内" if zh else f", within --host-memory {gib(host)}")
+        why += (chinese.text("init.within_host_memory",
+                             gib_host=gib(host)) if zh else f", within --host-memory {gib(host)}")
     if tried:
         before = ", ".join(f"ZeRO-{c.stage}{'+ckpt' if c.checkpointing else ''}"
                            f"{'+offload' if c.offload_optimizer else ''}{'+params' if c.offload_param else ''} {gib(t)}"
-                           + ((f"（主机 {gib(h)}）" if zh else f" (host {gib(h)})") if host is not None and h > host
-                              else "")
+                           + ((chinese.text("init.host", gib_h=gib(h)) if zh else f" (host {gib(h)})")
+                              if host is not None and h > host else "")
                            for c, t, h in tried)
-        why += (f"；更便宜的方案放不下：{before}" if zh else f"; cheaper ones do not fit: {before}")
+        why += (chinese.text("init.cheaper_ones_do_not_fit",
+                             before=before) if zh else f"; cheaper ones do not fit: {before}")
     notes = explain(candidate, why, args.hf, precision, micro, lang, config)
     notes.insert(0, shape.source_zh if zh else shape.source)
     text = json.dumps(config, indent=2) + "\n"
@@ -398,10 +403,10 @@ def run(args: argparse.Namespace) -> int:
 
         accelerate = _accelerate_yaml(args, config, gpus, nodes) if getattr(args, "accelerate", False) else None
         safewrite.write_text(args.output, text, force=True)
-        print(("已写入 " if zh else "wrote ") + str(args.output))
+        print((chinese.text("init.wrote") if zh else "wrote ") + str(args.output))
         if accelerate is not None:
             safewrite.write_text(accelerate[0], accelerate[1], force=True)
-            print(("已写入 " if zh else "wrote ") + str(accelerate[0]))
+            print((chinese.text("init.wrote") if zh else "wrote ") + str(accelerate[0]))
             notes += [zh_line if zh else en for en, zh_line in accelerate[2]]
     else:
         sys.stdout.write(text)

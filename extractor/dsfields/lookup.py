@@ -17,7 +17,8 @@ from __future__ import annotations
 import sys
 
 from dsfields.field_answer import Match, find, format_answer, history_lines, match_json, suggest
-from dsfields.model import prose
+from dsfields.model import chinese, prose
+from dsfields.model.messages import localize
 from dsfields.model.records import Snapshot
 from dsfields.model.store import available_versions, load_indexed, repo_generated_dir, resolve_version
 from dsfields.terminal import Style, fill, terminal_width, write
@@ -47,9 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query",
         metavar="QUERY",
-        help="a JSON key (stage3_max_live_parameters), python name (max_live_parameters), "
-        "dotted path (zero_optimization.offload_param.device), section (zero_optimization), "
-        "optimizer or scheduler type (optimizer:AdamW, WarmupDecayLR) or goal (memory, OOM, speed, 显存)",
+        help=chinese.text("lookup.a_json_key_stage3_max_live"),
     )
     for flag, dest, metavar, text in OPTIONS:
         if metavar:
@@ -131,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
         lines += hint(goal, snapshot, args.query.strip(), width, lang)
     if also_inference is not None:
-        lines += [""] + fill(also_inference["message"], width)
+        lines += [""] + fill(localize(also_inference["message"], lang, "lookup."), width)
     write("\n".join(line.rstrip() for line in lines) + "\n", lang=lang)
     return 0 if matches else 1
 
@@ -170,7 +169,7 @@ def _hand_to_explain(query: str, version: str, lang: str, as_json: bool) -> int 
         write(json.dumps({"deepspeed_version": version, "query": query, "explain": answer.as_json()},
                          indent=1, ensure_ascii=False) + "\n")
     else:
-        head = "这看起来是一条消息，不是键；dsfields explain 的回答：" if lang == "zh" else (
+        head = chinese.text("lookup.this_looks_like_a_message_not") if lang == "zh" else (
             "This looks like a message, not a key; dsfields explain answers:")
         write(head + "\n" + render_text(answer, lang), lang=lang)
     return 0

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.configfile import ConfigFile, ConfigFileError, load_loadable
+from dsfields.model import chinese
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import DsfieldsError, UsageError
 from dsfields.model.history import EventKind, field_histories
@@ -369,11 +370,11 @@ HEADINGS = {
            "still": "Refused by both releases (errors check reports in the old release too)",
            "defaults": "Defaults that change for keys the file does not set", "lost": "Behaviour the file loses",
            "new": "New keys in the sections the file uses"},
-    "zh": {"removed": "不再读取的键", "renamed": "已改名或弃用的键",
-           "rejected": "现在会被拒绝的内容（check 在新版本报错、在旧版本未报错）",
-           "still": "两个版本都会拒绝的内容（check 在旧版本也报错）",
-           "defaults": "文件未设置、但默认值改变的键", "lost": "文件失去的行为",
-           "new": "文件所用配置段中的新键"},
+    "zh": {"removed": chinese.text("upgrade.removed"), "renamed": chinese.text("upgrade.renamed"),
+           "rejected": chinese.text("upgrade.rejected"),
+           "still": chinese.text("upgrade.still"),
+           "defaults": chinese.text("upgrade.defaults"), "lost": chinese.text("upgrade.lost"),
+           "new": chinese.text("upgrade.heading_new")},
 }
 class Words(dict[str, str]):
     """One language's words of the report, which know their language (``lang``): the check findings quoted in
@@ -401,22 +402,23 @@ _WORDS = {
            "written_change": "written in the file; DeepSpeed {v} reads the value differently",
            "colon": ": ", "and": ", ", "or_earlier": " or earlier", "after_release": "",
            "choose": "; no value keeps it: choose {options}"},
-    "zh": {"title": "将 {file} 从 DeepSpeed {u} 升级到 {v}", "none": "无", "from": "来自",
-           "default": "默认值", "removed_msg": "DeepSpeed {v} 会报错：原文：{message}",
-           "gone": "DeepSpeed {u} 会读取（{where}）；DeepSpeed {v} 不读取它",
-           "deprecated_ignored": "在 DeepSpeed {v} 中已弃用，该值被忽略；请改用 {new}",
-           "renamed": "自 DeepSpeed {since}起弃用；请改用 {new}",
-           "renamed_carried": "自 DeepSpeed {since}起弃用；其值会转给 {new}",
-           "refused": "DeepSpeed {v} 会拒绝（自 {since} 起；{u} 不会）：{message}",
-           "still": "DeepSpeed {v} 会拒绝，{u} 也会：{message}",
-           "optimizer": "优化器 {name}：DeepSpeed {u} 提供，DeepSpeed {v} 已没有（现有：{names}）",
-           "launch": "启动规则 {rule}：在 DeepSpeed {u} 的实际启动中得到确认，在 DeepSpeed {v} 中没有",
-           "launch_new": "启动规则 {rule}：在 DeepSpeed {v} 的实际启动中得到确认，在 DeepSpeed {u} 中没有",
-           "new_key": "DeepSpeed {since} 新增（默认值 {default}；{where}）",
-           "changed_in": "在 DeepSpeed {since} 中改变", "gone_since": "自 DeepSpeed {since} 起不再读取",
-           "written_change": "文件中已写明；DeepSpeed {v} 对该值的解读不同",
-           "colon": "：", "and": "、", "or_earlier": "（或更早）", "after_release": " ",
-           "choose": "；没有能保持原意的值：请在 {options} 中选择"},
+    "zh": {"title": chinese.text("upgrade.title"), "none": chinese.text("upgrade.none"),
+           "from": chinese.text("upgrade.from"),
+           "default": chinese.text("upgrade.default"), "removed_msg": chinese.text("upgrade.removed_msg"),
+           "gone": chinese.text("upgrade.gone"),
+           "deprecated_ignored": chinese.text("upgrade.deprecated_ignored"),
+           "renamed": chinese.text("upgrade.renamed_3"),
+           "renamed_carried": chinese.text("upgrade.renamed_carried_2"),
+           "refused": chinese.text("upgrade.refused_2"),
+           "still": chinese.text("upgrade.still_2"),
+           "optimizer": chinese.text("upgrade.optimizer"),
+           "launch": chinese.text("upgrade.launch"),
+           "launch_new": chinese.text("upgrade.launch_new"),
+           "new_key": chinese.text("upgrade.new_key_2"),
+           "changed_in": chinese.text("upgrade.changed_in"), "gone_since": chinese.text("upgrade.gone_since"),
+           "written_change": chinese.text("upgrade.written_change"),
+           "colon": "：", "and": "、", "or_earlier": chinese.text("upgrade.or_earlier"), "after_release": " ",
+           "choose": chinese.text("upgrade.choose")},
 }
 WORDS = {lang: Words(lang, words) for lang, words in _WORDS.items()}
 
@@ -699,7 +701,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format != "json" and not args.source:
         from dsfields.model.messages import localize
 
-        label = "--from" if lang == "en" or getattr(args, "from_date", None) else "--from 推断"
+        label = "--from" if lang == "en" or getattr(args, "from_date", None) else chinese.text("upgrade.from_2")
         text += f"\n\n({label}: {localize(how, lang, 'error.')})"
     print(text)
     return 1 if judge(new).errors else 0

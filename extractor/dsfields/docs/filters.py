@@ -187,13 +187,16 @@ def source_a(source: dict[str, Any] | None, version: str) -> str:
     return source_anchor(source, version)
 
 
-def source_link(source: dict[str, Any] | None, version: str) -> str:
-    """The source line's link (:func:`source_anchor`), with the reading function when there is one."""
+def source_link(source: dict[str, Any] | None, version: str, _: Any = None) -> str:
+    """The source line's link (:func:`source_anchor`), with the reading function when there is one (worded by the
+    page's translator ``_``)."""
     if not source or not source.get("file"):
         return "unknown"
     link = source_anchor(source, version)
     function = source.get("function")
-    return f"{link} in {code(function + '()')}" if function else link
+    if not function:
+        return link
+    return (_ or str)("{source} in {function}").format(source=link, function=code(function + "()"))
 
 
 def default_text(record: dict[str, Any] | Field, as_html: bool = False) -> str:
@@ -251,7 +254,7 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool =
         return ""
     if not auto.get("accepted"):
         error = auto.get("error")
-        return "rejected" + (f": {code(error, as_html)}" if error else "")
+        return "rejected" + (f": {code(error, as_html)}" if error else "")  # "rejected: " is translated by prefix
     if auto.get("becomes") == "default":
         return "accepted; the default is used"
     if auto.get("becomes") == "kept" and truthy:

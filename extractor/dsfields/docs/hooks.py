@@ -50,6 +50,8 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
+from dsfields.model import chinese
+
 log = logging.getLogger("mkdocs.hooks.dsfields")
 
 GENERATED = Path("releases")
@@ -430,7 +432,7 @@ CANONICAL = '<link rel="canonical" href="{href}">'
 
 
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
-SEARCH_NAME = {"en": "Search", "zh": "搜索"}
+SEARCH_NAME = {"en": "Search", "zh": chinese.text("docs.hooks.search")}
 
 
 def _twin_link(output: str, page: Any) -> str:
@@ -703,10 +705,30 @@ def _augment(entry: dict[str, Any], terms: dict[str, str]) -> None:
 
 def augment_search(config: Any, entries: list[dict[str, Any]]) -> None:
     """Give index entries the words of the site's search glossary (site-data.json "terms"; the Chinese site
-    has one); ``dsfields.docs.partial`` calls it on the entries it rebuilds, as a full build does here."""
+    has one); ``dsfields.docs.partial`` calls it on the entries it rebuilds, as a full build does here. Both
+    then write the index as UTF-8 (:func:`_index_in_utf8`)."""
     terms = (_read(config, "site-data.json") or {}).get("terms") or {}
     for entry in entries if terms else []:
         _augment(entry, terms)
+    _index_in_utf8(config)
+
+
+def _index_in_utf8(config: Any) -> None:
+    """The search plugin's ``search_index.json`` with its characters as UTF-8, not ``\\uXXXX`` escapes: the same
+    JSON (keys in the same order) for the browser, and on the Chinese site, where every character and jieba's
+    zero-width separators took 6 bytes instead of 3, about 0.7 MB less."""
+    for name in ("material/search", "search"):
+        plugin = config.plugins.get(name)
+        index = getattr(plugin, "search_index", None)
+        if index is None or getattr(index, "dsf_utf8", False):
+            continue
+        generate = index.generate_search_index
+
+        def in_utf8(*args: Any, generate: Any = generate) -> str:
+            return json.dumps(json.loads(generate(*args)), ensure_ascii=False, separators=(",", ":"))
+
+        index.generate_search_index = in_utf8
+        index.dsf_utf8 = True
 
 
 @event_priority(50)  # before the search plugin writes its index

@@ -26,7 +26,7 @@ from dsfields.docs.filters import (
 )
 from dsfields.docs.i18n import translator
 from dsfields.links import anchor
-from dsfields.model import inference_prose, prose
+from dsfields.model import chinese, inference_prose, prose
 from dsfields.model.store import inference_versions, load_inference
 
 FOLDER = "inference"
@@ -47,25 +47,22 @@ EN_TEXT = {
 }
 """This section's sentences, by a short key (the labels are their own English key, as in i18n.ZH)."""
 ZH = {
-    "Inference config": "推理配置",
-    "Fields": "字段",
-    "What changed": "变化",
-    "release overview": "版本概览",
-    "top level": "顶层",
-    "Aliases": "别名",
-    "Read at": "读取位置",
-    "pydantic model": "pydantic 模型",
-    "Unknown keys": "未知键",
-    "and {n} more": "另有 {n} 处",
-    "intro": ("DeepSpeed {v} 中 `deepspeed.init_inference(model, config=...)` 的配置（`DeepSpeedInferenceConfig`）："
-              "{s} 个节中共 {n} 个字段。它是一份独立的配置，与 `ds_config.json`（`deepspeed.initialize` 的配置）"
-              "分开：那里拼写相同的键是另一个键。"
-              "用 `dsfields check --inference FILE --version {v}` 按本版本检查文件。"),
-    "defaults_intro": "DeepSpeed {v} 推理配置的每个字段及其默认值；每个键都链接到它的条目（类型、源码、历史）。",
-    "changes_oldest": "DeepSpeed {v} 是最早有推理配置快照的版本：没有可比较的版本。",
-    "changes_none": "自 DeepSpeed {p} 以来，推理配置没有变化。",
-    "changes_intro": "自 DeepSpeed {p} 以来推理配置的 {n} 处变化（`dsfields diff --inference {p} {v}`）。",
-    "history_intro": "上面列出的每个字段在所有已快照版本中的历史。",
+    "Inference config": chinese.text("docs.inference_pages.inference_config"),
+    "Fields": chinese.text("docs.inference_pages.fields"),
+    "What changed": chinese.text("docs.inference_pages.what_changed"),
+    "release overview": chinese.text("docs.inference_pages.release_overview"),
+    "top level": chinese.text("docs.inference_pages.top_level"),
+    "Aliases": chinese.text("docs.inference_pages.aliases"),
+    "Read at": chinese.text("docs.inference_pages.read_at"),
+    "pydantic model": chinese.text("docs.inference_pages.pydantic_model"),
+    "Unknown keys": chinese.text("docs.inference_pages.unknown_keys"),
+    "and {n} more": chinese.text("docs.inference_pages.and_n_more"),
+    "intro": (chinese.text("docs.inference_pages.intro")),
+    "defaults_intro": chinese.text("docs.inference_pages.defaults_intro"),
+    "changes_oldest": chinese.text("docs.inference_pages.changes_oldest"),
+    "changes_none": chinese.text("docs.inference_pages.changes_none"),
+    "changes_intro": chinese.text("docs.inference_pages.changes_intro"),
+    "history_intro": chinese.text("docs.inference_pages.history_intro"),
 }
 """This section's Chinese words; a label not here is the site's (i18n.ZH), else English."""
 

@@ -19,6 +19,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from dsfields.model import chinese
+
 TWIN = "index.md"
 """A twin's file name in its page's folder."""
 TWIN_LINK_HTML = '<link rel="alternate" type="text/markdown" href="index.md">'
@@ -258,14 +260,12 @@ WORDS = {
            "site_summary": "The source-derived dictionary of every DeepSpeed ds_config field, for {n} releases "
                            "({first} to {newest}). One llms.txt per release lists its pages.",
            "releases": "Releases"},
-    "zh": {"title": "DeepSpeed {v}：全部 ds_config 字段（dsfields）",
-           "summary": "DeepSpeed {v} 的每个 ds_config 键是什么，依据 DeepSpeed 自己的源码：默认值、类型、可接受的值、"
-                      "\"auto\"、弃用情况、读取它的源码行；由 dsfields 按版本导出。",
-           "twins": "站点保存了 Markdown 版本（index.md）的页面（最新版本）链接到该版本；其余链接到 HTML 页面。",
-           "site": "dsfields：每个 DeepSpeed 配置字段，按版本",
-           "site_summary": "从源码导出的 DeepSpeed ds_config 全部字段词典，共 {n} 个版本（{first} 至 {newest}）。"
-                           "每个版本有一个 llms.txt 列出它的页面。",
-           "releases": "版本"},
+    "zh": {"title": chinese.text("docs.twins.title"),
+           "summary": chinese.text("docs.twins.summary"),
+           "twins": chinese.text("docs.twins.twins"),
+           "site": chinese.text("docs.twins.site"),
+           "site_summary": chinese.text("docs.twins.site_summary"),
+           "releases": chinese.text("docs.twins.releases")},
 }
 """The llms.txt files' own words, en and zh."""
 

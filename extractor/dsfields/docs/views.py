@@ -23,8 +23,8 @@ import jinja2
 from dsfields.docs import groups
 from dsfields.docs.filters import FILTERS, format_config, history_phrase, json_value
 from dsfields.docs.i18n import LANGUAGES, translator
+from dsfields.model import chinese, official_docs, prose
 from dsfields.model import examples as examples_model
-from dsfields.model import official_docs, prose
 from dsfields.model.store import available_versions, load, repo_generated_dir
 
 log = logging.getLogger(__name__)
@@ -709,7 +709,8 @@ def change_detail_html(change: Any, lang: str) -> str:
         # "old → new" values (types, defaults, constraints): code, as values are everywhere on the site.
         label, values = "", detail
         if detail.startswith("JSON types "):
-            label, values = ("JSON 类型 " if lang == "zh" else "JSON types "), detail[len("JSON types "):]
+            label = chinese.text("docs.views.json_types") if lang == "zh" else "JSON types "
+            values = detail[len("JSON types "):]
         return f"{label}<code>{html.escape(values, quote=False)}</code>"
     return html_text(change_detail(detail, lang))
 

@@ -22,6 +22,7 @@ import math
 import os
 
 from dsfields.hf.pair_rules import Unreadable, evaluate, truth
+from dsfields.model import chinese
 from dsfields.model.errors import UsageError
 
 TYPE_CHECKING = False
@@ -145,8 +146,8 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
         except (Unreadable, TypeError, ValueError, AttributeError) as exc:
             notes.append((f"deepspeed_config.{key}: accelerate {version}'s launch expression {export['value']} "
                           f"could not be evaluated here ({exc})",
-                          f"deepspeed_config.{key}：无法在此求值 accelerate {version} 启动代码的表达式 "
-                          f"{export['value']}（{exc}）"))
+                          chinese.text("hf.plugin.deepspeed_config_accelerate_s_launch_expression", key_=key,
+                                       version=version, export_value=export['value'], exc=exc)))
     # ACCELERATE_MIXED_PRECISION: PrecisionType(args.mixed_precision.lower()), "no" when the YAML has none
     precision = "no" if mixed is None else mixed
     if not isinstance(precision, str):
@@ -160,22 +161,21 @@ def launch_environment(data: dict[str, Any], rules: dict[str, Any], version: str
             if key in ("deepspeed_moe_layer_cls_names",):
                 notes.append((f"deepspeed_config.{key}: read by accelerate at prepare (the MoE leaf modules), "
                               "not a ds_config key",
-                              f"deepspeed_config.{key}：accelerate 在 prepare 时读取（MoE 叶子模块），"
-                              "不是 ds_config 的键"))
+                              chinese.text("hf.plugin.deepspeed_config_read_by_accelerate_at", key_=key)))
             else:
                 notes.append((f"deepspeed_config.{key}: exported as {exports[key]['env']}, which accelerate "
                               f"{version}'s DeepSpeedPlugin does not read into the ds_config",
-                              f"deepspeed_config.{key}：导出为 {exports[key]['env']}，accelerate {version} 的 "
-                              "DeepSpeedPlugin 不把它读进 ds_config"))
+                              chinese.text("hf.plugin.deepspeed_config_exported_as_which_accelerate", key_=key,
+                                           exports_key_env=exports[key]['env'], version=version)))
         elif key not in exports and key in reads:
             notes.append((f"deepspeed_config.{key}: a launcher setting of accelerate launch (how the processes "
                           "start), not a ds_config key",
-                          f"deepspeed_config.{key}：accelerate launch 的启动器设置（进程如何启动），"
-                          "不是 ds_config 的键"))
+                          chinese.text("hf.plugin.deepspeed_config_a_launcher_setting_of", key_=key)))
         elif key not in exports:
             notes.append((f"deepspeed_config.{key}: accelerate {version}'s launch never passes it on; it sets "
                           "nothing in the ds_config",
-                          f"deepspeed_config.{key}：accelerate {version} 的 launch 从不传递它；它不影响 ds_config"))
+                          chinese.text("hf.plugin.deepspeed_config_accelerate_s_launch_never", key_=key,
+                                       version=version)))
     return env
 
 
@@ -304,8 +304,7 @@ def build(data: dict[str, Any], version: str | None = None, base: str | None = N
         if not (config_files and hf_ds_config in config_files) and not os.path.exists(hf_ds_config):
             out.notes.append((f"deepspeed_config_file: {hf_ds_config} is not found from the current folder, so it "
                               "was read beside the YAML; accelerate opens it from the folder you launch in",
-                              f"deepspeed_config_file：从当前目录找不到 {hf_ds_config}，因此按 YAML 所在目录读取；"
-                              "accelerate 按启动时所在目录打开它"))
+                              chinese.text("hf.plugin.deepspeed_config_file_is_not_found", hf_ds_config=hf_ds_config)))
         out.config_file = hf_ds_config
         names["self.hf_ds_config.config"] = config
         for write in writes:  # gradient_accumulation_steps: 1 when absent
@@ -425,8 +424,8 @@ def _set_mixed_precision(config: dict[str, Any], mixed: str, rules: dict[str, An
                 notes.append((f"communication_data_type: on ROCm accelerate {version} also sets it to "
                               f"{added['value']!r} (utils/dataclasses.py:{added['line']}); this ds_config is for "
                               "CUDA",
-                              f"communication_data_type：在 ROCm 上 accelerate {version} 还会把它设为 "
-                              f"{added['value']!r}（utils/dataclasses.py:{added['line']}）；此 ds_config 按 CUDA 生成"))
+                              chinese.text("hf.plugin.communication_data_type_on_rocm_accelerate", version=version,
+                                           added_value=added['value'], added_line=added['line'])))
             continue
         if all(truth(c, scope) for c in added["when"]):
             value = added["value"]
@@ -458,28 +457,26 @@ def _notes(out: Conversion, data: dict[str, Any], rules: dict[str, Any]) -> None
         given, effect = str(ds['zero3_init_flag']).lower(), str(bool(flag)).lower()
         out.notes.append((f"zero3_init_flag: {given} → accelerate's own setting (deepspeed.zero.Init while the "
                           f"model loads; in effect: {effect}), not a ds_config key",
-                          f"zero3_init_flag：{given} → accelerate 自己的设置（加载模型时用 deepspeed.zero.Init；"
-                          f"实际生效：{effect}），不是 ds_config 的键"))
+                          chinese.text("hf.plugin.zero3_init_flag_accelerate_s_own", given=given, effect=effect)))
     for key in ("num_processes", "num_machines"):
         if key in data:
             out.notes.append((f"{key}: {data[key]} → the world size accelerate launches; the ds_config states no "
                               "world size",
-                              f"{key}：{data[key]} → accelerate 启动的进程规模；ds_config 不写进程总数"))
+                              chinese.text("hf.plugin.the_world_size_accelerate_launches_the", key_=key,
+                                           data_key=data[key])))
     auto = [p for p in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                         "gradient_clipping") if out.config.get(p) == "auto"]
     if auto:
         out.notes.append((f"{', '.join(auto)}: left \"auto\"; accelerate fills them at accelerator.prepare() "
                           "from your dataloader (DeepSpeed alone refuses \"auto\")",
-                          f"{', '.join(auto)}：保留 \"auto\"；accelerate 在 accelerator.prepare() 时按你的数据加载器"
-                          "填入（单独使用 DeepSpeed 时不接受 \"auto\"）"))
+                          chinese.text("hf.plugin.left_auto_accelerate_fills_them_at", join_auto=', '.join(auto))))
     if isinstance(out.config.get("steps_per_print"), float):
         line = next((w.get("line") for w in rules.get("post_init_writes") or [] if w["path"] == "steps_per_print"),
                     None)
         out.notes.append((f"steps_per_print: accelerate sets it to infinity (utils/dataclasses.py:{line}) so "
                           "DeepSpeed never logs; JSON cannot hold infinity, so the file leaves it out (accelerate "
                           "sets it again when it reads the file)",
-                          f"steps_per_print：accelerate 把它设为无穷大（utils/dataclasses.py:{line}），使 DeepSpeed "
-                          "不打印日志；JSON 无法表示无穷大，文件中省略（accelerate 读取该文件时会再次设置）"))
+                          chinese.text("hf.plugin.steps_per_print_accelerate_sets_it", line=line)))
 
 
 # ---------------------------------------------------------------- ds_config → YAML
@@ -537,8 +534,7 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
         if built == wanted:
             notes.append((f"every key carries over: accelerate {version}'s DeepSpeedPlugin builds this ds_config "
                           "from the YAML's deepspeed_config alone",
-                          f"所有键都能转换：accelerate {version} 的 DeepSpeedPlugin 仅凭 YAML 的 deepspeed_config "
-                          "即可生成此 ds_config"))
+                          chinese.text("hf.plugin.every_key_carries_over_accelerate_s", version=version)))
             return _ordered(candidate), notes + _multinode(num_machines)
     try:
         plain = build({**top, "deepspeed_config": dict(ds)}, version, rules=rules).config
@@ -548,12 +544,11 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
     shown = ", ".join(beyond[:6]) + (f" (+{len(beyond) - 6})" if len(beyond) > 6 else "")
     notes.append((f"the YAML names the ds_config as deepspeed_config_file: accelerate {version}'s plugin-only "
                   f"settings cannot hold {shown or 'these values'}",
-                  f"YAML 以 deepspeed_config_file 引用该 ds_config：accelerate {version} 的插件设置无法表达 "
-                  f"{shown or '这些取值'}"))
+                  chinese.text("hf.plugin.the_yaml_names_the_ds_config", version=version,
+                               v1=shown or chinese.text("hf.plugin.text"))))
     notes.append(("mixed_precision: left out of the YAML; with deepspeed_config_file accelerate refuses it there "
                   "(the fp16/bf16 sections of the ds_config decide)",
-                  "mixed_precision：不写进 YAML；使用 deepspeed_config_file 时 accelerate 拒绝该设置"
-                  "（由 ds_config 的 fp16/bf16 部分决定）"))
+                  chinese.text("hf.plugin.mixed_precision_left_out_of_the")))
     file_yaml: dict[str, Any] = {"deepspeed_config_file": config_path}
     if "zero3_init_flag" in ds:
         file_yaml["zero3_init_flag"] = ds["zero3_init_flag"]
@@ -565,12 +560,11 @@ def to_accelerate(config: dict[str, Any], config_path: str, version: str | None 
                           "deepspeed_config_file cannot set: it comes from the HF Trainer's --bf16/--fp16 (or "
                           f"ACCELERATE_MIXED_PRECISION); without them accelerate {version} sets "
                           f"{json.dumps(_at(built.config, path))}",
-                          f"{path}：\"auto\" 由混合精度填入，而带 deepspeed_config_file 的 YAML 不能设置它：它来自 HF "
-                          "Trainer 的 --bf16/--fp16（或 ACCELERATE_MIXED_PRECISION）；没有它们时 accelerate "
-                          f"{version} 设为 {json.dumps(_at(built.config, path))}"))
+                          chinese.text("hf.plugin.auto_is_filled_from_the_mixed", path=path, version=version,
+                                       v2=json.dumps(_at(built.config, path)))))
     notes.append((f"deepspeed_config_file: {config_path}, as accelerate opens it: relative to the folder you "
                   "launch from",
-                  f"deepspeed_config_file：{config_path}，accelerate 按启动时所在目录解析相对路径"))
+                  chinese.text("hf.plugin.deepspeed_config_file_as_accelerate_opens", config_path=config_path)))
     return data, notes + _multinode(num_machines)
 
 
@@ -579,8 +573,7 @@ def _multinode(machines: int) -> list[tuple[str, str]]:
         return []
     return [(f"num_machines: {machines}: each node also needs machine_rank, main_process_ip and main_process_port "
              "(accelerate config asks for them), which this YAML cannot know",
-             f"num_machines：{machines}：每个节点还需要 machine_rank、main_process_ip 和 main_process_port"
-             "（accelerate config 会询问），此 YAML 无从得知")]
+             chinese.text("hf.plugin.num_machines_each_node_also_needs", machines=machines))]
 
 
 def _at(config: Any, path: str) -> Any:

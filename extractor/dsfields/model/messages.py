@@ -1,4 +1,5 @@
-"""One catalogue of our output sentences in English and Chinese (``prose/messages.json``), applied at render time.
+"""Our output sentences in English and Chinese (the ``messages`` group of ``prose/chinese.json``), applied at render
+time.
 
 Every command builds its English text as before (English output stays byte-identical: :func:`localize`
 returns it untouched for ``en``). For ``zh`` the rendered text is rewritten template by template: each
@@ -17,28 +18,27 @@ Only the standard library: every layer may import this module.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from functools import cache
 
-ORIGINAL = "原文："
+from dsfields.model import chinese
+
+ORIGINAL = chinese.text("model.messages.original")
 """The mark before DeepSpeed's verbatim words in Chinese text."""
 
-MESSAGES_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "prose", "messages.json")
-"""The catalogue as data: key -> ``{"en": template, "zh": template}`` (a key starting with ``#`` is a note), in three
-groups applied in order: ``before`` (longer forms of phrases a ``catalogue`` entry would take first),
-``catalogue``, ``after``; ``diff_kinds_zh`` names diff's change kinds. Order matters: a longer phrase comes before
-a shorter one it contains. A placeholder at the very end of an English template runs to the end of the line (to
-the end of its line with a final ``$``); elsewhere it takes as little as lets the rest match."""
+# The catalogue as data (the ``messages`` group of ``prose/chinese.json``, :mod:`dsfields.model.chinese`): key ->
+# ``{"en": template, "zh": template}`` (a key starting with ``#`` is a note), in three groups applied in order:
+# ``before`` (longer forms of phrases a ``catalogue`` entry would take first), ``catalogue``, ``after``;
+# ``diff_kinds_zh`` names diff's change kinds. Order matters: a longer phrase comes before a shorter one it
+# contains. A placeholder at the very end of an English template runs to the end of the line (to the end of its line
+# with a final ``$``); elsewhere it takes as little as lets the rest match.
 
 
 @cache
 def catalogue() -> dict[str, dict[str, str]]:
-    """Every entry of :data:`MESSAGES_FILE` in the order they are applied, with diff's Markdown forms; read on
+    """Every entry of the ``messages`` group in the order they are applied, with diff's Markdown forms; read on
     first use (English output never needs it)."""
-    with open(MESSAGES_FILE, encoding="utf-8") as handle:
-        tables = json.load(handle)
+    tables = chinese.messages()
 
     def entries(group: str) -> dict[str, dict[str, str]]:
         return {key: entry for key, entry in tables[group].items() if not key.startswith("#")}
@@ -181,8 +181,10 @@ def english_templates(*groups: str) -> list[str]:
 
 
 # ------------------------------------------------------------ issue 28: the English left in zh output (appended)
-JSON_TYPES_ZH = {"integer": "整数", "number": "数字", "string": "字符串", "boolean": "布尔值", "object": "对象",
-                 "array": "数组", "any": "任意类型"}
+JSON_TYPES_ZH = {"integer": chinese.text("model.messages.integer"), "number": chinese.text("model.messages.number"),
+                 "string": chinese.text("model.messages.string"), "boolean": chinese.text("model.messages.boolean"),
+                     "object": chinese.text("model.messages.object"),
+                 "array": chinese.text("model.messages.array"), "any": chinese.text("model.messages.any")}
 """JSON type names in Chinese sentences (``null`` stays: it is the value)."""
 
 _TYPE_WORD = r"(?:integer|number|string|boolean|object|array|null|any)"
@@ -196,11 +198,13 @@ def json_types_zh(text: str) -> str:
     for i in range(0, len(parts), 2):
         part = re.sub(r"^an? (?=" + _TYPE_WORD + ")", "", parts[i])
         part = re.sub(r"\b" + _TYPE_WORD + r"\b", lambda m: JSON_TYPES_ZH.get(m.group(), m.group()), part)
-        parts[i] = re.sub(r" or (?=\S)", "或", part)
+        parts[i] = re.sub(r" or (?=\S)", chinese.text("model.messages.or"), part)
     return "".join(parts)
 
 
-STRICTNESS_ZH = {"ignored": "静默忽略", "error": "报错", "passed": "原样传给组件", "lenient": "宽松", "strict": "严格"}
+STRICTNESS_ZH = {"ignored": chinese.text("model.messages.ignored"), "error": chinese.text("model.messages.error"),
+                 "passed": chinese.text("model.messages.passed"), "lenient": chinese.text("model.messages.lenient"),
+                     "strict": chinese.text("model.messages.strict")}
 """How a section treats unknown keys (diff's strictness change), in Chinese."""
 
 

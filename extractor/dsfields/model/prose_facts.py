@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dsfields.model import chinese
 from dsfields.model.prose import own_type, release_key
 
 RELEASE = re.compile(r"(?<![\w.])(0\.\d+\.\d+)(?![\w]|\.\d)")
@@ -44,16 +45,18 @@ VALUE = rf"(?:{NUMBER}|true|false|null|None|True|False)"
 DEFAULT_CLAIMS = (
     re.compile(rf"\bdefaults? (?:to|is|of) `?({VALUE})`?(?![\w]|\.\d)"),
     re.compile(rf"\(default `?({VALUE})`?\)"),
-    re.compile(rf"默认(?:值)?(?:为|是)\s*`?({VALUE})`?(?![\w]|\.\d)"),
+    re.compile(chinese.text("model.prose_facts.default_claim", VALUE=VALUE)),
 )
 WORD_DEFAULT = re.compile(r"\bdefaults to `?([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)`?(?![\w]|\.\d)")
 """A string default named in words ("defaults to fp32"): checked where the field's default is a string."""
 OTHER_DEFAULT = re.compile(rf"\bdefault (?:of )?`?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)`? is `?({VALUE})`?(?![\w]|\.\d)")
 """Another key's default ("the default gradient_clipping is 1.0"), checked against that key in the release."""
-NONZERO_CLAIMS = (re.compile(r"\bnon-zero default\b"), re.compile(r"默认(?:值)?(?:为)?非零|默认值不为\s*0"))
-BOOLEANS_REFUSED = (re.compile(r"\bbooleans (?:are|get) rejected\b", re.IGNORECASE), re.compile(r"布尔值(?:会)?被拒绝"))
+NONZERO_CLAIMS = (re.compile(r"\bnon-zero default\b"),
+                  re.compile(chinese.text("model.prose_facts.nonzero_default_claim")))
+BOOLEANS_REFUSED = (re.compile(r"\bbooleans (?:are|get) rejected\b", re.IGNORECASE),
+                    re.compile(chinese.text("model.prose_facts.booleans_refused_claim")))
 """A claim that the key refuses ``true``/``false``: checked against the release's value probe of ``true``."""
-SENTENCE = re.compile(r"(?<=[.;:。；!?！？])\s+|\n+")
+SENTENCE = re.compile("(?<=[.;:。；!?！？])\\s+|\\n+")
 
 
 CODE_WORD = re.compile(r"(?<![\w.`])([A-Za-z_][A-Za-z0-9_]*)(?![\w`])")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from dsfields.model import chinese
 from dsfields.model.records import Auto, Deprecation, Enum, Field, Section, Source
 
 TYPE_CHECKING = False
@@ -304,7 +305,7 @@ def integer_taking_true(record: Any) -> dict[str, Any] | None:
 
 _INTEGER_TAKING_TRUE = {
     "en": ("not set", "{true} passes too, as 1 (a Python bool is an int)"),
-    "zh": ("未设置", "{true} 也能通过，按 1 计（Python 的 bool 是 int）"),
+    "zh": (chinese.text("model.wording.not_set"), chinese.text("model.wording.true_python_bool_int")),
 }
 
 
