@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check import Checker, Options, Severity, check_text
-from dsfields.check.check_command import newest_hf_list
 from dsfields.configfile import ConfigFileError
 from dsfields.launch.client import LaunchClient
 from dsfields.launch.verdict import LaunchVerdict
@@ -201,7 +200,7 @@ def run(client: LaunchClient | dict[int, LaunchClient], version: str | None = No
         log: Any = None, world_size: int = 1, gpus_per_node: int | None = None,
         corpus: Path | None = None) -> dict[str, Any]:
     snapshot = load_requested(version)
-    checker = Checker(snapshot, hf_trainer=None if snapshot.hf_trainer else newest_hf_list())
+    checker = Checker(snapshot)  # the HF fill list: dsfields.hf.trainer.fill_list, one for every release
     cache: dict[str, LaunchVerdict] = {}
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from dsfields.check import Checker, Options, Severity, check_file
-from dsfields.check.check_command import newest_hf_list
 from dsfields.configfile import load
 from dsfields.launch.client import LaunchClient
 from dsfields.launch.verdict import LaunchVerdict
@@ -146,7 +145,7 @@ def main() -> int:
     args = parser.parse_args()
 
     snapshot = load_requested(None)
-    checker = Checker(snapshot, hf_trainer=None if snapshot.get("hf_trainer") else newest_hf_list())
+    checker = Checker(snapshot)  # the HF fill list: dsfields.hf.trainer.fill_list, one for every release
     tmp = Path(tempfile.mkdtemp(prefix="launch-corpus-"))
     items: list[dict[str, Any]] = []
     provenance = {e["file"]: e for e in json.loads((CORPUS / "index.json").read_text())}

@@ -313,13 +313,13 @@ def test_check_hf_judges_the_launch_with_the_chosen_pairs_programs(capsys):
     assert json.loads(Path(config).read_text())["scheduler"]["params"]["warmup_num_steps"] == "auto"
     assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "4.57.6"]) == 1
     out = capsys.readouterr().out
-    assert "warmup_num_steps must be a positive integer, got 0" in out and "[scheduler-invalid-args]" in out
+    assert "warmup_num_steps must be a positive integer, got 0" in out and "scheduler-invalid-args]" in out
     assert 'its "auto" is filled with 0 by transformers 4.57.6 / accelerate' in out
     assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "4.57.6", "--lang", "zh"]) == 1
     out = capsys.readouterr().out
     assert '其中的 "auto" 由 transformers 4.57.6 / accelerate' in out and "is filled with" not in out
     assert main(["check", config, "--hf", "--version", "0.19.8", "--hf-version", "5.24.0"]) == 0
-    assert "[scheduler-invalid-args]" not in capsys.readouterr().out
+    assert "scheduler-invalid-args]" not in capsys.readouterr().out
     # the same refusal from the user's own (default) arguments, through trainer_run's launch rules
     assert main(["check", config, "--version", "0.19.8", "--hf-version", "4.57.6", "--trainer-args=--max_steps 9"]) == 1
     assert "warmup_num_steps must be a positive integer, got 0" in capsys.readouterr().out
@@ -346,7 +346,7 @@ def test_the_zero_offload_swap_of_adagrad_is_refused_where_accelerate_passes_ada
     words = "--trainer-args=--optim adagrad --max_steps 2"
     assert main(["check", str(config), words, "--hf-version", "5.24.0,1.15.0"]) == 1
     out = capsys.readouterr().out
-    assert "unexpected keyword argument 'adamw_mode'" in out and "[hf-swap-refusal]" in out
+    assert "unexpected keyword argument 'adamw_mode'" in out and "hf-swap-refusal]" in out
     assert main(["check", str(config), words, "--hf-version", "4.46.3,1.1.1"]) == 0  # inline DeepSpeedCPUAdam
     assert main(["check", str(config), "--trainer-args=--max_steps 2", "--hf-version", "5.24.0,1.15.0"]) == 0
 
@@ -414,7 +414,7 @@ def test_the_class_deepspeed_builds_for_the_configs_optimizer_is_read_per_releas
     words = "--trainer-args=--per_device_train_batch_size 1 --max_steps 2"
     assert main(["check", str(path), words, "--version", "0.14.4", "--hf-version", "5.24.0,1.15.0"]) == 0
     out = capsys.readouterr().out
-    assert "info" in out and "could not be verified for this release [hf-mirror]" in out
+    assert "info" in out and "could not be verified for this release [" in out and "hf-mirror]" in out
     assert main(["check", str(path), words, "--version", "0.19.8", "--hf-version", "5.24.0,1.15.0"]) == 0
     assert "could not be verified" not in capsys.readouterr().out
 

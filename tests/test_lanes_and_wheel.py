@@ -125,7 +125,8 @@ def test_a_corrupt_compressed_snapshot_is_one_clear_error(tmp_path, fake_snapsho
 @pytest.mark.build
 def test_the_wheel_is_light_and_carries_what_an_install_needs(tmp_path):
     """The wheel: every release's snapshot (compressed, byte-identical once decompressed), the docs sources,
-    and at most 15 MB once installed."""
+    and at most 16 MiB once installed (15.5 MiB measured when explain's message catalogues, 3.7 MiB of it, and the
+    world rules came in; it was 15 MiB before them)."""
     pytest.importorskip("build")
     subprocess.run([sys.executable, "-m", "build", "-q", "--wheel", "--outdir", str(tmp_path), str(REPO)],
                    check=True, capture_output=True)
@@ -148,7 +149,7 @@ def test_the_wheel_is_light_and_carries_what_an_install_needs(tmp_path):
         assert {"dsfields/site_src/mkdocs.yml", "dsfields/site_src/mkdocs.zh.yml",
                 "dsfields/site_src/docs/index.md", "dsfields/docs/hooks.py"} <= names
         assert not any(name.endswith("verification.json") for name in names)
-    assert installed <= 15 * 2**20, f"{installed / 2**20:.1f} MiB installed"
+    assert installed <= 16 * 2**20, f"{installed / 2**20:.1f} MiB installed"
 
 
 @pytest.mark.data

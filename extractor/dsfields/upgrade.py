@@ -158,7 +158,7 @@ def choose_source(data: dict[str, Any], requested: str | None, generated: Path |
     ``--from U``, else ``--from-date`` (the newest release published by then), else a guess from the keys.
     ``oldest``: where the keys do not decide, the oldest release they allow (``upgrade``, whose changes each name
     their release) instead of exit 2 (``migrate``, which would write that release's values into the file)."""
-    if requested:
+    if requested is not None:  # `--from ""` (an unset shell variable) is refused, never a guess
         return load_requested(requested, generated), f"--from {requested}"
     if date:
         version, published = release_at(date, generated)
@@ -686,7 +686,7 @@ def _language(requested: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the report; exit 1 where DeepSpeed V refuses the file (``check --version V`` has an error), as
     ``check`` does."""
-    if args.source and getattr(args, "from_date", None):
+    if args.source is not None and getattr(args, "from_date", None):
         raise UsageError("give --from or --from-date, not both")
     try:
         config = load_loadable(args.file, args.hf)  # what DeepSpeed (or, with --hf, the Trainer) cannot load

@@ -36,6 +36,8 @@ TRAINER_RULES = {
     "hf-batch": "the batch the Trainer fills in, checked by DeepSpeed's batch assertion",
     "hf-config": "a file that looks like an HF Trainer config (\"auto\" values) checked without --hf",
     "hf-fill-type": "a value the Trainer fills whose type DeepSpeed refuses",
+    "hf-autotuning-exit": "autotuning.enabled: the engine is an autotuning trial that exits after end_profile_step + 1 "
+                          "steps, before the Trainer's run ends",
 }
 """The rules of this module (the ``rule`` of its findings) and what each says: their codes (DSFnnnnn) and the
 long form ``dsfields explain DSFnnnnn`` prints come from here (a test reads every ``rule=`` of this module)."""
