@@ -352,6 +352,8 @@ class Answer:
     message: str = ""
     pinned: str | None = None
     placed: bool = True
+    not_in_release: str | None = None
+    """``--version V`` whose DeepSpeed does not have the message found (the answer is for the releases that do)."""
 
     def as_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"format": JSON_FORMAT, "not_config": self.not_config, "layer": self.layer,
@@ -360,6 +362,8 @@ class Answer:
             document["pinned_releases"] = self.pinned
         if not self.placed:
             document["placed"] = False
+        if self.not_in_release:
+            document["not_in_release"] = self.not_in_release
         return document
 
 
@@ -529,10 +533,15 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         span = release_span([o.version for o in message.occurrences])
         causes.append(Cause(keys, action, fix, why, span, f"{occurrence.file}:{occurrence.line}", message.id,
                             score))
+    # --version V whose DeepSpeed never raises the message found: said, so that the keys named (of the releases
+    # that raise it) are not read as V's
+    lacking = version if layer == "deepspeed" and version and not any(
+        o.version == version for o in chosen[0][1].occurrences) else None
     if not any(cause.keys for cause in causes):
         # DeepSpeed's (or the library's) own message, about no key of any release: the config is not the cause.
-        return Answer(not_config=True, layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
-    return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned)
+        return Answer(not_config=True, layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned,
+                      not_in_release=lacking)
+    return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned, not_in_release=lacking)
 
 
 def _captured(message: Message, match: re.Match[str] | None, condition: str | None) -> str:
@@ -715,6 +724,16 @@ _NOT_CONFIG = (
     ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
 )
 """Layers below the config, recognised by their own vocabulary (prose knowledge, not field facts)."""
+
+
+def _not_in_release(answer: Answer, lang: str, indent: str = "") -> str:
+    """The line saying ``--version V`` does not raise the message found ("" when it does)."""
+    if not answer.not_in_release:
+        return ""
+    span = answer.causes[0].releases if answer.causes else ""
+    return indent + _t(lang, f"DeepSpeed {answer.not_in_release} (--version) does not raise this message; the answer "
+                             f"is for the releases that do ({span}).",
+                       chinese.text("explain.not_in_release", version=answer.not_in_release, span=span)) + "\n"
 
 
 def _not_config(paste: Paste, lang: str) -> Answer | None:
@@ -1020,7 +1039,7 @@ def render_text(answer: Answer, lang: str) -> str:
     if answer.not_config:
         head = _t(lang, f"Not a config problem (layer: {answer.layer}).",
                   chinese.text("explain.not_a_config_problem_layer", answer_layer=answer.layer))
-        return head + "\n" + "".join(f"  {c.fix}\n" for c in answer.causes)
+        return head + "\n" + _not_in_release(answer, lang, "  ") + "".join(f"  {c.fix}\n" for c in answer.causes)
     out = []
     if answer.message:
         text = shown(answer.message)[:300]
@@ -1030,6 +1049,8 @@ def render_text(answer: Answer, lang: str) -> str:
         pinned = answer.pinned if answer.layer != "deepspeed" else f"DeepSpeed {answer.pinned}"
         out.append(_t(lang, f"The traceback's line pins the release: {pinned}.",
                       chinese.text("explain.the_traceback_s_line_pins_the", pinned=pinned)))
+    if answer.not_in_release:
+        out.append(_not_in_release(answer, lang).rstrip("\n"))
     for number, cause in enumerate(answer.causes, 1):
         out.append(f"{number}. " + _t(lang, "keys",
                                       chinese.text("explain.keys")) + ": " + (", ".join(cause.keys) or "-")
