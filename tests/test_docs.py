@@ -7,10 +7,12 @@ change only when the templates do; DSFIELDS_UPDATE_GOLDEN=1 rewrites them after 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +34,7 @@ GOLDEN_PAGES = [
     "1.1.0/fields/top-level.md",
     "1.1.0/config-templates.md",
     "1.1.0/typos-errors.md",
+    "1.1.0/errors.md",
     "1.1.0/deprecated-removed.md",
     "1.0.0/default-values.md",
     "1.0.0/config-templates.md",
@@ -341,3 +344,59 @@ def test_a_pattern_path_heading_keeps_its_words_and_id():
     path = "compression_training.channel_pruning.different_groups.*.params"
     html = markdown.markdown(f"## {md_heading(path)} {{ #changes-{path}}}", extensions=["attr_list", "toc"])
     assert html == f'<h2 id="changes-{path}">{path}</h2>'
+
+
+# ---------------------------------------------------------------- errors and warnings (issue 38)
+
+
+@pytest.fixture(scope="module")
+def errors_pages() -> tuple[Any, dict[str, str]]:
+    """The committed snapshots' site and its errors page in each language (the newest's: one for every release)."""
+    from dsfields import __version__
+    from dsfields.docs.views import ERRORS, shared_environment
+
+    site = load_site(changes_of=set())
+    rendered = {}
+    for lang in ("en", "zh"):
+        site.lang = lang
+        page = next(p for p in plan(site) if p.context.get("page_key") == ERRORS and p.path.startswith(site.newest))
+        rendered[lang] = shared_environment().get_template(page.template).render(
+            header={"by": "test", "dsfields": __version__}, **page.context)
+    site.lang = "en"
+    return site, rendered
+
+
+ERROR_ENTRY = re.compile(r'<section class="dsf-error" id="(DS\d+)" data-runs="([\d -]+)">(.*?)</section>', re.S)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("version", ["0.8.0", "0.14.0", "0.19.8"])
+def test_errors_page_shows_exactly_the_releases_entries_with_the_fix_in_its_language(errors_pages, lang, version):
+    """A release's errors page (the one page of every release, its script showing the entries whose data-runs
+    include the reader's release) lists exactly the entries of errors_index.build() whose runs include that
+    release, each with its message and its fix in the page's language."""
+    from dsfields.docs import errors_index
+
+    site, rendered = errors_pages
+    document = errors_index.build()
+    expected = {e["id"]: e for e in errors_index.in_release(document, version)}
+    assert expected, version
+    at = site.versions.index(version)
+    shown = {}
+    for entry_id, runs, body in ERROR_ENTRY.findall(rendered[lang]):
+        ends = [tuple(int(n) for n in run.split("-")) for run in runs.split()]
+        if any(first <= at <= last for first, last in ends):
+            shown[entry_id] = body
+    assert sorted(shown) == sorted(expected)
+    for entry_id, body in shown.items():
+        assert filters.html_text(expected[entry_id]["fix"][lang]) in body, entry_id
+        assert html.escape(expected[entry_id]["message"], quote=False) in body, entry_id
+        assert f'href="#{entry_id}"' in body
+    if lang == "zh":
+        # No English sentence: past the code (DeepSpeed's words, keys, commands), what is left in Latin letters is a
+        # name (a file, a release), never four words in a row.
+        words = re.sub(r"<(pre|code)\b.*?</\1>|<[^>]+>", " ", rendered[lang].split("{ #errors-warnings}", 1)[1],
+                       flags=re.S)
+        words = re.sub(r"`[^`]*`|DS\d+|\b[\d.]+\b|DeepSpeed|ID", " ", words)
+        assert not re.findall(r"\b[A-Za-z]+ [A-Za-z]+ [A-Za-z]+ [A-Za-z]+\b", words)

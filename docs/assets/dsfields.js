@@ -2,7 +2,8 @@
 // the page, one release per URL (a page stored once for several releases, or a page across releases, shows
 // the reader's release: its sidebar, footer, headings and links), the search hook (fields of this release,
 // python names, Chinese terms, "did you mean" with the same edit distance as `dsfields lookup`), and the
-// pickers of the "changes between two releases" and "added since" pages. Data: releases/site-data.json
+// pickers of the "changes between two releases" and "added since" pages, the errors page's release filter.
+// Data: releases/site-data.json
 // (releases, dates, this language's words), releases/data/<version>.json (a release's pages, fields, nav
 // and finder keys), releases/keys.json (the finder's entries of every release), releases/changes.json,
 // releases/anchors.json (written by `dsfields docs build`). Everything is fetched from this site: no
@@ -332,10 +333,14 @@
     if (owner && owner !== shown.version) {
       // DeepSpeed's source at the release shown (the lines are the same: that is why the page is shared).
       document.querySelectorAll(".md-content a[href*='/blob/v" + owner + "/']").forEach(function (a) {
-        a.href = a.href.replace("/blob/v" + owner + "/", "/blob/v" + shown.version + "/");
+        if (!asIs(a)) a.href = a.href.replace("/blob/v" + owner + "/", "/blob/v" + shown.version + "/");
       });
     }
   }
+
+  // What a page holds inside .dsf-as-is names releases of its own (the errors page's entries: their releases,
+  // their source): it is not restated for the reader's release.
+  function asIs(node) { return !!(node && node.closest && node.closest(".dsf-as-is")); }
 
   // A page stored once for releases whose source lines differ (DeepSpeed's edits move them): the release
   // data lists the shown release's line of each source link, in the page's order (dsfields/docs/planning.py,
@@ -344,7 +349,7 @@
     var m = marker(), lines = m && shown.lines && shown.lines[m.dataset.page];
     if (!owner || owner === shown.version) return;
     document.querySelectorAll(".md-content a.dsf-src[data-v]").forEach(function (a, i) {
-      if (a.dataset.v !== owner) return;
+      if (a.dataset.v !== owner || asIs(a)) return;
       if (lines && i < lines.length) {
         var label = a.textContent, cut = label.lastIndexOf(":");
         a.textContent = (cut < 0 ? label : label.slice(0, cut)) + (lines[i] ? ":" + lines[i] : "");
@@ -368,6 +373,7 @@
       document.querySelectorAll(selector).forEach(function (scope) {
         var walker = document.createTreeWalker(scope, NodeFilter.SHOW_TEXT), node;
         while ((node = walker.nextNode())) {
+          if (asIs(node.parentNode)) continue;
           if (node.nodeValue.indexOf(owner) >= 0 || (ownerDate && node.nodeValue.indexOf(ownerDate) >= 0)) {
             node.nodeValue = restate(node.nodeValue);
           }
@@ -697,6 +703,48 @@
     });
   }
 
+  // ------------------------------------------------------------ errors and warnings
+  // One page for every release (dsfields/docs/planning.py, ONE_PAGE) lists every release's messages, each with
+  // the runs of releases that have it (data-runs: "first-last" indexes of the site's releases); the reader's
+  // release's are shown. An entry the address names (#DS…) is shown even where that release lacks it, saying so.
+  function errorsPage(data, shown) {
+    var box = document.getElementById("dsf-errors");
+    if (!box) return;
+    var at = data.versions.indexOf(shown.version), wanted = decodeURIComponent(location.hash.slice(1)), total = 0;
+    document.querySelectorAll("section.dsf-error[data-runs]").forEach(function (entry) {
+      var has = entry.dataset.runs.split(" ").some(function (run) {
+        var ends = run.split("-");
+        return Number(ends[0]) <= at && at <= Number(ends[1]);
+      });
+      var named = entry.id === wanted;
+      entry.hidden = !has && !named;
+      if (has) total += 1;
+      if (!has && named) {
+        var note = document.createElement("p");
+        note.className = "dsf-notice";
+        note.textContent = t("Not in DeepSpeed {v}: the releases that have it are listed below.").replace("{v}", shown.version);
+        entry.insertBefore(note, entry.firstChild);
+      }
+    });
+    document.querySelectorAll(".dsf-errors-group").forEach(function (group) {
+      var empty = !group.querySelector("section.dsf-error:not([hidden])");
+      group.hidden = empty;
+      var heading = group.previousElementSibling;
+      if (heading && /^H[1-6]$/.test(heading.tagName)) {
+        heading.hidden = empty;
+        document.querySelectorAll(".md-nav--secondary a[href='#" + heading.id + "']").forEach(function (a) {
+          if (a.parentNode) a.parentNode.hidden = empty;
+        });
+      }
+    });
+    var count = document.getElementById("dsf-errors-count");
+    if (count) {
+      count.textContent = t("{n} of the {m} messages are in DeepSpeed {v}.").replace("{n}", total)
+        .replace("{m}", box.dataset.count).replace("{v}", shown.version);
+    }
+    if (wanted && document.getElementById(wanted)) document.getElementById(wanted).scrollIntoView();
+  }
+
   // ------------------------------------------------------------ added since <date>
   function addedSince() {
     var input = document.getElementById("dsf-since");
@@ -753,6 +801,7 @@
       scopeSearchHits(data, both[0]);
       comparePage(data);
       addedSince();
+      errorsPage(data, both[0]);
     }).catch(function (error) { console.error("dsfields:", error); });
   });
 })();

@@ -406,7 +406,7 @@ def relay_messages(lines: Iterator[str] | io.TextIOBase, crashes: list[str]) -> 
         crashes.append(pending)
 
 
-DATA_FILES = ("nav.json", "stubs.json", "site-data.json", "changes.json")
+DATA_FILES = ("nav.json", "stubs.json", "site-data.json", "changes.json", "errors.json")
 """The render's files that every release's pages depend on (hooks.py, assets/dsfields.js)."""
 
 

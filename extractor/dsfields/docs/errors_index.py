@@ -33,9 +33,10 @@ def _runs(versions: list[str], universe: list[str]) -> list[list[int]]:
 
 
 @cache
-def minimal_configs() -> dict[str, dict[str, Any]]:
+def minimal_configs(generated: str | None = None) -> dict[str, dict[str, Any]]:
     """Message ID → a minimal config (and how it is launched) for which ``check`` of the newest release reports
-    that ID: the trigger examples of the launch rules DeepSpeed raises, each judged by ``check`` here."""
+    that ID: the trigger examples of the launch rules DeepSpeed raises, each judged by ``check`` here
+    (``generated``: the snapshot folder; None: the checkout's)."""
     from dsfields.check.check_command import checker_for, file_findings
     from dsfields.check.codes import assign_ids
     from dsfields.check.findings import FileReport, Options
@@ -43,8 +44,8 @@ def minimal_configs() -> dict[str, dict[str, Any]]:
     from dsfields.launch import catalogue
     from dsfields.model.store import available_versions, load_indexed
 
-    newest = available_versions()[-1]
-    checker = checker_for(load_indexed(newest), False)
+    newest = available_versions(generated)[-1]
+    checker = checker_for(load_indexed(newest, generated), False)
     found: dict[str, dict[str, Any]] = {}
     for rule in catalogue.RULES:
         if rule.raised_by != "deepspeed":
@@ -62,15 +63,16 @@ def minimal_configs() -> dict[str, dict[str, Any]]:
     return found
 
 
-def build() -> dict[str, Any]:
-    """The index document (see the module docstring)."""
+def build(generated: str | None = None) -> dict[str, Any]:
+    """The index document (see the module docstring) of the snapshot folder ``generated`` (None: the checkout's)."""
     from dsfields.explain import _fix, catalogue
     from dsfields.model.store import available_versions
 
-    universe = available_versions()
-    configs = minimal_configs()
+    universe = available_versions(generated)
+    messages = catalogue(generated)
+    configs = minimal_configs(generated) if messages else {}
     entries = []
-    for message in sorted(catalogue().values(), key=lambda m: m.id):
+    for message in sorted(messages.values(), key=lambda m: m.id):
         if message.layer != "deepspeed":
             continue
         occurrence = message.newest
@@ -88,6 +90,28 @@ def build() -> dict[str, Any]:
         entries.append(entry)
     return {"format": FORMAT, "generated_by": "python -m dsfields.docs.errors_index", "releases": universe,
             "entries": entries}
+
+
+def for_site(versions: list[str], lang: str, document: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The index as one language's site shows it (``releases/errors.json``): its runs re-counted over the site's
+    releases ``versions`` (an entry of none of them left out), its fix in ``lang`` only."""
+    document = build() if document is None else document
+    universe = document["releases"]
+    entries = []
+    for entry in document["entries"]:
+        runs = _runs([universe[i] for first, last in entry["releases"] for i in range(first, last + 1)], versions)
+        if runs:
+            entries.append({**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"]})
+    return {"format": FORMAT, "generated_by": "dsfields docs build", "lang": lang, "releases": list(versions),
+            "entries": entries}
+
+
+def in_release(document: dict[str, Any], version: str) -> list[dict[str, Any]]:
+    """The entries of ``document`` (:func:`build`'s or :func:`for_site`'s) whose runs include ``version``."""
+    if version not in document["releases"]:
+        return []
+    at = document["releases"].index(version)
+    return [e for e in document["entries"] if any(first <= at <= last for first, last in e["releases"])]
 
 
 def main(argv: list[str] | None = None) -> int:

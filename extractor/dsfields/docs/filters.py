@@ -433,6 +433,7 @@ FILTERS = {
     "code": code,
     "hcode": hcode,
     "escape": lambda text: html.escape(str(text), quote=True),
+    "html_plain": lambda text: html.escape(str(text), quote=False),  # element text: quotes need no escape
     "jcode": jcode,
     "config_value": config_value,
     "md_text": md_text,

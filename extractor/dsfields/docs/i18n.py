@@ -30,6 +30,9 @@ SCRIPT_STRINGS: tuple[str, ...] = (
     "Constraint was changed", "Field was deprecated", "Field was un-deprecated",
     "Field was removed and is now rejected",
     "Unknown-key handling of the section was changed", "Description was changed",
+    # the errors-and-warnings page's filter
+    "{n} of the {m} messages are in DeepSpeed {v}.",
+    "Not in DeepSpeed {v}: the releases that have it are listed below.",
 )
 """Every sentence the site's script writes; ``releases/site-data.json`` carries them in the page's language."""
 

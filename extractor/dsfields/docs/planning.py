@@ -31,6 +31,7 @@ from dsfields.docs.views import (
     DEFAULTS,
     DEPRECATED,
     ENUMS,
+    ERRORS,
     FIELDS,
     OFFICIAL,
     OVERVIEW,
@@ -95,6 +96,11 @@ def plan(site: Site) -> list[Page]:
     shared, see :attr:`Site.owners`), then the pages across releases."""
     examples = load_examples()
     pages: list[Page] = []
+    errors = None
+    if site.errors is not None:
+        from dsfields.docs.errors_index import for_site
+
+        errors = for_site(site.versions, site.lang, site.errors)
 
     def add(path: str, template: str, version: str | None = None, *, links_from: str | None = None,
             **extra: Any) -> None:
@@ -115,6 +121,11 @@ def plan(site: Site) -> list[Page]:
             add(f"{version}/{OFFICIAL}.md", "official_docs.md.j2", version, page_key=OFFICIAL)
         if site.changes is not None:
             add(f"{version}/{CHANGES}.md", "changes.md.j2", version, page_key=CHANGES)
+        if errors is not None:
+            # One page for every release (stored once, the newest's: render_language), its script showing the
+            # entries of the reader's release; only the newest's is rendered.
+            add(f"{version}/{ERRORS}.md", "errors.md.j2", version, page_key=ERRORS, errors=errors,
+                error_groups=error_groups)
         release = site.release(version, "")
         for top in [groups.TOP_LEVEL_PAGE, *release.top_sections]:
             if site.owners.get((version, top)) != version:
@@ -163,7 +174,8 @@ def nav_of(site: Site, version: str, pages: set[str], moved: dict[str, str] | No
     for title, name in (("Config skeleton", SKELETON), ("Default values", DEFAULTS), ("Enums", ENUMS),
                         ("Deprecated and removed", DEPRECATED),
                         ("Optimizers and schedulers", CATALOGS), ("Templates A/B/C", TEMPLATES),
-                        ("Typos and errors", TYPOS), ("What changed", CHANGES), ("Official docs vs code", OFFICIAL)):
+                        ("Typos and errors", TYPOS), ("Errors and warnings", ERRORS), ("What changed", CHANGES),
+                        ("Official docs vs code", OFFICIAL)):
         items += entry(_(title), f"{version}/{name}.md")
     across = entry(_("All versions"), f"{RELEASES}/index.md") + entry(_("Added since"), f"{RELEASES}/added.md")
     across += entry(_("Changes between two releases"), f"{RELEASES}/compare.md")
@@ -238,6 +250,10 @@ SHARED_PAGES = (OVERVIEW, SKELETON, DEFAULTS, ENUMS, DEPRECATED, CATALOGS, TEMPL
 """Release pages that are stored once for a run of releases where they read the same but for the release
 itself (its number and date, and links to its own pages): the page of the newest of the run, which
 ``assets/dsfields.js`` restates for the release the reader came for (``?v=``, ``data-covers``)."""
+ONE_PAGE = (ERRORS,)
+"""Release pages stored once for every release, whatever they read: the newest's, which lists what every release
+has and whose script shows the reader's release's part (the errors-and-warnings index: its 77 releases' own pages
+would weigh more than the rest of the site)."""
 _VERSION_AT = r"(?<![\d.]){}(?![\d]|\.\d)"
 _PAGE_LINK = re.compile(r"(?<![\w-])(?:\.\./)*(?:(\d+\.\d+\.\d+)/)?(" + "|".join(SHARED_PAGES)
                         + r"|fields/[\w-]+)(?=\.md|/)")
@@ -597,6 +613,57 @@ def changes_data(site: Site) -> dict[str, list[list[Any]]]:
             for v, items in (site.changes or {}).items()}
 
 
+ERRORS_FILE = "errors.json"
+"""The errors-and-warnings index as the language's site shows it (:func:`dsfields.docs.errors_index.for_site`)."""
+
+
+def _span(site: Site, runs: list[list[int]], _: Callable[[str], str]) -> str:
+    """The releases of runs of ``site.versions`` in words."""
+    said = []
+    for first, last in runs:
+        a, b = site.versions[first], site.versions[last]
+        said.append(a if a == b else _("{a} to {b}").format(a=a, b=b))
+    count = sum(last - first + 1 for first, last in runs)
+    span = ", ".join(said)
+    return _("{span} (1 release)").format(span=span) if count == 1 else _("{span} ({n} releases)").format(
+        span=span, n=count)
+
+
+def error_groups(r: Any, site: Site, document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entries of the errors-and-warnings page (``document``: :func:`dsfields.docs.errors_index.for_site`'s),
+    by the dictionary's group of their first key: each with its keys linked to their entries (in the newest release
+    of the entry's that documents the key, else its nearest documented parent), its releases as ``first-last``
+    runs of ``site.versions`` (``data-runs``, read by assets/dsfields.js) and in words, its source."""
+    _ = r._
+
+    def key_href(key: str, runs: list[list[int]]) -> str | None:
+        for at in sorted((i for first, last in runs for i in range(first, last + 1)), reverse=True):
+            release = site.release(site.versions[at], r.page)
+            path = key
+            while path and not release.is_documented(path):
+                path = path.rpartition(".")[0]
+            if path:
+                return release.field_href(path)
+        return None
+
+    grouped: dict[int, dict[str, Any]] = {}
+    for entry in document["entries"]:
+        group = groups.group_of(groups.top_key(entry["keys"][0]))
+        shown = grouped.setdefault(group.number, {"group": group, "title": f"{group.number}. {_(group.title)}",
+                                                  "entries": []})
+        file_line, _at, version = entry["raised_at"].rpartition("@")
+        file, _colon, line = file_line.rpartition(":")
+        config = entry.get("config")
+        shown["entries"].append({
+            **entry, "runs": " ".join(f"{first}-{last}" for first, last in entry["releases"]),
+            "span": _span(site, entry["releases"], _),
+            "links": [(key, key_href(key, entry["releases"])) for key in entry["keys"]],
+            "source": {"file": file, "line": int(line) if line.isdigit() else None}, "source_version": version,
+            "config_text": json.dumps(config["config"], indent=2, ensure_ascii=False) if config else None,
+        })
+    return [grouped[number] for number in sorted(grouped)]
+
+
 def release_page(site: Site, path: str, release: str) -> bool:
     """Whether the docs/-relative page ``path`` is one of ``release``'s (for ``docs build --release``): its
     folder, and for the newest release the landing snippet the home page shows."""
@@ -615,11 +682,17 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
 
     # Every release's shareable pages are rendered, also for one release (``only``): who shares whose page
     # depends on the neighbours.
-    files = {page.path: render(page) for page in pages if only is None or release_page(site, page.path, only)
-             or page.context.get("page_key") in SHARED_PAGES or _is_field_page(page)}
+    def wanted(page: Page) -> bool:
+        if page.context.get("page_key") in ONE_PAGE:  # one page for every release: the newest's
+            return page.path.split("/")[0] == site.newest
+        return (only is None or release_page(site, page.path, only)
+                or page.context.get("page_key") in SHARED_PAGES or _is_field_page(page))
+
+    files = {page.path: render(page) for page in pages if wanted(page)}
     paths = {(page.path.split("/")[0], page.context["page_key"]): page.path for page in pages
-             if page.context.get("page_key") in SHARED_PAGES}
+             if page.context.get("page_key") in SHARED_PAGES + ONE_PAGE}
     shared = release_page_owners(site, paths, files)
+    shared.update({(version, name): site.newest for version, name in paths if name in ONE_PAGE})
     lines = line_restatements(shared, paths, files)
     moved = {paths[(version, name)]: paths[(owner, name)] for (version, name), owner in shared.items()
              if owner != version}
@@ -643,7 +716,7 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
             files.pop(page.path, None)
             continue
         kept.append(page)
-        owners = shared if name in SHARED_PAGES else field_owners if _is_field_page(page) else None
+        owners = shared if name in SHARED_PAGES + ONE_PAGE else field_owners if _is_field_page(page) else None
         if owners is not None:
             covers = [v for v in site.versions if owners.get((v, name)) == version]
             if len(covers) > 1 and covers != page.context.get("covers"):
@@ -694,6 +767,9 @@ def render_language(site: Site, env: jinja2.Environment, hand_written: set[str] 
                             lines.get(version))
         files[f"{RELEASES}/{RELEASE_DATA_FOLDER}/{version}.json"] = json.dumps(data, ensure_ascii=False) + "\n"
     files[f"{RELEASES}/{ANCHORS_FILE}"] = json.dumps(all_anchors(site), ensure_ascii=False) + "\n"
+    errors = next((page.context["errors"] for page in pages if page.context.get("page_key") == ERRORS), None)
+    if errors is not None:
+        files[f"{RELEASES}/{ERRORS_FILE}"] = json.dumps(errors, ensure_ascii=False, separators=(",", ":")) + "\n"
     if site.changes is not None and only is None:
         files[f"{RELEASES}/{CHANGES_FILE}"] = json.dumps(changes_data(site), ensure_ascii=False) + "\n"
     from dsfields.schema import history_of

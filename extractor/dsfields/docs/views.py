@@ -44,6 +44,9 @@ DEPRECATED = "deprecated-removed"
 CHANGES = "release-changes"
 TEMPLATES = "config-templates"
 TYPOS = "typos-errors"
+ERRORS = "errors"
+"""Per release: the messages DeepSpeed raises or logs about a config key (issue 38; :mod:`dsfields.docs.errors_index`),
+one page for every release, its script showing the reader's release's entries."""
 SKELETON = "config-skeleton"
 """Per release: every section of a ds_config on one screen, each key linked to its field (issue 41)."""
 BATCH_EXAMPLES: tuple[dict[str, int], ...] = (
@@ -182,6 +185,7 @@ class Release:
     page: str = ""
     """Path (under docs/) of the page being rendered: links are made relative to it."""
     has_changes_page: bool = False
+    has_errors_page: bool = False
     lang: str = "en"
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
     """(version, field page) → the release whose page documents it (identical pages are shared)."""
@@ -423,6 +427,7 @@ class Release:
                  (DEPRECATED, "deprecated and removed"), (CATALOGS, "optimizers and schedulers"),
                  (TEMPLATES, "templates A/B/C"), (TYPOS, "typos and errors")]
         pages.insert(1, (SKELETON, "config skeleton"))
+        pages = pages + [(ERRORS, "errors and warnings")] if self.has_errors_page else pages
         pages = pages + [(CHANGES, "what changed")] if self.has_changes_page else pages
         pages = pages + [(OFFICIAL, "official docs vs code")] if self.official_docs is not None else pages
         return [(name, self._(title)) for name, title in pages]
@@ -576,6 +581,21 @@ class Site:
                 del previous[page]
         return out
 
+    @cached_property
+    def errors(self) -> dict[str, Any] | None:
+        """The "Errors and warnings" index of every release (:func:`dsfields.docs.errors_index.build`), or None
+        where it cannot be made (its page is then omitted, with a notice)."""
+        from dsfields.docs import errors_index
+
+        try:
+            return errors_index.build(str(self.generated))
+        except Exception as exc:  # the site is worth building without this page
+            notice = (f"the errors-and-warnings index could not be made ({type(exc).__name__}: {exc}): "
+                      "its pages are omitted")
+            self.notices.append(notice)
+            log.warning("%s", notice)
+            return None
+
     def covers(self, owner: str, page: str) -> list[str]:
         """The releases a shared field page stands for, oldest first."""
         return [v for v in self.versions if self.owners.get((v, page)) == owner]
@@ -591,6 +611,7 @@ class Site:
             history=(self.index or {}).get("fields"),
             changes=(self.changes or {}).get(version),
             has_changes_page=self.changes is not None,
+            has_errors_page=self.errors is not None,
             owners=self.owners,
             date=self.dates.get(version),
             generated=self.generated,
