@@ -366,6 +366,12 @@ def errors_pages() -> tuple[Any, dict[str, str]]:
     return site, rendered
 
 
+def test_errors_index_runs_merge_consecutive_releases_and_count_each_once():
+    from dsfields.docs.errors_index import _runs
+
+    assert _runs(["a", "b", "b", "c", "e", "x"], ["a", "b", "c", "d", "e"]) == [[0, 2], [4, 4]]
+
+
 ERROR_ENTRY = re.compile(r'<section class="dsf-error" id="(DS\d+)" data-runs="([\d -]+)">(.*?)</section>', re.S)
 
 
@@ -386,6 +392,8 @@ def test_errors_page_shows_exactly_the_releases_entries_with_the_fix_in_its_lang
     shown = {}
     for entry_id, runs, body in ERROR_ENTRY.findall(rendered[lang]):
         ends = [tuple(int(n) for n in run.split("-")) for run in runs.split()]
+        assert all(first <= last for first, last in ends), entry_id
+        assert all(later[0] > earlier[1] + 1 for earlier, later in zip(ends, ends[1:], strict=False)), entry_id
         if any(first <= at <= last for first, last in ends):
             shown[entry_id] = body
     assert sorted(shown) == sorted(expected)

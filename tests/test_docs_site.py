@@ -1004,6 +1004,41 @@ def latin_sentences(html: str) -> list[str]:
     return found
 
 
+@pytest.mark.parametrize(("prefix", "title"), [("", "Errors and warnings"), ("zh/", "报错与警告")])
+def test_errors_page_of_a_release_has_each_message_by_id_and_its_key_links_resolve(site, generated, prefix, title):
+    """Issue 38 point 4: <release>/errors/ in each language, one page for every release (an older release's URL
+    leads to it, saying which release the reader came for); each message is reachable by its ID as anchor, with
+    its keys linked to their entries and its fix and minimal config; releases/errors.json beside it."""
+    from dsfields.docs import errors_index
+
+    newest = available_versions(generated)[-1]
+    path = site / prefix / newest / "errors" / "index.html"
+    text = path.read_text(encoding="utf-8")
+    assert f"<title>{title}" in text
+    document = errors_index.build(str(generated))
+    known = "DS14965903"  # data_types.param_dtype against the precision mode: it has a minimal config
+    entry = next(e for e in document["entries"] if e["id"] == known)
+    assert known in parse(path).ids
+    section = re.search(rf'<section class="dsf-error" id="{known}".*?</section>', text, re.S).group()
+    assert entry["fix"]["zh" if prefix else "en"].split("`", 1)[0].strip() in html.unescape(section)
+    assert '<pre class="dsf-json">' in section and "param_dtype" in section
+    base = "/" + path.relative_to(site).as_posix()
+    links = [href for href in re.findall(r'<a href="([^"]+)"', section) if not href.startswith("#")]
+    assert len(links) == len(entry["keys"])
+    for href in links:
+        resolved = urlsplit(urljoin(base, href))
+        target = target_file(site, resolved.path)
+        assert target.is_file(), href
+        assert unquote(resolved.fragment) in parse(target).ids, href
+    assert f'href="#{known}"' in section
+    shown = errors_index.in_release(document, newest)
+    assert len(re.findall(r'<section class="dsf-error" id="DS\d+"', text)) >= len(shown)
+    stub = (site / prefix / "0.8.0" / "errors" / "index.html").read_text(encoding="utf-8")
+    assert f'location.replace("../../{newest}/errors/?v=0.8.0"' in stub
+    served = json.loads((site / prefix / "releases" / "errors.json").read_text(encoding="utf-8"))
+    assert served["lang"] == ("zh" if prefix else "en") and known in {e["id"] for e in served["entries"]}
+
+
 def test_chinese_pages_have_no_english_sentences_outside_code(site):
     """Every page kind of the Chinese site says its own words in Chinese (issue 24 point 4): the only English
     left outside code is DeepSpeed's own (docstrings, messages), marked as the original."""

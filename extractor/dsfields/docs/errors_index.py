@@ -21,10 +21,11 @@ FORMAT = 1
 
 
 def _runs(versions: list[str], universe: list[str]) -> list[list[int]]:
-    """The releases as ``[first, last]`` index runs of ``universe`` (consecutive releases merged)."""
+    """The releases as ``[first, last]`` index runs of ``universe`` (consecutive releases merged; a release named
+    twice, as a message raised at two places of it is, counted once)."""
     index = {v: i for i, v in enumerate(universe)}
     runs: list[list[int]] = []
-    for i in sorted(index[v] for v in versions if v in index):
+    for i in sorted({index[v] for v in versions if v in index}):
         if runs and i == runs[-1][1] + 1:
             runs[-1][1] = i
         else:
