@@ -389,7 +389,7 @@ def _need_chromium() -> None:
 AXE_PAGES = {"home": "", "overview": "{v}/", "field": "{v}/fields/zero_optimization/",
              "catalogue": "{v}/optimizers-schedulers/", "templates": "{v}/config-templates/",
              "errors": "{v}/typos-errors/", "compare": "releases/compare/", "inference": "{v}/inference/",
-             "skeleton": "{v}/config-skeleton/", "section": "{v}/fields/bf16/"}
+             "skeleton": "{v}/config-skeleton/", "section": "{v}/fields/bf16/", "messages": "{v}/errors/"}
 
 
 @pytest.mark.browser
@@ -446,6 +446,36 @@ def test_the_selector_changes_release_only_on_enter_or_click_and_the_search_dial
             assert "/0.19.8/" in page.url  # still here: an arrow key is no choice
             page.keyboard.press("Enter")
             page.wait_for_url(lambda url: f"/{chosen}/" in url or f"v={chosen}" in url)
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_errors_page_shows_the_readers_release_only_and_names_a_message_it_lacks(served, generated):
+    """Issue 38 point 4 in the browser: an older release's errors URL opens the one page with that release's
+    messages only (the count line says how many), and a message the address names that the release lacks is shown
+    with the notice that it is not in that release."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from dsfields.docs import errors_index
+
+    document = errors_index.build(str(generated))
+    old = "0.8.0"
+    ids = {e["id"] for e in errors_index.in_release(document, old)}
+    later = next(e["id"] for e in errors_index.in_release(document, available_versions(generated)[-1])
+                 if e["id"] not in ids)
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + f"{old}/errors/#{later}")
+            page.wait_for_url(lambda url: f"v={old}" in url)
+            expect(page.locator("#dsf-errors-count")).to_contain_text(f"{len(ids)} of the ")
+            visible = page.eval_on_selector_all("section.dsf-error", "s => s.filter(e => !e.hidden).map(e => e.id)")
+            assert set(visible) == ids | {later}
+            expect(page.locator(f"section#{later} .dsf-notice")).to_contain_text(f"Not in DeepSpeed {old}")
+            expect(page.locator(f"section#{later}")).to_be_in_viewport()
         finally:
             browser.close()
 
