@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 SECTIONS = ("optimizer", "scheduler")
 
-_LABELS = {
-    "en": {
+_LABELS = chinese.ByLanguage(
+    {
         "type": "{section} type", "classes": "classes", "class": "class",
         "section": "section", "section_text": '{section}: "{type_key}" picks the class, "{params_key}" are its '
                                               "keyword arguments",
@@ -53,7 +53,7 @@ _LABELS = {
         "spelling": "(DeepSpeed wants this exact spelling)",
         "history": "history ({count} snapshots: {first} … {last}):",
     },
-    "zh": {
+    lambda: {
         "type": chinese.text("catalog_answer.type"), "classes": chinese.text("catalog_answer.classes"),
             "class": chinese.text("catalog_answer.class"),
         "section": chinese.text("catalog_answer.section"), "section_text": chinese.text("catalog_answer.section_text"),
@@ -81,7 +81,7 @@ _LABELS = {
         "spelling": chinese.text("catalog_answer.spelling"),
         "history": chinese.text("catalog_answer.history"),
     },
-}
+)
 
 
 def label(lang: str, key: str, **values: Any) -> str:

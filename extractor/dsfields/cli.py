@@ -87,7 +87,7 @@ def _help_formatter(lang: str = "en") -> type[argparse.HelpFormatter]:
         def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None) -> str:
             text = super()._format_usage(usage, actions, groups, prefix)
             # argparse indents wrapped lines by len(prefix): these 3 characters take 6 columns
-            if prefix == chinese.text("cli.usage_prefix"):
+            if lang == "zh" and prefix == chinese.text("cli.usage_prefix"):  # (an English run reads no catalogue)
                 text = text.replace("\n" + " " * len("dsfields"), "\n" + " " * (len("dsfields") + 3))
             return text
 

@@ -49,6 +49,19 @@ if TYPE_CHECKING:  # typing and pathlib cost check's start-up milliseconds; anno
 Path_ = tuple[str | int, ...]
 """A key path: object keys and array indices from the top of the file."""
 
+YAML_SUFFIXES = (".yaml", ".yml")
+"""The names of an accelerate config (``accelerate config`` writes ``default_config.yaml``)."""
+
+
+def is_accelerate_yaml(path: Any) -> bool:
+    """Whether a file given where a ds_config is expected is an accelerate YAML: by its name (``.yaml``/``.yml``),
+    never by opening it (a ds_config is JSON or hjson). Here, beside the ds_config reader, so that ``check`` asks
+    it without importing ``dsfields.convert``."""
+    import os
+
+    return os.path.splitext(os.fspath(path))[1].lower() in YAML_SUFFIXES
+
+
 MAX_DEPTH = 100
 """Deepest nesting of objects and arrays accepted (real ds_configs nest 3 or 4 levels)."""
 INT_DIGITS = 4300

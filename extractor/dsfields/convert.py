@@ -16,14 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dsfields.configfile import is_accelerate_yaml
 from dsfields.model import chinese
 from dsfields.model.errors import DsfieldsError, UsageError
 
 YAML_BYTES = 1024 * 1024
 """Largest accelerate YAML read (``accelerate config`` writes a few hundred bytes)."""
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
 class AccelerateRefuses(DsfieldsError):
     """accelerate itself would raise for this YAML: a finding about the file (exit 1), said in one line."""
 
@@ -50,12 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
                         help="write there (default: print it)")
     parser.add_argument("--force", action="store_true", help="replace a read-only or hard-linked output")
-
-
-def is_accelerate_yaml(path: Path) -> bool:
-    """Whether a file given where a ds_config is expected is an accelerate YAML: by its name (``.yaml``/``.yml``),
-    never by opening it (a ds_config is JSON or hjson)."""
-    return path.suffix.lower() in YAML_SUFFIXES
 
 
 def read_yaml(path: Path) -> dict[str, Any]:

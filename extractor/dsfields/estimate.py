@@ -1625,7 +1625,8 @@ def run(args: argparse.Namespace) -> int:
     snapshot = load_requested(args.version)
     try:
         # what DeepSpeed (or, with --trainer-args, the Trainer's json.load) cannot load has no memory to estimate
-        from dsfields.convert import is_accelerate_yaml, load_as_ds_config
+        from dsfields.configfile import is_accelerate_yaml
+        from dsfields.convert import load_as_ds_config
 
         converted: list[Any] = []
         config, from_yaml = load_as_ds_config(args.file, getattr(args, "trainer_args", None) is not None,

@@ -8,6 +8,8 @@ Stdlib only, like ``lookup``.
 
 from __future__ import annotations
 
+from functools import cache
+
 from dsfields.model import chinese, prose, termsafe
 from dsfields.model.records import Field, Removed, Section, Snapshot, Source
 from dsfields.model.wording import (
@@ -162,21 +164,21 @@ def suggest(snapshot: Snapshot, query: str, limit: int = 5) -> list[str]:
     return list(dict.fromkeys(reordered + ranked + containing))[:limit]  # a path listed again under its alias: once
 
 
-ROW_LABELS_ZH = {
-    "key": chinese.text("field_answer.key"), "python name": chinese.text("field_answer.python_name"),
-        "aliases": chinese.text("field_answer.aliases"), "read at": chinese.text("field_answer.read_at"),
-            "section": chinese.text("field_answer.section"),
-    "effective": chinese.text("field_answer.effective"), "also read": chinese.text("field_answer.also_read"),
-        "constraints": chinese.text("field_answer.constraints"), "allowed": chinese.text("field_answer.allowed"),
-    "requires": chinese.text("field_answer.requires"), "defined at": chinese.text("field_answer.defined_at"),
-        "constant": chinese.text("field_answer.constant"), "snapshot": chinese.text("field_answer.snapshot"),
+@cache
+def _row_labels_zh() -> dict[str, str]:
+    """issue 28: the row labels of a lookup answer in Chinese (``"auto"`` stays: it is the value); read when a
+    Chinese answer is written (an English one never parses the catalogue)."""
+    return {"key": chinese.text("field_answer.key"), "python name": chinese.text("field_answer.python_name"),
+            "aliases": chinese.text("field_answer.aliases"), "read at": chinese.text("field_answer.read_at"),
+            "section": chinese.text("field_answer.section"), "effective": chinese.text("field_answer.effective"),
+            "also read": chinese.text("field_answer.also_read"),
+            "constraints": chinese.text("field_answer.constraints"), "allowed": chinese.text("field_answer.allowed"),
+            "requires": chinese.text("field_answer.requires"), "defined at": chinese.text("field_answer.defined_at"),
+            "constant": chinese.text("field_answer.constant"), "snapshot": chinese.text("field_answer.snapshot"),
             "rejected at": chinese.text("field_answer.rejected_at"),
-    "official": chinese.text("field_answer.official"),
-    "section of": chinese.text("field_answer.section_of"), "model": chinese.text("field_answer.model"),
-        "unknown keys": chinese.text("field_answer.unknown_keys"),
-            "checked by": chinese.text("field_answer.checked_by"),
-}
-"""issue 28: the row labels of a lookup answer in Chinese (``"auto"`` stays: it is the value)."""
+            "official": chinese.text("field_answer.official"), "section of": chinese.text("field_answer.section_of"),
+            "model": chinese.text("field_answer.model"), "unknown keys": chinese.text("field_answer.unknown_keys"),
+            "checked by": chinese.text("field_answer.checked_by")}
 
 
 def _row(label: str, text: str, width: int, style: Style, lang: str = "en") -> list[str]:
@@ -187,7 +189,7 @@ def _row(label: str, text: str, width: int, style: Style, lang: str = "en") -> l
         text = localize(text, lang, "lookup.")
     lines = wrap(text, width, indent, indent) or [indent]
     if lang == "zh":
-        label = ROW_LABELS_ZH.get(label, label)
+        label = _row_labels_zh().get(label, label)
     # padded by display width: a Chinese character takes two columns
     pad = LABEL_WIDTH - sum(2 if "\u2e80" <= char <= "\uffef" else 1 for char in label)
     lines[0] = "  " + style.label(label + " " * max(pad, 1)) + lines[0][len(indent):]
@@ -206,7 +208,7 @@ def _section_name(path: str) -> str:
     return path if path else "(top level)"
 
 
-_DOCSTRING_LABEL = {"en": "DeepSpeed's docstring:", "zh": chinese.text("field_answer.docstring_label")}
+_DOCSTRING_LABEL = chinese.ByLanguage("DeepSpeed's docstring:", lambda: chinese.text("field_answer.docstring_label"))
 
 
 def _docstring_label(lang: str) -> str:

@@ -18,8 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_LABELS = {
-    "en": {
+_LABELS = chinese.ByLanguage(
+    {
         "head": "{goal}: {title} — {count} fields in DeepSpeed {version}, the first ones first",
         "missing": "tagged for {goal} but not in DeepSpeed {version}: {paths}",
         "more": "Why each serves the goal is read from DeepSpeed {read}'s code{note}. `dsfields lookup PATH` "
@@ -31,7 +31,7 @@ _LABELS = {
         "hint": "“{query}” is also a goal: `dsfields lookup goal:{goal}` lists the {count} fields that serve it "
                 "({title}).",
     },
-    "zh": {
+    lambda: {
         "head": chinese.text("goal_answer.head"),
         "missing": chinese.text("goal_answer.missing"),
         "more": chinese.text("goal_answer.more"),
@@ -40,7 +40,7 @@ _LABELS = {
         "keys": chinese.text("goal_answer.keys"),
         "hint": chinese.text("goal_answer.hint"),
     },
-}
+)
 
 
 def _label(lang: str, key: str, **values: Any) -> str:

@@ -48,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query",
         metavar="QUERY",
-        help=chinese.text("lookup.a_json_key_stage3_max_live"),
+        help="a JSON key (stage3_max_live_parameters), python name (max_live_parameters), "
+        "dotted path (zero_optimization.offload_param.device), section (zero_optimization), "
+        "optimizer or scheduler type (optimizer:AdamW, WarmupDecayLR) or goal (memory, OOM, speed; in Chinese too)",
     )
     for flag, dest, metavar, text in OPTIONS:
         if metavar:

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     if wants_trainer(args):  # the Trainer with the user's flags: --hf implied
         args.hf = True
         trainer, accelerate = from_cli(args)
-    from dsfields.convert import is_accelerate_yaml
+    from dsfields.configfile import is_accelerate_yaml
 
     if args.files and all(is_accelerate_yaml(p) for p in args.files):  # accelerate YAMLs: read as accelerate's
         args.hf = True  # ds_config, whose "auto" values accelerate fills at prepare (said per file)
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
 def _check_one(path: Path, checker: Any, options: Options, lang: str | None) -> Any:
     """``check_file``; an accelerate YAML is checked as the ds_config accelerate builds from it, said in one line
     on stderr (a YAML accelerate refuses, or cannot be read, is that file's one-line error)."""
-    from dsfields.convert import is_accelerate_yaml
+    from dsfields.configfile import is_accelerate_yaml
 
     if not is_accelerate_yaml(path):
         return check_file(path, checker, options)

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from functools import cache
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs lookup's start-up; annotations are strings
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 CATALOGUE_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "prose", "chinese.json")
 """The catalogue: ``{"text": {key: template}, "help": {english: chinese}, "argparse": ..., "site": ...,
@@ -58,3 +64,26 @@ def help_zh(help_text: str | None) -> str | None:
     if help_text is None:
         return None
     return table("help").get(help_text) or table("argparse").get(help_text) or help_text
+
+
+class ByLanguage(Mapping):  # type: ignore[type-arg]
+    """``{"en": value, "zh": value}`` whose Chinese side is built when first asked for: a module's tables of words
+    stay a mapping (``table[lang]``, ``table.get(lang, table["en"])``) while an English run never parses the
+    catalogue (``zh`` is a function whose ``chinese.text`` calls name their keys as literals)."""
+
+    def __init__(self, en: Any, zh: Callable[[], Any]) -> None:
+        self._en = en
+        self._zh = cache(zh)
+
+    def __getitem__(self, lang: str) -> Any:
+        if lang == "en":
+            return self._en
+        if lang == "zh":
+            return self._zh()
+        raise KeyError(lang)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("en", "zh"))
+
+    def __len__(self) -> int:
+        return 2

@@ -23,8 +23,13 @@ from functools import cache
 
 from dsfields.model import chinese
 
-ORIGINAL = chinese.text("model.messages.original")
-"""The mark before DeepSpeed's verbatim words in Chinese text."""
+
+def __getattr__(name: str) -> str:
+    """``ORIGINAL`` (原文：, before DeepSpeed's own words) read from the catalogue when first asked for."""
+    if name == "ORIGINAL":
+        return chinese.text("model.messages.original")
+    raise AttributeError(name)
+
 
 # The catalogue as data (the ``messages`` group of ``prose/chinese.json``, :mod:`dsfields.model.chinese`): key ->
 # ``{"en": template, "zh": template}`` (a key starting with ``#`` is a note), in three groups applied in order:
@@ -181,11 +186,16 @@ def english_templates(*groups: str) -> list[str]:
 
 
 # ------------------------------------------------------------ issue 28: the English left in zh output (appended)
-JSON_TYPES_ZH = {"integer": chinese.text("model.messages.integer"), "number": chinese.text("model.messages.number"),
-                 "string": chinese.text("model.messages.string"), "boolean": chinese.text("model.messages.boolean"),
-                     "object": chinese.text("model.messages.object"),
-                 "array": chinese.text("model.messages.array"), "any": chinese.text("model.messages.any")}
-"""JSON type names in Chinese sentences (``null`` stays: it is the value)."""
+@cache
+def _json_types_zh() -> dict[str, str]:
+    return {"integer": chinese.text("model.messages.integer"), "number": chinese.text("model.messages.number"),
+            "string": chinese.text("model.messages.string"), "boolean": chinese.text("model.messages.boolean"),
+            "object": chinese.text("model.messages.object"), "array": chinese.text("model.messages.array"),
+            "any": chinese.text("model.messages.any")}
+
+
+# (JSON type names in Chinese sentences; ``null`` stays: it is the value. Read from the catalogue when first
+# needed: an English run never parses it.)
 
 _TYPE_WORD = r"(?:integer|number|string|boolean|object|array|null|any)"
 TYPE_LIST = rf"(?:an? )?{_TYPE_WORD}(?:(?: or |, | / | \| ){_TYPE_WORD})*(?: \([A-Za-z]\w*\))?"
@@ -197,15 +207,19 @@ def json_types_zh(text: str) -> str:
     parts = re.split(r'("[^"]*")', text)
     for i in range(0, len(parts), 2):
         part = re.sub(r"^an? (?=" + _TYPE_WORD + ")", "", parts[i])
-        part = re.sub(r"\b" + _TYPE_WORD + r"\b", lambda m: JSON_TYPES_ZH.get(m.group(), m.group()), part)
+        part = re.sub(r"\b" + _TYPE_WORD + r"\b", lambda m: _json_types_zh().get(m.group(), m.group()), part)
         parts[i] = re.sub(r" or (?=\S)", chinese.text("model.messages.or"), part)
     return "".join(parts)
 
 
-STRICTNESS_ZH = {"ignored": chinese.text("model.messages.ignored"), "error": chinese.text("model.messages.error"),
-                 "passed": chinese.text("model.messages.passed"), "lenient": chinese.text("model.messages.lenient"),
-                     "strict": chinese.text("model.messages.strict")}
-"""How a section treats unknown keys (diff's strictness change), in Chinese."""
+@cache
+def _strictness_zh() -> dict[str, str]:
+    return {"ignored": chinese.text("model.messages.ignored"), "error": chinese.text("model.messages.error"),
+            "passed": chinese.text("model.messages.passed"), "lenient": chinese.text("model.messages.lenient"),
+            "strict": chinese.text("model.messages.strict")}
+
+
+# (how a section treats unknown keys, diff's strictness change, in Chinese)
 
 
 def _zh_values(values: dict[str, str]) -> dict[str, str]:
@@ -216,7 +230,7 @@ def _zh_values(values: dict[str, str]) -> dict[str, str]:
         if name in ("types", "what") and value:
             value = json_types_zh(value)
         elif name in ("word", "word2"):
-            value = STRICTNESS_ZH.get(value, value)
+            value = _strictness_zh().get(value, value)
         out[name] = value
     return out
 

@@ -303,10 +303,10 @@ def integer_taking_true(record: Any) -> dict[str, Any] | None:
     return {"types": [kind for kind in types if kind != "boolean"], "least": least}
 
 
-_INTEGER_TAKING_TRUE = {
-    "en": ("not set", "{true} passes too, as 1 (a Python bool is an int)"),
-    "zh": (chinese.text("model.wording.not_set"), chinese.text("model.wording.true_python_bool_int")),
-}
+def _integer_taking_true_words(lang: str) -> tuple[str, str]:
+    if lang == "zh":
+        return chinese.text("model.wording.not_set"), chinese.text("model.wording.true_python_bool_int")
+    return "not set", "{true} passes too, as 1 (a Python bool is an int)"
 
 
 def integer_taking_true_text(info: dict[str, Any], lang: str = "en", code: Any = str, compact: bool = False) -> str:
@@ -314,7 +314,7 @@ def integer_taking_true_text(info: dict[str, Any], lang: str = "en", code: Any =
     ``integer ≥ 1 / null (not set); true passes too, as 1 (a Python bool is an int)``; ``code`` marks the
     JSON spellings (the site passes its HTML code span), ``lang`` en or zh; ``compact`` (one-line listings)
     only ``integer ≥ 1 / null``."""
-    not_set, passes = _INTEGER_TAKING_TRUE.get(lang, _INTEGER_TAKING_TRUE["en"])
+    not_set, passes = _integer_taking_true_words(lang)
     text = code("integer") + (f" ≥ {info['least']}" if info.get("least") else "")
     if "null" in info.get("types", ()):
         text += f" / {code('null')}" + ("" if compact else f" ({not_set})")
