@@ -22,6 +22,7 @@ from dsfields.docs.filters import format_config
 from dsfields.docs.planning import plan
 from dsfields.docs.views import FIELDS, load_examples, load_site
 from dsfields.docs.writing import render
+from dsfields.links import anchor
 from dsfields.model.store import available_versions, load, repo_generated_dir
 
 pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
@@ -373,6 +374,7 @@ def test_errors_index_runs_merge_consecutive_releases_and_count_each_once():
 
 
 ERROR_ENTRY = re.compile(r'<section class="dsf-error" id="(DS\d+)" data-runs="([\d -]+)">(.*?)</section>', re.S)
+VARIANT = re.compile(r'<div class="dsf-error__variant" data-runs="([\d -]+)">(.*?)</div>', re.S)
 
 
 @pytest.mark.data
@@ -398,7 +400,17 @@ def test_errors_page_shows_exactly_the_releases_entries_with_the_fix_in_its_lang
             shown[entry_id] = body
     assert sorted(shown) == sorted(expected)
     for entry_id, body in shown.items():
-        assert filters.html_text(expected[entry_id]["fix"][lang]) in body, entry_id
+        # the variant the reader of this release is shown (its keys and fix), and no key the release lacks in it
+        # (a message raised at two places of one release has a variant for each)
+        variants = [v for v in expected[entry_id]["variants"]
+                    if any(first <= at <= last for first, last in v["releases"])]
+        own = "".join(b for runs, b in VARIANT.findall(body)
+                      if any(int(x) <= at <= int(y) for x, y in (r.split("-") for r in runs.split())))
+        assert variants and own, entry_id
+        listed = (site.index or {}).get("fields", {})
+        for variant in variants:
+            assert filters.html_text(variant["fix"][lang]) in own, entry_id
+            assert all(f"#{anchor(key)}" in own for key in variant["keys"] if key in listed), entry_id
         assert html.escape(expected[entry_id]["message"], quote=False) in body, entry_id
         assert f'href="#{entry_id}"' in body
     if lang == "zh":

@@ -711,13 +711,21 @@
     var box = document.getElementById("dsf-errors");
     if (!box) return;
     var at = data.versions.indexOf(shown.version), wanted = decodeURIComponent(location.hash.slice(1)), total = 0;
-    document.querySelectorAll("section.dsf-error[data-runs]").forEach(function (entry) {
-      var has = entry.dataset.runs.split(" ").some(function (run) {
+    function inRuns(element) {
+      return element.dataset.runs.split(" ").some(function (run) {
         var ends = run.split("-");
         return Number(ends[0]) <= at && at <= Number(ends[1]);
       });
+    }
+    document.querySelectorAll("section.dsf-error[data-runs]").forEach(function (entry) {
+      var has = inRuns(entry);
       var named = entry.id === wanted;
       entry.hidden = !has && !named;
+      // the keys, source and fix of the reader's release (an entry named but not in it: its newest variant)
+      var variants = entry.querySelectorAll(".dsf-error__variant[data-runs]");
+      variants.forEach(function (variant, i) {
+        variant.hidden = has ? !inRuns(variant) : i !== variants.length - 1;
+      });
       if (has) total += 1;
       if (!has && named) {
         var note = document.createElement("p");

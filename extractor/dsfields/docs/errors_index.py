@@ -17,7 +17,8 @@ import sys
 from functools import cache
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
+"""2: each entry's ``variants`` (its keys, fix and source per run of releases that read alike)."""
 
 
 def _runs(versions: list[str], universe: list[str]) -> list[list[int]]:
@@ -76,16 +77,28 @@ def build(generated: str | None = None) -> dict[str, Any]:
     for message in sorted(messages.values(), key=lambda m: m.id):
         if message.layer != "deepspeed":
             continue
-        occurrence = message.newest
         keys = list(dict.fromkeys(k for o in message.occurrences for k in o.keys))
         if not keys:
             continue
-        action, fix_en, _ = _fix(message, occurrence, occurrence.keys or keys, "en")
-        _, fix_zh, _ = _fix(message, occurrence, occurrence.keys or keys, "zh")
+        # Each release's own keys, fix and file: where the keys DeepSpeed checks with this message, the check's
+        # condition or the file raising it changed between releases, the entry has one variant per run of releases
+        # that read alike, so that a release's reader is never told of a key or file its release lacks.
+        variants: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for occurrence in sorted(message.occurrences, key=lambda o: universe.index(o.version)
+                                 if o.version in universe else -1):
+            action, fix_en, _ = _fix(message, occurrence, list(occurrence.keys), "en")
+            _, fix_zh, _ = _fix(message, occurrence, list(occurrence.keys), "zh")
+            variant = variants.setdefault((tuple(occurrence.keys), action, fix_en, occurrence.file), {
+                "keys": list(occurrence.keys), "action": action, "fix": {"en": fix_en, "zh": fix_zh}, "versions": []})
+            variant["versions"].append(occurrence.version)
+            variant["raised_at"] = f"{occurrence.file}:{occurrence.line}@{occurrence.version}"
+        shown = sorted(variants.values(), key=lambda v: universe.index(v["versions"][-1])
+                       if v["versions"][-1] in universe else -1)
+        newest = shown[-1]
         entry: dict[str, Any] = {"id": message.id, "type": message.type, "message": message.pattern[:300],
                                  "keys": keys, "releases": _runs([o.version for o in message.occurrences], universe),
-                                 "raised_at": f"{occurrence.file}:{occurrence.line}@{occurrence.version}",
-                                 "action": action, "fix": {"en": fix_en, "zh": fix_zh}}
+                                 "raised_at": newest["raised_at"], "action": newest["action"], "fix": newest["fix"],
+                                 "variants": [{"releases": _runs(v.pop("versions"), universe), **v} for v in shown]}
         if message.id in configs:
             entry["config"] = configs[message.id]
         entries.append(entry)
@@ -100,9 +113,15 @@ def for_site(versions: list[str], lang: str, document: dict[str, Any] | None = N
     universe = document["releases"]
     entries = []
     for entry in document["entries"]:
-        runs = _runs([universe[i] for first, last in entry["releases"] for i in range(first, last + 1)], versions)
+        def recount(runs: list[list[int]]) -> list[list[int]]:
+            return _runs([universe[i] for first, last in runs for i in range(first, last + 1)], versions)
+
+        runs = recount(entry["releases"])
         if runs:
-            entries.append({**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"]})
+            variants = [{**v, "releases": recount(v["releases"]), "fix": v["fix"].get(lang) or v["fix"]["en"]}
+                        for v in entry.get("variants", [])]
+            entries.append({**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"],
+                            "variants": [v for v in variants if v["releases"]]})
     return {"format": FORMAT, "generated_by": "dsfields docs build", "lang": lang, "releases": list(versions),
             "entries": entries}
 

@@ -631,34 +631,46 @@ def _span(site: Site, runs: list[list[int]], _: Callable[[str], str]) -> str:
 
 def error_groups(r: Any, site: Site, document: dict[str, Any]) -> list[dict[str, Any]]:
     """The entries of the errors-and-warnings page (``document``: :func:`dsfields.docs.errors_index.for_site`'s),
-    by the dictionary's group of their first key: each with its keys linked to their entries (in the newest release
-    of the entry's that documents the key, else its nearest documented parent), its releases as ``first-last``
+    by the dictionary's group of their first key: each with its keys linked to their history across releases (else
+    their nearest parent's), its releases as ``first-last``
     runs of ``site.versions`` (``data-runs``, read by assets/dsfields.js) and in words, its source."""
+    from dsfields.links import anchor
+
     _ = r._
 
     def key_href(key: str, runs: list[list[int]]) -> str | None:
-        for at in sorted((i for first, last in runs for i in range(first, last + 1)), reverse=True):
-            release = site.release(site.versions[at], r.page)
-            path = key
-            while path and not release.is_documented(path):
-                path = path.rpartition(".")[0]
-            if path:
-                return release.field_href(path)
-        return None
+        # the key's history across releases: the same address for the reader of any release (an entry's releases
+        # differ, and the page is one for all), its row linking the key's entry in each release; a key the
+        # history does not list (a name DeepSpeed's message uses for a section's part) goes to its nearest parent
+        known = r.history or {}  # none without generated/index.json (the history pages are left out then)
+        path = key
+        while path and path not in known:
+            path = path.rpartition(".")[0]
+        return r.global_href("history", anchor(path)) if path else None
 
     grouped: dict[int, dict[str, Any]] = {}
     for entry in document["entries"]:
-        group = groups.group_of(groups.top_key(entry["keys"][0]))
+        # grouped by a key every release of the entry names (a heading must be true for each of them), else misc
+        common = [key for key in entry["keys"]
+                  if all(key in v["keys"] for v in entry.get("variants") or [entry])]
+        group = groups.group_of(groups.top_key(common[0])) if common else groups.MISC
         shown = grouped.setdefault(group.number, {"group": group, "title": f"{group.number}. {_(group.title)}",
                                                   "entries": []})
-        file_line, _at, version = entry["raised_at"].rpartition("@")
-        file, _colon, line = file_line.rpartition(":")
+        def variant(shown_variant: dict[str, Any], several: bool) -> dict[str, Any]:
+            file_line, _at, version = shown_variant["raised_at"].rpartition("@")
+            file, _colon, line = file_line.rpartition(":")
+            return {**shown_variant, "runs": " ".join(f"{first}-{last}" for first, last in shown_variant["releases"]),
+                    "span": _span(site, shown_variant["releases"], _) if several else None,
+                    "links": [(key, key_href(key, shown_variant["releases"])) for key in shown_variant["keys"]],
+                    "source": {"file": file, "line": int(line) if line.isdigit() else None},
+                    "source_version": version}
+
+        variants = entry.get("variants") or [{k: entry[k] for k in ("keys", "action", "fix", "raised_at", "releases")}]
         config = entry.get("config")
         shown["entries"].append({
             **entry, "runs": " ".join(f"{first}-{last}" for first, last in entry["releases"]),
             "span": _span(site, entry["releases"], _),
-            "links": [(key, key_href(key, entry["releases"])) for key in entry["keys"]],
-            "source": {"file": file, "line": int(line) if line.isdigit() else None}, "source_version": version,
+            "variants": [variant(v, len(variants) > 1) for v in variants],
             "config_text": json.dumps(config["config"], indent=2, ensure_ascii=False) if config else None,
         })
     return [grouped[number] for number in sorted(grouped)]
