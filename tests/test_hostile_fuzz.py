@@ -791,6 +791,26 @@ def test_convert_refuses_an_unusable_input_in_one_line(tmp_path, case, to):
     assert not target.exists() and time.perf_counter() - started < 10
 
 
+def _wait_until_reading(pid: int, path: Path, limit: float = 30.0) -> None:
+    """Until process ``pid`` is a reader of the FIFO ``path``: blocked opening it (the kernel's wait for a writer,
+    where it already counts as a reader) or holding it open; at most ``limit`` seconds."""
+    import time
+
+    deadline = time.monotonic() + limit
+    wanted = os.path.realpath(path)
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/wchan", encoding="ascii") as handle:
+                if handle.read().strip() == "wait_for_partner":
+                    return
+            if any(os.path.realpath(f"/proc/{pid}/fd/{fd}") == wanted for fd in os.listdir(f"/proc/{pid}/fd")):
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"{pid} did not start reading {path} within {limit} s")
+
+
 @needs_snapshots
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "null", "full", "directory", "mode444", "hardlink"])
 def test_convert_output_onto_a_link_device_or_folder_never_replaces_it(tmp_path, kind):
@@ -807,6 +827,7 @@ def test_convert_output_onto_a_link_device_or_folder_never_replaces_it(tmp_path,
     before = _identity(target)
     if kind == "fifo":  # a reader, so the write can finish
         reader = subprocess.Popen(["cat", str(target)], stdout=subprocess.PIPE)
+        _wait_until_reading(reader.pid, target)  # (a FIFO nobody reads yet is refused; on a busy machine cat is slow)
     code, out, err = assert_well_behaved(["convert", str(source), "--accelerate-version=1.15.0", "-o", str(target)])
     if kind == "fifo":
         got = reader.communicate(timeout=10)[0]
