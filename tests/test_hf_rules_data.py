@@ -456,3 +456,20 @@ def test_no_snapshotted_pair_falls_back_to_the_spelt_rules(monkeypatch):
                 assert not [n for n in run.notes if "could not" in n], (version, accelerate, text, run.notes)
                 runs += 1
     assert runs == len(pairs) * 6 >= 400
+
+
+def test_a_fixed_accumulation_beside_an_auto_batch_is_planned_with_the_matching_flag():
+    """Issue 42 (3 of 38 unseen configs at N = 8): the plan takes the Trainer's flags to match the file (the Trainer
+    refuses a mismatch), so gradient_accumulation_steps 8 beside train_batch_size "auto" is filled as 8 × micro ×
+    world, and the launch at 8 ranks holds the batch rule, as check --hf --world-size 8 says."""
+    from dsfields.hf.trainer import hf_plan
+
+    config = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 8,
+              "zero_optimization": {"stage": 2}, "optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}
+    planned = hf_plan(config, world_size=8).config
+    assert planned["gradient_accumulation_steps"] == 8
+    assert planned["train_batch_size"] == planned["train_micro_batch_size_per_gpu"] * 8 * 8
+    fixed_micro = {**config, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": "auto"}
+    planned = hf_plan(fixed_micro, world_size=8).config
+    assert planned["train_micro_batch_size_per_gpu"] == 4
+    assert planned["train_batch_size"] == 4 * planned["gradient_accumulation_steps"] * 8

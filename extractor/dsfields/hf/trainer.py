@@ -315,6 +315,14 @@ def _matched_args(config: dict[str, Any], hidden_size: int, pair: tuple[str, str
         fp16 = bf16 = False
     args.values.update({name: getattr(HF_ARGS, name) for name in vars(HF_ARGS) if name in args.values})
     args.values.update({"fp16": fp16, "bf16": bf16, "max_steps": NUM_TRAINING_STEPS})
+    # The arguments match the config: a batch key the file fixes is the Trainer flag it must equal (the Trainer
+    # refuses a mismatch), so "auto" beside it is filled from the same number (issue 42: gradient_accumulation_steps
+    # 8 beside train_batch_size "auto" no longer planned with the default --gradient_accumulation_steps 1).
+    for key, flag in (("gradient_accumulation_steps", "gradient_accumulation_steps"),
+                      ("train_micro_batch_size_per_gpu", "per_device_train_batch_size")):
+        value = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1 and flag in args.values:
+            args.values[flag] = value
     args.rules = _Noted(rules, missing) if missing else rules
     return args
 
