@@ -71,6 +71,7 @@ def build(generated: str | None = None) -> dict[str, Any]:
     from dsfields.model.store import available_versions
 
     universe = available_versions(generated)
+    position = {version: at for at, version in enumerate(universe)}
     messages = catalogue(generated)
     configs = minimal_configs(generated) if messages else {}
     entries = []
@@ -84,16 +85,17 @@ def build(generated: str | None = None) -> dict[str, Any]:
         # condition or the file raising it changed between releases, the entry has one variant per run of releases
         # that read alike, so that a release's reader is never told of a key or file its release lacks.
         variants: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for occurrence in sorted(message.occurrences, key=lambda o: universe.index(o.version)
-                                 if o.version in universe else -1):
+        for occurrence in sorted(message.occurrences, key=lambda o: position.get(o.version, -1)):
             action, fix_en, _ = _fix(message, occurrence, list(occurrence.keys), "en")
-            _, fix_zh, _ = _fix(message, occurrence, list(occurrence.keys), "zh")
-            variant = variants.setdefault((tuple(occurrence.keys), action, fix_en, occurrence.file), {
-                "keys": list(occurrence.keys), "action": action, "fix": {"en": fix_en, "zh": fix_zh}, "versions": []})
+            alike = (tuple(occurrence.keys), action, fix_en, occurrence.file)
+            if alike not in variants:  # the Chinese words once per variant, not per release
+                fix_zh = _fix(message, occurrence, list(occurrence.keys), "zh")[1]
+                variants[alike] = {"keys": list(occurrence.keys), "action": action,
+                                   "fix": {"en": fix_en, "zh": fix_zh}, "versions": []}
+            variant = variants[alike]
             variant["versions"].append(occurrence.version)
             variant["raised_at"] = f"{occurrence.file}:{occurrence.line}@{occurrence.version}"
-        shown = sorted(variants.values(), key=lambda v: universe.index(v["versions"][-1])
-                       if v["versions"][-1] in universe else -1)
+        shown = sorted(variants.values(), key=lambda v: position.get(v["versions"][-1], -1))
         newest = shown[-1]
         entry: dict[str, Any] = {"id": message.id, "type": message.type, "message": message.pattern[:300],
                                  "keys": keys, "releases": _runs([o.version for o in message.occurrences], universe),
@@ -112,14 +114,15 @@ def for_site(versions: list[str], lang: str, document: dict[str, Any] | None = N
     document = build() if document is None else document
     universe = document["releases"]
     entries = []
-    for entry in document["entries"]:
-        def recount(runs: list[list[int]]) -> list[list[int]]:
-            return _runs([universe[i] for first, last in runs for i in range(first, last + 1)], versions)
 
+    def recount(runs: list[list[int]]) -> list[list[int]]:
+        return _runs([universe[i] for first, last in runs for i in range(first, last + 1)], versions)
+
+    for entry in document["entries"]:
         runs = recount(entry["releases"])
         if runs:
             variants = [{**v, "releases": recount(v["releases"]), "fix": v["fix"].get(lang) or v["fix"]["en"]}
-                        for v in entry.get("variants", [])]
+                        for v in entry["variants"]]
             entries.append({**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"],
                             "variants": [v for v in variants if v["releases"]]})
     return {"format": FORMAT, "generated_by": "dsfields docs build", "lang": lang, "releases": list(versions),

@@ -631,14 +631,15 @@ def _span(site: Site, runs: list[list[int]], _: Callable[[str], str]) -> str:
 
 def error_groups(r: Any, site: Site, document: dict[str, Any]) -> list[dict[str, Any]]:
     """The entries of the errors-and-warnings page (``document``: :func:`dsfields.docs.errors_index.for_site`'s),
-    by the dictionary's group of their first key: each with its keys linked to their history across releases (else
-    their nearest parent's), its releases as ``first-last``
-    runs of ``site.versions`` (``data-runs``, read by assets/dsfields.js) and in words, its source."""
+    by the dictionary's group of a key all its releases name (else misc): each with its releases as ``first-last``
+    runs of ``site.versions`` (``data-runs``, read by assets/dsfields.js) and in words, and its variants (one per run
+    of releases alike), each with its keys linked to their history across releases (else their nearest parent's),
+    its source and fix."""
     from dsfields.links import anchor
 
     _ = r._
 
-    def key_href(key: str, runs: list[list[int]]) -> str | None:
+    def key_href(key: str) -> str | None:
         # the key's history across releases: the same address for the reader of any release (an entry's releases
         # differ, and the page is one for all), its row linking the key's entry in each release; a key the
         # history does not list (a name DeepSpeed's message uses for a section's part) goes to its nearest parent
@@ -648,28 +649,28 @@ def error_groups(r: Any, site: Site, document: dict[str, Any]) -> list[dict[str,
             path = path.rpartition(".")[0]
         return r.global_href("history", anchor(path)) if path else None
 
+    def data_runs(runs: list[list[int]]) -> str:  # data-runs, as assets/dsfields.js reads it
+        return " ".join(f"{first}-{last}" for first, last in runs)
+
+    def variant(shown: dict[str, Any], several: bool) -> dict[str, Any]:
+        file_line, _at, version = shown["raised_at"].rpartition("@")
+        file, _colon, line = file_line.rpartition(":")
+        return {**shown, "runs": data_runs(shown["releases"]),
+                "span": _span(site, shown["releases"], _) if several else None,
+                "links": [(key, key_href(key)) for key in shown["keys"]],
+                "source": {"file": file, "line": int(line) if line.isdigit() else None}, "source_version": version}
+
     grouped: dict[int, dict[str, Any]] = {}
     for entry in document["entries"]:
+        variants = entry["variants"]
         # grouped by a key every release of the entry names (a heading must be true for each of them), else misc
-        common = [key for key in entry["keys"]
-                  if all(key in v["keys"] for v in entry.get("variants") or [entry])]
+        common = [key for key in entry["keys"] if all(key in v["keys"] for v in variants)]
         group = groups.group_of(groups.top_key(common[0])) if common else groups.MISC
         shown = grouped.setdefault(group.number, {"group": group, "title": f"{group.number}. {_(group.title)}",
                                                   "entries": []})
-        def variant(shown_variant: dict[str, Any], several: bool) -> dict[str, Any]:
-            file_line, _at, version = shown_variant["raised_at"].rpartition("@")
-            file, _colon, line = file_line.rpartition(":")
-            return {**shown_variant, "runs": " ".join(f"{first}-{last}" for first, last in shown_variant["releases"]),
-                    "span": _span(site, shown_variant["releases"], _) if several else None,
-                    "links": [(key, key_href(key, shown_variant["releases"])) for key in shown_variant["keys"]],
-                    "source": {"file": file, "line": int(line) if line.isdigit() else None},
-                    "source_version": version}
-
-        variants = entry.get("variants") or [{k: entry[k] for k in ("keys", "action", "fix", "raised_at", "releases")}]
         config = entry.get("config")
         shown["entries"].append({
-            **entry, "runs": " ".join(f"{first}-{last}" for first, last in entry["releases"]),
-            "span": _span(site, entry["releases"], _),
+            **entry, "runs": data_runs(entry["releases"]), "span": _span(site, entry["releases"], _),
             "variants": [variant(v, len(variants) > 1) for v in variants],
             "config_text": json.dumps(config["config"], indent=2, ensure_ascii=False) if config else None,
         })
