@@ -183,3 +183,15 @@ def serving(folder: Path) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def record_decoded(record: object) -> bool:
+    """Whether an indexed snapshot's field record (:mod:`dsfields.model.paths_index`) has decoded its JSON: the
+    lazy records' own attribute, set only on first use."""
+    from dsfields.model import paths_index
+
+    try:
+        paths_index._RAW.__get__(record)
+    except AttributeError:
+        return False
+    return True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import record_decoded
 
 from dsfields.model import paths_index, store
 from dsfields.model.records import Snapshot
@@ -54,10 +55,11 @@ def test_index_records_are_decoded_only_when_used() -> None:
     indexed = store.load_indexed(VERSIONS[-1], ROOT)
     assert isinstance(indexed, paths_index.IndexedSnapshot)
     section = indexed.by_section["zero_optimization"]
-    decoded = [f for f in indexed.fields.values() if _decoded(f)]
+    decoded = [f for f in indexed.fields.values() if record_decoded(f)]
     assert not decoded
     assert section["stage3_max_live_parameters"].default == 1_000_000_000
-    assert [p for p, f in indexed.fields.items() if _decoded(f)] == ["zero_optimization.stage3_max_live_parameters"]
+    assert [p for p, f in indexed.fields.items() if record_decoded(f)] == [
+        "zero_optimization.stage3_max_live_parameters"]
 
 
 def test_what_lookup_and_check_read_of_every_snapshot_decodes_no_whole_file() -> None:
@@ -67,14 +69,6 @@ def test_what_lookup_and_check_read_of_every_snapshot_decodes_no_whole_file() ->
     assert indexed.document == "training" and isinstance(indexed.probed_switched_on, dict)
     assert indexed.version and indexed.coverage is not None
     assert "raw" not in indexed.__dict__  # cached_property: set only once the whole fields.json is decoded
-
-
-def _decoded(record: object) -> bool:
-    try:
-        paths_index._RAW.__get__(record)
-    except AttributeError:
-        return False
-    return True
 
 
 def test_stale_or_missing_index_loads_the_whole_snapshot(tmp_path) -> None:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import record_decoded
 from hypothesis import given
 from hypothesis import strategies as st
 from test_history import Z, field_record, write_snapshot
@@ -77,14 +78,6 @@ def test_the_default_release_is_found_without_asking_every_release(tmp_path: Pat
     assert chosen == store.available_versions(tmp_path)[-1] == "0.10.1"
 
 
-def _decoded(record: object) -> bool:
-    try:
-        paths_index._RAW.__get__(record)
-    except AttributeError:
-        return False
-    return True
-
-
 def test_aliases_of_an_indexed_ds_config_snapshot_are_answered_without_decoding_a_record(tmp_path: Path,
                                                                                           fake_snapshot) -> None:
     folder = tmp_path / fake_snapshot["deepspeed_version"]
@@ -95,7 +88,7 @@ def test_aliases_of_an_indexed_ds_config_snapshot_are_answered_without_decoding_
     indexed = paths_index.load_indexed(str(folder / SNAPSHOT_FILE))
     assert isinstance(indexed, paths_index.IndexedSnapshot)
     assert indexed.by_alias == store.Snapshot(json.loads(text)).by_alias
-    assert not any(_decoded(record) for record in indexed.fields.values())
+    assert not any(record_decoded(record) for record in indexed.fields.values())
 
 
 def _inference_tree(root: Path, training: dict, with_index: bool) -> Path:
