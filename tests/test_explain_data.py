@@ -259,3 +259,41 @@ def test_an_equality_the_message_printed_is_solved_with_its_own_values() -> None
              "gradient_acc_step * world_size 256 != 2 * 18 * 7")
     fix = explain_text(paste).as_json()["causes"][0]["fix"]
     assert fix.startswith("set `train_batch_size` to 252 ")
+
+
+# A string where DeepSpeed computes with a number (the unfilled "auto" of a plain launch): hand-written tracebacks
+# in the shape Python prints, at lines of the newest release's own engine and scheduler code.
+AUTO_CLIP = '''Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 2400, in _take_model_step
+    if self.gradient_clipping() > 0.0:
+TypeError: '>' not supported between instances of 'str' and 'float'
+'''
+AUTO_WARMUP = '''  File "/venv/lib/python3.11/site-packages/deepspeed/runtime/lr_schedules.py", line 700, in __init__
+    self.warmup_num_steps = max(2, warmup_num_steps)
+TypeError: '>' not supported between instances of 'str' and 'int'
+'''
+
+
+@pytest.mark.parametrize(("paste", "key"), [(AUTO_CLIP, "gradient_clipping"),
+                                           (AUTO_WARMUP, "scheduler.params.warmup_num_steps")])
+def test_a_string_where_deepspeed_computes_with_a_number_names_the_key_the_line_reads(paste: str, key: str) -> None:
+    for lang in ("en", "zh"):
+        answer = explain_text(paste, lang=lang)
+        first = answer.causes[0]
+        assert (first.keys[0], first.action, answer.not_config) == (key, "set_value", False)
+        assert '"auto"' in first.fix and first.raised_at.startswith("deepspeed/runtime/")
+
+
+@pytest.mark.parametrize(("paste", "layer"), [
+    # the launcher's ssh probe failed: the deepest DeepSpeed frame is the launcher's, a subprocess frame follows
+    ('  File "/env/site-packages/deepspeed/launcher/runner.py", line 437, in main\n'
+     '    subprocess.check_call(ssh_check_cmd, shell=True)\n'
+     '  File "/usr/lib/python3.11/subprocess.py", line 413, in check_call\n'
+     '    raise CalledProcessError(retcode, cmd)\n'
+     "subprocess.CalledProcessError: Command 'ssh node2 hostname' returned non-zero exit status 255.", "launcher"),
+    # raised in the user's own training script, naming no config key
+    ('  File "/home/me/train.py", line 88, in build\n    total = args.steps * world\n'
+     "TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'", "other")])
+def test_an_error_deepspeed_did_not_raise_about_its_config_is_not_a_config_problem(paste: str, layer: str) -> None:
+    answer = explain_text(paste)
+    assert (answer.not_config, answer.layer, [c.keys for c in answer.causes]) == (True, layer, [[]])

@@ -381,6 +381,8 @@ def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[s
     if answer is None:
         answer = _not_config(paste, lang)
     if answer is None:
+        answer = _string_for_number(paste, versions, lang)
+    if answer is None:
         answer = _source_line(paste, versions, lang)
     if answer is None:
         answer = _symptom(paste, version or newest, lang)
@@ -721,6 +723,8 @@ _NOT_CONFIG = (
     ("network", re.compile(r"Address already in use|errno: 98|EADDRINUSE", re.I)),
     ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
     ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
+    ("ssh", re.compile(r"PasswordAuthentication=no|Permission denied \(publickey|ssh: connect to host|"
+                       r"Host key verification failed", re.I)),
     ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
 )
 """Layers below the config, recognised by their own vocabulary (prose knowledge, not field facts)."""
@@ -742,13 +746,30 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
             return Answer(not_config=True, layer=layer, causes=[Cause([], "no_change", _t(
                 lang, f"not a ds_config problem: the {layer} layer reports it; no config key changes this.",
                 chinese.text("explain.not_a_ds_config_problem_the_2", layer=layer)), "")])
-    if paste.frames and paste.frames[-1][0].startswith("deepspeed/launcher/"):
+    ours = [frame for frame in paste.frames if frame[0].startswith(_LIBRARIES)]
+    if ours and ours[-1][0].startswith("deepspeed/launcher/"):
+        # the deepest DeepSpeed frame is the launcher's (a subprocess it started may come after): its command line,
+        # hostfile or the nodes it reaches, which no ds_config key sets
+        at = f"{ours[-1][0]}:{ours[-1][1]}"
         return Answer(not_config=True, layer="launcher", causes=[Cause([], "no_change", _t(
-            lang, "not a ds_config problem: the `deepspeed` launcher refused its command-line arguments "
-                  f"({paste.frames[-1][0]}:{paste.frames[-1][1]}); fix the flag on the command line.",
-            chinese.text("explain.not_a_ds_config_problem_the", paste_frames_1_0=paste.frames[-1][0],
-                         paste_frames_1_1=paste.frames[-1][1])), "")])
+            lang, f"not a ds_config problem: the `deepspeed` launcher stopped at {at} (its command-line flags, the "
+                  "hostfile or the nodes it reaches); fix those, no config key changes this.",
+            chinese.text("explain.not_a_ds_config_problem_launcher", at=at)), "")])
+    if paste.frames and not ours and paste.exceptions and not paths_in(paste.exceptions[-1][1], _newest()):
+        # raised in the user's code or another library, naming no config key: DeepSpeed did not refuse its config
+        at = f"{paste.frames[-1][0]}:{paste.frames[-1][1]}"
+        return Answer(not_config=True, layer="other", causes=[Cause([], "no_change", _t(
+            lang, f"not a ds_config problem as pasted: the error is raised at {at}, outside DeepSpeed, the HF Trainer "
+                  "and accelerate, and names no config key.",
+            chinese.text("explain.not_a_ds_config_problem_other", at=at)), "")])
     return None
+
+
+_LIBRARIES = ("deepspeed/", "transformers/", "accelerate/")
+
+
+def _newest() -> str:
+    return available_versions(generated_root())[-1]
 
 
 _SILENT_EN = re.compile(r"does(?:n'?t| not)? (?:seem to )?(?:do|work|change|have)|no effect|nothing|ignored|"
@@ -890,6 +911,75 @@ def _names(version: str) -> dict[str, list[str]]:
     """Config attribute / engine accessor → paths, as extracted with the release's catalogue."""
     document = load_messages(version) or {}
     return document.get("names") or {}
+
+
+_STRING_FOR_NUMBER = re.compile(
+    r"not supported between instances of '(?:str' and '(?:int|float)|(?:int|float)' and 'str)'"
+    r"|unsupported operand type\(s\) for [^:]{1,3}: '(?:str' and '(?:int|float)|(?:int|float)' and 'str)'"
+    r"|can't multiply sequence by non-int of type 'float'|'str' object cannot be interpreted as an integer"
+    r"|could not convert string to float: '")
+"""Python's TypeError/ValueError when a string meets arithmetic or a comparison with a number."""
+
+
+def _typed_names(version: str, frame_file: str) -> dict[str, list[str]]:
+    """Names a failing line may use for a key: the release's config attributes and engine accessors, then the
+    parameters of the optimizer or scheduler types defined in the failing frame's file (``scheduler.params.X``)."""
+    found = {name: list(paths) for name, paths in _names(version).items()}
+    module = frame_file.removesuffix(".py").replace("/", ".")
+    raw = getattr(load(version), "raw", {}) or {}
+    for catalogue_name in ("schedulers", "optimizers"):
+        catalogue_facts = raw.get(catalogue_name) or {}
+        section = catalogue_facts.get("section") or catalogue_name[:-1]
+        prefix = f"{section}.{catalogue_facts.get('params_key') or 'params'}"
+        for entry in (catalogue_facts.get("names") or {}).values():
+            for described in entry.get("classes") or []:
+                if not str(described.get("class", "")).startswith(module + "."):
+                    continue
+                for param in described.get("params") or {}:
+                    found.setdefault(param, [])
+                    if f"{prefix}.{param}" not in found[param]:
+                        found[param].append(f"{prefix}.{param}")
+    return found
+
+
+def _string_for_number(paste: Paste, versions: list[str], lang: str) -> Answer | None:
+    """A string where DeepSpeed computes with a number (``'>' not supported between instances of 'str' and
+    'float'``): the failing line's names map to the keys it reads, and the usual string there is ``"auto"``, which
+    only the HF Trainer's and accelerate's integrations fill in."""
+    if not paste.exceptions or not _STRING_FOR_NUMBER.search(paste.exceptions[-1][1]):
+        return None
+    frame = paste.frames[-1] if paste.frames else None
+    if frame is None or not frame[0].startswith("deepspeed/"):
+        return None
+    # The failing line: a rich frame's marked source, else the code line printed under the last frame.
+    code = paste.source_lines[-3:] if paste.source_lines else []
+    for at, line in enumerate(paste.lines):
+        if _EXCEPTION.match(line) and paste.exceptions[-1][1] in line and at:
+            code = code + [paste.lines[at - 1]]
+    if not code:
+        return None
+    for version in versions:
+        names = _typed_names(version, frame[0])
+        keys: list[str] = []
+        for line in reversed(code):
+            for name in re.findall(r"[A-Za-z_]\w*", line):
+                for path in names.get(name, [])[:2]:
+                    if path not in keys:
+                        keys.append(path)
+        keys = _prefer_existing(keys, version)
+        if not keys:
+            continue
+        listed = ", ".join(f"`{k}`" for k in keys[:3])
+        where = f"{frame[0]}:{frame[1]}"
+        return Answer(layer="deepspeed", message=paste.exceptions[-1][1], causes=[Cause(keys, "set_value", _t(
+            lang, f"write a number for {listed}: the config holds a string there (often \"auto\", which only the HF "
+                  "Trainer's or accelerate's DeepSpeed integration replaces; plain deepspeed.initialize reads it "
+                  "as the string).",
+            chinese.text("explain.string_for_number_fix", listed=listed)),
+            _t(lang, f"the failing line ({where}) computes with {listed} and found a string.",
+               chinese.text("explain.string_for_number_why", where=where, listed=listed)),
+            release_span(key_releases(keys[0])) or "", where, None, 3)])
+    return None
 
 
 _STATEMENT = re.compile(r"^\s*(?:assert|raise)\b.*")
