@@ -77,7 +77,7 @@ def test_an_fstring_becomes_a_pattern_with_wildcards_and_its_key_from_a_local_va
     assert entry["pattern"] == "Train batch size: {train_batch} has to be greater than 0"
     assert entry["keys"] == ["train_batch_size"]
     assert entry["kind"] == "assert" and entry["type"] == "AssertionError"
-    assert entry["condition"] == "train_batch > 0"
+    assert entry["condition"] == "train_batch <= 0"  # when the message appears: the assert failing
     assert (entry["file"], entry["line"]) == ("deepspeed/runtime/config.py", 13)
 
 
@@ -168,3 +168,114 @@ def test_an_attribute_chain_through_a_model_names_the_nested_key() -> None:
              "'\"nvme_path\" cannot be None for nvme'\n")
     entries, _ = scan_modules({"deepspeed/runtime/config.py": config, "deepspeed/runtime/zero/p.py": check}, snapshot)
     assert [e["keys"] for e in entries] == [["zero_optimization.offload_param.nvme_path"]]
+
+
+# The audit of round 3: a shared constant, an assert under an `if`, a quantizer's words, an info log.
+
+def test_a_constant_several_sections_share_is_narrowed_by_what_else_the_check_reads() -> None:
+    snapshot = {"fields": {}, "sections": {"": {}, "compression_training": {}, "amp": {}, "bf16": {}}}
+    for path, constant in (("amp.enabled", "ENABLED"), ("bf16.enabled", "ENABLED"),
+                           ("compression_training.activation_quantization", "ACTIVATION_QUANTIZATION"),
+                           ("compression_training.activation_quantization.different_groups", "DIFFERENT_GROUPS"),
+                           ("compression_training.channel_pruning.different_groups", "DIFFERENT_GROUPS"),
+                           ("compression_training.activation_quantization.shared_parameters", "SHARED_PARAMETERS"),
+                           ("compression_training.channel_pruning.shared_parameters", "SHARED_PARAMETERS"),
+                           ("compression_training.activation_quantization.shared_parameters.enabled", "ENABLED"),
+                           ("compression_training.channel_pruning.shared_parameters.enabled", "ENABLED")):
+        snapshot["fields"][path] = {"key": path.rsplit(".", 1)[-1], "constant": {"name": constant},
+                                    "source": {"file": "deepspeed/compression/config.py"}}
+    source = '''
+def get_activation_quantization(param_dict):
+    output = {}
+    sub_param_dict = param_dict[ACTIVATION_QUANTIZATION]
+    output[SHARED_PARAMETERS] = get_shared(sub_param_dict)
+    if output[SHARED_PARAMETERS][ENABLED]:
+        assert DIFFERENT_GROUPS in sub_param_dict.keys(
+        ), f"Activation Quantization is enabled, {DIFFERENT_GROUPS} must be specified"
+'''
+    entries, _ = scan_modules({"deepspeed/compression/config.py": source}, snapshot)
+    entry = by_text(entries, "must be specified")
+    assert entry["keys"] == ["compression_training.activation_quantization.different_groups",
+                             "compression_training.activation_quantization.shared_parameters.enabled"]
+    # when the message appears: enabled and the groups absent (not "groups present and enabled")
+    assert entry["condition"] == "DIFFERENT_GROUPS not in sub_param_dict.keys() and output[SHARED_PARAMETERS][ENABLED]"
+
+
+def test_an_assert_under_an_if_is_reported_when_the_if_holds_and_the_assert_fails() -> None:
+    source = '''
+class DeepSpeedEngine:
+    def _do_sanity_check(self):
+        if not self.managed_gradient_accumulation():
+            assert not self.pipeline_parallelism, \\
+                "managed_gradient_accumulation=False is not supported with pipeline parallelism"
+        if self.train_batch_size > 1:
+            pass
+        else:
+            raise ValueError("a train batch size of one is refused here")
+'''
+    entries, _ = scan_modules({"deepspeed/runtime/engine.py": source}, SNAPSHOT)
+    # DeepSpeed asks for "managed or no pipeline": leaving managed_gradient_accumulation true answers it
+    assert by_text(entries, "pipeline parallelism")["condition"] == (
+        "self.pipeline_parallelism and not self.managed_gradient_accumulation()")
+    assert by_text(entries, "one is refused")["condition"] == "self.train_batch_size <= 1"
+
+
+def test_a_catalogue_assert_condition_is_worded_as_when_the_message_is_reported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsfields import explain
+    from dsfields.explain import Occurrence, _fix
+
+    monkeypatch.setattr(explain, "_universe", lambda layer: ["0.19.8"])
+
+    message = Message("DS00002", "assert", "AssertionError",
+                      "managed_gradient_accumulation=False is not supported with pipeline parallelism", "deepspeed")
+    occurrence = Occurrence("0.19.8", "deepspeed/runtime/engine.py", 2033, ["managed_gradient_accumulation"],
+                            "self.pipeline_parallelism and not self.managed_gradient_accumulation()", None)
+    message.occurrences.append(occurrence)
+    _, fix, _ = _fix(message, occurrence, occurrence.keys, "en")
+    assert "reported when: `self.pipeline_parallelism and not self.managed_gradient_accumulation()`" in fix
+
+
+def test_words_of_a_message_name_a_key_only_when_the_words_it_lacks_are_qualifiers() -> None:
+    from dsfields.model.wording import keys_named_by_words
+
+    paths = ["zero_optimization.sub_group_size", "zero_optimization.zero_quantized_weights",
+             "zero_optimization.stage3_prefetch_bucket_size"]
+    text = "Adaptive grouping algorithm cannot find a group size for input tensor of size"
+    assert keys_named_by_words(text, "zero_optimization", paths) == []  # "sub" is a word of its own
+    assert keys_named_by_words("the prefetch bucket size must be", "zero_optimization", paths) == [
+        "zero_optimization.stage3_prefetch_bucket_size"]
+    assert keys_named_by_words("Quantized weights need", "zero_optimization", paths) == [
+        "zero_optimization.zero_quantized_weights"]
+    field = {"key": "sub_group_size", "source": {"file": "deepspeed/runtime/zero/config.py"}}
+    snapshot = {"fields": {"zero_optimization.sub_group_size": field}, "sections": {"": {}, "zero_optimization": {}}}
+    source = '''
+class CUDAQuantizer:
+    target_group_size = 8000
+
+    def quantize(self, param, groups=None):
+        assert param.numel(
+        ) > groups, f"Adaptive grouping algorithm cannot find a group size for input tensor of size {param.numel()}"
+'''
+    entries, _ = scan_modules({"deepspeed/runtime/zero/partition_parameters.py": source}, snapshot)
+    assert by_text(entries, "Adaptive grouping")["keys"] == []
+
+
+def test_an_info_log_is_about_what_it_says_not_the_value_it_prints_and_asks_for_no_change() -> None:
+    from dsfields.explain import Occurrence, _fix
+
+    source = '''
+def configure(zero_stage):
+    if dist.get_rank() == 0:
+        logger.info(f"--------- the configured value is {TRAIN_BATCH_SIZE}")
+        logger.info(f"Checkpointing the train_batch_size of {zero_stage}")
+'''
+    entries, _ = scan_modules({"deepspeed/runtime/x.py": source}, SNAPSHOT)
+    assert [e["pattern"] for e in entries] == ["Checkpointing the train_batch_size of {zero_stage}"]
+    message = Message("DS00003", "log", "info", entries[0]["pattern"], "deepspeed")
+    occurrence = Occurrence("0.19.8", "deepspeed/runtime/x.py", 5, entries[0]["keys"], entries[0]["condition"], None)
+    message.occurrences.append(occurrence)
+    for lang in ("en", "zh"):
+        action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
+        assert action == "no_change" and "`train_batch_size`" in fix
+    assert "nothing to change" in _fix(message, occurrence, occurrence.keys, "en")[1]

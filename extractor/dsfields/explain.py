@@ -571,7 +571,8 @@ def _solve(message: Message, match: re.Match[str] | None, condition: str | None)
         tree = ast.parse(condition.split(" and (")[0].strip("()"), mode="eval").body
     except SyntaxError:
         return None
-    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)):
+    # the catalogue's condition is when the message appears: an assert's ``A == B * C`` is there as ``A != B * C``
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq | ast.NotEq)):
         return None
     names = [m.group()[1:-1] for m in _FIELD.finditer(message.pattern) if m.group() not in ("{{", "}}")]
     values: dict[str, float] = {}
@@ -674,12 +675,18 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                    chinese.text("explain.replace_with_the_key_the_message", key_=key)),
                 _t(lang, "the key is deprecated in this release.",
                    chinese.text("explain.the_key_is_deprecated_in_this")))
+    cond = (_t(lang, f" (reported when: `{shown(condition)[:200]}`)",
+               chinese.text("explain.condition", shown_condition_200=shown(condition)[:200])) if condition else "")
+    if message.kind == "log" and message.type == "info":
+        # progress DeepSpeed reports (a setting it prints, a step it takes), not a check a config fails
+        return ("no_change",
+                _t(lang, f"nothing to change: DeepSpeed logs this as information, not as a refusal{cond}; it concerns "
+                         f"{key}.", chinese.text("explain.info_log_nothing_to_change", cond=cond, key_=key)),
+                _t(lang, "an info log reports what DeepSpeed does; it is not a check of the config.",
+                   chinese.text("explain.info_log_is_not_a_check")))
     last = max(_anykey(o.version) for o in message.occurrences)
     universe = _universe(message.layer + "-" if message.layer != "deepspeed" else "")
     gone = bool(universe) and last < _anykey(universe[-1].split("-", 1)[-1]) and message.layer == "deepspeed"
-    cond = (_t(lang, f" (condition: `{shown(condition)[:200]}`)", chinese.text("explain.condition",
-                                                                               shown_condition_200=shown(condition)[:200]))
-            if condition else "")
     if gone and not keys:
         return ("upgrade",
                 _t(lang, f"upgrade DeepSpeed past {message.newest.version}: later releases no longer raise this.",
@@ -1051,7 +1058,7 @@ def long_form(message_id: str, lang: str) -> str | None:
     lines = [f"{message.id}  {message.type} ({message.kind}, {message.layer})",
              "  " + _t(lang, "message", chinese.text("explain.message_2")) + ": " + shown(message.pattern),
              "  " + _t(lang, "keys", chinese.text("explain.keys")) + ": " + (", ".join(occurrence.keys) or "-"),
-             "  " + _t(lang, "condition",
+             "  " + _t(lang, "reported when",
                        chinese.text("explain.condition_2")) + ": " + shown(occurrence.condition or "-"),
              "  " + _t(lang, "releases", chinese.text("explain.releases")) + ": "
              + release_span([o.version for o in message.occurrences]),

@@ -187,6 +187,8 @@ def _edit(config: dict[str, Any], change: Change) -> dict[str, Any]:
 
 def _proposals(cause: Any, config: dict[str, Any], snapshot: Any, world: int) -> list[list[Change]]:
     """The edits that would answer ``cause`` on ``config``, each a list applied together, best first."""
+    if cause.action == "no_change":
+        return []  # an info log: the file is not what it reports on
     written = [k for k in cause.keys if not k.startswith(("hf:", "accelerate:"))
                and at_path(config, k, _MISSING) is not _MISSING]
     out: list[list[Change]] = []

@@ -286,28 +286,62 @@ class KeyMap:
                                     self.attributes[node.name] = paths
 
     def names_in(self, node: ast.AST, section: str | None, local: dict[str, list[ast.AST]] | None = None,
-                 depth: int = 0) -> list[str]:
-        """Paths for the names an expression mentions, in source order (a local assigned once is followed)."""
-        found: list[str] = []
+                 depth: int = 0) -> list[str | tuple[str, ...]]:
+        """Paths for the names an expression mentions, in source order (a local assigned once is followed).
+
+        A constant several sections share (``DIFFERENT_GROUPS``, ``..._ENABLED = "enabled"``) is given as the tuple of
+        its paths, for :meth:`narrow` to choose among by what else the message reads: the first two in alphabetical
+        order were ``amp.enabled`` and ``bf16.enabled`` for a compression check."""
+        found: list[str | tuple[str, ...]] = []
         for sub in ast.walk(node):
-            paths: list[str] = []
+            paths: list[str | tuple[str, ...]] = []
             if isinstance(sub, ast.Name):
-                paths = self.constants.get(sub.id, [])
+                constant = self.constants.get(sub.id, [])
+                paths = [tuple(constant)] if len(constant) > 1 else list(constant)
                 if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1:
                     paths = self.names_in(local[sub.id][0], section, local, depth + 1)
             elif isinstance(sub, ast.Attribute):
                 deep = self.chain(sub)
-                paths = [deep] if deep else self.attributes.get(sub.attr, [])
+                paths = [deep] if deep else list(self.attributes.get(sub.attr, []))
                 if not paths and section is not None:
                     paths = [p for p in [self.section_attrs.get(section, {}).get(sub.attr)] if p]
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-                paths = self.attributes.get(sub.func.id, [])
+                paths = list(self.attributes.get(sub.func.id, []))
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                paths = self.paths_in_text(sub.value, section)
+                paths = list(self.paths_in_text(sub.value, section))
             for path in paths[:2]:
                 if path not in found:
                     found.append(path)
         return found
+
+    @staticmethod
+    def narrow(found: list[str | tuple[str, ...]], domain: str | None) -> list[str]:
+        """:meth:`names_in`'s paths with each shared constant resolved: the one of its paths under the deepest path
+        the message names for sure (``param_dict[ACTIVATION_QUANTIZATION][DIFFERENT_GROUPS]`` →
+        ``compression_training.activation_quantization.different_groups``), else the one under the module's section;
+        a constant still ambiguous names no key (a guess would blame an unrelated section)."""
+        known = [p for p in found if isinstance(p, str)]
+        chosen: dict[tuple[str, ...], str] = {}
+        for _ in range(len(found)):  # a name resolved anchors the next (SHARED_PARAMETERS, then its ENABLED)
+            progress = False
+            for group in (g for g in found if isinstance(g, tuple) and g not in chosen):
+                anchors = sorted(known, key=lambda p: -p.count(".")) + ([domain] if domain else [])
+                for anchor in anchors:
+                    under = [p for p in group if p.startswith(anchor + ".")]
+                    if under:
+                        if len(under) == 1:
+                            chosen[group] = under[0]
+                            known.append(under[0])
+                            progress = True
+                        break
+            if not progress:
+                break
+        out: list[str] = []
+        for item in found:
+            path = chosen.get(item) if isinstance(item, tuple) else item
+            if path and path not in out:
+                out.append(path)
+        return out
 
     def domain(self, file: str) -> str | None:
         """The section a module serves: its folder is named after a section, or the section most of its folder's
@@ -360,6 +394,21 @@ def _last(node: ast.AST) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- scan
+
+
+_OPPOSITE: dict[type, type] = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
+                               ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+                               ast.IsNot: ast.Is}
+
+
+def negated(test: ast.expr) -> ast.expr:
+    """``test`` failing, spelt as the source would (``a != b``, ``k not in d``, ``x`` for ``not x``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        return ast.Compare(left=test.left, ops=[_OPPOSITE[type(test.ops[0])]()], comparators=test.comparators)
+    return ast.UnaryOp(op=ast.Not(), operand=test)
+
 
 
 class _Locals(dict[str, list[ast.AST]]):
@@ -427,8 +476,8 @@ class _Scanner:
             return
         if isinstance(stmt, ast.If):
             self._body(stmt.body, _Context(ctx.file, ctx.function, ctx.cls, [*ctx.tests, stmt.test], ctx.assigned))
-            negated = ast.UnaryOp(op=ast.Not(), operand=stmt.test)
-            self._body(stmt.orelse, _Context(ctx.file, ctx.function, ctx.cls, [*ctx.tests, negated], ctx.assigned))
+            otherwise = negated(stmt.test)
+            self._body(stmt.orelse, _Context(ctx.file, ctx.function, ctx.cls, [*ctx.tests, otherwise], ctx.assigned))
             return
         if isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call) and stmt.exc.args:
             self._record("raise", _callee(stmt.exc), stmt.exc.args[0], None, stmt, ctx)
@@ -463,12 +512,16 @@ class _Scanner:
         if len(re.sub(r"\W", "", literal_text(pattern))) < 8:
             return  # no literal text worth matching ("{msg}", "x")
         section = self._section(ctx)
-        keys: list[str] = []
-        sources = ([test] if test is not None else []) + [message] + list(reversed(ctx.tests))
-        for source in sources:
-            for path in self.keys.names_in(source, section, ctx.assigned):
-                if path not in keys:
-                    keys.append(path)
+        domain = section or self.keys.domain(ctx.file)
+        # An info line is about the keys its words or its branch name, not about the values it prints
+        # ("Partition Activations {PARTITION_ACTIVATIONS}" reports a setting; nothing in it is refused).
+        said = ast.Constant(literal_text(pattern)) if exc == "info" else message
+        found: list[str | tuple[str, ...]] = []
+        for source in ([test] if test is not None else []) + [said] + list(reversed(ctx.tests)):
+            for item in self.keys.names_in(source, section, ctx.assigned):
+                if item not in found:
+                    found.append(item)
+        keys = self.keys.narrow(found, domain)
         for decorator in ctx.tests:
             if isinstance(decorator, ast.Call) and section is not None:
                 for arg in decorator.args:
@@ -477,12 +530,14 @@ class _Scanner:
                         if path and path not in keys:
                             keys.append(path)
         keys = [k for k in keys if not any(o.startswith(k + ".") for o in keys)]  # the field, not its section
-        domain = section or self.keys.domain(ctx.file)
         if not keys and domain is not None:
             keys = self.keys.words_to_keys(literal_text(pattern), domain)
         if exc == "info" and not keys:
             return
-        conditions = [ast.unparse(t) for t in ([test] if test is not None else [])]
+        # One meaning for every kind: when the message appears. An assert's test is what must hold, so it is
+        # negated and put beside the enclosing tests (joined as they were, "not pipeline and not managed()" read
+        # as the requirement, when DeepSpeed asks for "managed() or not pipeline").
+        conditions = [ast.unparse(negated(test))] if test is not None else []
         conditions += [ast.unparse(t) for t in ctx.tests if not isinstance(t, ast.Call)][-3:]
         entry = {
             "id": message_id(kind, exc, pattern),

@@ -372,16 +372,24 @@ class SpellingIndex:
 def keys_named_by_words(text: str, section: str, paths: Iterable[str]) -> list[str]:
     """The keys of ``section`` (among ``paths``) whose name words a message uses: at least two, and two thirds of
     them (``stage3_prefetch_bucket_size`` in "the prefetch bucket size must be ..."), the closest two first. The
-    one rule by which the message catalogue and ``explain`` tie a message to keys by its words."""
+    one rule by which the message catalogue and ``explain`` tie a message to keys by its words.
+
+    A word of the name the message lacks must be a qualifier: one with a digit (``stage3``) or a word of the
+    section's own name (``zero`` of ``zero_quantized_weights``). A lacking word with a meaning of its own makes it
+    another thing: "cannot find a group size" (a quantizer's) is not ``sub_group_size``."""
     import re
 
     words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text)}
+    qualifiers = {w.rstrip("s") for w in re.split(r"[._]", section.lower()) if w}
     scored = []
     for path in paths:
         if not path.startswith(section + ".") or path.count(".") != section.count(".") + 1:
             continue
         tokens = [t.rstrip("s") for t in path.rsplit(".", 1)[-1].lower().split("_") if t]
         hits = sum(1 for t in tokens if t in words)
+        lacking = [t for t in tokens if t not in words]
+        if any(t not in qualifiers and not re.search(r"\d", t) for t in lacking):
+            continue
         if hits >= 2 and hits * 3 >= len(tokens) * 2:
             scored.append((-hits / len(tokens), path))
     return [p for _, p in sorted(scored)[:2]]
