@@ -639,6 +639,19 @@ def _occurrence(message: Message, paste: Paste, version: str | None,
     return message.newest, None
 
 
+def _reads_its_keys(condition: str | None, keys: list[str], occurrence: Occurrence) -> bool:
+    """Whether the condition under which a message appears reads one of ``keys`` (by the release's attribute and
+    accessor names, or the key's own name)."""
+    if not condition or not keys:
+        return False
+    leaves = {key.rsplit(".", 1)[-1] for key in keys}
+    if any(name in leaves for name in re.findall(r"[A-Za-z_]\w*", condition)):
+        return True
+    accessed = re.findall(r"\bself\.(\w+)", condition)  # the engine's or the config's own attributes
+    names = _names(occurrence.version.split("-", 1)[-1]) if accessed else {}
+    return any(path in keys for name in accessed for path in names.get(name, []))
+
+
 def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -> tuple[str, str, str]:
     """The action, fix and why for a catalogue message, worded from its kind, text and condition."""
     text = message.literal.lower()
@@ -677,8 +690,9 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                    chinese.text("explain.the_key_is_deprecated_in_this")))
     cond = (_t(lang, f" (reported when: `{shown(condition)[:200]}`)",
                chinese.text("explain.condition", shown_condition_200=shown(condition)[:200])) if condition else "")
-    if message.kind == "log" and message.type == "info":
-        # progress DeepSpeed reports (a setting it prints, a step it takes), not a check a config fails
+    if message.kind == "log" and message.type == "info" and not _reads_its_keys(condition, keys, occurrence):
+        # progress DeepSpeed reports (a setting it prints, a step it takes), not a check a config fails; an info log
+        # shown only while one of its keys has some value ("did not save ... because X is False") goes on below
         return ("no_change",
                 _t(lang, f"nothing to change: DeepSpeed logs this as information, not as a refusal{cond}; it concerns "
                          f"{key}.", chinese.text("explain.info_log_nothing_to_change", cond=cond, key_=key)),
