@@ -297,3 +297,18 @@ def test_a_string_where_deepspeed_computes_with_a_number_names_the_key_the_line_
 def test_an_error_deepspeed_did_not_raise_about_its_config_is_not_a_config_problem(paste: str, layer: str) -> None:
     answer = explain_text(paste)
     assert (answer.not_config, answer.layer, [c.keys for c in answer.causes]) == (True, layer, [[]])
+
+
+@pytest.mark.parametrize(("paste", "keys", "action"), [
+    # another library built on DeepSpeed refusing a key it sets itself (hand-written, in the usual shape)
+    ("mylib.errors.ConfigError: Do not set `train_micro_batch_size_per_gpu` in the DeepSpeed config: it is taken "
+     "from the loader's batch_size.", ["train_micro_batch_size_per_gpu"], "remove_key"),
+    ("ValueError: 'steps_per_print' must be a positive number in this trainer", ["steps_per_print"], "set_value"),
+    ("ValueError: 'banana' is not a valid choice", [], None),
+])
+def test_an_error_from_another_library_quoting_a_key_names_it(paste: str, keys: list[str], action: str) -> None:
+    answer = explain_text(paste)
+    first = answer.causes[0] if answer.causes else None
+    assert (first.keys if first else []) == keys
+    if action:
+        assert first.action == action

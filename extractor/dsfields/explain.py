@@ -385,6 +385,8 @@ def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[s
     if answer is None:
         answer = _source_line(paste, versions, lang)
     if answer is None:
+        answer = _quoted_key(paste, versions, lang)
+    if answer is None:
         answer = _symptom(paste, version or newest, lang)
     if answer is None:
         return Answer(placed=False, layer="unknown")
@@ -1034,6 +1036,39 @@ def _source_line(paste: Paste, versions: list[str], lang: str) -> Answer | None:
             _t(lang, f"the statement reads {listed}; it comes from a release older than {span}.",
                chinese.text("explain.the_statement_reads_it_comes_from", listed=listed, span=span)), score=2)])
     return None
+
+
+_QUOTED = re.compile(r"`([^`\n]{2,80})`|'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
+_KEEP_OUT = re.compile(r"\b(?:do not|don't|should not|must not|need not|cannot|can't|no need to) (?:be )?"
+                       r"(?:set|specify|specified|pass|passed|provide|provided|include|included)\b"
+                       r"|\bwill be (?:set|overridden|overwritten|filled)\b|\bis set (?:by|from|with|automatically)\b",
+                       re.I)
+
+
+def _quoted_key(paste: Paste, versions: list[str], lang: str) -> Answer | None:
+    """An error no catalogue holds (another library built on DeepSpeed refusing a ds_config key) whose text quotes
+    a key of the release: that key; "do not set" / "will be set by" words ask for its removal."""
+    if not paste.exceptions:
+        return None
+    text = paste.exceptions[-1][1]
+    quoted = " ".join(next(g for g in m.groups() if g) for m in _QUOTED.finditer(text))
+    if not quoted:
+        return None
+    version = versions[0]
+    keys = [k for k in paths_in(quoted, version) if "." in k or k in _snapshot_facts(version)["paths"]]
+    if not keys or len(keys) > 2:
+        return None
+    listed = ", ".join(f"`{k}`" for k in keys)
+    if _KEEP_OUT.search(text):
+        action, fix = "remove_key", _t(lang, f"remove {listed} from the ds_config: the message says the program that "
+                                             "raised it sets it itself.",
+                                       chinese.text("explain.quoted_key_remove", listed=listed))
+    else:
+        action, fix = "set_value", _t(lang, f"change {listed} as the message asks.",
+                                      chinese.text("explain.quoted_key_change", listed=listed))
+    return Answer(layer="other", message=text, causes=[Cause(keys, action, fix, _t(
+        lang, f"the error ({paste.exceptions[-1][0]}) quotes {listed}; it is raised outside DeepSpeed's own checks.",
+        chinese.text("explain.quoted_key_why", kind=paste.exceptions[-1][0], listed=listed)), score=2)])
 
 
 def _narrow(answer: Answer, config: dict[str, Any], lang: str = "en") -> None:
