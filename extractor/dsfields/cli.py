@@ -136,6 +136,62 @@ def get_parser(load: Collection[str] | None = None, lang: str = "en", only: bool
     return parser
 
 
+class _Defaults:
+    """Takes a subcommand's ``add_argument`` calls as argparse would and keeps what parsing a command line of
+    positionals only needs: each option's destination and default, and the positionals in order. Anything it does
+    not model (an option group, a positional with choices) raises AttributeError or is marked, and argparse parses."""
+
+    def __init__(self) -> None:
+        self.defaults: dict[str, Any] = {}
+        self.positionals: list[tuple[str, Any, Any]] = []
+        self.modelled = True
+
+    def add_argument(self, *names: str, **options: Any) -> None:
+        action = options.get("action")
+        if names[0].startswith("-"):
+            long = next((n for n in names if n.startswith("--")), names[0])
+            dest = options.get("dest") or long.lstrip("-").replace("-", "_")
+            if action in ("store_true", "store_false"):
+                self.defaults[dest] = options.get("default", action == "store_false")
+            elif action in (None, "store", "append", "count"):
+                self.defaults[dest] = options.get("default")
+            else:
+                self.modelled = False
+        elif action not in (None, "store") or "choices" in options or options.get("nargs") not in (None, "+"):
+            self.modelled = False
+        else:
+            self.positionals.append((options.get("dest") or names[0], options.get("nargs"), options.get("type")))
+
+    def set_defaults(self, **values: Any) -> None:
+        self.defaults.update(values)
+
+
+def plain_arguments(argv: Sequence[str]) -> Any | None:
+    """The namespace argparse would give for ``QUICK_COMMAND VALUE...`` (no option anywhere), without importing or
+    building argparse (its import, gettext and parser cost ``lookup`` ~5 ms of a grep-sized budget); None for any
+    other command line, which argparse then parses (and refuses or helps with) as usual."""
+    if len(argv) < 2 or argv[0] not in QUICK_COMMANDS or any(arg.startswith("-") or not arg for arg in argv[1:]):
+        return None
+    from types import SimpleNamespace
+
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    recorder = _Defaults()
+    try:
+        module.add_arguments(recorder)
+    except AttributeError:  # a call argparse knows and the recorder does not model
+        return None
+    values = list(argv[1:])
+    if not recorder.modelled or len(recorder.positionals) != 1:
+        return None
+    dest, nargs, kind = recorder.positionals[0]
+    if nargs is None and len(values) != 1:
+        return None
+    converted = [kind(value) if kind else value for value in values]
+    namespace = {"verbose": False, **recorder.defaults, "command": argv[0], "_module": module,
+                 dest: converted if nargs == "+" else converted[0]}
+    return SimpleNamespace(**namespace)
+
+
 def _help_in_chinese(parser: argparse.ArgumentParser) -> None:
     """Every help string, description and section title of ``parser`` and its subcommands in Chinese
     (the ``help`` group of :mod:`dsfields.model.chinese`); an option the catalogue lacks keeps its English."""
@@ -262,7 +318,8 @@ def _main(args: Sequence[str] | None) -> int:
         return 2
     # Only the named subcommand's parser when nothing before it could print the top-level help (which lists all).
     only = chosen is not None and all(arg in ("-v", "--verbose") for arg in argv[:argv.index(chosen)])
-    opts = get_parser([chosen] if chosen else [], requested_language(argv), only).parse_args(argv)
+    opts = plain_arguments(argv) or get_parser([chosen] if chosen else [], requested_language(argv),
+                                               only).parse_args(argv)
     # A subcommand that logs has imported logging by now; the others (lookup) skip its ~6 ms import.
     if opts.verbose or "logging" in sys.modules:
         import logging
