@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import textwrap
 from collections.abc import Callable
 
 from dsfields.model import termsafe
@@ -79,11 +78,45 @@ def wrap(text: str, width: int, indent: str, hanging: str) -> list[str]:
     return fill(text, width, indent, hanging)
 
 
+_SPACES = str.maketrans({c: " " for c in "\t\n\x0b\x0c\r"})
+
+
 def fill(text: str, width: int, indent: str = "", hanging: str = "") -> list[str]:
     """``text`` in lines of ``width`` (``indent`` before the first, ``hanging`` before the others), never
-    breaking a word or at a hyphen."""
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging, break_long_words=False,
-                         break_on_hyphens=False)
+    breaking a word or at a hyphen: what ``textwrap.wrap(..., break_long_words=False, break_on_hyphens=False)``
+    gives (tests/test_terminal_wrap.py holds the two equal), without textwrap's import and its regexes, which cost
+    ``lookup`` a millisecond of a grep-sized budget."""
+    if width <= 0:
+        raise ValueError(f"invalid width {width!r} (must be > 0)")
+    chunks = [chunk for chunk in re.split(r"( +)", text.expandtabs().translate(_SPACES)) if chunk]
+    chunks.reverse()
+    lines: list[str] = []
+    while chunks:
+        prefix = hanging if lines else indent
+        room = width - len(prefix)
+        if lines and not chunks[-1].strip():  # a line after the first does not start with spaces
+            chunks.pop()
+        line: list[str] = []
+        used = 0
+        while chunks and used + len(chunks[-1]) <= room:
+            used += len(chunks[-1])
+            line.append(chunks.pop())
+        if chunks and not line and len(chunks[-1]) > room:  # a word longer than the line: alone, unbroken
+            line.append(chunks.pop())
+        if line and not line[-1].strip():
+            line.pop()
+        if line:
+            lines.append(prefix + "".join(line))
+    return lines
+
+
+def dedent(text: str) -> str:
+    """``text`` without the leading spaces and tabs all its non-blank lines share; lines of only spaces and tabs
+    become empty (as ``textwrap.dedent``, which tests/test_terminal_wrap.py compares it with)."""
+    lines = ["" if not line.strip(" \t") else line for line in text.split("\n")]
+    margins = [line[:len(line) - len(line.lstrip(" \t"))] for line in lines if line]
+    common = os.path.commonprefix(margins) if margins else ""
+    return "\n".join(line[len(common):] for line in lines)
 
 
 def display_width(text: str) -> int:
@@ -122,7 +155,7 @@ def paragraphs(text: str, width: int, indent: str = "  ") -> list[str]:
     lists) keep their own line and indentation.
     """
     lines: list[str] = []
-    for block in textwrap.dedent(text.strip("\n")).split("\n\n"):
+    for block in dedent(text.strip("\n")).split("\n\n"):
         items: list[tuple[int, str]] = []
         for line in block.splitlines():
             stripped = line.strip()
