@@ -312,3 +312,20 @@ def test_an_error_from_another_library_quoting_a_key_names_it(paste: str, keys: 
     assert (first.keys if first else []) == keys
     if action:
         assert first.action == action
+
+
+@pytest.mark.parametrize("paste", [
+    "ModuleNotFoundError: No module named 'torch._six'",
+    "ImportError: cannot import name 'log' from 'torch.distributed.elastic.agent.server.api'",
+    "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+])
+def test_an_environment_error_is_not_a_config_problem(paste: str) -> None:
+    answer = explain_text(paste)
+    assert (answer.not_config, answer.layer, [c.keys for c in answer.causes]) == (True, "environment", [[]])
+
+
+def test_a_message_asking_to_remove_a_key_from_the_config_asks_for_remove_key() -> None:
+    paste = ("ValueError: You cannot specify an optimizer in the config file and in the code at the same time. "
+             "Please remove the optimizer from the config file or create `accelerate.utils.DummyOptim` in the code.")
+    first = explain_text(paste).causes[0]
+    assert (first.keys[:1], first.action) == (["optimizer"], "remove_key")

@@ -488,8 +488,9 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         if len(tokens) >= 4 and words:
             common = tokens & words
             ratio = len(common) / len(tokens)
-            # a distinctive word in common, not only "does not exist"
-            if ratio >= 0.6 and len(common) >= 3 and any(len(w) >= 6 for w in common):
+            # two distinctive words in common, not only "does not exist" (one long word alone, "offload" or
+            # "autotuning", matched reports about something else)
+            if ratio >= 0.6 and len(common) >= 3 and sum(len(w) >= 6 for w in common) >= 2:
                 scored.append((ratio * 50 + len(common), message, None))
     if not scored:
         return None
@@ -511,6 +512,8 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         for key in occurrence.keys:
             if key not in keys:
                 keys.append(key)
+        if not keys and occurrence.condition:
+            keys = _condition_keys(occurrence, where_version if message.layer == "deepspeed" else versions[0])
         if not keys and occurrence.section:
             keys = _words_to_keys(paste.flat[-4000:], occurrence.section, versions[0])
         keys = _prefer_existing(keys, where_version if message.layer == "deepspeed" else versions[0])
@@ -602,6 +605,23 @@ def _solve(message: Message, match: re.Match[str] | None, condition: str | None)
     return ast.unparse(tree.comparators[0]), (str(int(result)) if result.is_integer() else str(result))
 
 
+def _condition_keys(occurrence: Occurrence, version: str) -> list[str]:
+    """Keys the condition under which a message appears reads, where the catalogue named none: a quoted key
+    (``'optimizer' in ds_config``) or, in an optimizer's or scheduler's own module, the type's parameters it keeps
+    (``self.warmup_num_steps`` → ``scheduler.params.warmup_num_steps``)."""
+    condition = occurrence.condition or ""
+    keys = [k for k in paths_in(condition, version) if k in _snapshot_facts(version)["paths"]
+            or k in _snapshot_facts(version)["sections"]]
+    if keys or not occurrence.file.startswith("deepspeed/"):
+        return keys
+    names = _typed_names(version, occurrence.file)
+    for name in re.findall(r"\bself\.(\w+)", condition):
+        for path in names.get(name, []):
+            if ".params." in path and path not in keys:
+                keys.append(path)
+    return keys
+
+
 def _prefer_existing(keys: list[str], version: str) -> list[str]:
     """The most specific keys, those the release has first; a section stands for its switch (``fp16.enabled``)."""
     facts = _snapshot_facts(version)
@@ -690,6 +710,12 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                    chinese.text("explain.replace_with_the_key_the_message", key_=key)),
                 _t(lang, "the key is deprecated in this release.",
                    chinese.text("explain.the_key_is_deprecated_in_this")))
+    if keys and _REMOVE_FROM.search(text):
+        return ("remove_key",
+                _t(lang, f"remove {key} from the ds_config, as the message asks: the program sets it itself (or takes "
+                         "it from your code).", chinese.text("explain.remove_as_the_message_asks", key_=key)),
+                _t(lang, "the message refuses the key being written in the config.",
+                   chinese.text("explain.the_message_refuses_the_key_written")))
     cond = (_t(lang, f" (reported when: `{shown(condition)[:200]}`)",
                chinese.text("explain.condition", shown_condition_200=shown(condition)[:200])) if condition else "")
     if message.kind == "log" and message.type == "info" and not _reads_its_keys(condition, keys, occurrence):
@@ -746,6 +772,8 @@ _NOT_CONFIG = (
     ("network", re.compile(r"Address already in use|errno: 98|EADDRINUSE", re.I)),
     ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
     ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
+    ("environment", re.compile(r"\bModuleNotFoundError\b|\bImportError\b|No module named|cannot import name|"
+                               r"MissingCUDAException|CUDA_HOME does not exist|undefined symbol:", re.I)),
     ("ssh", re.compile(r"PasswordAuthentication=no|Permission denied \(publickey|ssh: connect to host|"
                        r"Host key verification failed", re.I)),
     ("native", re.compile(r"\.(?:cpp|cu|cc|h|hpp):\d+:.*Assertion .+ failed")),
@@ -1043,6 +1071,14 @@ _KEEP_OUT = re.compile(r"\b(?:do not|don't|should not|must not|need not|cannot|c
                        r"(?:set|specify|specified|pass|passed|provide|provided|include|included)\b"
                        r"|\bwill be (?:set|overridden|overwritten|filled)\b|\bis set (?:by|from|with|automatically)\b",
                        re.I)
+
+
+_CONFIG = r"(?:the |your )?(?:ds_?config|deepspeed config(?:uration)?(?: file)?|config(?:uration)? file|config)\b"
+_REMOVE_FROM = re.compile(r"\bremove (?:the |this |it |them )?(?:[`'\"]?[\w.]+[`'\"]? )?(?:key |section |entry )?from "
+                          + _CONFIG + r"|\b(?:do not|don't|cannot|can't|must not|should not) "
+                          r"(?:specify|set|pass|include) (?:an? |the )?[`'\"]?[\w.]+[`'\"]? in " + _CONFIG, re.I)
+"""A message asking for a key to be taken out of the config ("Please remove the optimizer from the config file",
+"You cannot specify an optimizer in the config file")."""
 
 
 def _quoted_key(paste: Paste, versions: list[str], lang: str) -> Answer | None:
