@@ -476,8 +476,24 @@ def test_errors_page_shows_the_readers_release_only_and_names_a_message_it_lacks
             assert set(visible) == ids | {later}
             expect(page.locator(f"section#{later} .dsf-notice")).to_contain_text(f"Not in DeepSpeed {old}")
             expect(page.locator(f"section#{later}")).to_be_in_viewport()
+            # Each shown entry's "Raised at" names the reader's release and its own line there (issue 39 point 4:
+            # a label names the release shown), as that release's catalogue records it.
+            own: dict[str, set[str]] = {}  # a message raised at several lines of one release: any of them
+            for m in _catalogue_entries(generated / old):
+                own.setdefault(m["id"], set()).add(f"{m['file']}:{m['line']}")
+            shown = page.eval_on_selector_all(
+                "section.dsf-error:not([hidden]) .dsf-error__variant:not([hidden])",
+                "vs => vs.map(v => [v.closest('section').id, v.querySelector('a[data-lines]')?.textContent,"
+                " v.querySelector('.dsf-error__v')?.textContent])")
+            wrong = [(i, label, v) for i, label, v in shown if i in ids and (label not in own[i] or v != old)]
+            assert len(shown) > len(ids) // 2 and not wrong, wrong[:5]
         finally:
             browser.close()
+
+
+def _catalogue_entries(folder: Path) -> list[dict]:
+    """Every message of a release's committed catalogue (messages.json)."""
+    return json.loads((folder / "messages.json").read_text(encoding="utf-8"))["messages"]
 
 
 @pytest.mark.browser

@@ -110,7 +110,7 @@ ERROR_ENTRY = re.compile(r'<section class="dsf-error" id="[^"]*" data-runs="([^"
 VARIANT = re.compile(r'<div class="dsf-error__variant" data-runs="([^"]*)">.*?</div>', re.S)
 EMPTY_GROUP = re.compile(r'<h2[^>]*>(?:(?!</h2>).)*</h2>\s*<div class="dsf-as-is dsf-errors-group">\s*</div>', re.S)
 DEEPSPEED_QUOTED = re.compile(r'<pre class="dsf-error__message">.*?</pre>'
-                              r'|[(（](?:condition|条件)[:：] ?<code>.*?</code>[)）]', re.S)
+                              r'|[(（](?:condition|reported when|出现条件|条件)[:：] ?<code>.*?</code>[)）]', re.S)
 
 
 def as_shown_for(page: str, at: int) -> str:

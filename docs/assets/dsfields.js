@@ -717,6 +717,19 @@
         return Number(ends[0]) <= at && at <= Number(ends[1]);
       });
     }
+    // the raising line of the reader's release (data-lines: "first-last:line" runs; DeepSpeed's edits move it)
+    function raisedAt(variant) {
+      var a = variant.querySelector("a[data-lines]"), v = variant.querySelector(".dsf-error__v");
+      if (!a || !v || !a.dataset.lines) return;
+      a.dataset.lines.split(" ").forEach(function (run) {
+        var parts = run.split(/[-:]/), line = parts[2];
+        if (Number(parts[0]) > at || at > Number(parts[1])) return;
+        var label = a.textContent, cut = label.lastIndexOf(":");
+        a.textContent = (cut < 0 ? label : label.slice(0, cut)) + ":" + line;
+        a.href = a.href.replace(/\/blob\/v[^/]+\//, "/blob/v" + shown.version + "/").replace(/#L\d+$/, "#L" + line);
+        v.textContent = shown.version;
+      });
+    }
     document.querySelectorAll("section.dsf-error[data-runs]").forEach(function (entry) {
       var has = inRuns(entry);
       var named = entry.id === wanted;
@@ -725,6 +738,7 @@
       var variants = entry.querySelectorAll(".dsf-error__variant[data-runs]");
       variants.forEach(function (variant, i) {
         variant.hidden = has ? !inRuns(variant) : i !== variants.length - 1;
+        if (has && !variant.hidden) raisedAt(variant);
       });
       if (has) total += 1;
       if (!has && named) {

@@ -95,6 +95,7 @@ def build(generated: str | None = None) -> dict[str, Any]:
             variant = variants[alike]
             variant["versions"].append(occurrence.version)
             variant["raised_at"] = f"{occurrence.file}:{occurrence.line}@{occurrence.version}"
+            variant.setdefault("lines", {})[occurrence.version] = occurrence.line  # each release's own line
         shown = sorted(variants.values(), key=lambda v: position.get(v["versions"][-1], -1))
         newest = shown[-1]
         entry: dict[str, Any] = {"id": message.id, "type": message.type, "message": message.pattern[:300],
@@ -121,12 +122,27 @@ def for_site(versions: list[str], lang: str, document: dict[str, Any] | None = N
     for entry in document["entries"]:
         runs = recount(entry["releases"])
         if runs:
-            variants = [{**v, "releases": recount(v["releases"]), "fix": v["fix"].get(lang) or v["fix"]["en"]}
-                        for v in entry["variants"]]
+            variants = [{**v, "releases": recount(v["releases"]), "fix": v["fix"].get(lang) or v["fix"]["en"],
+                         "lines": _line_runs(v.get("lines") or {}, versions)} for v in entry["variants"]]
             entries.append({**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"],
                             "variants": [v for v in variants if v["releases"]]})
     return {"format": FORMAT, "generated_by": "dsfields docs build", "lang": lang, "releases": list(versions),
             "entries": entries}
+
+
+def _line_runs(lines: dict[str, int], versions: list[str]) -> list[list[int]]:
+    """``[first, last, line]`` runs of positions in ``versions`` whose releases raise at the same ``line`` (the
+    raising file's line moves with DeepSpeed's edits): what the page's script shows its reader's release."""
+    runs: list[list[int]] = []
+    for at, version in enumerate(versions):
+        line = lines.get(version)
+        if line is None:
+            continue
+        if runs and runs[-1][1] == at - 1 and runs[-1][2] == line:
+            runs[-1][1] = at
+        else:
+            runs.append([at, at, line])
+    return runs
 
 
 def in_release(document: dict[str, Any], version: str) -> list[dict[str, Any]]:

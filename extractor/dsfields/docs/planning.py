@@ -658,7 +658,9 @@ def error_groups(r: Any, site: Site, document: dict[str, Any]) -> list[dict[str,
         return {**shown, "runs": data_runs(shown["releases"]),
                 "span": _span(site, shown["releases"], _) if several else None,
                 "links": [(key, key_href(key)) for key in shown["keys"]],
-                "source": {"file": file, "line": int(line) if line.isdigit() else None}, "source_version": version}
+                "source": {"file": file, "line": int(line) if line.isdigit() else None}, "source_version": version,
+                # each release's line, for the page's script to show its reader's (data-lines)
+                "line_runs": " ".join(f"{first}-{last}:{at}" for first, last, at in shown.get("lines") or [])}
 
     grouped: dict[int, dict[str, Any]] = {}
     for entry in document["entries"]:
