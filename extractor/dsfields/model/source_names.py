@@ -1,5 +1,5 @@
 """What each release's DeepSpeed source defines, by name: the index ``generated/source-names.json`` (written by
-``python -m dsfields.extract.source_names``), read for the prose check (``dsfields.model.prose_facts``)."""
+``python -m dsfields.extract.source_index``), read for the prose check (``dsfields.model.prose_facts``)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ A sentence on a release's page may name a function (``_configure_master_weights`
 carry its name (``AutoEP``: ``AutoEPConfig``, ``AutoEPMoELayer``). The snapshot records only what the config touches;
 this index records every name the release's source defines, read from the unpacked sdists the snapshot factory keeps
 (``~/.cache/dsfields/sdist/<version>/``). It is read by ``dsfields.model.source_names`` and written, for every
-committed release at once, by ``python -m dsfields.extract.source_names`` to ``generated/source-names.json``.
+committed release at once, by ``python -m dsfields.extract.source_index`` to ``generated/source-names.json``.
 
 Names are read with regular expressions, not an AST: a file a release cannot parse with today's Python still
 defines its names, and this is an index of spellings, not of semantics.
@@ -98,7 +98,7 @@ def build(versions: list[str], package_of: Callable[[str], Path]) -> dict:
         for table, these in ((names, found), (defined, defs), (qualified, dotted), (modules, packages)):
             for name in these:
                 table.setdefault(name, []).append(at)
-    return {"generated_by": "python -m dsfields.extract.source_names", "format": FORMAT, "releases": versions,
+    return {"generated_by": "python -m dsfields.extract.source_index", "format": FORMAT, "releases": versions,
             "names": {n: _runs(r) for n, r in sorted(names.items())},
             "defined": {n: _runs(r) for n, r in sorted(defined.items())},
             "qualified": {n: _runs(r) for n, r in sorted(qualified.items())},
@@ -120,13 +120,13 @@ def _unpacked(version: str, cache: Path, work: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m dsfields.extract.source_names [--sdists DIR]``: write ``generated/source-names.json``."""
+    """``python -m dsfields.extract.source_index [--sdists DIR]``: write ``generated/source-names.json``."""
     import argparse
     import tempfile
 
     from dsfields.model.store import available_versions, repo_generated_dir
 
-    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.source_names")
+    parser = argparse.ArgumentParser(prog="python -m dsfields.extract.source_index")
     parser.add_argument("--sdists", type=Path, default=Path.home() / ".cache" / "dsfields" / "sdist",
                         help="folder of <version>/deepspeed-<version>.tar.gz (the snapshot factory's cache)")
     args = parser.parse_args(argv)
