@@ -420,3 +420,24 @@ def test_errors_page_shows_exactly_the_releases_entries_with_the_fix_in_its_lang
                        flags=re.S)
         words = re.sub(r"`[^`]*`|DS\d+|\b[\d.]+\b|DeepSpeed|ID", " ", words)
         assert not re.findall(r"\b[A-Za-z]+ [A-Za-z]+ [A-Za-z]+ [A-Za-z]+\b", words)
+
+
+def test_unfilled_batch_autos_show_the_error_of_their_combination(golden_docs):
+    """Template A leaves all three batch keys "auto": DeepSpeed's completion returns early and `train_batch > 0`
+    fails, not the division a lone "auto" meets; template C (micro batch and accumulation "auto", no batch size)
+    fails in their product (audit r3, read in 0.10.3's and 0.14.4's config.py and run)."""
+    from dsfields.model.batch import BATCH_KEYS, unfilled_auto_error
+
+    assert unfilled_auto_error("auto", "auto", "auto") == (
+        "TypeError: '>' not supported between instances of 'str' and 'int'")
+    assert unfilled_auto_error(None, "auto", "auto") == "TypeError: can't multiply sequence by non-int of type 'str'"
+    assert unfilled_auto_error("auto", 4, None) == "TypeError: unsupported operand type(s) for //: 'str' and 'int'"
+    assert unfilled_auto_error(32, 4, None) is None and unfilled_auto_error(None, None, None) is None
+    text = (golden_docs / "1.1.0" / "config-templates.md").read_text(encoding="utf-8")
+    template_a, rest = text.split("## A.", 1)[1].split("## B.", 1)
+    template_c = rest.split("## C.", 1)[1]
+    for key in BATCH_KEYS:
+        row = next(line for line in template_a.splitlines() if f'#{key}"' in line)
+        assert "TypeError: '&gt;' not supported between instances of 'str' and 'int'" in row, row
+    rows_c = [line for line in template_c.splitlines() if any(f'#{key}"' in line for key in BATCH_KEYS)]
+    assert rows_c and all("can't multiply sequence" in row for row in rows_c if '"auto"' in row), rows_c

@@ -290,3 +290,107 @@ def test_the_cpu_lion_exemption_is_shown_from_0_17_6_only():
         before = _lookup("--version", "0.17.5", "--lang", lang, "zero_force_ds_cpu_optimizer")
         after = _lookup("--version", "0.17.6", "--lang", lang, "zero_force_ds_cpu_optimizer")
         assert "DeepSpeedCPULion" not in before and "DeepSpeedCPULion" in after, lang
+
+
+# ---------------------------------------------------------------- audit r3: names of the release's source
+
+
+OLD_SENTENCES = {
+    # the sentences the audit of 0.10.3 found, as they were written (each true of a later release only)
+    "zero_optimization.zero_hpz_partition_size": "Stage 3 only; AutoEP with stage 3 rejects values above 1.",
+    "zero_optimization.zero_quantized_gradients": "Stage 3 only; not supported together with AutoEP.",
+    "zero_optimization.sub_group_size": "Smaller values give finer granularity to `offload_optimizer.ratio`.",
+    "fp16.fp16_master_weights_and_grads": "The ZeRO optimizer passes this to `_configure_master_weights`.",
+    "checkpoint.load_universal": "It is produced offline with `deepspeed/checkpoint/ds_to_universal.py`.",
+}
+
+
+@pytest.mark.parametrize("path", sorted(OLD_SENTENCES))
+def test_a_name_of_a_later_source_shown_on_an_old_release_is_caught(raws, vocabulary, path):
+    """A function, module file, feature word or partial key path that only later releases' source has is caught on
+    0.10.3 and passes on the newest release (the source index, ``generated/source-names.json``)."""
+    old, newest = Facts.of_raw(raws["0.10.3"]), Facts.of_raw(raws[VERSIONS[-1]])
+    assert contradictions(path, OLD_SENTENCES[path], old, vocabulary), path
+    assert not contradictions(path, OLD_SENTENCES[path], newest, vocabulary), path
+
+
+def test_a_module_level_name_no_release_defines_is_caught(raws, vocabulary):
+    """``deepspeed.comm.start_profiling_op`` is a method of the comms logger in every release, never a function of
+    ``deepspeed.comm``; the logger's own spelling passes, and so does a real function of the module."""
+    for version in ("0.10.3", VERSIONS[-1]):
+        facts = Facts.of_raw(raws[version])
+        assert contradictions("comms_logger.prof_ops", "`deepspeed.comm.start_profiling_op([...])` edits it.",
+                              facts, vocabulary)
+        assert not contradictions("comms_logger.prof_ops", "`deepspeed.comm.comms_logger.start_profiling_op([...])`.",
+                                  facts, vocabulary)
+        assert not contradictions("comms_logger", "call `deepspeed.comm.log_summary()`.", facts, vocabulary)
+
+
+def test_an_autoep_sentence_in_chinese_shown_on_an_old_release_fails(raws, vocabulary, tmp_path, monkeypatch):
+    """Mutation: zero_hpz_partition_size's AutoEP piece unscoped (as it was) is caught on 0.10.3 in both languages."""
+    copy = tmp_path / "prose"
+    shutil.copytree(prose.PROSE_DIR, copy)
+    for lang, piece in (("en", '{since = "0.19.3", text = "; AutoEP with stage 3 rejects values above 1"}'),
+                        ("zh", '{since = "0.19.3", text = "；stage 3 下的 AutoEP 不接受大于 1 的值"}')):
+        (copy / f"{lang}.jsonl").unlink()
+        source = copy / lang / "zero_optimization.toml"
+        text = source.read_text(encoding="utf-8")
+        assert piece in text, lang
+        source.write_text(text.replace(piece, piece.replace('since = "0.19.3", ', "")), encoding="utf-8")
+    monkeypatch.setattr(prose, "PROSE_DIR", copy)
+    prose.read_file.cache_clear()
+    prose._compiled_lines.cache_clear()
+    try:
+        found = {lang: release_contradictions(raws["0.10.3"], lang, vocabulary) for lang in prose.LANGUAGES}
+    finally:
+        monkeypatch.undo()
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()
+    for lang in prose.LANGUAGES:
+        assert any("zero_hpz_partition_size body: names AutoEP" in f for f in found[lang]), found[lang]
+
+
+def test_a_torch_fallback_named_like_a_deepspeed_type_is_framed_as_torch(raws):
+    """Where the catalogue lists a torch.optim fallback whose name is DeepSpeed's own type in another release (torch's
+    ``Muon`` on 0.10.3, DeepSpeed's ``muon`` from 0.19.x), its entry says it is torch's class, in both languages:
+    a reader must not take it for the DeepSpeed optimizer of later releases."""
+    own = {n.lower() for raw in raws.values() for key in ("optimizers", "schedulers")
+           for n, e in ((raw.get(key) or {}).get("names") or {}).items() if prose.own_type(e)}
+    checked, bare = 0, []
+    for version, raw in raws.items():
+        scope = prose.Scope.of_raw(raw)
+        for key in ("optimizers", "schedulers"):
+            catalog = raw.get(key) or {}
+            section = catalog.get("section") or key[:-1]
+            for name, entry in (catalog.get("names") or {}).items():
+                if prose.own_type(entry) or name.lower() not in own:
+                    continue
+                checked += 1
+                for lang in prose.LANGUAGES:
+                    ex = prose.explain_type(section, name, lang, scope)
+                    if ex is None or f"torch.optim.{name}" not in ex.summary:
+                        bare.append((version, lang, name))
+    assert checked and bare == []
+
+
+def test_behaviour_that_changed_is_shown_per_release():
+    """The audit's items whose behaviour changed between releases, shown per release in both languages (each
+    boundary read in the sdists: WarmupLR's optimizer-lr fallback from 0.17.2, the stage 3 elastic_checkpoint
+    warning from 0.19.3, AutoEP's refusals from 0.19.3)."""
+    def scope(version: str) -> prose.Scope:
+        return prose.Scope.of_snapshot(load(version))
+
+    for lang, fixed, fallback in (("en", "0.001", "each param group's own `lr`"),
+                                  ("zh", "0.001", "各 param group 在优化器里的 `lr`")):
+        before, after = (prose.explain_type("scheduler", "WarmupLR", lang, scope(v)) for v in ("0.17.1", "0.17.2"))
+        assert fixed in before.body and fallback not in before.body and fallback in after.body, lang
+        assert "1e3" not in before.pitfall and "1e3" in prose.explain_type("scheduler", "WarmupLR", lang,
+                                                                          scope("0.19.3")).pitfall
+    for lang, warning in (("en", "logs a warning"), ("zh", "打印一条警告")):
+        assert warning not in prose.explain("zero_optimization.elastic_checkpoint", lang, scope("0.19.2")).body
+        assert warning in prose.explain("zero_optimization.elastic_checkpoint", lang, scope("0.19.3")).body
+        assert "AutoEP" not in prose.explain("zero_optimization.zero_quantized_gradients", lang, scope("0.19.2")).body
+        assert "AutoEP" in prose.explain("zero_optimization.zero_quantized_gradients", lang, scope("0.19.3")).body
+    for lang in prose.LANGUAGES:  # "sgd" never ends in "None is not callable"
+        sgd = prose.explain_type("optimizer", "SGD", lang, scope("0.10.3")).body
+        assert "sgd is not a supported DeepSpeed Optimizer" in sgd and "None" not in sgd, lang

@@ -176,3 +176,26 @@ def test_a_muon_sentence_on_an_old_release_page_is_found(built_site, releases):
     assert any("Muon" in c for c in claims) and any("zenflow" in c for c in claims), claims
     # true of the release that has them
     assert not [c for c in releases.claims("0.19.8", kind, shown_lines(text)) if "Muon" in c or "zenflow" in c]
+
+
+def test_later_source_names_on_an_old_release_page_are_found(built_site, releases):
+    """Mutation (audit r3): the sentences that escaped, put back on 0.10.3's own zero_optimization page, are found
+    there (AutoEP, a private function, a module file, a key path written from its section, a module function no
+    release defines) and, except the last, not on the newest release's page."""
+    site = Path(built_site.site)
+    kind, page = next((k, p) for k, p in release_pages(site, "en", "0.10.3")
+                      if k == "fields" and p.parent.name == "zero_optimization")
+    sentences = ("Stage 3 only; AutoEP with stage 3 rejects values above 1.",
+                 "The ZeRO optimizer passes this to <code>_configure_master_weights</code>.",
+                 "Convert it with <code>deepspeed/checkpoint/ds_to_universal.py</code>.",
+                 "It gives finer granularity to <code>offload_optimizer.ratio</code>.",
+                 "<code>deepspeed.comm.start_profiling_op([...])</code> edits the list.")
+    text = page.read_text(encoding="utf-8").replace(
+        "</article>", "".join(f"<p>{s}</p>" for s in sentences) + "</article>", 1)
+    claims = releases.claims("0.10.3", kind, shown_lines(text))
+    for name in ("AutoEP", "_configure_master_weights", "ds_to_universal", "offload_optimizer.ratio",
+                 "deepspeed.comm.start_profiling_op"):
+        assert any(f"names {name}" in c or f"names key {name}" in c for c in claims), (name, claims)
+    inserted = shown_lines("<article>" + "".join(f"<p>{s}</p>" for s in sentences) + "</article>")
+    later = releases.claims(list(releases.training)[-1], kind, inserted)
+    assert later and all("start_profiling_op" in c for c in later), later

@@ -518,8 +518,15 @@ class Release:
         for fix in example.get("corrections") or []:
             parent = fix["seed_path"].rpartition(".")[0]
             corrections.append({**fix, "parent": parent, "parent_section": self.sections_raw.get(parent)})
+        # The batch keys' "auto" fails as a combination (template A's three "auto" meet `train_batch > 0`), not as
+        # each key's own probe beside numbers: their cell says what this template's combination raises.
+        from dsfields.model.batch import BATCH_KEYS, unfilled_auto_error
+
+        given = {path: value for path, value, _ in rows if path in BATCH_KEYS}
+        batch_error = unfilled_auto_error(*(given.get(k) for k in BATCH_KEYS)) if "auto" in given.values() else None
         return {**example, "config": config, "text": format_config(config), "rows": rows,
-                "dropped": sorted(outermost), "corrections": corrections}
+                "dropped": sorted(outermost), "corrections": corrections,
+                "batch_auto_error": batch_error, "batch_keys": BATCH_KEYS}
 
 
 # ---------------------------------------------------------------- the site

@@ -84,6 +84,41 @@ def at_one_rank(config: dict[str, Any], *, only_a_multiple: bool = False) -> dic
     return out
 
 
+def unfilled_auto_error(tbs: Any, micro: Any, gas: Any, world: int = 1) -> str | None:
+    """The error DeepSpeed alone raises when some of the three keys keep an unfilled ``"auto"`` (a string), or None.
+
+    It runs DeepSpeed's completion and assertions (``_set_batch_related_parameters``, then ``_batch_assertion``) with
+    the same Python operations on the same values, so the error is the one the combination meets first: with all
+    three ``"auto"`` (template A) the completion returns early and ``train_batch > 0`` fails; with the micro batch and
+    accumulation ``"auto"`` and no batch size (template C) their product fails; a lone ``"auto"`` beside numbers fails
+    in the division or the comparison that first touches it. The wording is Python's, the same in every release."""
+    try:
+        if tbs is not None and micro is not None and gas is not None:
+            pass
+        elif tbs is not None and micro is not None:
+            gas = tbs // micro
+            gas //= world
+        elif tbs is not None and gas is not None:
+            micro = tbs // world
+            micro //= gas
+        elif micro is not None and gas is not None:
+            tbs = micro * gas
+            tbs *= world
+        elif tbs is not None:
+            gas, micro = 1, tbs // world
+        elif micro is not None:
+            tbs, gas = micro * world, 1
+        else:
+            return None
+        for value in (tbs, micro, gas):
+            if not value > 0:
+                return None  # a number DeepSpeed refuses by assertion: not a string's error
+        _ = tbs == micro * gas * world
+    except TypeError as exc:
+        return f"TypeError: {exc}"
+    return None
+
+
 def integral(value: int | float) -> bool:
     """``value`` is a whole number; ints of any size never go through float (which overflows)."""
     return isinstance(value, int) or value.is_integer()

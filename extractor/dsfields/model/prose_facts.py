@@ -19,16 +19,23 @@ What counts as a claim is deliberately narrow, so that a finding is a real contr
 - an identifier (issue 39): a class, function, constant, optimizer/scheduler type or model name, spelled as
   code (backticked, CamelCase, ``snake_case``, ``UPPER_CASE``, ``name()``), that some release's snapshot
   records in one of its identifier slots (:func:`identifiers_of`) and the release shown records nowhere
-  (``DeepSpeedCPULion`` before 0.11.0, ``get_bfloat16_config`` before 0.17.1, ``WarmupCosineLR``).
+  (``DeepSpeedCPULion`` before 0.11.0, ``get_bfloat16_config`` before 0.17.1, ``WarmupCosineLR``);
+- a name of the release's source (issue 39, continued; :mod:`dsfields.model.source_names`): a function, class or
+  module spelled as code that some release's source defines and the release shown does not
+  (``_configure_master_weights`` before 0.18.3, ``deepspeed/checkpoint/ds_to_universal.py`` before 0.11.2), a
+  CamelCase feature word that begins no name of the release shown but names of another (``AutoEP``:
+  ``AutoEPConfig``), and a ``deepspeed.`` dotted name whose module the release has but which that module does not
+  define (``deepspeed.comm.start_profiling_op``, a method of the comms logger, never a function of the module).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from dsfields.model import chinese
+from dsfields.model import chinese, source_names
 from dsfields.model.prose import own_type, release_key
 
 RELEASE = re.compile(r"(?<![\w.])(0\.\d+\.\d+)(?![\w]|\.\d)")
@@ -37,6 +44,8 @@ PRODUCT = "deepspeed"
 """The project's own name is no feature (a key somewhere is called ``deepspeed``)."""
 BACKTICKED = re.compile(r"`([^`]+)`")
 IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_*]+)*")
+CODE_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_*]+)*")
+"""A dotted name as code spells it: a private name (``_configure_master_weights``) keeps its underscore."""
 WORD = re.compile(r"(?<![\w`.])([A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*)(?![\w`])")
 CAMEL = re.compile(r"[a-z][A-Z]")
 CAPITALISED = re.compile(r"^[A-Z][a-z0-9]+$")
@@ -57,6 +66,9 @@ BOOLEANS_REFUSED = (re.compile(r"\bbooleans (?:are|get) rejected\b", re.IGNORECA
                     re.compile(chinese.text("model.prose_facts.booleans_refused_claim")))
 """A claim that the key refuses ``true``/``false``: checked against the release's value probe of ``true``."""
 SENTENCE = re.compile("(?<=[.;:。；!?！？])\\s+|\\n+")
+MODULE_FILE = re.compile(r"^deepspeed(?:/\w+)+\.py$")
+"""A module of DeepSpeed named by its file (``deepspeed/checkpoint/ds_to_universal.py``)."""
+UNKNOWN = object()
 
 
 CODE_WORD = re.compile(r"(?<![\w.`])([A-Za-z_][A-Za-z0-9_]*)(?![\w`])")
@@ -132,7 +144,7 @@ def code_words(text: str) -> list[str]:
     name, and outside backticks every such word."""
     out = []
     for quoted in BACKTICKED.findall(text):
-        for ident in IDENT.findall(quoted):
+        for ident in CODE_IDENT.findall(quoted):
             out += [part for part in _split(ident) if _distinctive(part)]
     bare = BACKTICKED.sub(" ", text)
     out += [match.group(1) for match in CODE_WORD.finditer(bare) if _distinctive(match.group(1))]
@@ -144,7 +156,10 @@ def words_of(snapshot: dict[str, Any]) -> set[str]:
     name (``DeepSpeedConfig``, which no slot of an old snapshot records) is one the release has."""
     import json
 
-    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", json.dumps(snapshot, ensure_ascii=False)))
+    text = json.dumps(snapshot, ensure_ascii=False)
+    # dotted names too: a docstring of the release that names `deepspeed.inference.HFBertLayerPolicy` is DeepSpeed's
+    # own words, shown as they are, not a claim of ours
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) | set(re.findall(r"[A-Za-z_]\w*(?:\.\w+)+", text))
 
 
 def _norm(name: str) -> str:
@@ -171,9 +186,17 @@ class Facts:
     """:func:`words_of` the snapshot: an identifier named anywhere in it is one the release has."""
     takes_true: dict[str, bool] = field(default_factory=dict)
     """Path → whether the release accepts ``true`` there, for keys whose ``true`` was probed."""
+    source: source_names.SourceNames | None = None
+    """What the release's source defines (None where the index lacks the release: no source claim is judged)."""
+    prefixes: frozenset[str] = frozenset()
+    """:func:`camel_prefixes` of ``source.names``: the CamelCase words a name the release spells begins with."""
+    tails: set[str] = field(default_factory=set)
+    """:func:`tails_of` the paths."""
 
     @classmethod
-    def of_raw(cls, snapshot: dict[str, Any]) -> Facts:
+    def of_raw(cls, snapshot: dict[str, Any], source: Any = UNKNOWN) -> Facts:
+        """``source``: the release's :class:`~dsfields.model.source_names.SourceNames`; by default read from the
+        committed index for the snapshot's version."""
         fields = snapshot.get("fields") or {}
         paths = {*fields, *(snapshot.get("sections") or {}), *(snapshot.get("removed") or {})} - {""}
         names = {part for p in paths for part in p.split(".") if part != "*"}
@@ -191,10 +214,14 @@ class Facts:
         # release still knows (it rejects it): naming it is no contradiction.
         sections = {s for s in [*(snapshot.get("sections") or {}), *(snapshot.get("removed") or {})]
                     if s and "." not in s}
-        return cls(str(snapshot.get("deepspeed_version")), paths, names,
+        version = str(snapshot.get("deepspeed_version"))
+        if source is UNKNOWN:
+            source = source_names.of_release(version)
+        return cls(version, paths, names,
                    {_norm(n) for n in names | types}, {_norm(n) for n in sections | types},
                    {p: r.get("default") for p, r in fields.items() if isinstance(r, dict)},
-                   identifiers_of(snapshot), words_of(snapshot), _takes_true(fields))
+                   identifiers_of(snapshot), words_of(snapshot), _takes_true(fields), source,
+                   camel_prefixes(source.names) if source is not None else frozenset(), tails_of(paths))
 
 
 @dataclass
@@ -206,13 +233,37 @@ class Vocabulary:
     features: set[str] = field(default_factory=set)
     products: set[str] = field(default_factory=set)
     identifiers: set[str] = field(default_factory=set)
+    source_names: set[str] = field(default_factory=set)
+    """Every name some release's source defines (a function, class or module)."""
+    source_qualified: set[str] = field(default_factory=set)
+    prefixes: set[str] = field(default_factory=set)
+    tails: set[str] = field(default_factory=set)
 
     def add(self, facts: Facts) -> None:
         self.paths |= facts.paths
+        self.tails |= facts.tails
         self.names |= facts.names
         self.features |= facts.features
         self.products |= facts.products
         self.identifiers |= facts.identifiers
+        if facts.source is not None:
+            self.source_names |= facts.source.defined
+            self.source_qualified |= facts.source.qualified
+            self.prefixes |= camel_prefixes(facts.source.defined)
+
+
+@cache
+def camel_prefixes(names: frozenset[str]) -> frozenset[str]:
+    """Each CamelCase head a name begins with, up to a capital that starts a new word or an ``_``: ``AutoEPMoELayer``
+    gives ``Auto``, ``AutoEP``, ``AutoEPMo``, ``AutoEPMoE``...; ``ZenFlowCPUAdam`` gives ``ZenFlow``. A feature word
+    of prose (``AutoEP``) is one a release has when a class or function of its source begins with it."""
+    out = set()
+    for name in names:
+        for at in range(2, len(name)):
+            if name[at].isupper() or name[at] == "_":
+                out.add(name[:at])
+        out.add(name)
+    return frozenset(out)
 
 
 def _params_of(entry: Any) -> list[Any]:
@@ -276,6 +327,8 @@ def contradictions(path: str, text: str, facts: Facts, vocabulary: Vocabulary) -
                 continue  # a constructor argument of a type the release builds
             if name in vocabulary.paths and name not in facts.paths:
                 found.append(f"names key {name}, which {facts.version} lacks")
+            elif name not in vocabulary.paths and name in vocabulary.tails and name not in facts.tails:
+                found.append(f"names key {name}, which {facts.version} lacks")  # a path written from a section down
         elif name in vocabulary.names and name not in facts.names and "_" in name:
             found.append(f"names key {name}, which {facts.version} lacks")
     bare = BACKTICKED.sub(" ", text)
@@ -299,7 +352,73 @@ def contradictions(path: str, text: str, facts: Facts, vocabulary: Vocabulary) -
         if word in vocabulary.identifiers and word not in facts.identifiers and word not in facts.words \
                 and f" {word}," not in said and f" {word.lower()}," not in said:
             found.append(f"names {word}, which {facts.version} lacks")
+    found += _source_claims(text, facts, vocabulary, " ".join(found))
     found += _default_claims(path, text, facts)
+    return found
+
+
+def tails_of(paths: set[str]) -> set[str]:
+    """Each dotted tail of the paths, a path written from a section down: ``zero_optimization.offload_optimizer.ratio``
+    gives ``offload_optimizer.ratio`` (a single key name is no tail: key names are checked as names)."""
+    out = set()
+    for path in paths:
+        parts = path.split(".")
+        out.update(".".join(parts[at:]) for at in range(1, len(parts) - 1))
+    return out
+
+
+@cache
+def _lowered(names: frozenset[str]) -> str:
+    return "\n".join(sorted(n.lower() for n in names))
+
+
+def _spelled_within(word: str, source: source_names.SourceNames) -> bool:
+    """Whether the release's source spells the feature word inside a name in any case (``LoRA`` in ``fuse_lora``): a
+    feature the release has under a lower-case spelling is one it has."""
+    return word.lower() in _lowered(source.names)
+
+
+def _source_claims(text: str, facts: Facts, vocabulary: Vocabulary, said: str) -> list[str]:
+    """What ``text`` names of DeepSpeed's source that the release's source does not define (module docstring)."""
+    source = facts.source
+    if source is None:
+        return []
+    found: list[str] = []
+
+    def lacks(name: str, what: str = "") -> None:
+        if f" {name}," not in said and not any(f" {name}," in f for f in found):
+            found.append(f"names {name}, which {facts.version} {what or 'lacks'}")
+
+    for word in dict.fromkeys(code_words(text)):
+        if word in facts.identifiers or word in facts.words or word in source.names:
+            continue
+        if word in vocabulary.source_names or (CAMEL.search(word) and word in vocabulary.prefixes
+                                               and word not in facts.prefixes and not _spelled_within(word, source)):
+            lacks(word)
+    bare = BACKTICKED.sub(" ", text)
+    for word in WORD.findall(bare):  # a feature word (AutoEP) that begins names of other releases only
+        if CAMEL.search(word) and "_" not in word and word not in facts.prefixes and word in vocabulary.prefixes \
+                and word not in facts.words and word not in facts.identifiers and not _spelled_within(word, source):
+            lacks(word)
+    for quoted in BACKTICKED.findall(text):
+        quoted = quoted.strip()
+        if MODULE_FILE.match(quoted):
+            module = quoted[:-len(".py")].replace("/", ".")
+            if module not in source.modules:
+                lacks(quoted)
+            continue
+        for dotted in IDENT.findall(quoted):
+            parts = dotted.rstrip(".").split(".")
+            if parts[0] != PRODUCT or len(parts) < 2:
+                continue
+            known = max((n for n in range(1, len(parts) + 1) if ".".join(parts[:n]) in source.qualified), default=0)
+            prefix = ".".join(parts[:known])
+            if known == len(parts) or prefix not in source.modules:
+                continue  # all of it defined, or an attribute of an object the module defines
+            name = ".".join(parts[:known + 1])
+            if name in facts.words or dotted.rstrip(".") in facts.words:
+                continue  # the release's own texts (a docstring shown as it is) spell it so
+            lacks(name, "lacks" if name in vocabulary.source_qualified else "does not define (nor does any release)")
     return found
 
 
