@@ -55,10 +55,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import namedtuple
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from dsfields.model.records import Field, Snapshot
 from dsfields.model.renames import replacement_of
@@ -86,7 +86,11 @@ FAILURES_FILE = "failures.json"
 
 GENERATED_BY = "python -m dsfields.model.history"
 
-Record = dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up time (an unknown key reads the index); annotations are strings
+    from typing import Any
+
+Record = dict
 """A JSON object as stored (what the events carry, so that ``--json`` and the index stay plain data)."""
 
 
@@ -123,20 +127,17 @@ _RANK = {kind: i for i, kind in enumerate(EventKind)}
 _ARRIVALS = (EventKind.INTRODUCED, EventKind.REINTRODUCED)
 
 
-class HistoryEvent(NamedTuple):
-    """One change of one key between a release and the previous committed snapshot.
+class HistoryEvent(namedtuple("HistoryEvent", "version kind old new", defaults=(None, None))):
+    """One change of one key between a release and the previous committed snapshot: ``version``, the first
+    DeepSpeed release (among committed snapshots) showing the change; its ``kind`` (:class:`EventKind`); ``old``,
+    the value before (type, default, deprecation record, old path), None where there is none; ``new``, the value
+    from ``version`` on (for ``became_removed``, DeepSpeed's message).
 
-    A NamedTuple rather than a dataclass: ``dataclasses`` imports ``inspect``, which costs
-    ``dsfields lookup`` more start-up time than everything else it needs.
+    A named tuple rather than a dataclass (``dataclasses`` imports ``inspect``) or ``typing.NamedTuple`` (``typing``):
+    both cost ``check`` and ``lookup`` start-up time.
     """
 
-    version: str
-    """The first DeepSpeed release (among committed snapshots) showing the change."""
-    kind: EventKind
-    old: Any = None
-    """The value before (type, default, deprecation record, old path), ``None`` where there is none."""
-    new: Any = None
-    """The value from ``version`` on; for ``became_removed``, DeepSpeed's message."""
+    __slots__ = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {"version": self.version, "kind": self.kind.value, "old": self.old, "new": self.new}
@@ -166,11 +167,11 @@ def _deprecation(record: Field) -> Record | None:
 _PRESENT, _REJECTED = "present", "rejected"
 
 
-class _State(NamedTuple):
-    kind: str
-    """``present`` or ``rejected``; absent keys have no state."""
-    value: Any
-    """The :class:`Field` (present) or DeepSpeed's message (rejected)."""
+class _State(namedtuple("_State", "kind value")):
+    """``kind``: ``present`` or ``rejected`` (absent keys have no state); ``value``: the :class:`Field` (present) or
+    DeepSpeed's message (rejected)."""
+
+    __slots__ = ()
 
 
 def _rejecting_ancestor(path: str, removed: dict[str, Any]) -> str | None:
@@ -583,15 +584,12 @@ def next_release(versions: list[str], version: str) -> str | None:
     return versions[at + 1] if at + 1 < len(versions) else None
 
 
-class Departure(NamedTuple):
-    """How a key left the releases up to one: the release it went in, the last that had it, and what it became."""
+class Departure(namedtuple("Departure", "kind version last renamed_to", defaults=(None,))):
+    """How a key left the releases up to one: ``kind`` (``removed``, ``became_removed`` or ``renamed``), the release
+    it went in (``version``), the last that had it (``last``: the committed release before ``version``, None when
+    ``version`` is the oldest snapshot), and what it became (``renamed_to``)."""
 
-    kind: EventKind
-    """``removed``, ``became_removed`` or ``renamed``."""
-    version: str
-    last: str | None
-    """The committed release before ``version`` (None when ``version`` is the oldest snapshot)."""
-    renamed_to: str | None = None
+    __slots__ = ()
 
 
 def departure(path: str, until: str, generated: Path | None = None, *,

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs check's start-up time; annotations are strings anyway
+    from typing import Any
 
 try:  # CPython's own SHA-256 (the same digest): hashlib's OpenSSL start-up costs a quick command ~2 ms
     from _sha256 import sha256 as _sha256  # Python 3.11
