@@ -279,3 +279,21 @@ def configure(zero_stage):
         action, fix, _ = _fix(message, occurrence, occurrence.keys, lang)
         assert action == "no_change" and "`train_batch_size`" in fix
     assert "nothing to change" in _fix(message, occurrence, occurrence.keys, "en")[1]
+
+
+def test_a_plain_english_word_that_is_also_a_key_counts_only_quoted() -> None:
+    """ "Expert checkpoint file not found" is about a file, not the ``checkpoint`` section; "`checkpoint` must be a
+    dict" names it."""
+    snapshot = {**SNAPSHOT, "fields": {**SNAPSHOT["fields"], "checkpoint": {
+        "key": "checkpoint", "section": "", "source": {"file": "deepspeed/runtime/config.py"}}}}
+    source = '''
+def load(path):
+    if not path:
+        raise ValueError(f"Expert checkpoint file not found: {path}")
+    if path == 2:
+        raise ValueError("`checkpoint` must be a dict of options")
+'''
+    entries, _ = scan_modules({"deepspeed/runtime/x.py": source}, snapshot)
+    keys = {e["pattern"]: e["keys"] for e in entries}
+    assert keys == {"Expert checkpoint file not found: {path}": [],
+                    "`checkpoint` must be a dict of options": ["checkpoint"]}

@@ -788,9 +788,9 @@ def compute(settings: Settings, model: Model, assumptions: list[Note] | None = N
                      + (" (a second buffer with overlap_comm)" if count == 2 else ""),
                      settings=("reduce_bucket_size", "overlap_comm", "contiguous_gradients")))
         add(Term("allgather_bucket", 0, "gpu", "stage12_allgather",
-                 "0: the updated partitions are all-gathered in place into the flat 16-bit buffer "
-                 f"(all_gather_into_tensor); allgather_bucket_size {settings.allgather_bucket_size} only "
-                 "splits the calls where that is missing, into views of the same buffer",
+                 "0: the updated partitions are all-gathered in place into the flat 16-bit buffer; "
+                 f"allgather_bucket_size {settings.allgather_bucket_size} only splits the calls into views of the "
+                 "same buffer",
                  settings=("allgather_bucket_size",), also=("stage12_allgather_shards",)))
         if settings.offload_optimizer != "none":
             if model.largest_layer:
@@ -1697,9 +1697,11 @@ def run(args: argparse.Namespace) -> int:
              chinese.text("estimate.host_figures_keep_deepspeed_s_additional",
                           ADDITIONAL_BUFFER_FACTOR=ADDITIONAL_BUFFER_FACTOR)),
         *([] if replace(settings.parallel, deepcompile=False).declared else [
-            Note("data parallel only: the config declares no tensor, pipeline or sequence parallelism, no AutoEP, "
-                 "no hpZ or MiCS",
-                 chinese.text("estimate.data_parallel_only_the_config_declares"))]),
+            Note("data parallel only: the config declares no tensor, pipeline or sequence parallelism"
+                 + "".join(f", no {name}" for name in _parallel_features(snapshot)),
+                 chinese.text("estimate.data_parallel_only_base")
+                 + "".join(chinese.text("estimate.data_parallel_only_no", feature=name)
+                           for name in _parallel_features(snapshot)))]),
         Note("not modelled: the CUDA context (~0.3-1 GiB per GPU), NCCL's own buffers, the allocator's "
              "fragmentation and cache, logits and loss (s·b·vocab), temporary tensors of kernels",
              chinese.text("estimate.not_modelled_the_cuda_context_gib")),
@@ -1718,3 +1720,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_text(answer, config.name, settings, lang))
     return 0
+
+
+_PARALLEL_FEATURES = (("AutoEP", "expert_parallel"), ("hpZ", "zero_optimization.zero_hpz_partition_size"),
+                      ("MiCS", "zero_optimization.mics_shard_size"))
+"""Ways of sharding or parallelism beyond data parallel, named by the config key that turns each on."""
+
+
+def _parallel_features(snapshot: Any) -> list[str]:
+    """The features of :data:`_PARALLEL_FEATURES` the release has (a config declaring none is data parallel only;
+    a release without one is not told of it)."""
+    raw = getattr(snapshot, "raw", {}) or {}
+    known = set(raw.get("fields") or {}) | set(raw.get("sections") or {})
+    return [name for name, key in _PARALLEL_FEATURES if key in known]
+

@@ -363,8 +363,12 @@ class KeyMap:
     def paths_in_text(self, text: str, section: str | None) -> list[str]:
         """Dotted paths, ``section.key`` and unique key names quoted in literal message text."""
         found: list[str] = []
-        for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
-            if word in self.paths and (self.plain_words or "." in word or "_" in word):
+        for match in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
+            word = match.group()
+            # a plain English word that is also a key ("checkpoint", "optimizer") counts only quoted, as a key
+            quoted = match.start() > 0 and text[match.start() - 1] in "`'\""
+            plain = "." not in word and "_" not in word and not any(c.isdigit() for c in word)
+            if word in self.paths and (not plain or (self.plain_words and quoted)):
                 found.append(word)
                 continue
             leaf = word.rsplit(".", 1)[-1]
