@@ -487,6 +487,11 @@ def test_errors_page_shows_the_readers_release_only_and_names_a_message_it_lacks
                 " v.querySelector('.dsf-error__v')?.textContent])")
             wrong = [(i, label, v) for i, label, v in shown if i in ids and (label not in own[i] or v != old)]
             assert len(shown) > len(ids) // 2 and not wrong, wrong[:5]
+            # a minimal config is shown only where that release's check reports the message, naming the release
+            configs = page.eval_on_selector_all(
+                "section.dsf-error:not([hidden]) .dsf-error__config:not([hidden]) summary code", "cs => cs.map(c => "
+                "c.textContent)")
+            assert configs and all(c.endswith(f"--version {old}") for c in configs), configs
         finally:
             browser.close()
 

@@ -190,6 +190,11 @@ def test_errors_index_entries_and_their_minimal_configs(tmp_path: Path) -> None:
         config = tmp_path / f"{entry['id']}.json"
         config.write_text(json.dumps(entry["config"]["config"]), encoding="utf-8")
         extra = ["--optimizer-from-code"] if entry["config"]["optimizer_from_code"] else []
-        code, out, _ = run("check", str(config), "--version", entry["config"]["release"], "--format", "json", *extra)
-        ids = {f["id"] for f in json.loads(out)["files"][0]["findings"]}
-        assert code == 1 and entry["id"] in ids, (entry["id"], ids)
+        shown = [VERSIONS[i] for first, last in entry["config"]["releases"] for i in range(first, last + 1)]
+        assert entry["config"]["release"] in shown
+        # the page shows the config to the readers of these releases, each told `check --version <theirs>`: the
+        # newest, the oldest and a middle one of them are checked through the CLI
+        for version in dict.fromkeys((shown[0], shown[len(shown) // 2], shown[-1])):
+            code, out, _ = run("check", str(config), "--version", version, "--format", "json", *extra)
+            ids = {f["id"] for f in json.loads(out)["files"][0]["findings"]}
+            assert code == 1 and entry["id"] in ids, (entry["id"], version, ids)

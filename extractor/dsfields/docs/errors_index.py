@@ -46,8 +46,17 @@ def minimal_configs(generated: str | None = None) -> dict[str, dict[str, Any]]:
     from dsfields.launch import catalogue
     from dsfields.model.store import available_versions, load_indexed
 
-    newest = available_versions(generated)[-1]
-    checker = checker_for(load_indexed(newest, generated), False)
+    universe = available_versions(generated)
+    newest = universe[-1]
+    checkers: dict[str, Any] = {}
+
+    def reported(version: str, config: dict[str, Any], options: Options) -> set[str]:
+        if version not in checkers:
+            checkers[version] = checker_for(load_indexed(version, generated), False)
+        report = FileReport("<example>", file_findings(checkers[version], parse(json.dumps(config)), options))
+        assign_ids([report], version)
+        return {finding.id for finding in report.findings if finding.id}
+
     found: dict[str, dict[str, Any]] = {}
     for rule in catalogue.RULES:
         if rule.raised_by != "deepspeed":
@@ -56,12 +65,14 @@ def minimal_configs(generated: str | None = None) -> dict[str, dict[str, Any]]:
             if example.style != "plain":
                 continue
             options = Options(optimizer_from_code=example.optimizer_from_code)
-            report = FileReport("<example>", file_findings(checker, parse(json.dumps(example.config)), options))
-            assign_ids([report], newest)
-            for finding in report.findings:
-                if finding.id and not finding.id.startswith("DSF") and finding.id not in found:
-                    found[finding.id] = {"config": example.config,
-                                         "optimizer_from_code": example.optimizer_from_code, "release": newest}
+            for message_id in sorted(reported(newest, example.config, options)):
+                if message_id.startswith("DSF") or message_id in found:
+                    continue
+                # the releases whose check reports it for this config too: the page shows the config to their readers
+                # only, each told of their own release
+                versions = [v for v in universe if message_id in reported(v, example.config, options)]
+                found[message_id] = {"config": example.config, "optimizer_from_code": example.optimizer_from_code,
+                                     "release": newest, "releases": _runs(versions, universe)}
     return found
 
 
@@ -124,8 +135,11 @@ def for_site(versions: list[str], lang: str, document: dict[str, Any] | None = N
         if runs:
             variants = [{**v, "releases": recount(v["releases"]), "fix": v["fix"].get(lang) or v["fix"]["en"],
                          "lines": _line_runs(v.get("lines") or {}, versions)} for v in entry["variants"]]
-            entries.append({**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"],
-                            "variants": [v for v in variants if v["releases"]]})
+            shown = {**entry, "releases": runs, "fix": entry["fix"].get(lang) or entry["fix"]["en"],
+                     "variants": [v for v in variants if v["releases"]]}
+            if entry.get("config"):
+                shown["config"] = {**entry["config"], "releases": recount(entry["config"].get("releases") or [])}
+            entries.append(shown)
     return {"format": FORMAT, "generated_by": "dsfields docs build", "lang": lang, "releases": list(versions),
             "entries": entries}
 

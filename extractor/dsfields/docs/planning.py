@@ -675,6 +675,7 @@ def error_groups(r: Any, site: Site, document: dict[str, Any]) -> list[dict[str,
             **entry, "runs": data_runs(entry["releases"]), "span": _span(site, entry["releases"], _),
             "variants": [variant(v, len(variants) > 1) for v in variants],
             "config_text": json.dumps(config["config"], indent=2, ensure_ascii=False) if config else None,
+            "config_runs": data_runs(config.get("releases") or []) if config else "",
         })
     return [grouped[number] for number in sorted(grouped)]
 
