@@ -440,3 +440,19 @@ def test_reaudit_r3_sentences_say_what_the_source_does():
     en = prose.explain("expert_parallel.has_shared_experts", "en", new).body
     assert "either one alone logs a warning and is ignored" not in en
 
+
+
+def test_site_sentences_of_the_reaudit_in_both_languages():
+    """The typos page's intro names the constructor keywords (optimizer.params, scheduler.params: a TypeError), the
+    "passed" label promises nothing about a receiver (progressive_layer_drop's dict goes to none: only theta and
+    gamma are read), and the deprecations page words pydantic's metadata for v1 and v2 alike."""
+    from dsfields.docs.filters import unknown_keys_text
+    from dsfields.model import chinese
+
+    label = unknown_keys_text({"unknown_keys": "passed"})
+    assert label != "passed" and "unchecked" in label
+    site = chinese.table("site")
+    assert label in site and "组件" not in site[label]
+    typos = [k for k in site if k.startswith("A misspelled key is")]
+    assert typos and all("optimizer.params" in k and "optimizer.params" in site[k] for k in typos)
+    assert not any("json_schema_extra" in k or "json_schema_extra" in v for k, v in site.items())
