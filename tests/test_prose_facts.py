@@ -456,3 +456,21 @@ def test_site_sentences_of_the_reaudit_in_both_languages():
     typos = [k for k in site if k.startswith("A misspelled key is")]
     assert typos and all("optimizer.params" in k and "optimizer.params" in site[k] for k in typos)
     assert not any("json_schema_extra" in k or "json_schema_extra" in v for k, v in site.items())
+
+
+def test_reaudit_of_0_14_4_sentences_are_scoped_by_release():
+    """0.14.4 has no bf16-support refusal (engine.py checks fp16 only until 0.16.0) and no dynamic batching; SGD's
+    pitfall counts ZeRO's fp32 master copy."""
+    old, new = _scope("0.14.4"), _scope(VERSIONS[-1])
+    for lang, refusal, dynamic in (("en", "no bf16 support", "dynamic"), ("zh", "不支持 bf16", "动态 batch")):
+        for key in ("bf16.enabled", "bfloat16.enabled"):
+            if prose.explain(key, lang, old) is None:
+                continue
+            assert refusal not in prose.explain(key, lang, old).body, (lang, key)
+        assert refusal in prose.explain("bf16.enabled", lang, new).body, lang
+        for key in ("data_efficiency.seed", "data_efficiency.data_sampling",
+                    "data_efficiency.data_sampling.num_workers"):
+            ex = prose.explain(key, lang, old)
+            assert dynamic not in ex.summary and dynamic not in ex.body, (lang, key)
+        sgd = prose.explain_type("optimizer", "SGD", lang, old).pitfall
+        assert "fp32" in sgd, lang
