@@ -149,3 +149,22 @@ def test_lookup_inference_shows_the_inference_prose_of_the_release_and_language(
     explanation = zh["matches"][0]["explanation"]
     assert explanation["lang"] == "zh" and CJK.search(explanation["summary"])
     assert explanation == inference_prose.explain("tensor_parallel.tp_size", "zh").as_dict()
+
+
+def test_max_out_tokens_is_checked_in_generate_only(raws):
+    """inference/engine.py (0.11.0 on): the "exceeds maximum length" RuntimeError is raised in ``_generate``
+    (installed as the engine's ``generate``), with or without kernel injection; forward calls are not checked."""
+    newest = max(raws, key=lambda v: tuple(int(x) for x in v.split(".")))
+    for lang in prose.LANGUAGES:
+        body = inference_prose.explain("max_out_tokens", lang, prose.Scope.of_raw(raws[newest])).body
+        assert "`generate()`" in body and "RuntimeError" in body, lang
+        assert "forward call with" not in body and "前向调用时报错" not in body, lang
+
+
+def test_training_mp_size_is_not_said_to_reshard(raws):
+    """containers/base.py stores training_mp_size into the kernels' config, which never reads it; re-splitting uses
+    the checkpoint JSON's tp_size/mp_size (replace_module.py), in every release."""
+    for version in raws:
+        for lang in prose.LANGUAGES:
+            body = inference_prose.explain("training_mp_size", lang, prose.Scope.of_raw(raws[version])).body
+            assert "`mp_size`" in body, (version, lang)

@@ -394,3 +394,83 @@ def test_behaviour_that_changed_is_shown_per_release():
     for lang in prose.LANGUAGES:  # "sgd" never ends in "None is not callable"
         sgd = prose.explain_type("optimizer", "SGD", lang, scope("0.10.3")).body
         assert "sgd is not a supported DeepSpeed Optimizer" in sgd and "None" not in sgd, lang
+
+
+# ---------------------------------------------------------------- re-audit r3 (0.10.3, 0.19.8)
+
+
+def _scope(version: str) -> prose.Scope:
+    return prose.Scope.of_snapshot(load(version))
+
+
+def test_adam_rows_name_only_what_the_release_does():
+    """0.10.3 neither pops ``foreach`` nor ``fp32_optimizer_states`` (FusedAdam gets it: a TypeError) and has no
+    ``bf16.bf16_optimizer_states``; 0.19.1 forces it false under bf16_optimizer_states, 0.19.6 pops it on every path
+    (engine.py of each sdist)."""
+    for lang, dropped, typeerror in (("en", "dropped", "TypeError"), ("zh", "丢弃", "TypeError")):
+        for name in ("adam", "adamw"):
+            old = prose.explain_type("optimizer", name, lang, _scope("0.10.3")).params
+            new = prose.explain_type("optimizer", name, lang, _scope(VERSIONS[-1])).params
+            assert "bf16_optimizer_states" not in old["fp32_optimizer_states"], (lang, name)
+            assert dropped not in old["fp32_optimizer_states"] and typeerror in old["fp32_optimizer_states"]
+            assert "bf16_optimizer_states" in new["fp32_optimizer_states"] and dropped in new["fp32_optimizer_states"]
+            assert "popped" not in old["foreach"] and "弹出" not in old["foreach"], (lang, name)
+    mid = prose.explain_type("optimizer", "adam", "en", _scope("0.19.5")).params["fp32_optimizer_states"]
+    assert "bf16_optimizer_states" in mid and "TypeError" in mid
+
+
+def test_reaudit_r3_sentences_say_what_the_source_does():
+    """The re-audit's wrong or misleading field sentences, in both languages."""
+    old, new = _scope("0.10.3"), _scope(VERSIONS[-1])
+    for lang in prose.LANGUAGES:
+        # zh aio named ds_nvme_tune, which 0.10.3 does not ship; en never did there
+        assert "ds_nvme_tune" not in prose.explain("aio", lang, old).body, lang
+        assert "ds_nvme_tune" in prose.explain("aio", lang, new).body, lang
+        # autotuner.py skips the user's zero_optimization block when it merges lists into the tuning space
+        assert "reduce_bucket_size" in prose.explain("autotuning", lang, old).body, lang
+        # progressive_layer_drop: only theta and gamma are read
+        assert "`theta`" in prose.explain("progressive_layer_drop", lang, old).body, lang
+        # sparse_attention.mode: absent means "fixed" (SPARSE_MODE_DEFAULT), whatever the extracted default says
+        assert "SPARSE_MODE_DEFAULT" in prose.explain("sparse_attention.mode", lang, old).body, lang
+        # expert_parallel: a lone key is merged over a preset; "auto" is refused by validation
+        shared = prose.explain("expert_parallel.has_shared_experts", lang, new).body
+        assert "preset" in shared or "预设" in shared, lang
+        for key in ("has_shared_experts", "validate_folding_routing"):
+            assert "ValueError" in prose.explain(f"expert_parallel.{key}", lang, new).body, (lang, key)
+    en = prose.explain("expert_parallel.has_shared_experts", "en", new).body
+    assert "either one alone logs a warning and is ignored" not in en
+
+
+
+def test_site_sentences_of_the_reaudit_in_both_languages():
+    """The typos page's intro names the constructor keywords (optimizer.params, scheduler.params: a TypeError), the
+    "passed" label promises nothing about a receiver (progressive_layer_drop's dict goes to none: only theta and
+    gamma are read), and the deprecations page words pydantic's metadata for v1 and v2 alike."""
+    from dsfields.docs.filters import unknown_keys_text
+    from dsfields.model import chinese
+
+    label = unknown_keys_text({"unknown_keys": "passed"})
+    assert label != "passed" and "unchecked" in label
+    site = chinese.table("site")
+    assert label in site and "组件" not in site[label]
+    typos = [k for k in site if k.startswith("A misspelled key is")]
+    assert typos and all("optimizer.params" in k and "optimizer.params" in site[k] for k in typos)
+    assert not any("json_schema_extra" in k or "json_schema_extra" in v for k, v in site.items())
+
+
+def test_reaudit_of_0_14_4_sentences_are_scoped_by_release():
+    """0.14.4 has no bf16-support refusal (engine.py checks fp16 only until 0.16.0) and no dynamic batching; SGD's
+    pitfall counts ZeRO's fp32 master copy."""
+    old, new = _scope("0.14.4"), _scope(VERSIONS[-1])
+    for lang, refusal, dynamic in (("en", "no bf16 support", "dynamic"), ("zh", "不支持 bf16", "动态 batch")):
+        for key in ("bf16.enabled", "bfloat16.enabled"):
+            if prose.explain(key, lang, old) is None:
+                continue
+            assert refusal not in prose.explain(key, lang, old).body, (lang, key)
+        assert refusal in prose.explain("bf16.enabled", lang, new).body, lang
+        for key in ("data_efficiency.seed", "data_efficiency.data_sampling",
+                    "data_efficiency.data_sampling.num_workers"):
+            ex = prose.explain(key, lang, old)
+            assert dynamic not in ex.summary and dynamic not in ex.body, (lang, key)
+        sgd = prose.explain_type("optimizer", "SGD", lang, old).pitfall
+        assert "fp32" in sgd, lang

@@ -282,6 +282,10 @@ def unknown_keys_text(section: dict[str, Any] | None) -> str:
         "error": "rejected: DeepSpeed raises a validation error",
         "ignored": "silently ignored",
         "kept": "kept but unused: no error",
+        # Handed on whole (to a constructor, a scheduler, an attribute of DeepSpeed's config): DeepSpeed checks none
+        # of its keys; whether a typo fails depends on the receiver (a TypeError from a constructor's keywords, or
+        # nothing at all for progressive_layer_drop, of which the engine reads only theta and gamma).
+        "passed": "handed on whole, keys unchecked: a typo fails only if the code receiving it refuses it",
     }.get(section.get("unknown_keys") or "", str(section.get("unknown_keys")))
 
 
