@@ -402,6 +402,11 @@
         var scope = document.querySelector(selector);
         if (scope) rewriteLinks(scope, data, shown, shown);
       });
+    } else if (m && m.dataset.covers) {
+      // the release's own page, standing for a run of releases that read alike ("0.11.2 – 0.14.4" without the
+      // script): its reader came for this release
+      var strong = document.querySelector(".dsf-banner__release");
+      if (strong) strong.textContent = shown.version;
     }
     // A page of no release (home, guides, the hand-written pages) keeps the reader's release in its text's
     // links too (issue 39 point 4); the pages across releases keep theirs (they name releases on purpose).
