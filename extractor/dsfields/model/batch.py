@@ -21,16 +21,23 @@ NEITHER = "Either train_batch_size or train_micro_batch_size_per_gpu needs to be
 
 
 def complete(tbs: int | None, micro: int | None, gas: int | None, world: int) -> tuple[int, int, int] | None:
-    """The three values DeepSpeed ends with, computed from those given as it does; None if neither the batch
-    nor the micro batch is given (DeepSpeed refuses with :data:`NEITHER`)."""
+    """The three values DeepSpeed ends with, computed from those given as it does, in its own statements (so that a
+    string left in a key fails in the operation DeepSpeed's fails in: :func:`unfilled_auto_error`); None if neither
+    the batch nor the micro batch is given (DeepSpeed refuses with :data:`NEITHER`)."""
     if tbs is not None and micro is not None and gas is not None:
         return tbs, micro, gas
     if tbs is not None and micro is not None:
-        return tbs, micro, tbs // micro // world
+        gas = tbs // micro
+        gas //= world
+        return tbs, micro, gas
     if tbs is not None and gas is not None:
-        return tbs, tbs // world // gas, gas
+        micro = tbs // world
+        micro //= gas
+        return tbs, micro, gas
     if micro is not None and gas is not None:
-        return micro * gas * world, micro, gas
+        tbs = micro * gas
+        tbs *= world
+        return tbs, micro, gas
     if tbs is not None:
         return tbs, tbs // world, 1
     if micro is not None:
@@ -93,26 +100,13 @@ def unfilled_auto_error(tbs: Any, micro: Any, gas: Any, world: int = 1) -> str |
     accumulation ``"auto"`` and no batch size (template C) their product fails; a lone ``"auto"`` beside numbers fails
     in the division or the comparison that first touches it. The wording is Python's, the same in every release."""
     try:
-        if tbs is not None and micro is not None and gas is not None:
-            pass
-        elif tbs is not None and micro is not None:
-            gas = tbs // micro
-            gas //= world
-        elif tbs is not None and gas is not None:
-            micro = tbs // world
-            micro //= gas
-        elif micro is not None and gas is not None:
-            tbs = micro * gas
-            tbs *= world
-        elif tbs is not None:
-            gas, micro = 1, tbs // world
-        elif micro is not None:
-            tbs, gas = micro * world, 1
-        else:
+        values = complete(tbs, micro, gas, world)
+        if values is None:
             return None
-        for value in (tbs, micro, gas):
+        for value in values:
             if not value > 0:
                 return None  # a number DeepSpeed refuses by assertion: not a string's error
+        tbs, micro, gas = values
         _ = tbs == micro * gas * world
     except TypeError as exc:
         return f"TypeError: {exc}"
