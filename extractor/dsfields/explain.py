@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -610,8 +611,8 @@ def _condition_keys(occurrence: Occurrence, version: str) -> list[str]:
     (``'optimizer' in ds_config``) or, in an optimizer's or scheduler's own module, the type's parameters it keeps
     (``self.warmup_num_steps`` → ``scheduler.params.warmup_num_steps``)."""
     condition = occurrence.condition or ""
-    keys = [k for k in paths_in(condition, version) if k in _snapshot_facts(version)["paths"]
-            or k in _snapshot_facts(version)["sections"]]
+    facts = _snapshot_facts(version)
+    keys = [k for k in paths_in(condition, version) if k in facts["paths"] or k in facts["sections"]]
     if keys or not occurrence.file.startswith("deepspeed/"):
         return keys
     names = _typed_names(version, occurrence.file)
@@ -972,6 +973,19 @@ _STRING_FOR_NUMBER = re.compile(
 """Python's TypeError/ValueError when a string meets arithmetic or a comparison with a number."""
 
 
+def _keys_named(lines: Iterable[str], names: dict[str, list[str]], per_name: int) -> list[str]:
+    """The paths the names of source ``lines`` stand for (``names``: name → paths), at most ``per_name`` a name, in
+    the order the lines name them, each once."""
+    keys: list[str] = []
+    for line in lines:
+        for name in re.findall(r"[A-Za-z_]\w*", line):
+            for path in names.get(name, [])[:per_name]:
+                if path not in keys:
+                    keys.append(path)
+    return keys
+
+
+@cache
 def _typed_names(version: str, frame_file: str) -> dict[str, list[str]]:
     """Names a failing line may use for a key: the release's config attributes and engine accessors, then the
     parameters of the optimizer or scheduler types defined in the failing frame's file (``scheduler.params.X``)."""
@@ -1010,14 +1024,7 @@ def _string_for_number(paste: Paste, versions: list[str], lang: str) -> Answer |
     if not code:
         return None
     for version in versions:
-        names = _typed_names(version, frame[0])
-        keys: list[str] = []
-        for line in reversed(code):
-            for name in re.findall(r"[A-Za-z_]\w*", line):
-                for path in names.get(name, [])[:2]:
-                    if path not in keys:
-                        keys.append(path)
-        keys = _prefer_existing(keys, version)
+        keys = _prefer_existing(_keys_named(reversed(code), _typed_names(version, frame[0]), 2), version)
         if not keys:
             continue
         listed = ", ".join(f"`{k}`" for k in keys[:3])
@@ -1047,12 +1054,7 @@ def _source_line(paste: Paste, versions: list[str], lang: str) -> Answer | None:
         names = _names(version)
         if not names:
             continue
-        keys: list[str] = []
-        for name in re.findall(r"[A-Za-z_]\w*", statement):
-            for path in names.get(name, [])[:4]:
-                if path not in keys:
-                    keys.append(path)
-        keys = _prefer_existing(keys, version)
+        keys = _prefer_existing(_keys_named([statement], names, 4), version)
         if not keys:
             return None
         span = release_span(available_versions(generated_root()))
