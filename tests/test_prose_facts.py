@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from contextlib import redirect_stdout
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
+from pathlib import Path
 
 import pytest
 
@@ -109,6 +111,21 @@ def test_scoped_pieces_use_known_conditions_and_real_names(raws):
     assert bad == []
 
 
+@contextmanager
+def _prose_from(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Within: the prose read from ``folder`` (a mutated copy of the prose), its caches cleared on the way in and
+    out, so the mutation is read and no other test sees it."""
+    monkeypatch.setattr(prose, "PROSE_DIR", folder)
+    prose.read_file.cache_clear()
+    prose._compiled_lines.cache_clear()
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        prose.read_file.cache_clear()
+        prose._compiled_lines.cache_clear()
+
+
 def test_a_pitfall_of_new_releases_shown_on_an_old_one_is_caught(raws, vocabulary, tmp_path, monkeypatch):
     """Mutation: gradient_clipping's pitfall for releases that clip by default (0.19.3 on), unscoped,
     fails the check on 0.10.3; scoped as committed, it passes."""
@@ -121,16 +138,9 @@ def test_a_pitfall_of_new_releases_shown_on_an_old_one_is_caught(raws, vocabular
     assert '{default_not = 0.0, text = "DeepSpeed clips by default' in text
     source.write_text(text.replace('{default_not = 0.0, text = "DeepSpeed clips by default',
                                    '{text = "DeepSpeed clips by default'), encoding="utf-8")
-    monkeypatch.setattr(prose, "PROSE_DIR", copy)
-    prose.read_file.cache_clear()
-    prose._compiled_lines.cache_clear()
-    try:
+    with _prose_from(copy, monkeypatch):
         found = release_contradictions(raws["0.10.3"], "en", vocabulary)
         newest = release_contradictions(raws[VERSIONS[-1]], "en", vocabulary)
-    finally:
-        monkeypatch.undo()
-        prose.read_file.cache_clear()
-        prose._compiled_lines.cache_clear()
     assert any("gradient_clipping pitfall" in f and "non-zero" in f for f in found), found
     assert newest == []
 
@@ -247,16 +257,9 @@ def test_a_muon_sentence_shown_on_an_old_release_fails(raws, vocabulary, tmp_pat
         assert '["optimizer.type"]\nsummary = "' in text
         source.write_text(text.replace('["optimizer.type"]\nsummary = "', f'["optimizer.type"]\nsummary = "{sentence}'),
                           encoding="utf-8")
-    monkeypatch.setattr(prose, "PROSE_DIR", copy)
-    prose.read_file.cache_clear()
-    prose._compiled_lines.cache_clear()
-    try:
+    with _prose_from(copy, monkeypatch):
         found = {lang: release_contradictions(raws["0.10.3"], lang, vocabulary) for lang in prose.LANGUAGES}
         newest = release_contradictions(raws[VERSIONS[-1]], "en", vocabulary)
-    finally:
-        monkeypatch.undo()
-        prose.read_file.cache_clear()
-        prose._compiled_lines.cache_clear()
     for lang in prose.LANGUAGES:
         assert any("optimizer.type summary: names Muon" in f for f in found[lang]), found[lang]
     assert newest == []
@@ -337,15 +340,8 @@ def test_an_autoep_sentence_in_chinese_shown_on_an_old_release_fails(raws, vocab
         text = source.read_text(encoding="utf-8")
         assert piece in text, lang
         source.write_text(text.replace(piece, piece.replace('since = "0.19.3", ', "")), encoding="utf-8")
-    monkeypatch.setattr(prose, "PROSE_DIR", copy)
-    prose.read_file.cache_clear()
-    prose._compiled_lines.cache_clear()
-    try:
+    with _prose_from(copy, monkeypatch):
         found = {lang: release_contradictions(raws["0.10.3"], lang, vocabulary) for lang in prose.LANGUAGES}
-    finally:
-        monkeypatch.undo()
-        prose.read_file.cache_clear()
-        prose._compiled_lines.cache_clear()
     for lang in prose.LANGUAGES:
         assert any("zero_hpz_partition_size body: names AutoEP" in f for f in found[lang]), found[lang]
 
