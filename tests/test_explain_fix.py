@@ -23,8 +23,6 @@ pytestmark = pytest.mark.data
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "explain_configs.json"
 SHARED = REPO.parent / "shared" / "explain-examples" / "cases.jsonl"
-if not SHARED.is_file():
-    SHARED = Path("/work/shared/explain-examples/cases.jsonl")
 CASE_FILES = (SHARED, REPO / "bench" / "explain_corpus.jsonl", REPO / "bench" / "explain_blind.jsonl")
 GENERATED = repo_generated_dir()
 VERSIONS = available_versions(GENERATED)

@@ -24,7 +24,7 @@ from dsfields.upgrade import Judge, report
 
 pytestmark = pytest.mark.data
 
-SHARED = Path("/work/shared/realworld-configs")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "realworld-configs"
 LONG_JUMPS = [("0.8.0", "0.19.8"), ("0.9.5", "0.14.4"), ("0.10.3", "0.19.8"), ("0.12.6", "0.16.0"),
               ("0.14.4", "0.19.8"), ("0.8.0", "0.12.0"), ("0.11.1", "0.17.6"), ("0.13.0", "0.19.5"),
               ("0.15.4", "0.19.8"), ("0.9.0", "0.18.0")]

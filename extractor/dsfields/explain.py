@@ -47,6 +47,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PREFIX = re.compile(r"^(?:\s*\[(?:rank\d+|default\d+|:\d+|\d+,\s*\d+|[A-Za-z]*\d*)\]:?\s?|\s*rank\d+:\s?)+")
 _LOGHEAD = re.compile(r"^\s*\[\d{4}-\d\d-\d\d[^\]]*\]\s*(?:\[[A-Z]+\]\s*)?(?:\[[^\]]*\]\s*)?")
+_LOGSITE = re.compile(r"^\s*\[\d{4}-\d\d-\d\d[^\]]*\]\s*\[[A-Z]+\]\s*\[(\w+\.py):(\d+):\w+\]")
 _RICH = re.compile(r"^\s*[│|]?\s*(?:❱\s*)?\d+\s*[│|]((?:\s*[│|])*)(.*?)[│|]?\s*$")
 _BOX = re.compile(r"[│╭╮╰╯─❱]")
 _FRAME = re.compile(r"""File "([^"]+)", line (\d+)(?:, in (\S+))?""")
@@ -75,6 +76,10 @@ class Paste:
     frames: list[tuple[str, int, str]]
     exceptions: list[tuple[str, str]]
     source_lines: list[str]
+    prose: bool = False
+    """No line of program output (no log head, frame or exception line): a user's own words."""
+    logged_at: list[tuple[str, int, str]] = field(default_factory=list)
+    """``(file name, line, the line's text)`` of DeepSpeed's log heads (``[runner.py:191:fetch_hostfile]``)."""
 
 
 def normalise(raw: str | bytes) -> Paste:
@@ -87,10 +92,17 @@ def normalise(raw: str | bytes) -> Paste:
     frames: list[tuple[str, int, str]] = []
     exceptions: list[tuple[str, str]] = []
     sources: list[str] = []
+    logged = False
+    logged_at: list[tuple[str, int, str]] = []
     for line in raw.split("\n")[-MAX_LINES:]:
         line = _CONTROL.sub(" ", line)[:2000]
         line = _PREFIX.sub("", line)
-        line = _LOGHEAD.sub("", line)
+        headless = _LOGHEAD.sub("", line)
+        logged = logged or headless != line
+        site = _LOGSITE.match(line)
+        if site:
+            logged_at.append((site.group(1), int(site.group(2)), re.sub(r"\s+", " ", headless).strip().lower()))
+        line = headless
         rich = _RICH.match(line)
         if rich:
             sources.append(rich.group(2).strip())
@@ -107,7 +119,7 @@ def normalise(raw: str | bytes) -> Paste:
             exceptions.append((match.group(1), match.group(2)))
         lines.append(line.strip())
     flat = re.sub(r"\s+", " ", " ".join(lines))
-    return Paste(lines, flat, frames, exceptions, sources)
+    return Paste(lines, flat, frames, exceptions, sources, not (logged or frames or exceptions), logged_at[-50:])
 
 
 def _relative(path: str) -> str:
@@ -451,6 +463,10 @@ def _pydantic(paste: Paste, versions: list[str], lang: str) -> Answer | None:
     return Answer(layer="deepspeed", causes=causes, message=head.group(0))
 
 
+_LIBRARY_WORDS = frozenset({"deepspeed", "transformers", "accelerate", "trainer"})
+"""Words every paste about DeepSpeed has (a log prefix "[deepspeed]"): no evidence of one message."""
+
+
 def _candidates(paste: Paste) -> list[str]:
     """Texts to match: each exception line's message, then the whole paste flattened (bounded)."""
     texts = [m for _, m in paste.exceptions if m]
@@ -491,8 +507,13 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
             ratio = len(common) / len(tokens)
             # two distinctive words in common, not only "does not exist" (one long word alone, "offload" or
             # "autotuning", matched reports about something else)
-            if ratio >= 0.6 and len(common) >= 3 and sum(len(w) >= 6 for w in common) >= 2:
+            # a user's own words (no line of program output) share words with many messages: most of them needed
+            if (ratio >= (0.8 if paste.prose else 0.6) and len(common) >= 3
+                    and sum(len(w) >= 6 for w in common - _LIBRARY_WORDS) >= 2):
                 scored.append((ratio * 50 + len(common), message, None))
+    # a line whose log head names a file the message is never raised in was logged by another part of DeepSpeed
+    # ("Unable to find hostfile" from the launcher's runner.py, not autotuning/utils.py's copy)
+    scored = [s for s in scored if not _logged_elsewhere(s[1], paste)]
     if not scored:
         return None
     scored.sort(key=lambda s: (-s[0], s[1].id))
@@ -508,7 +529,11 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         where_version = occurrence.version.split("-", 1)[-1] if message.layer == "deepspeed" else versions[0]
         keys = []
         if message.layer != "deepspeed" or not occurrence.keys:
-            keys = paths_in(captured or paste.flat[-4000:], where_version if message.layer == "deepspeed"
+            # the message's own values; the rest of the paste only for another library's message (DeepSpeed's
+            # launcher saying "Unable to find hostfile" is about no key the command line around it spells)
+            rest = paste.flat[-4000:] if message.layer != "deepspeed" or not occurrence.file.startswith(
+                "deepspeed/launcher/") else ""
+            keys = paths_in(captured or rest, where_version if message.layer == "deepspeed"
                             else versions[0], loose=bool(captured) and message.layer != "deepspeed")
         for key in occurrence.keys:
             if key not in keys:
@@ -516,7 +541,9 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         if not keys and occurrence.condition:
             keys = _condition_keys(occurrence, where_version if message.layer == "deepspeed" else versions[0])
         if not keys and occurrence.section:
-            keys = _words_to_keys(paste.flat[-4000:], occurrence.section, versions[0])
+            # words of the error lines (a log's "[INFO]" heads and command lines around it spell no key)
+            said = " ".join(m for _, m in paste.exceptions) or captured or message.literal
+            keys = _words_to_keys(said[-4000:], occurrence.section, versions[0])
         keys = _prefer_existing(keys, where_version if message.layer == "deepspeed" else versions[0])
         if message.layer == "transformers":  # the Trainer's side of a mismatch: "- ds KEY=V vs hf FLAG=V"
             for flags in re.findall(r"\bvs hf ([\w|+()]+)", captured or ""):
@@ -550,6 +577,19 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         return Answer(not_config=True, layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned,
                       not_in_release=lacking)
     return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned, not_in_release=lacking)
+
+
+def _logged_elsewhere(message: Message, paste: Paste) -> bool:
+    chunk = max((re.sub(r"\s+", " ", c).strip().lower() for c in _PIECES.split(message.pattern)), key=len, default="")
+    names = {name for name, _, text in paste.logged_at if chunk and chunk in text}
+    return bool(names) and not names & {o.file.rsplit("/", 1)[-1] for o in message.occurrences}
+
+
+@cache
+def _scanned_names(version: str) -> frozenset[str]:
+    """File names of the modules the message catalogue of ``version`` scanned (those that read ds_config)."""
+    document = load_messages(version) or {}
+    return frozenset(path.rsplit("/", 1)[-1] for path in document.get("scanned", []))
 
 
 def _captured(message: Message, match: re.Match[str] | None, condition: str | None) -> str:
@@ -647,6 +687,11 @@ def _occurrence(message: Message, paste: Paste, version: str | None,
     frames = {(f, line) for f, line, _ in paste.frames}
     pinned = [o for o in message.occurrences if (o.file, o.line) in frames]
     if pinned:
+        span = release_span([o.version for o in pinned])
+        return max(pinned, key=lambda o: _anykey(o.version)), span
+    logged = {(name, line) for name, line, _ in paste.logged_at}
+    pinned = [o for o in message.occurrences if (o.file.rsplit("/", 1)[-1], o.line) in logged]
+    if pinned:  # the log head's file:line ("[runner.py:191:fetch_hostfile]"), as a frame pins
         span = release_span([o.version for o in pinned])
         return max(pinned, key=lambda o: _anykey(o.version)), span
     if version:
@@ -799,6 +844,14 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
                 lang, f"not a ds_config problem: the {layer} layer reports it; no config key changes this.",
                 chinese.text("explain.not_a_ds_config_problem_the_2", layer=layer)), "")])
     ours = [frame for frame in paste.frames if frame[0].startswith(_LIBRARIES)]
+    logged = {name for name, _, _ in paste.logged_at}
+    if logged and not paste.exceptions and not logged & _scanned_names(_newest()):
+        # every log line comes from parts of DeepSpeed that do not read ds_config (the launcher, op builders)
+        at = ", ".join(sorted(logged)[:3])
+        return Answer(not_config=True, layer="launcher", causes=[Cause([], "no_change", _t(
+            lang, f"not a ds_config problem: DeepSpeed logs these lines from {at}, parts of it that do not read the "
+                  "config (the launcher's command line, hostfile or nodes); fix those, no config key changes this.",
+            chinese.text("explain.not_a_ds_config_problem_logged", at=at)), "")])
     if ours and ours[-1][0].startswith("deepspeed/launcher/"):
         # the deepest DeepSpeed frame is the launcher's (a subprocess it started may come after): its command line,
         # hostfile or the nodes it reaches, which no ds_config key sets
@@ -855,16 +908,19 @@ def _symptom_data(text: str, facts: dict[str, Any], lang: str) -> list[Cause]:
 def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     """Silent symptoms: keys the text names, matched to the silent misreadings the snapshot knows."""
     text = "\n".join(paste.lines)
-    if not (_SILENT_EN.search(text) or _SILENT_ZH.search(text)):
-        return None
     if any(kind.endswith(("Error", "Exception")) for kind, _ in paste.exceptions):
         return None  # a raised error no catalogue holds is not a silent symptom: said so (cannot place), not guessed
     facts = _snapshot_facts(version)
     top = {p for p in facts["paths"] if "." not in p} | {s for s in facts["sections"] if "." not in s and s}
-    causes: list[Cause] = []
+    pasted = _pasted_config(paste.lines, top)
+    # The config the user pasted, read as check reads a file: its warnings about what it writes are the silent
+    # misreadings (a run that goes on cannot be failing on check's errors), whatever words the user chose.
+    causes: list[Cause] = _pasted_config_causes(pasted, version, lang) if pasted is not None else []
+    if not causes and not (_SILENT_EN.search(text) or _SILENT_ZH.search(text)):
+        return None
     # A key written at the top level whose name the release knows only inside a section: never read there.
     indents = {}
-    for line in text.split("\n"):
+    for line in ([] if pasted is not None else text.split("\n")):
         written = re.match(r"^(\s*)\"?([A-Za-z_]\w*)\"?\s*:\s*", line)
         if written:
             indents.setdefault(written.group(2), len(written.group(1)))
@@ -921,6 +977,64 @@ def _symptom(paste: Paste, version: str, lang: str) -> Answer | None:
     if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes)
+
+
+_CONFIG_START = re.compile(r'^\s*(?:\{|"([A-Za-z_]\w*)"\s*:\s*\{)')
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def _pasted_config(lines: list[str], top: set[str]) -> dict[str, Any] | None:
+    """The ds_config (or a ``"section": {...}`` of one, ``top`` being the release's top-level names) a symptom
+    paste quotes, as JSON; None when there is none or it does not parse."""
+    for start, line in enumerate(lines):
+        opening = _CONFIG_START.match(line)
+        if not opening or (opening.group(1) and opening.group(1) not in top):
+            continue  # a line from inside a section ("stage3_...": false) is an excerpt, not a config
+        depth, seen, block = 0, False, []
+        for current in lines[start:start + 400]:
+            block.append(current)
+            depth += current.count("{") + current.count("[") - current.count("}") - current.count("]")
+            seen = seen or "{" in current
+            if seen and depth <= 0:
+                break
+        text = _TRAILING_COMMA.sub(r"\1", "\n".join(block).strip().rstrip(","))
+        for candidate in (text, "{" + text + "}"):
+            try:
+                value = json.loads(candidate)
+            except ValueError:
+                continue
+            if isinstance(value, dict) and value:
+                return value
+        return None
+    return None
+
+
+_FINDING_ACTIONS = {"unknown key": "move_key", "removed key": "remove_key", "deprecated key": "rename_key",
+                    "Python attribute name used as key": "rename_key", "duplicate key": "remove_key"}
+"""What a fix to each kind of check finding does (every other kind: set a value)."""
+
+
+def _pasted_config_causes(config: dict[str, Any], version: str, lang: str) -> list[Cause]:
+    """check's warnings about keys the pasted config writes, as causes (its errors cannot be why a run that goes on
+    misbehaves)."""
+    from dsfields.check.engine import Checker, check_text
+    from dsfields.check.findings import Options, Severity
+    from dsfields.model.messages import localize
+
+    missing = object()
+    causes = []
+    paths = _snapshot_facts(version)["paths"]
+    for finding in check_text(json.dumps(config), Checker(load(version)), Options()).findings:
+        if finding.severity is not Severity.WARNING or at_path(config, finding.path, missing) is missing:
+            continue
+        action = _FINDING_ACTIONS.get(finding.kind.value, "set_value")
+        named = set(re.findall(r'"([\w.]+)"\s*:', finding.fix)) - {finding.path}
+        if action == "rename_key" and all(f"{finding.path}.{n}" in paths for n in named):
+            action = "set_value"  # the key stays, written another way ("zero_optimization": {"stage": 1})
+        causes.append(Cause([finding.path], action,
+                            localize(finding.fix, lang, "check."), localize(finding.message, lang, "check."),
+                            score=5))
+    return causes[:3]
 
 
 @cache

@@ -286,7 +286,7 @@ class KeyMap:
                                     self.attributes[node.name] = paths
 
     def names_in(self, node: ast.AST, section: str | None, local: dict[str, list[ast.AST]] | None = None,
-                 depth: int = 0) -> list[str | tuple[str, ...]]:
+                 depth: int = 0, domain: str | None = None) -> list[str | tuple[str, ...]]:
         """Paths for the names an expression mentions, in source order (a local assigned once is followed).
 
         A constant several sections share (``DIFFERENT_GROUPS``, ``..._ENABLED = "enabled"``) is given as the tuple of
@@ -299,7 +299,7 @@ class KeyMap:
                 constant = self.constants.get(sub.id, [])
                 paths = [tuple(constant)] if len(constant) > 1 else list(constant)
                 if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1:
-                    paths = self.names_in(local[sub.id][0], section, local, depth + 1)
+                    paths = self.names_in(local[sub.id][0], section, local, depth + 1, domain)
             elif isinstance(sub, ast.Attribute):
                 deep = self.chain(sub)
                 paths = [deep] if deep else list(self.attributes.get(sub.attr, []))
@@ -308,7 +308,7 @@ class KeyMap:
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                 paths = list(self.attributes.get(sub.func.id, []))
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                paths = list(self.paths_in_text(sub.value, section))
+                paths = list(self.paths_in_text(sub.value, section or domain))
             for path in paths[:2]:
                 if path not in found:
                     found.append(path)
@@ -377,6 +377,12 @@ class KeyMap:
             candidates = self.leaves.get(leaf, [])
             if section is not None:
                 local = [p for p in candidates if p.startswith(section + ".")]
+                top = section.split(".", 1)[0]
+                if (not local and "." not in word and not quoted and leaf.count("_") < 2
+                        and not any(p == top or p.startswith(top + ".") for p in candidates)):
+                    # a short variable name in another section's module ("num_params = {num_params}" is zero.Init's
+                    # count, not autotuning.model_info.num_params); a longer one is taken as the key it spells
+                    continue
                 candidates = local or candidates
             if len(candidates) == 1:
                 found.append(candidates[0])
@@ -522,7 +528,7 @@ class _Scanner:
         said = ast.Constant(literal_text(pattern)) if exc == "info" else message
         found: list[str | tuple[str, ...]] = []
         for source in ([test] if test is not None else []) + [said] + list(reversed(ctx.tests)):
-            for item in self.keys.names_in(source, section, ctx.assigned):
+            for item in self.keys.names_in(source, section, ctx.assigned, domain=domain):
                 if item not in found:
                     found.append(item)
         keys = self.keys.narrow(found, domain)
