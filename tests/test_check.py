@@ -508,3 +508,23 @@ def test_a_string_deepspeed_converts_with_int_is_judged_by_int(checker):
     assert "without quotes" in finding.fix
     section["data_efficiency"]["data_sampling"]["dynamic_batching"]["min_batch_size"] = "4"
     assert path not in errors(findings(checker, BASE | section))
+
+
+@pytest.mark.unit
+def test_checking_unknown_keys_imports_no_pathlib(tmp_path) -> None:
+    """pathlib brings urllib.parse and ipaddress: a tenth of check's start-up for a file of typos, where the file
+    names, the history index and the snapshots are all read through os.path."""
+    config = tmp_path / "ds.json"
+    config.write_text('{"train_micro_batch_size_per_gpu": 1, "trian_batch_size": 8, "steps_per_prnt": 10, '
+                      '"zero_optimization": {"stage": 2, "overlap_comms": true}}', encoding="utf-8")
+    code = (
+        "import sys; from dsfields.cli import main\n"
+        "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('pathlib', 'urllib.parse', 'ipaddress') if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    env.pop("DSFIELDS_GENERATED", None)
+    proc = subprocess.run([sys.executable, "-c", code, str(config)], env=env, capture_output=True, text=True,
+                          check=True)
+    assert "trian_batch_size" in proc.stdout and "overlap_comms" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == "[]"

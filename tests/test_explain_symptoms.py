@@ -100,3 +100,20 @@ def test_a_users_own_words_do_not_match_a_message_by_a_few_common_words() -> Non
     answer = explain_text("Can this model be trained with Deepspeed support? I have tried a config setting from "
                           "the README and saw a 20% increase in training speed")
     assert not any("fp16.loss_scale" in c.keys for c in answer.causes), answer.as_json()
+
+
+def test_a_fractional_integer_is_the_trainer_fill_that_gives_it() -> None:
+    """No field name in pydantic's line: 11560550.4 is 0.9 x 3584 x 3584, the Trainer's prefetch fill (its formula
+    learnt from the fill code itself, not typed here)."""
+    answer = explain_text("deepspeed-zero3: Input should be a valid integer, got a number with a fractional part "
+                          "[type=int_from_float, input_value=11560550.4, input_type=float]")
+    first = answer.causes[0]
+    assert (first.keys, first.action) == (["zero_optimization.stage3_prefetch_bucket_size"], "set_value")
+    assert "3584" in first.fix and "11560550" in first.fix
+
+
+def test_a_third_party_refusal_of_a_zero_stage_names_the_stage_key() -> None:
+    answer = explain_text('  raise ValueError("DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized models.")\n'
+                          "ValueError: DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized models.")
+    first = answer.causes[0]
+    assert (first.keys, first.action, answer.layer) == (["zero_optimization.stage"], "set_value", "other")

@@ -15,6 +15,7 @@ Steps: :func:`normalise` (ANSI, rank prefixes, rich frames, wrapped lines; bound
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -390,6 +391,8 @@ def explain_text(raw: str | bytes, *, version: str | None = None, config: dict[s
     newest = versions[0]
     answer = _pydantic(paste, versions, lang)
     if answer is None:
+        answer = _fractional_fill(paste, lang)
+    if answer is None:
         answer = _catalogue_answer(paste, versions, version, lang, hf)
     if answer is None:
         answer = _not_config(paste, lang)
@@ -461,6 +464,49 @@ def _pydantic(paste: Paste, versions: list[str], lang: str) -> Answer | None:
     if not causes:
         return None
     return Answer(layer="deepspeed", causes=causes, message=head.group(0))
+
+
+_FRACTION = re.compile(r"type=int_from_float, input_value=(\d+\.\d*[1-9]\d*)")
+
+
+def _fractional_fill(paste: Paste, lang: str) -> Answer | None:
+    """pydantic's "a valid integer, got a number with a fractional part" without the field's name: a number no user
+    writes, so one the HF Trainer computed from the model's hidden size for an "auto" (older transformers filled
+    ``0.9 x hidden x hidden`` unrounded). The fill whose formula, learnt from the Trainer's own fill code at two
+    hidden sizes, gives that number at a whole hidden size is the key."""
+    found = _FRACTION.search(paste.flat)
+    if not found:
+        return None
+    from dsfields.hf.trainer import HIDDEN_KEYS, fill_trainer_auto
+
+    value = float(found.group(1))
+
+    def fills(hidden: int) -> dict[str, Any]:
+        auto = {path.split(".", 1)[1]: "auto" for path in HIDDEN_KEYS}
+        done = fill_trainer_auto({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, **auto}},
+                                 hidden)
+        return {path: at_path(done, path, None) for path in HIDDEN_KEYS}
+
+    low, high = fills(1000), fills(2000)
+    for path in HIDDEN_KEYS:
+        a, b = low[path], high[path]
+        if not (isinstance(a, int | float) and isinstance(b, int | float)) or a <= 0 or b <= a:
+            continue
+        power = round(math.log2(b / a))
+        scale = a / 1000 ** power if power else 0
+        if power < 1 or scale <= 0:
+            continue
+        hidden = round((value / scale) ** (1 / power))
+        if hidden > 0 and int(fills(hidden)[path]) == int(value):
+            return Answer(layer="transformers", message=found.group(0), causes=[Cause([path], "set_value", _t(
+                lang, f"write an integer for `{path}` (for example {int(value)}) instead of \"auto\", or use a "
+                      f"transformers release that rounds its fill: the Trainer filled {value} from the model's "
+                      f"hidden size {hidden}.",
+                chinese.text("explain.fractional_fill_fix", path=path, whole=int(value), value=value,
+                             hidden=hidden)),
+                _t(lang, f"DeepSpeed wants an integer for `{path}`; the Trainer's \"auto\" fill gave {value}.",
+                   chinese.text("explain.fractional_fill_why", path=path, value=value)), score=8)])
+    return None
 
 
 _LIBRARY_WORDS = frozenset({"deepspeed", "transformers", "accelerate", "trainer"})
@@ -555,6 +601,7 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
             listed = re.findall(r"'(\w+)'", captured or paste.flat[-4000:])
             yaml = [f"accelerate:{n}" for n in dict.fromkeys(listed) if n in _accelerate_keys()]
             keys = yaml + [k for k in keys if k not in yaml]
+        keys = _quoted_choice(keys, message.literal, where_version if message.layer == "deepspeed" else versions[0])
         asked = re.findall(r'<"(\w+)"\s*:', message.pattern)  # "set <\"key\": value> in your configuration file"
         keys = [k for k in keys if k in asked] + [k for k in keys if k not in asked]
         action, fix, why = _fix(message, occurrence, keys, lang)
@@ -577,6 +624,23 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         return Answer(not_config=True, layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned,
                       not_in_release=lacking)
     return Answer(layer=layer, causes=causes, message=chosen[0][1].pattern, pinned=pinned, not_in_release=lacking)
+
+
+def _quoted_choice(keys: list[str], text: str, version: str) -> list[str]:
+    """A section the message writes as ``'section': 'value'`` stands for its key whose choices hold the value
+    (``'offload_optimizer': 'cpu'`` → ``zero_optimization.offload_optimizer.device``)."""
+    snapshot = load(version)
+    out = []
+    for key in keys:
+        leaf = key.rsplit(".", 1)[-1]
+        said = re.search(rf"['\"]{re.escape(leaf)}['\"]\s*:\s*['\"]([\w.-]+)['\"]", text)
+        chosen = None
+        if said and key in snapshot.raw.get("sections", {}):
+            chosen = next((path for path, record in sorted(snapshot.raw.get("fields", {}).items())
+                           if path.startswith(key + ".") and path.count(".") == key.count(".") + 1
+                           and said.group(1) in [str(c) for c in (record.get("choices") or [])]), None)
+        out.append(chosen or key)
+    return list(dict.fromkeys(out))
 
 
 def _logged_elsewhere(message: Message, paste: Paste) -> bool:
@@ -762,6 +826,13 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                          "it from your code).", chinese.text("explain.remove_as_the_message_asks", key_=key)),
                 _t(lang, "the message refuses the key being written in the config.",
                    chinese.text("explain.the_message_refuses_the_key_written")))
+    if condition and re.search(r"\bimport_failed\b", condition):
+        return ("code_or_tool",
+                _t(lang, "install the package the message names: DeepSpeed says this when importing it fails, "
+                         f"because {key} asks for it.",
+                   chinese.text("explain.install_the_package_the_message_names", key_=key)),
+                _t(lang, "a package this setting needs could not be imported.",
+                   chinese.text("explain.a_package_this_setting_needs")))
     cond = (_t(lang, f" (reported when: `{shown(condition)[:200]}`)",
                chinese.text("explain.condition", shown_condition_200=shown(condition)[:200])) if condition else "")
     if message.kind == "log" and message.type == "info" and not _reads_its_keys(condition, keys, occurrence):
@@ -1197,6 +1268,9 @@ _REMOVE_FROM = re.compile(r"\bremove (?:the |this |it |them )?(?:[`'\"]?[\w.]+[`
 "You cannot specify an optimizer in the config file")."""
 
 
+_ZERO_STAGE = re.compile(r"\bZeRO[- ]?(?:stage[- ]?)?([0-3])\b", re.I)
+
+
 def _quoted_key(paste: Paste, versions: list[str], lang: str) -> Answer | None:
     """An error no catalogue holds (another library built on DeepSpeed refusing a ds_config key) whose text quotes
     a key of the release: that key; "do not set" / "will be set by" words ask for its removal."""
@@ -1204,9 +1278,19 @@ def _quoted_key(paste: Paste, versions: list[str], lang: str) -> Answer | None:
         return None
     text = paste.exceptions[-1][1]
     quoted = " ".join(next(g for g in m.groups() if g) for m in _QUOTED.finditer(text))
+    version = versions[0]
+    stage = _ZERO_STAGE.search(text)
+    if not quoted and stage and "zero_optimization.stage" in _snapshot_facts(version)["paths"]:
+        # "ZeRO-3" / "ZeRO stage 3", DeepSpeed's own name for zero_optimization.stage (its messages say so)
+        return Answer(layer="other", message=text, causes=[Cause(["zero_optimization.stage"], "set_value", _t(
+            lang, f"use another `zero_optimization.stage` than {stage.group(1)}, as the message asks (or what it "
+                  "names as incompatible).", chinese.text("explain.zero_stage_other", stage=stage.group(1))),
+            _t(lang, f"the error ({paste.exceptions[-1][0]}) refuses ZeRO stage {stage.group(1)}; it is raised "
+                     "outside DeepSpeed's own checks.",
+               chinese.text("explain.zero_stage_why", kind=paste.exceptions[-1][0], stage=stage.group(1))),
+            score=2)])
     if not quoted:
         return None
-    version = versions[0]
     keys = [k for k in paths_in(quoted, version) if "." in k or k in _snapshot_facts(version)["paths"]]
     if not keys or len(keys) > 2:
         return None

@@ -24,9 +24,9 @@ FORMATS = [s.value for s in OutputStyle if s is not OutputStyle.MARKDOWN] + ["sa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from pathlib import Path
-
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+    # file names stay strings: every reader takes one, and pathlib (with urllib.parse and ipaddress under it) is a
+    # tenth of check's start-up
+    parser.add_argument("files", nargs="+", metavar="FILE",
                         help="ds_config files (JSON or hjson), or accelerate YAML configs")
     parser.add_argument("--version", default=None,
                         help="DeepSpeed version to check against (default: the installed one if snapshotted, "
@@ -164,6 +164,9 @@ def _check_one(path: Path, checker: Any, options: Options, lang: str | None) -> 
 
     if not is_accelerate_yaml(path):
         return check_file(path, checker, options)
+    from pathlib import Path  # the YAML reader works on a Path (its folder is the base of included files)
+
+    path = Path(path)
     from dsfields.check.engine import FileReport
     from dsfields.configfile import inline_config
     from dsfields.convert import converted_line, yaml_config_text

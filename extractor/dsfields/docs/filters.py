@@ -247,9 +247,11 @@ def choices_text(choices: list[Any] | None) -> str:
     return ", ".join(jcode(choice) for choice in choices or [])
 
 
-def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool = False) -> str:
+def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool = False,
+              kind: str | None = None) -> str:
     """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first); ``truthy``: the
-    release's reader tests the value's truth, so the kept string switches the key on."""
+    release's reader tests the value's truth, so the kept string switches the key on; ``kind``: the key's type
+    (``int``, ``bool``), which a kept string is not."""
     if not auto:
         return ""
     if not auto.get("accepted"):
@@ -259,16 +261,24 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool =
         return "accepted; the default is used"
     if auto.get("becomes") == "kept" and truthy:
         return 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on'
+    if auto.get("becomes") == "kept" and kind in ("int", "float"):
+        return 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects a number'
+    if auto.get("becomes") == "kept" and kind == "bool":
+        return 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects true or false'
     if auto.get("becomes") == "kept":
         return 'accepted and kept as the string <code>"auto"</code>'
     return "accepted"
 
 
-def auto_short(auto: dict[str, Any] | None) -> str:
+def auto_short(auto: dict[str, Any] | None, kind: str | None = None) -> str:
     if not auto:
         return ""
     if not auto.get("accepted"):
         return "error"
+    if auto.get("becomes") == "kept" and kind in ("int", "float"):
+        return "kept as string, not a number"
+    if auto.get("becomes") == "kept" and kind == "bool":
+        return "kept as string, not a boolean"
     return {"default": "→ default", "kept": "kept as string"}.get(auto.get("becomes") or "", "accepted")
 
 

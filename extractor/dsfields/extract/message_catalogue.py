@@ -48,6 +48,10 @@ SCANNED = ("deepspeed/runtime/", "deepspeed/moe/", "deepspeed/compression/", "de
            "deepspeed/pipe/", "deepspeed/inference/config.py")
 """Package parts that read or act on ds_config (the launcher and ops builders are other layers)."""
 
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+IMPORT_FAILED = "import_failed"
+"""The condition's word for "inside ``except ImportError``": the message is about a package that is missing."""
+
 LOG_METHODS = frozenset({"warning", "warn", "error", "critical", "warning_once", "exception", "info"})
 """Logger methods whose message is a user-visible complaint; ``info`` counts only when it names a key ("Did not
 save the model ... because `stage3_gather_16bit_weights_on_model_save` is False"), else it is progress."""
@@ -512,7 +516,14 @@ class _Scanner:
             if isinstance(inner, list) and not isinstance(stmt, ast.If):
                 for child in inner:
                     if isinstance(child, ast.ExceptHandler):
-                        self._body(child.body, ctx)
+                        caught = child.type.elts if isinstance(child.type, ast.Tuple) else [child.type]
+                        if {_last(c) for c in caught if c is not None} & IMPORT_ERRORS:
+                            # said because a package is missing (`except ImportError: logger.error("Install mup")`)
+                            failed = ast.Name(id=IMPORT_FAILED, ctx=ast.Load())
+                            self._body(child.body, _Context(ctx.file, ctx.function, ctx.cls, [*ctx.tests, failed],
+                                                            ctx.assigned))
+                        else:
+                            self._body(child.body, ctx)
                     elif isinstance(child, ast.stmt):
                         self._stmt(child, ctx)
 

@@ -58,7 +58,6 @@ import sys
 from collections import namedtuple
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
-from pathlib import Path
 
 from dsfields.model.records import Field, Snapshot
 from dsfields.model.renames import replacement_of
@@ -69,6 +68,7 @@ from dsfields.model.store import (
     SnapshotError,
     available_versions,
     dumps,
+    generated_root,
     generated_size,
     load,
     read_generated,
@@ -76,6 +76,10 @@ from dsfields.model.store import (
     version_key,
     write_atomic,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pathlib (with urllib.parse and ipaddress under it) costs check's start-up: the paths a check
+    from pathlib import Path  # reads (read_index, departure, arrival) are joined with os.path
 
 INDEX_FORMAT_VERSION = 3
 """Of ``index.json`` itself (1: the diff-folding index, without snapshot sizes and hashes; 2: without the
@@ -404,7 +408,7 @@ def _stale_reason(index: Any, root: Path) -> str | None:
     for version in versions:
         recorded = snapshots.get(version)
         try:
-            size = generated_size(os.fspath(root / version / SNAPSHOT_FILE))
+            size = generated_size(os.path.join(os.fspath(root), version, SNAPSHOT_FILE))
         except OSError:
             return f"{version}: snapshot unreadable"
         if not isinstance(recorded, dict) or recorded.get("size") != size:
@@ -458,14 +462,15 @@ def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
     Judged once per process while no file of the folder changes (:func:`_signature`) and none changed in the last two
     seconds (:func:`_settled`); callers must not mutate it.
     """
-    root = generated_dir or repo_generated_dir()
-    key = os.fspath(root)
+    root = os.fspath(generated_dir) if generated_dir else generated_root()
+    key = root
     signature = _signature(root)
     known = _READ.get(key)
     if known is not None and known[0] == signature:
         return known[1]
     try:
-        index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
+        with open(os.path.join(root, INDEX_FILE), encoding="utf-8") as handle:
+            index = json.loads(handle.read())
     except (OSError, ValueError):
         index = None
     current = index if index is not None and _stale_reason(index, root) is None else None
@@ -511,7 +516,7 @@ def field_histories(paths: Iterable[str], generated: Path | None = None) -> dict
     ``generated`` defaults to the checkout's ``generated/`` (or ``$DSFIELDS_GENERATED``). A path that
     no snapshot knows has no events.
     """
-    root = generated or repo_generated_dir()
+    root = generated or generated_root()
     return _histories(list(paths), root, read_index(root))
 
 
@@ -567,7 +572,7 @@ def catalog_spans(snapshots: Iterable[tuple[str, Snapshot]]) -> dict[str, dict[s
 
 def catalog_name_spans(section: str, generated: Path | None = None) -> tuple[list[str], dict[str, list[list[str]]]]:
     """The committed releases and ``section``'s name spans (:func:`catalog_spans`), from a current index or a walk."""
-    root = generated or repo_generated_dir()
+    root = generated or generated_root()
     index = read_index(root)
     if index is None or not isinstance(index.get("catalogs"), dict):
         versions = available_versions(root)
@@ -598,7 +603,7 @@ def departure(path: str, until: str, generated: Path | None = None, *,
 
     ``index``: :func:`read_index`'s answer when the caller has it already (``check`` asks it once per run, not
     once per unknown key); ``True`` (the default) reads it."""
-    root = generated or repo_generated_dir()
+    root = generated or generated_root()
     if index is True:
         index = read_index(root)
     assert index is None or isinstance(index, dict)
@@ -627,7 +632,7 @@ def arrival(path: str, after: str, generated: Path | None = None, *,
 
     ``index``: as :func:`departure`'s (``check`` reads it once per run: judging it stats every release's snapshot)."""
     limit = version_key(after)
-    root = generated or repo_generated_dir()
+    root = generated or generated_root()
     if index is True:
         index = read_index(root)
     assert index is None or isinstance(index, dict)
@@ -673,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
     args = [a for a in args if a != "--check"]
+    from pathlib import Path
+
     root = Path(args[0]) if args else None
     if check:
         problems = index_problems(root)

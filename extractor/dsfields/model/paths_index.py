@@ -3,8 +3,9 @@
 ``json.loads`` of a 800 kB ``fields.json`` is most of what ``dsfields lookup`` or ``check`` would spend
 after Python's own start-up, yet an answer needs a handful of field records. ``generated/<version>/paths.json``
 holds every path's search names (key, Python path), what the per-section indexes need of each field
-(section, key, Python name, reader, pattern) and the byte span of every field record and of every
-other top-level value in ``fields.json``. :func:`load_indexed` reads the snapshot's bytes and decodes a
+(section, key, Python name, reader, pattern), the byte span of every field record and of every
+other top-level value in ``fields.json``, and the paths of the few records stating a fact ``check`` looks for in
+every section a config gives (:data:`FACTS`). :func:`load_indexed` reads the snapshot's bytes and decodes a
 field record only when it is first used (:class:`IndexedSnapshot`), the small top-level values when
 first asked for. The snapshot was validated when its index was built; a snapshot edited since (another
 size in bytes) is loaded whole and validated instead, so a stale index can cost time but never an answer.
@@ -22,7 +23,10 @@ from dsfields.model.dotted import join
 from dsfields.model.records import Enum, Field, Record, Removed, Section, Snapshot, _catalog
 
 INDEX_NAME = "paths.json"
-INDEX_FORMAT = 2
+FACTS = ("compared_with", "required_in_group", "required_with_section")
+"""Facts few records state, listed by path in the index: check looks for them in every given section without
+decoding each of its records (about 100 for zero_optimization)."""
+INDEX_FORMAT = 3
 """Bump when the layout below changes; an index of another format is ignored (the snapshot is loaded whole)."""
 
 TYPE_CHECKING = False
@@ -86,6 +90,7 @@ def build(text: str) -> str:
         "names": [list(entry) for entry in snapshot.names],
         "fields": fields,
         "top": {key: span for key, span in top_bytes.items() if key != "fields"},
+        "facts": {fact: sorted(p for p, r in snapshot.fields.items() if r.raw.get(fact)) for fact in FACTS},
     }
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -239,6 +244,9 @@ class IndexedSnapshot(Snapshot):
             out.setdefault(entry[3], []).append(path)
         return out
 
+    def paths_with(self, fact: str) -> frozenset[str]:
+        return frozenset(self._index.get("facts", {}).get(fact, ()))
+
     @cached_property
     def all_paths(self) -> list[str]:
         return [entry[0] for entry in self._index["names"]]
@@ -276,7 +284,7 @@ def load_indexed(snapshot_file: str, *, lazy: bool = False) -> Snapshot | None:
     if (not isinstance(index, dict) or index.get("index_format") != INDEX_FORMAT
             or index.get("snapshot_bytes") != size
             or not isinstance(index.get("fields"), dict) or not isinstance(index.get("top"), dict)
-            or not isinstance(index.get("names"), list)):
+            or not isinstance(index.get("names"), list) or not isinstance(index.get("facts"), dict)):
         return None
     return IndexedSnapshot(data, index, snapshot_file)
 

@@ -720,6 +720,11 @@ class Snapshot(Record):
 
     __slots__ = ("__dict__",)  # cached_property needs an instance dict
 
+    def paths_with(self, fact: str) -> frozenset[str]:
+        """The paths whose record states ``fact`` (``required_with_section``, ``compared_with``,
+        ``required_in_group``)."""
+        return frozenset(path for path, record in self.fields.items() if record.raw.get(fact))
+
     @classmethod
     def from_dict(cls, data: Any, name: str = "snapshot") -> Snapshot:
         """Wrap loaded JSON, refusing (:class:`SnapshotError`) what would break a consumer."""

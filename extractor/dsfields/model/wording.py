@@ -217,28 +217,24 @@ def allowed_text(field: Field, enum: Enum | None) -> str | None:
     return None
 
 
-def auto_text(auto: Auto | None, truthy: bool = False) -> str | None:
+def auto_text(auto: Auto | None, truthy: bool = False, kind: str | None = None) -> str | None:
     """What DeepSpeed alone does with ``"auto"``; ``truthy``: the release's reader tests the value's truth
-    (:attr:`Field.truthiness`), so the kept string switches the key on."""
+    (:attr:`Field.truthiness`), so the kept string switches the key on; ``kind``: the key's type (``int``,
+    ``bool``), which a kept string is not."""
     if auto is None:
         return None
     if not auto.accepted:
         return "rejected" + (f" ({auto.error})" if auto.error else "")
     if auto.becomes == "kept" and truthy:
         return 'accepted but kept as the string "auto", which counts as true: it switches this on'
+    if auto.becomes == "kept" and kind in ("int", "float"):
+        return 'accepted but kept as the string "auto" where DeepSpeed expects a number: nothing resolves it'
+    if auto.becomes == "kept" and kind == "bool":
+        return 'accepted but kept as the string "auto" where DeepSpeed expects true or false: nothing resolves it'
     if auto.becomes == "kept":
         # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
         return 'accepted but kept as the string "auto": DeepSpeed does not resolve it'
     return "accepted: dropped, the default is used"
-
-
-def auto_short(auto: Auto | None) -> str:
-    """One or two words for a table cell."""
-    if auto is None:
-        return ""
-    if not auto.accepted:
-        return "rejected"
-    return "kept as string" if auto.becomes == "kept" else "→ default"
 
 
 def deprecation_text(deprecated: Deprecation) -> str:
