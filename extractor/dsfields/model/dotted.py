@@ -13,9 +13,12 @@ if TYPE_CHECKING:  # importing typing costs lookup's start-up milliseconds; anno
 
 
 def _deepcopy(value: Any) -> Any:
-    import copy  # only for the functions that copy: the readers (every lookup and check) skip its import
+    """A copy of a config whose objects and arrays are new (its scalars are immutable, any other object is shared):
+    ``copy`` (with weakref under it) is a millisecond of check's start-up, where the launch rules' example configs
+    are built."""
+    from dsfields.model.jsontypes import clone_json
 
-    return copy.deepcopy(value)
+    return clone_json(value)
 
 
 def join(section: str, key: str) -> str:

@@ -405,13 +405,31 @@ def _stale_reason(index: Any, root: Path) -> str | None:
     if index.get("versions") != versions:
         return "its versions are not the snapshots on disk"
     snapshots = index["snapshots"]
+    folder = os.fspath(root)
+    try:
+        written = os.stat(os.path.join(folder, INDEX_FILE)).st_ctime_ns
+    except OSError:
+        written = -1
     for version in versions:
         recorded = snapshots.get(version)
+        path = os.path.join(folder, version, SNAPSHOT_FILE)
         try:
-            size = generated_size(os.path.join(os.fspath(root), version, SNAPSHOT_FILE))
-        except OSError:
-            return f"{version}: snapshot unreadable"
-        if not isinstance(recorded, dict) or recorded.get("size") != size:
+            size: int | None = os.stat(path).st_size
+        except FileNotFoundError:
+            # A compressed snapshot (the wheel's) unchanged since the index was last written (its inode's change
+            # time, which every write, rename or copy moves, is not later) is the one the index was checked against
+            # when the wheel was built; only a later one has its gzip trailer read.
+            try:
+                changed = os.stat(path + COMPRESSED_SUFFIX).st_ctime_ns
+            except OSError:
+                return f"{version}: snapshot unreadable"
+            size = None if changed <= written else -1
+        if size == -1:
+            try:
+                size = generated_size(path)
+            except OSError:
+                return f"{version}: snapshot unreadable"
+        if not isinstance(recorded, dict) or (size is not None and recorded.get("size") != size):
             return f"{version}: snapshot size differs from the indexed one"
     return None
 
