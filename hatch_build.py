@@ -5,7 +5,8 @@ wheel carries the same bytes gzip-compressed (``fields.json.gz`` ...), read back
 :func:`dsfields.model.store.read_generated` as if uncompressed. Compression, not a re-encoding, keeps every
 consumer's byte-level assumption true in an install: ``paths.json``'s byte spans index the decompressed
 ``fields.json`` exactly, ``index.json``'s sizes and hashes still match, and lookup/check/diff/site answers are the
-checkout's. Maintainer reports (``verification.json``) stay out. The mkdocs sources (``mkdocs*.yml``, ``docs/``)
+checkout's; ``stored.json`` records each ``fields.json.gz`` size as written, for the index's staleness test.
+Maintainer reports (``verification.json``) stay out. The mkdocs sources (``mkdocs*.yml``, ``docs/``)
 go to ``dsfields/site_src/`` so that ``dsfields docs build`` works without a checkout; of the prose, only the
 compiled ``prose/<lang>.jsonl`` ships (the TOML sources are for editing).
 """
@@ -52,6 +53,7 @@ class CustomBuildHook(BuildHookInterface):
             else:
                 shutil.copyfile(source, target)
         _write_inference_indexes(root, generated)
+        _write_stored_sizes(root, generated)
         build_data["force_include"][str(generated)] = "dsfields/generated"
         site_src = self._staging / "site_src"
         site_src.mkdir()
@@ -70,6 +72,19 @@ class CustomBuildHook(BuildHookInterface):
         staging = getattr(self, "_staging", None)
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_stored_sizes(root: Path, generated: Path) -> None:
+    """``stored.json``: each release's ``fields.json.gz`` size as written here, for ``index.json``'s staleness test
+    (:func:`dsfields.model.history.write_stored_sizes`, beside its reader)."""
+    import sys
+
+    sys.path.insert(0, str(root / "extractor"))
+    try:
+        from dsfields.model.history import write_stored_sizes
+    finally:
+        sys.path.pop(0)
+    write_stored_sizes(generated)
 
 
 def _require_current_index(generated: Path) -> None:

@@ -112,3 +112,24 @@ def test_check_judges_the_index_once_for_all_its_unknown_keys(wheel_tree: Path, 
     unknown = sorted(f.path for f in found if "is not a key of the top level" in f.message)
     assert unknown == ["typo_four", "typo_one", "typo_three", "typo_two"]
     assert len(judged) == 1
+
+
+def test_the_wheels_stored_sizes_spare_the_trailers_and_a_rewritten_snapshot_is_still_stale(
+        wheel_tree: Path, monkeypatch) -> None:
+    """The wheel's build writes each fields.json.gz size (hatch_build.py, stored.json): a snapshot still of that size
+    is not opened to judge the index; one rewritten since (another size) is, and the index is found stale."""
+    history.write_stored_sizes(wheel_tree)
+    opened: list[str] = []
+    real = generated.generated_size
+
+    def counting(path: str) -> int:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(history, "generated_size", counting)
+    index = history.read_index(wheel_tree)
+    assert index is not None and history._stale_reason(index, wheel_tree) is None and opened == []
+    packed = wheel_tree / "0.2.0" / f"{SNAPSHOT_FILE}.gz"
+    packed.write_bytes(gzip.compress(gzip.decompress(packed.read_bytes()) + b"\n" * 50))
+    assert history._stale_reason(index, wheel_tree) == "0.2.0: snapshot size differs from the indexed one"
+    assert opened == [str(wheel_tree / "0.2.0" / SNAPSHOT_FILE)]

@@ -406,32 +406,53 @@ def _stale_reason(index: Any, root: Path) -> str | None:
         return "its versions are not the snapshots on disk"
     snapshots = index["snapshots"]
     folder = os.fspath(root)
-    try:
-        written = os.stat(os.path.join(folder, INDEX_FILE)).st_ctime_ns
-    except OSError:
-        written = -1
+    stored = _stored_sizes(folder)
     for version in versions:
         recorded = snapshots.get(version)
         path = os.path.join(folder, version, SNAPSHOT_FILE)
         try:
             size: int | None = os.stat(path).st_size
         except FileNotFoundError:
-            # A compressed snapshot (the wheel's) unchanged since the index was last written (its inode's change
-            # time, which every write, rename or copy moves, is not later) is the one the index was checked against
-            # when the wheel was built; only a later one has its gzip trailer read.
+            # A compressed snapshot (the wheel's) still of the size the wheel's build wrote it at: the one the index
+            # was checked against then (hatch_build.py, STORED_SIZES); only another has its gzip trailer read.
             try:
-                changed = os.stat(path + COMPRESSED_SUFFIX).st_ctime_ns
-            except OSError:
-                return f"{version}: snapshot unreadable"
-            size = None if changed <= written else -1
-        if size == -1:
-            try:
-                size = generated_size(path)
+                written = os.stat(path + COMPRESSED_SUFFIX).st_size
+                size = None if stored.get(version) == written else generated_size(path)
             except OSError:
                 return f"{version}: snapshot unreadable"
         if not isinstance(recorded, dict) or (size is not None and recorded.get("size") != size):
             return f"{version}: snapshot size differs from the indexed one"
     return None
+
+
+STORED_SIZES = "stored.json"
+"""In a wheel's ``generated/`` (written by its build, hatch_build.py): each release's ``fields.json.gz`` size as
+written. A compressed snapshot still of that size is the one the build checked ``index.json`` against, so the
+staleness test takes the indexed size for it without opening its gzip trailer (77 opens were a twentieth of
+``check``'s time for a file of typos); a snapshot of another size is read as before."""
+
+
+def write_stored_sizes(folder: str | Path) -> None:
+    """Write :data:`STORED_SIZES` for the compressed snapshots under ``folder`` (the wheel's build hook)."""
+    root = os.fspath(folder)
+    sizes = {}
+    for name in sorted(os.listdir(root)):
+        packed = os.path.join(root, name, SNAPSHOT_FILE + COMPRESSED_SUFFIX)
+        if os.path.isfile(packed):
+            sizes[name] = os.stat(packed).st_size
+    with open(os.path.join(root, STORED_SIZES), "w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"generated_by": "hatch_build.py", "fields_json_gz": sizes}, sort_keys=True) + "\n")
+
+
+def _stored_sizes(folder: str) -> dict[str, int]:
+    """:data:`STORED_SIZES` of a wheel's ``generated/``: release → the size of its ``fields.json.gz`` as the build
+    wrote it ({} in a checkout, or if unreadable)."""
+    try:
+        with open(os.path.join(folder, STORED_SIZES), encoding="utf-8") as handle:
+            sizes = json.loads(handle.read()).get("fields_json_gz")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {k: v for k, v in sizes.items() if isinstance(v, int)} if isinstance(sizes, dict) else {}
 
 
 _READ: dict[str, tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
