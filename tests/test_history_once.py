@@ -70,9 +70,9 @@ def test_the_index_is_judged_once_for_many_keys_and_again_after_a_write(wheel_tr
     judged: list[Path] = []
     real = history._stale_reason
 
-    def counting(index, root):
+    def counting(index, root, signature=None):
         judged.append(root)
-        return real(index, root)
+        return real(index, root, signature)
 
     monkeypatch.setattr(history, "_stale_reason", counting)
     for _ in range(10):  # ten unknown keys of one config: each asks how the key left

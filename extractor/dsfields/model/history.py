@@ -393,33 +393,40 @@ def write_index(generated_dir: Path | None = None, *, generated_by: str = GENERA
     return target
 
 
-def _stale_reason(index: Any, root: Path) -> str | None:
-    """Why ``index`` (parsed ``index.json``) does not describe the snapshots on disk, by the cheap test."""
+def _stale_reason(index: Any, root: Path | str, signature: tuple[Any, ...] | None = None) -> str | None:
+    """Why ``index`` (parsed ``index.json``) does not describe the snapshots on disk, by the cheap test; from the
+    stats of :func:`_signature` when given (``read_index`` has them: the folder is not listed and statted twice)."""
     if not isinstance(index, dict):
         return "not a JSON object"
     if index.get("format_version") != INDEX_FORMAT_VERSION:
         return f"format_version {index.get('format_version')!r}, this dsfields reads {INDEX_FORMAT_VERSION}"
     if not isinstance(index.get("fields"), dict) or not isinstance(index.get("snapshots"), dict):
         return "no fields or snapshots map"
-    versions = available_versions(root)
+    folder = os.fspath(root)
+    if signature is None:
+        signature = _signature(folder)
+    sizes = {fact[0]: fact[2] for fact in signature if fact[5]}  # regular files only
+    on_disk = {}
+    for path, size in sizes.items():
+        parent, name = os.path.split(path)
+        if name in (SNAPSHOT_FILE, SNAPSHOT_FILE + COMPRESSED_SUFFIX) and os.path.dirname(parent) == folder:
+            on_disk.setdefault(os.path.basename(parent), {})[name] = size
+    versions = sorted(on_disk, key=version_key)
     if index.get("versions") != versions:
         return "its versions are not the snapshots on disk"
     snapshots = index["snapshots"]
-    folder = os.fspath(root)
     stored = _stored_sizes(folder)
     for version in versions:
         recorded = snapshots.get(version)
-        path = os.path.join(folder, version, SNAPSHOT_FILE)
-        try:
-            size: int | None = os.stat(path).st_size
-        except FileNotFoundError:
+        size: int | None = on_disk[version].get(SNAPSHOT_FILE)
+        if size is None:
             # A compressed snapshot (the wheel's) still of the size the wheel's build wrote it at: the one the index
-            # was checked against then (hatch_build.py, STORED_SIZES); only another has its gzip trailer read.
-            try:
-                written = os.stat(path + COMPRESSED_SUFFIX).st_size
-                size = None if stored.get(version) == written else generated_size(path)
-            except OSError:
-                return f"{version}: snapshot unreadable"
+            # was checked against then (STORED_SIZES); only another has its gzip trailer read.
+            if stored.get(version) != on_disk[version][SNAPSHOT_FILE + COMPRESSED_SUFFIX]:
+                try:
+                    size = generated_size(os.path.join(folder, version, SNAPSHOT_FILE))
+                except OSError:
+                    return f"{version}: snapshot unreadable"
         if not isinstance(recorded, dict) or (size is not None and recorded.get("size") != size):
             return f"{version}: snapshot size differs from the indexed one"
     return None
@@ -460,9 +467,12 @@ _READ: dict[str, tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
 verdict. ``check`` asks about every unknown key; the index is read and judged once per process, not per key."""
 
 
-def _signature(root: Path) -> tuple[Any, ...]:
+def _signature(root: Path | str) -> tuple[Any, ...]:
     """What changes when ``index.json`` or a snapshot under ``root`` is written, added or removed: one ``stat``
-    per file (well under a millisecond for 77 releases), no byte read."""
+    per file (well under a millisecond for 77 releases), no byte read; ``(path, inode, size, mtime, ctime, is a
+    regular file)`` each, which the staleness test reads its versions and sizes from."""
+    import stat as stat_kind
+
     folder = os.fspath(root)
     try:
         names = sorted(os.listdir(folder))
@@ -478,7 +488,8 @@ def _signature(root: Path) -> tuple[Any, ...]:
             stat = os.stat(path)
         except OSError:
             continue
-        facts.append((path, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+        facts.append((path, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns,
+                      stat_kind.S_ISREG(stat.st_mode)))
     return tuple(facts)
 
 
@@ -512,7 +523,7 @@ def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
             index = json.loads(handle.read())
     except (OSError, ValueError):
         index = None
-    current = index if index is not None and _stale_reason(index, root) is None else None
+    current = index if index is not None and _stale_reason(index, root, signature) is None else None
     if _settled(signature):
         _READ[key] = (signature, current)
     return current
