@@ -56,7 +56,7 @@ import json
 import os
 import sys
 from collections import namedtuple
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 
 from dsfields.model.records import Field, Snapshot
@@ -400,7 +400,7 @@ def _stale_reason(index: Any, root: Path | str, signature: tuple[Any, ...] | Non
         return "not a JSON object"
     if index.get("format_version") != INDEX_FORMAT_VERSION:
         return f"format_version {index.get('format_version')!r}, this dsfields reads {INDEX_FORMAT_VERSION}"
-    if not isinstance(index.get("fields"), dict) or not isinstance(index.get("snapshots"), dict):
+    if not isinstance(index.get("fields"), Mapping) or not isinstance(index.get("snapshots"), dict):
         return "no fields or snapshots map"
     folder = os.fspath(root)
     if signature is None:
@@ -506,6 +506,56 @@ def _settled(signature: tuple[Any, ...]) -> bool:
     return all(now - fact[3] > _RACY_NS for fact in signature)  # mtime: what a write moves
 
 
+_FIELDS_AT = '\n "fields": '
+"""Where ``index.json`` (written by :func:`dumps`: sorted keys, one space per level) holds every key's events."""
+
+
+class _IndexFields(Mapping):
+    """``index.json``'s ``fields``, a key's events decoded when first asked (``check`` asks a few of ~2,000 keys);
+    iterating decodes them all."""
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self._text, self._start, self._end = text, start, end
+        self._asked: dict[str, Any] = {}
+        self._all: dict[str, Any] | None = None
+
+    def _whole(self) -> dict[str, Any]:
+        if self._all is None:
+            self._all = json.loads(self._text[self._start:self._end])
+        return self._all
+
+    def __getitem__(self, path: str) -> Any:
+        if self._all is not None:
+            return self._all[path]
+        if path not in self._asked:
+            marker = "\n  " + json.dumps(path, ensure_ascii=False) + ": "  # a key of this object: two spaces in
+            at = self._text.find(marker, self._start, self._end)
+            if at < 0:
+                raise KeyError(path)
+            self._asked[path] = json.JSONDecoder().raw_decode(self._text, at + len(marker))[0]
+        return self._asked[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._whole())
+
+    def __len__(self) -> int:
+        return len(self._whole())
+
+
+def _parsed_index(text: str) -> dict[str, Any]:
+    """``index.json``'s text as data, its ``fields`` decoded lazily (:class:`_IndexFields`): the rest, a few kB of
+    the 185 kB, is decoded now."""
+    at = text.find(_FIELDS_AT)
+    end = text.find('\n "', at + len(_FIELDS_AT)) if at >= 0 else -1
+    if at < 0 or end < 0:
+        return json.loads(text)
+    start = at + len(_FIELDS_AT)
+    stop = text.rindex("}", start, end) + 1
+    index = json.loads(text[:start] + "{}" + text[stop:])
+    index["fields"] = _IndexFields(text, start, stop)
+    return index
+
+
 def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
     """``index.json`` if it is current (format, versions, snapshot sizes), else None: never a stale one.
 
@@ -520,7 +570,7 @@ def read_index(generated_dir: Path | None = None) -> dict[str, Any] | None:
         return known[1]
     try:
         with open(os.path.join(root, INDEX_FILE), encoding="utf-8") as handle:
-            index = json.loads(handle.read())
+            index = _parsed_index(handle.read())
     except (OSError, ValueError):
         index = None
     current = index if index is not None and _stale_reason(index, root, signature) is None else None
