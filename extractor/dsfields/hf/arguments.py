@@ -18,10 +18,8 @@ Imports: stdlib only (bottom layer).
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import shlex
 
 from dsfields.model.errors import UsageError
 
@@ -120,12 +118,12 @@ class TrainerArgs:
             return int(self.values["max_steps"])
         if self.dataset_size is None:
             return None
-        batches = math.ceil(self.dataset_size / (self.world_size * self.values["per_device_train_batch_size"]))
+        batches = _ceil(self.dataset_size / (self.world_size * self.values["per_device_train_batch_size"]))
         if self.values.get("dataloader_drop_last"):
             batches = self.dataset_size // (self.world_size * self.values["per_device_train_batch_size"])
         gas = self.values["gradient_accumulation_steps"]
         per_epoch = max(batches // gas + int(batches % gas > 0), 1)
-        return math.ceil(self.values["num_train_epochs"] * per_epoch)
+        return _ceil(self.values["num_train_epochs"] * per_epoch)
 
     def steps_origin(self) -> str:
         if self.values.get("max_steps", -1) > 0:
@@ -135,7 +133,7 @@ class TrainerArgs:
     def warmup_steps(self, num_training_steps: int) -> int:
         """``TrainingArguments.get_warmup_steps``: an integer count, or a ratio of the steps when below 1."""
         warmup = self.values.get("warmup_steps", 0)
-        return int(warmup) if warmup >= 1 else math.ceil(num_training_steps * warmup)
+        return int(warmup) if warmup >= 1 else _ceil(num_training_steps * warmup)
 
 
 def _bool(text: str, flag: str) -> bool:
@@ -192,6 +190,8 @@ def split_trainer_args(text: str) -> list[str]:
     """``--trainer-args``' words as a POSIX shell splits them; unbalanced quotes (which the shell refuses too) and
     a trailing backslash are a :class:`UsageError` naming the option."""
     try:
+        import shlex  # only for --trainer-args: check imports this module on every run
+
         return shlex.split(text)
     except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
         reason = str(exc).strip().rstrip(".").lower() or "cannot be split"
@@ -580,8 +580,9 @@ _YAML_BOOLS = {v: v.lower() in ("yes", "true", "on") for w in ("yes", "no", "tru
                for v in (w, w.capitalize(), w.upper())}
 """YAML 1.1's booleans as PyYAML's ``safe_load`` (which accelerate reads its config with) resolves them: an
 unquoted ``no`` is False there, not the string."""
-_YAML_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
-_YAML_FLOAT = re.compile(r"[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?")
+_YAML_INT = r"[-+]?(0|[1-9][0-9_]*)"
+_YAML_FLOAT = r"[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?"
+"""Compiled by ``re`` (and cached there) at the first YAML read: every ``check`` imports this module."""
 
 
 def _yaml_scalar(text: str) -> Any:
@@ -595,11 +596,17 @@ def _yaml_scalar(text: str) -> Any:
         return None
     if text in ("[]", "{}"):  # the empty flow collections accelerate config writes (tpu_env: [], fsdp_config: {})
         return [] if text == "[]" else {}
-    if _YAML_INT.fullmatch(text):
+    if re.fullmatch(_YAML_INT, text):
         return int(text.replace("_", ""))
-    if _YAML_FLOAT.fullmatch(text) and any(c.isdigit() for c in text):
+    if re.fullmatch(_YAML_FLOAT, text) and any(c.isdigit() for c in text):
         return float(text.replace("_", ""))
     return text
+
+
+def _ceil(value: float) -> int:
+    from math import ceil  # as math.ceil; imported where the Trainer's step counts are computed, not at start-up
+
+    return ceil(value)
 
 
 MIRRORED = "5.24.0"
