@@ -45,7 +45,6 @@ Imports: stdlib only (bottom layer); no dataclasses (``check``'s start-up).
 
 from __future__ import annotations
 
-import contextlib
 from types import SimpleNamespace
 
 from dsfields.model import batch
@@ -116,8 +115,10 @@ def plain_plan(config: dict[str, Any], optimizer_from_code: bool = False, fill_a
     """
     cfg = clone_json(config)
     if fill_auto:
-        with contextlib.suppress(AttributeError):  # a non-dict on a fill path: DeepSpeed will judge it
+        try:
             cfg = _trainer_fills(cfg, HIDDEN_SIZE, pair)
+        except AttributeError:  # a non-dict on a fill path: DeepSpeed will judge it
+            pass
     return Plan(at_one_rank(cfg) if world_size == 1 else cfg, "code" if optimizer_from_code else "config",
                 "config" if "scheduler" in cfg else "none", style="plain")
 
@@ -492,8 +493,10 @@ def _match(run: TrainerRun, cfg: dict[str, Any], path: str, value: Any, hf_key: 
     if ds_val is not None and ds_val != value:
         line = f"- ds {path}={_py(ds_val)} vs hf {hf_key}={_py(value)}"
         if run.line_template is not None:
-            with contextlib.suppress(KeyError, IndexError, ValueError):
+            try:
                 line = run.line_template.format(ds_key_long=path, ds_val=_py(ds_val), hf_key=hf_key, hf_val=_py(value))
+            except (KeyError, IndexError, ValueError):
+                pass
         run.mismatches.append(line)
         run.mismatch_keys.append(path)
 
@@ -640,8 +643,10 @@ def _trainer_run(run: TrainerRun, cfg: dict[str, Any], args: Any, acc: dict[str,
     else:  # accelerate 1.15.0's config_kwargs, spelt out
         if micro_now is not None:
             kwargs["train_micro_batch_size_per_gpu"] = micro_now
-            with contextlib.suppress(TypeError):
+            try:
                 kwargs["train_batch_size"] = micro_now * cfg.get("gradient_accumulation_steps") * args.world_size
+            except TypeError:
+                pass
         if hidden is not None:
             kwargs.update({HIDDEN_KEYS[0]: hidden * hidden, HIDDEN_KEYS[1]: int(0.9 * hidden * hidden),
                            HIDDEN_KEYS[2]: 10 * hidden})
