@@ -117,3 +117,28 @@ def test_a_third_party_refusal_of_a_zero_stage_names_the_stage_key() -> None:
                           "ValueError: DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized models.")
     first = answer.causes[0]
     assert (first.keys, first.action, answer.layer) == (["zero_optimization.stage"], "set_value", "other")
+
+
+def test_a_traceback_flattened_onto_one_line_keeps_its_code_and_exception() -> None:
+    answer = explain_text('File "xxx/deepspeed/runtime/lr_schedules.py", line 661, in __init__ self.warmup_num_steps = '
+                          "max(2, warmup_num_steps) TypeError: '>' not supported between instances of 'str' and 'int'")
+    assert answer.causes[0].keys == ["scheduler.params.warmup_num_steps"], answer.as_json()
+
+
+def test_a_division_by_zero_on_a_line_reading_a_key_names_the_key() -> None:
+    """pytest's rendering of the failure (the "> " source line, "E " exception, "path:line: Kind")."""
+    answer = explain_text("        self.warmup_num_steps = warmup_num_steps\n"
+                          ">       self.inverse_log_warm_up = 1.0 / math.log(warmup_num_steps)\n"
+                          "E       ZeroDivisionError: float division by zero\n\n"
+                          "DeepSpeed/deepspeed/runtime/lr_schedules.py:710: ZeroDivisionError")
+    first = answer.causes[0]
+    assert (first.keys, first.action) == (["scheduler.params.warmup_num_steps"], "set_value"), answer.as_json()
+
+
+def test_a_traceback_of_imports_only_is_not_a_config_problem() -> None:
+    answer = explain_text('  File "/x/site-packages/deepspeed/ops/__init__.py", line 6, in <module>\n'
+                          "    from . import adam\n"
+                          '  File "/x/site-packages/deepspeed/utils/groups.py", line 28, in <module>\n'
+                          "    from deepspeed import comm as dist\n"
+                          '  File "/x/site-packages/deepspeed/comm/comm.py", line 30, in <module>\n    from deepspeed')
+    assert answer.not_config and answer.layer == "environment" and not any(c.keys for c in answer.causes)

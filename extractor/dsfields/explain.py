@@ -52,6 +52,9 @@ _LOGSITE = re.compile(r"^\s*\[\d{4}-\d\d-\d\d[^\]]*\]\s*\[[A-Z]+\]\s*\[(\w+\.py)
 _RICH = re.compile(r"^\s*[│|]?\s*(?:❱\s*)?\d+\s*[│|]((?:\s*[│|])*)(.*?)[│|]?\s*$")
 _BOX = re.compile(r"[│╭╮╰╯─❱]")
 _FRAME = re.compile(r"""File "([^"]+)", line (\d+)(?:, in (\S+))?""")
+_PYTEST_FRAME = re.compile(r"^(\S+\.py):(\d+): (\w+)$")
+"""pytest's frame line under a failure ("deepspeed/runtime/lr_schedules.py:710: ZeroDivisionError")."""
+_RAISED_IN_LINE = re.compile(r"(?:[\w.]+\.)?\b\w*(?:Error|Exception)\s*:\s")
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Warning|Interrupt)|AssertError)\s*:\s*(.*)$")
 _PYDANTIC = re.compile(r"(\d+) validation errors? for (\w+)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
@@ -98,6 +101,11 @@ def normalise(raw: str | bytes) -> Paste:
     for line in raw.split("\n")[-MAX_LINES:]:
         line = _CONTROL.sub(" ", line)[:2000]
         line = _PREFIX.sub("", line)
+        if line.startswith("E   "):  # pytest's failure lines: "E       ZeroDivisionError: ..."
+            line = line[1:].strip()
+        elif line.startswith(">   "):  # pytest's marked source line
+            sources.append(line[1:].strip())
+            line = line[1:]
         headless = _LOGHEAD.sub("", line)
         logged = logged or headless != line
         site = _LOGSITE.match(line)
@@ -111,10 +119,22 @@ def normalise(raw: str | bytes) -> Paste:
         line = _BOX.sub(" ", line).rstrip()
         if not line.strip():
             continue
-        frame = _FRAME.search(line)
+        frame = _FRAME.search(line) or _PYTEST_FRAME.match(line.strip())
         if frame:
             frames.append((_relative(frame.group(1)), int(frame.group(2)), frame.group(3) or ""))
-            continue
+            rest = line[frame.end():].strip() if frame.re is _FRAME else ""
+            if not rest:
+                continue
+            # a traceback flattened onto one line ("File ..., line 661, in __init__ CODE TypeError: ..."): the
+            # code is the frame's source line, the rest the exception
+            raised = _RAISED_IN_LINE.search(rest)
+            code = rest[:raised.start()].strip() if raised else rest
+            if code:
+                sources.append(code)
+                lines.append(code)
+            if not raised:
+                continue
+            line = rest[raised.start():]
         match = _EXCEPTION.match(line.strip())
         if match:
             exceptions.append((match.group(1), match.group(2)))
@@ -915,6 +935,13 @@ def _not_config(paste: Paste, lang: str) -> Answer | None:
                 lang, f"not a ds_config problem: the {layer} layer reports it; no config key changes this.",
                 chinese.text("explain.not_a_ds_config_problem_the_2", layer=layer)), "")])
     ours = [frame for frame in paste.frames if frame[0].startswith(_LIBRARIES)]
+    if ours and all(frame[2] == "<module>" for frame in paste.frames):
+        # every frame is a module being imported: no config is read at import time
+        at = f"{ours[-1][0]}:{ours[-1][1]}"
+        return Answer(not_config=True, layer="environment", causes=[Cause([], "no_change", _t(
+            lang, f"not a ds_config problem: Python stopped while importing ({at}), before any config is read; "
+                  "the installed packages (a mixed or partial install, a missing dependency) are what to fix.",
+            chinese.text("explain.not_a_ds_config_problem_import", at=at)), "")])
     logged = {name for name, _, _ in paste.logged_at}
     if logged and not paste.exceptions and not logged & _scanned_names(_newest()):
         # every log line comes from parts of DeepSpeed that do not read ds_config (the launcher, op builders)
@@ -1196,7 +1223,11 @@ def _string_for_number(paste: Paste, versions: list[str], lang: str) -> Answer |
     """A string where DeepSpeed computes with a number (``'>' not supported between instances of 'str' and
     'float'``): the failing line's names map to the keys it reads, and the usual string there is ``"auto"``, which
     only the HF Trainer's and accelerate's integrations fill in."""
-    if not paste.exceptions or not _STRING_FOR_NUMBER.search(paste.exceptions[-1][1]):
+    if not paste.exceptions:
+        return None
+    kind, said = paste.exceptions[-1]
+    arithmetic = kind == "ZeroDivisionError" or (kind == "ValueError" and "math domain error" in said)
+    if not (_STRING_FOR_NUMBER.search(said) or arithmetic):
         return None
     frame = paste.frames[-1] if paste.frames else None
     if frame is None or not frame[0].startswith("deepspeed/"):
@@ -1214,6 +1245,15 @@ def _string_for_number(paste: Paste, versions: list[str], lang: str) -> Answer |
             continue
         listed = ", ".join(f"`{k}`" for k in keys[:3])
         where = f"{frame[0]}:{frame[1]}"
+        if arithmetic:  # a value the line cannot compute with (0 or 1 under a division or a log)
+            return Answer(layer="deepspeed", message=said, causes=[Cause(keys, "set_value", _t(
+                lang, f"change {listed}: with the value written, the failing line ({where}) divides by zero or takes "
+                      f"the logarithm of a number it cannot ({kind}); `dsfields lookup {keys[0]}` gives the range "
+                      "DeepSpeed expects.", chinese.text("explain.arithmetic_fix", listed=listed, where=where,
+                                                         kind=kind, key_0=keys[0])),
+                _t(lang, f"the failing line ({where}) computes with {listed} and its value makes the arithmetic fail.",
+                   chinese.text("explain.arithmetic_why", where=where, listed=listed)),
+                release_span(key_releases(keys[0])) or "", where, None, 3)])
         return Answer(layer="deepspeed", message=paste.exceptions[-1][1], causes=[Cause(keys, "set_value", _t(
             lang, f"write a number for {listed}: the config holds a string there (often \"auto\", which only the HF "
                   "Trainer's or accelerate's DeepSpeed integration replaces; plain deepspeed.initialize reads it "
