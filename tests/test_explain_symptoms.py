@@ -142,3 +142,12 @@ def test_a_traceback_of_imports_only_is_not_a_config_problem() -> None:
                           "    from deepspeed import comm as dist\n"
                           '  File "/x/site-packages/deepspeed/comm/comm.py", line 30, in <module>\n    from deepspeed')
     assert answer.not_config and answer.layer == "environment" and not any(c.keys for c in answer.causes)
+
+
+def test_init_inferences_validation_error_names_its_keys_and_aliases() -> None:
+    """pydantic 1's nested location ("zero -> fp16") and the inference document's alias ("tp")."""
+    answer = explain_text(".ValidationError: 3 validation errors for DeepSpeedInferenceConfig\ntp\n"
+                          "  value is not a valid dict (type=type_error.dict)\nzero -> fp16\n"
+                          "  extra fields not permitted (type=value_error.extra)\n")
+    assert [(c.keys, c.action) for c in answer.causes] == [(["tensor_parallel"], "set_value"),
+                                                           (["zero.fp16"], "remove_key")], answer.as_json()

@@ -436,40 +436,51 @@ def _pydantic(paste: Paste, versions: list[str], lang: str) -> Answer | None:
     if not head:
         return None
     section = class_section(head.group(2), versions)
+    aliases: dict[str, dict[str, Any]] = {}
     if section is None:
-        return None
+        inference = _inference_document(versions[0])
+        if inference is None or str(inference.raw.get("model", "")).rsplit(".", 1)[-1] != head.group(2):
+            return None
+        section, aliases = "", inference.by_alias  # init_inference's config: its keys, its aliases ("tp")
     lines = paste.lines
     causes: list[Cause] = []
     for index, line in enumerate(lines):
+        line = re.sub(r"\s*->\s*", ".", line)  # pydantic 1 writes a nested field "zero -> fp16"
         if index + 1 >= len(lines) or not re.fullmatch(r"[A-Za-z_][\w.]*", line):
             continue
         error = lines[index + 1]
         if not re.search(r"\[type=|\(type=|not permitted|Input should|value is not|field required", error):
             continue
+        if aliases:
+            parent, _, leaf = line.rpartition(".")
+            named = aliases.get(parent, {}).get(leaf)
+            line = named.path if named is not None else line
         path = f"{section}.{line}" if section else line
         extra = "extra" in error
         if extra:
-            present = key_releases(path)
+            # the key's own parent, named as the user wrote it ("zero -> fp16": fp16 inside zero)
+            owner, leaf = (path.rpartition(".")[0] or head.group(2)), path.rpartition(".")[2]
+            present = [] if aliases else key_releases(path)  # the inference document has no key history
             if present:
                 span = release_span(present)
                 action = "upgrade"
                 fix = _t(lang, f"`{path}` exists in DeepSpeed {span} only: upgrade DeepSpeed to one of those "
-                               f"releases, or delete `{line}` from `{section}`.",
+                               f"releases, or delete `{leaf}` from `{owner}`.",
                          chinese.text("explain.exists_in_deepspeed_only_upgrade_deepspeed", path=path, span=span,
-                                      section=section, line=line))
-                why = _t(lang, f"the class {head.group(2)} (section `{section}`) of the running release does not know "
-                               f"`{line}` and refuses unknown keys.",
+                                      section=owner, line=leaf))
+                why = _t(lang, f"the class {head.group(2)} (section `{owner}`) of the running release does not know "
+                               f"`{leaf}` and refuses unknown keys.",
                          chinese.text("explain.the_class_section_of_the_running", head_group_2=head.group(2),
-                                      section=section, line=line))
+                                      section=owner, line=leaf))
             else:
                 action = "remove_key"
-                fix = _t(lang, f"delete `{line}` from `{section}` (no snapshotted release has `{path}`; check the "
-                               f"spelling with `dsfields lookup {line}`).",
-                         chinese.text("explain.delete_from_no_snapshotted_release_has", section=section, line=line,
+                fix = _t(lang, f"delete `{leaf}` from `{owner}` (no snapshotted release has `{path}`; check the "
+                               f"spelling with `dsfields lookup {leaf}`).",
+                         chinese.text("explain.delete_from_no_snapshotted_release_has", section=owner, line=leaf,
                                       path=path))
-                why = _t(lang, f"{head.group(2)} (section `{section}`) refuses keys it does not define.",
+                why = _t(lang, f"{head.group(2)} (section `{owner}`) refuses keys it does not define.",
                          chinese.text("explain.section_refuses_keys_it_does_not", head_group_2=head.group(2),
-                                      section=section))
+                                      section=owner))
         else:
             value = re.search(r"input_value=([^,\]]+)", error)
             shown_value = value.group(1) if value else ""
@@ -531,6 +542,19 @@ def _fractional_fill(paste: Paste, lang: str) -> Answer | None:
 
 _LIBRARY_WORDS = frozenset({"deepspeed", "transformers", "accelerate", "trainer"})
 """Words every paste about DeepSpeed has (a log prefix "[deepspeed]"): no evidence of one message."""
+
+
+def _inference_document(version: str) -> Any:
+    """The init_inference document of ``version`` (or the newest that has one), None without any."""
+    from dsfields.model.store import load_inference
+
+    try:
+        return load_inference(version)
+    except Exception:  # a release without the document: the newest one answers
+        try:
+            return load_inference(None)
+        except Exception:
+            return None
 
 
 def _candidates(paste: Paste) -> list[str]:
