@@ -496,6 +496,34 @@ def test_errors_page_shows_the_readers_release_only_and_names_a_message_it_lacks
             browser.close()
 
 
+@pytest.mark.browser
+def test_a_shared_page_stays_hidden_until_restated_for_the_readers_release(served):
+    """Issue 39 (labels name the release shown): a page built for the newest release and opened for an older one
+    (the errors page, ?v=) never shows the newest release's title and messages first. Its first script hides the
+    content until the page script has restated it; with that script blocked, it is shown after 5 s anyway."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    old = "0.8.0"
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + f"{old}/errors/")
+            page.wait_for_url(lambda url: f"v={old}" in url)
+            expect(page.locator("#dsf-errors-count")).to_contain_text(old)
+            assert page.evaluate("!document.documentElement.classList.contains('dsf-scoping')")
+            expect(page.locator(".md-content")).to_be_visible()
+            blocked = browser.new_page(viewport={"width": 1280, "height": 900})
+            blocked.route("**/dsfields.js*", lambda route: route.abort())
+            blocked.goto(page.url, wait_until="domcontentloaded")
+            assert blocked.evaluate("document.documentElement.classList.contains('dsf-scoping')")
+            expect(blocked.locator(".md-content")).to_be_hidden()
+            expect(blocked.locator(".md-content")).to_be_visible(timeout=10_000)  # the 5 s fallback
+        finally:
+            browser.close()
+
+
 def _catalogue_entries(folder: Path) -> list[dict]:
     """Every message of a release's committed catalogue (messages.json)."""
     return json.loads((folder / "messages.json").read_text(encoding="utf-8"))["messages"]

@@ -835,6 +835,10 @@
       comparePage(data);
       addedSince();
       errorsPage(data, both[0]);
-    }).catch(function (error) { console.error("dsfields:", error); });
+      document.documentElement.classList.remove("dsf-scoping");
+    }).catch(function (error) {
+      document.documentElement.classList.remove("dsf-scoping");
+      console.error("dsfields:", error);
+    });
   });
 })();

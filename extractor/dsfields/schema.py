@@ -53,7 +53,9 @@ def build_schema(snapshot: Snapshot | dict[str, Any], strict_unknown: bool = Fal
 def history_of(index: Any) -> dict[str, Any]:
     """Every key's events across releases from an ``index.json`` (``fields``, and ``versions``, the releases in
     order); {} for no index or one of another shape."""
-    if not isinstance(index, dict) or not isinstance(index.get("fields"), dict):
+    from collections.abc import Mapping
+
+    if not isinstance(index, dict) or not isinstance(index.get("fields"), Mapping):  # read_index's: decoded per key
         return {}
     return {"fields": index["fields"], "versions": list(index.get("versions") or [])}
 
