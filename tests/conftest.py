@@ -185,6 +185,14 @@ def serving(folder: Path) -> Iterator[str]:
         server.wait(timeout=10)
 
 
+def fresh_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter on the checkout's sources and committed snapshots (no
+    ``DSFIELDS_GENERATED``): what a start-up imports is seen there, not in this test process."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
+    env.pop("DSFIELDS_GENERATED", None)
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True)
+
+
 def record_decoded(record: object) -> bool:
     """Whether an indexed snapshot's field record (:mod:`dsfields.model.paths_index`) has decoded its JSON: the
     lazy records' own attribute, set only on first use."""

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import REPO, requires_deepspeed
+from conftest import REPO, fresh_python, requires_deepspeed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -522,9 +522,6 @@ def test_checking_unknown_keys_imports_no_pathlib(tmp_path) -> None:
         "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('pathlib', 'urllib.parse', 'ipaddress') if m in sys.modules))"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
-    env.pop("DSFIELDS_GENERATED", None)
-    proc = subprocess.run([sys.executable, "-c", code, str(config)], env=env, capture_output=True, text=True,
-                          check=True)
+    proc = fresh_python(code, str(config))
     assert "trian_batch_size" in proc.stdout and "overlap_comms" in proc.stdout
     assert proc.stdout.splitlines()[-1] == "[]"

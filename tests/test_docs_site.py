@@ -379,6 +379,15 @@ def _browser(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
+def _release_page(browser, address: str, release: str):
+    """A page of ``browser`` opened at a release's ``address``, once that release's stub has sent it on to the page
+    stored for it (``?v=release``)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(address)
+    page.wait_for_url(lambda url: f"v={release}" in url)
+    return page
+
+
 def _need_chromium() -> None:
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
@@ -468,9 +477,7 @@ def test_errors_page_shows_the_readers_release_only_and_names_a_message_it_lacks
     with sync_playwright() as playwright:
         browser = _browser(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(served + f"{old}/errors/#{later}")
-            page.wait_for_url(lambda url: f"v={old}" in url)
+            page = _release_page(browser, served + f"{old}/errors/#{later}", old)
             expect(page.locator("#dsf-errors-count")).to_contain_text(f"{len(ids)} of the ")
             visible = page.eval_on_selector_all("section.dsf-error", "s => s.filter(e => !e.hidden).map(e => e.id)")
             assert set(visible) == ids | {later}
@@ -508,9 +515,7 @@ def test_a_shared_page_stays_hidden_until_restated_for_the_readers_release(serve
     with sync_playwright() as playwright:
         browser = _browser(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(served + f"{old}/errors/")
-            page.wait_for_url(lambda url: f"v={old}" in url)
+            page = _release_page(browser, served + f"{old}/errors/", old)
             # shown once restated: the count line then counts the reader's release's messages
             page.wait_for_function("!document.documentElement.classList.contains('dsf-scoping')", timeout=10_000)
             expect(page.locator("#dsf-errors-count")).to_contain_text(" of the ")

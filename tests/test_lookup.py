@@ -10,12 +10,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fresh_python
 from test_history import field_record, removed_record, write_snapshot
 
 from dsfields.cli import main
@@ -346,10 +346,7 @@ def test_lookup_imports_no_deepspeed_torch_pydantic_jinja2_nor_other_subcommands
         "heavy = ['deepspeed', 'torch', 'pydantic', 'jinja2'] + [m for m, _ in COMMANDS.values()]; "
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
-    env.pop("DSFIELDS_GENERATED", None)
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert proc.stdout.splitlines()[-1] == "['dsfields.lookup']"
+    assert fresh_python(code).stdout.splitlines()[-1] == "['dsfields.lookup']"
 
 
 @pytest.mark.unit
@@ -362,10 +359,7 @@ def test_a_key_lookup_imports_neither_typing_nor_tomllib_nor_pathlib() -> None:
         "main(['lookup', 'zero_optimization.stage']); "
         "print(sorted(m for m in ('typing', 'tomllib', 'pathlib') if m in sys.modules))"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "extractor")}
-    env.pop("DSFIELDS_GENERATED", None)
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert proc.stdout.splitlines()[-1] == "[]"
+    assert fresh_python(code).stdout.splitlines()[-1] == "[]"
 
 
 def test_compact_indexes_are_current():
