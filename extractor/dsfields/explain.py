@@ -29,7 +29,7 @@ from dsfields.model import chinese
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
-from dsfields.model.message_ids import ID_SHAPE, pattern_regex
+from dsfields.model.message_ids import ID_SHAPE, longest_chunk, pattern_regex
 from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
 from dsfields.model.termsafe import shown
 
@@ -679,16 +679,15 @@ def _quoted_choice(keys: list[str], text: str, version: str) -> list[str]:
         leaf = key.rsplit(".", 1)[-1]
         said = re.search(rf"['\"]{re.escape(leaf)}['\"]\s*:\s*['\"]([\w.-]+)['\"]", text)
         chosen = None
-        if said and key in snapshot.raw.get("sections", {}):
-            chosen = next((path for path, record in sorted(snapshot.raw.get("fields", {}).items())
-                           if path.startswith(key + ".") and path.count(".") == key.count(".") + 1
-                           and said.group(1) in [str(c) for c in (record.get("choices") or [])]), None)
+        if said and key in snapshot.sections:
+            chosen = next((record.path for _, record in sorted(snapshot.by_section.get(key, {}).items())
+                           if said.group(1) in [str(c) for c in (record.choices or [])]), None)
         out.append(chosen or key)
     return list(dict.fromkeys(out))
 
 
 def _logged_elsewhere(message: Message, paste: Paste) -> bool:
-    chunk = max((re.sub(r"\s+", " ", c).strip().lower() for c in _PIECES.split(message.pattern)), key=len, default="")
+    chunk = longest_chunk(message.pattern)
     names = {name for name, _, text in paste.logged_at if chunk and chunk in text}
     return bool(names) and not names & {o.file.rsplit("/", 1)[-1] for o in message.occurrences}
 
@@ -793,13 +792,10 @@ def _occurrence(message: Message, paste: Paste, version: str | None,
     ``hf``: the ``transformers-T`` / ``accelerate-A`` the user ran; of a library's message, the occurrence of the
     newest catalogued release not after it is taken (the catalogue holds some releases of each library)."""
     frames = {(f, line) for f, line, _ in paste.frames}
-    pinned = [o for o in message.occurrences if (o.file, o.line) in frames]
+    logged = {(name, line) for name, line, _ in paste.logged_at}  # a log head's file:line pins as a frame does
+    pinned = [o for o in message.occurrences if (o.file, o.line) in frames] or [
+        o for o in message.occurrences if (o.file.rsplit("/", 1)[-1], o.line) in logged]
     if pinned:
-        span = release_span([o.version for o in pinned])
-        return max(pinned, key=lambda o: _anykey(o.version)), span
-    logged = {(name, line) for name, line, _ in paste.logged_at}
-    pinned = [o for o in message.occurrences if (o.file.rsplit("/", 1)[-1], o.line) in logged]
-    if pinned:  # the log head's file:line ("[runner.py:191:fetch_hostfile]"), as a frame pins
         span = release_span([o.version for o in pinned])
         return max(pinned, key=lambda o: _anykey(o.version)), span
     if version:
