@@ -313,13 +313,17 @@ class _Run:
         self.section_requires(section, obj, where)
         self.comparisons(section, obj, where)
 
+    def stating(self, section: str, fact: str) -> list[tuple[str, Field]]:
+        """The keys of ``section`` (in order) whose record states ``fact`` (:meth:`Snapshot.paths_with`): the
+        section's other records are not decoded."""
+        stated = self.c.snapshot.paths_with(fact)
+        return [(key, record) for key, record in sorted(self.c.snapshot.by_section.get(section, {}).items())
+                if join(section, key) in stated]
+
     def section_requires(self, section: str, obj: dict[str, Any], where: Path_) -> None:
         """A given section without a key DeepSpeed then needs (compression ``weight_quantization`` without
         ``different_groups``): one error on the missing key, with DeepSpeed's message and the line raising it."""
-        stated = self.c.snapshot.paths_with("required_with_section")
-        for key, record in sorted(self.c.snapshot.by_section.get(section, {}).items()):
-            if join(section, key) not in stated:
-                continue
+        for key, record in self.stating(section, "required_with_section"):
             fact = record.required_with_section
             if fact is None or key in obj:
                 continue
@@ -354,10 +358,7 @@ class _Run:
             return
         name = str(where[parts.index("*")])
         group = dotted(where[:parts.index("*")])
-        stated = self.c.snapshot.paths_with("required_in_group")
-        for key, record in sorted(self.c.snapshot.by_section.get(section, {}).items()):
-            if join(section, key) not in stated:
-                continue
+        for key, record in self.stating(section, "required_in_group"):
             fact = record.required_in_group
             if fact is None or key in obj:
                 continue
@@ -372,10 +373,7 @@ class _Run:
         """Two keys of a section DeepSpeed compares (``schedule_offset <= schedule_offset_end``), each given or
         defaulted, where the key's read conditions hold: one error on the key, with DeepSpeed's message."""
         fields = self.c.snapshot.by_section.get(section, {})
-        stated = self.c.snapshot.paths_with("compared_with")
-        for key, record in sorted(fields.items()):
-            if join(section, key) not in stated:
-                continue
+        for key, record in self.stating(section, "compared_with"):
             for fact in record.compared_with:
                 other = fields.get(fact["key"])
                 if key not in obj:

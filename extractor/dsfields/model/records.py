@@ -723,7 +723,10 @@ class Snapshot(Record):
     def paths_with(self, fact: str) -> frozenset[str]:
         """The paths whose record states ``fact`` (``required_with_section``, ``compared_with``,
         ``required_in_group``)."""
-        return frozenset(path for path, record in self.fields.items() if record.raw.get(fact))
+        known = self.__dict__.setdefault("_paths_with", {})  # asked per given section: scanned once per fact
+        if fact not in known:
+            known[fact] = frozenset(path for path, record in self.fields.items() if record.raw.get(fact))
+        return known[fact]
 
     @classmethod
     def from_dict(cls, data: Any, name: str = "snapshot") -> Snapshot:
