@@ -546,14 +546,15 @@ _LIBRARY_WORDS = frozenset({"deepspeed", "transformers", "accelerate", "trainer"
 
 def _inference_document(version: str) -> Any:
     """The init_inference document of ``version`` (or the newest that has one), None without any."""
+    from dsfields.model.errors import DsfieldsError
     from dsfields.model.store import load_inference
 
     try:
         return load_inference(version)
-    except Exception:  # a release without the document: the newest one answers
+    except (DsfieldsError, OSError):  # a release without the document: the newest one answers
         try:
             return load_inference(None)
-        except Exception:
+        except (DsfieldsError, OSError):
             return None
 
 
