@@ -337,3 +337,61 @@ def test_a_short_variable_name_in_another_sections_module_is_not_a_key() -> None
         for entry in (load_messages(version, GENERATED) or {})["messages"]:
             if entry["pattern"].startswith("finished initializing model"):
                 assert "autotuning.model_info.num_params" not in entry["keys"], (version, entry)
+
+
+def _entry(version: str, start: str) -> dict:
+    from dsfields.model.store import load_messages
+
+    found = [e for e in (load_messages(version, GENERATED) or {})["messages"] if e["pattern"].startswith(start)
+             and e["keys"]]
+    assert found, (version, start)
+    return found[0]
+
+
+def test_the_key_a_check_tests_comes_before_the_switch_that_guards_it() -> None:
+    """0.12.6's "NUmber of GPUs per node cannot be less than 1" is raised inside ``if self.elasticity_enabled``
+    when ``self.num_gpus_per_node < 1`` (read from the elasticity dict without a named constant): the errors page
+    said "change elasticity.enabled" (an outside audit)."""
+    entry = _entry("0.12.6", "NUmber of GPUs per node")
+    assert entry["keys"] == ["elasticity.num_gpus_per_node", "elasticity.enabled"]
+
+
+def test_a_message_spelling_out_minimum_names_the_min_key() -> None:
+    """"Current loss scale already at minimum" is about the floor fp16.min_loss_scale (an outside audit found the
+    page naming only fp16.loss_scale)."""
+    for version in ("0.10.3", VERSIONS[-1]):
+        entry = _entry(version, "Current loss scale already at minimum")
+        assert entry["keys"][0] == "fp16.min_loss_scale", (version, entry)
+
+
+def test_a_check_on_what_the_run_brings_says_so_beside_its_key() -> None:
+    """The AutoEP checkpoint refusal fails on the loaded checkpoint's metadata; checkpoint.load_universal only decides
+    whether DeepSpeed looks (an outside audit: "points the user at the wrong knob"). A device that lacks fp16 is
+    the same shape; a validator's values are the config's, never "the run"."""
+    entry = _entry(VERSIONS[-1], "AutoEP ZeRO-3 partition-native checkpoint metadata")
+    assert entry["keys"] == ["checkpoint.load_universal"] and entry["state"] == "not allowed_missing_keys"
+    assert _entry(VERSIONS[-1], "Type fp16 is not supported on your device")["state"] == (
+        "not get_accelerator().is_fp16_supported()")
+    assert "state" not in _entry(VERSIONS[-1], "fp16.loss_scale must be >= 0")  # a validator's own value
+    answer = explain_text("RuntimeError: AutoEP ZeRO-3 partition-native checkpoint metadata did not identify any "
+                          "live expert parameters to restore from ZeRO shards.").as_json()
+    first = answer["causes"][0]
+    assert first["keys"] == ["checkpoint.load_universal"]
+    assert "or what the run brings" in first["fix"] and "`not allowed_missing_keys`" in first["fix"], first
+    zh = explain_text("Type fp16 is not supported on your device.", lang="zh").as_json()["causes"][0]["fix"]
+    assert "运行本身带来的条件" in zh and "`not get_accelerator().is_fp16_supported()`" in zh, zh
+
+
+def test_another_librarys_bare_fp16_is_its_own_flag_not_the_section() -> None:
+    """transformers' "At most one of fp16 and bf16 can be True" is about its --fp16/--bf16 flags: in another
+    library's text a bare section name is no ds_config key (in DeepSpeed's own text it is); the committed HF
+    catalogue is what the reader writes."""
+    from dsfields.extract.message_catalogue import KeyMap
+
+    text = "At most one of fp16 and bf16 can be True, but not both"
+    assert KeyMap(paths={"fp16", "bf16", "fp16.enabled"}, plain_words=False).paths_in_text(text, None) == []
+    assert KeyMap(paths={"fp16", "bf16", "fp16.enabled"}).paths_in_text(text, None) == ["fp16", "bf16"]
+    document = json.loads((GENERATED / "hf" / "messages.json").read_text(encoding="utf-8"))
+    kept = [e for entries in document["releases"].values() for e in entries if e["pattern"].startswith(
+        "At most one of fp16 and bf16")]
+    assert not kept  # no key and nothing about DeepSpeed: not in the HF catalogue

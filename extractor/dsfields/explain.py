@@ -165,6 +165,8 @@ class Occurrence:
     keys: list[str]
     condition: str | None
     section: str | None
+    state: str | None = None
+    """The part of the deciding test no config key sets (a loaded checkpoint's version, the device)."""
 
 
 @dataclass
@@ -227,7 +229,7 @@ def _add(found: dict[str, Message], entry: dict[str, Any], version: str, layer: 
     if message is None:
         message = found[entry["id"]] = Message(entry["id"], entry["kind"], entry["type"], entry["pattern"], layer)
     message.occurrences.append(Occurrence(version, entry["file"], entry["line"], list(entry.get("keys") or []),
-                                          entry.get("condition"), entry.get("section")))
+                                          entry.get("condition"), entry.get("section"), entry.get("state")))
 
 
 def release_span(versions: list[str]) -> str:
@@ -916,6 +918,18 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                                                                others=others)) if others else ""
     who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
         message.layer, message.layer)
+    if occurrence.state:
+        state = shown(occurrence.state)[:160]
+        return ("set_value",
+                _t(lang, f"change {key}{also}, or what the run brings: {who} says this only while `{state}`, which "
+                         f"no config key sets (the device, the model, a loaded checkpoint or the code calling {who})"
+                         f"{cond}.",
+                   chinese.text("explain.change_or_what_the_run_brings", key_=key, also=also, who=who, state=state,
+                                cond=cond)),
+                _t(lang, f"{who} checks {key} at {occurrence.file}:{occurrence.line} together with a fact of the run "
+                         f"(`{state}`).",
+                   chinese.text("explain.checks_with_a_fact_of_the_run", who=who, occurrence_file=occurrence.file,
+                                occurrence_line=occurrence.line, key_=key, state=state)))
     return ("set_value",
             _t(lang, f"change {key}{also} so that {who}'s check holds{cond}.",
                chinese.text("explain.change_so_that_s_check_holds", key_=key, also=also, who=who, cond=cond)),

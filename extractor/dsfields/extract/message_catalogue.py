@@ -290,12 +290,17 @@ class KeyMap:
                                     self.attributes[node.name] = paths
 
     def names_in(self, node: ast.AST, section: str | None, local: dict[str, list[ast.AST]] | None = None,
-                 depth: int = 0, domain: str | None = None) -> list[str | tuple[str, ...]]:
+                 depth: int = 0, domain: str | None = None,
+                 anchors: frozenset[str] = frozenset()) -> list[str | tuple[str, ...]]:
         """Paths for the names an expression mentions, in source order (a local assigned once is followed).
 
         A constant several sections share (``DIFFERENT_GROUPS``, ``..._ENABLED = "enabled"``) is given as the tuple of
         its paths, for :meth:`narrow` to choose among by what else the message reads: the first two in alphabetical
-        order were ``amp.enabled`` and ``bf16.enabled`` for a compression check."""
+        order were ``amp.enabled`` and ``bf16.enabled`` for a compression check.
+
+        ``anchors`` are the sections the message is known to concern: an attribute named like one of their keys
+        (``self.num_gpus_per_node`` beside ``self.elasticity_enabled``) stands for that key when nothing else maps
+        it, as a value read from the section's dict without a named constant."""
         found: list[str | tuple[str, ...]] = []
         for sub in ast.walk(node):
             paths: list[str | tuple[str, ...]] = []
@@ -303,12 +308,15 @@ class KeyMap:
                 constant = self.constants.get(sub.id, [])
                 paths = [tuple(constant)] if len(constant) > 1 else list(constant)
                 if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1:
-                    paths = self.names_in(local[sub.id][0], section, local, depth + 1, domain)
+                    paths = self.names_in(local[sub.id][0], section, local, depth + 1, domain, anchors)
             elif isinstance(sub, ast.Attribute):
                 deep = self.chain(sub)
                 paths = [deep] if deep else list(self.attributes.get(sub.attr, []))
                 if not paths and section is not None:
                     paths = [p for p in [self.section_attrs.get(section, {}).get(sub.attr)] if p]
+                if not paths and anchors and "_" in sub.attr:
+                    under = [p for p in self.leaves.get(sub.attr, []) if p.split(".", 1)[0] in anchors]
+                    paths = under if len(under) == 1 else []
             elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                 paths = list(self.attributes.get(sub.func.id, []))
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
@@ -372,7 +380,9 @@ class KeyMap:
             # a plain English word that is also a key ("checkpoint", "optimizer") counts only quoted, as a key
             quoted = match.start() > 0 and text[match.start() - 1] in "`'\""
             plain = "." not in word and "_" not in word and not any(c.isdigit() for c in word)
-            if word in self.paths and (not plain or (self.plain_words and quoted)):
+            # in another library's text a section's bare name ("fp16", "bf16") is its own flag or a dtype
+            spelt = self.plain_words or "." in word or "_" in word
+            if word in self.paths and spelt and (not plain or quoted):
                 found.append(word)
                 continue
             leaf = word.rsplit(".", 1)[-1]
@@ -461,9 +471,12 @@ class _Context:
 
 
 class _Scanner:
-    def __init__(self, keys: KeyMap) -> None:
+    def __init__(self, keys: KeyMap, states: bool = True) -> None:
         self.keys = keys
         self.entries: list[dict[str, Any]] = []
+        self.states = states
+        """Whether entries carry ``state``: not in transformers/accelerate, whose own flags (``mixed_precision``)
+        are no ds_config key but no fact of the run either."""
 
     def module(self, file: str, tree: ast.Module) -> None:
         self._body(tree.body, _Context(file))
@@ -537,11 +550,18 @@ class _Scanner:
         # An info line is about the keys its words or its branch name, not about the values it prints
         # ("Partition Activations {PARTITION_ACTIVATIONS}" reports a setting; nothing in it is refused).
         said = ast.Constant(literal_text(pattern)) if exc == "info" else message
+        sources = ([test] if test is not None else []) + [said] + list(reversed(ctx.tests))
         found: list[str | tuple[str, ...]] = []
-        for source in ([test] if test is not None else []) + [said] + list(reversed(ctx.tests)):
-            for item in self.keys.names_in(source, section, ctx.assigned, domain=domain):
-                if item not in found:
-                    found.append(item)
+        anchors: frozenset[str] = frozenset()
+        for _ in range(2):  # again, with the sections the first pass found as anchors for unmapped attributes
+            found = []
+            for source in sources:
+                for item in self.keys.names_in(source, section, ctx.assigned, domain=domain, anchors=anchors):
+                    if item not in found:
+                        found.append(item)
+            anchors = frozenset(p.split(".", 1)[0] for p in found if isinstance(p, str))
+            if not anchors:
+                break
         keys = self.keys.narrow(found, domain)
         for decorator in ctx.tests:
             if isinstance(decorator, ast.Call) and section is not None:
@@ -560,6 +580,7 @@ class _Scanner:
         # as the requirement, when DeepSpeed asks for "managed() or not pipeline").
         conditions = [ast.unparse(negated(test))] if test is not None else []
         conditions += [ast.unparse(t) for t in ctx.tests if not isinstance(t, ast.Call)][-3:]
+        state = self._state(test, ctx, section, domain, anchors) if keys and self.states else None
         entry = {
             "id": message_id(kind, exc, pattern),
             "kind": kind,
@@ -573,7 +594,57 @@ class _Scanner:
         }
         if domain is not None:
             entry["section"] = domain
+        if state:
+            entry["state"] = state
         self.entries.append(entry)
+
+    def _state(self, test: ast.AST | None, ctx: _Context, section: str | None, domain: str | None,
+               anchors: frozenset[str]) -> str | None:
+        """The part of the deciding test that no config key stands in, where a key stands in another part (of it or
+        of an enclosing ``if``): what the run brings (a loaded checkpoint's ``ckpt_version``, the device's
+        ``is_fp16_supported()``, an ``mpu`` passed in). The message is then about that as much as about the key,
+        which decides whether DeepSpeed looks. The deciding test is an assert's own (its failing form), else the
+        innermost ``if``. A part that calls a section's accessor (``zero_use_cpu_optimizer()``) is config, mapped
+        or not; a part naming only ``self`` attributes is the object's state, not a value passed in."""
+        tests = [t for t in ctx.tests if not isinstance(t, ast.Call)][-3:]
+        if test is not None:
+            deciding = [negated(v) for v in test.values] if isinstance(test, ast.BoolOp) and isinstance(
+                test.op, ast.Or) else [negated(test)]  # type: ignore[arg-type]
+        elif tests:
+            deciding = _conjuncts(tests.pop())
+        else:
+            return None
+        words = tuple(f"{s.split('_', 1)[0]}_" for s in self.keys.sections if "." not in s) + tuple(
+            f"{s}_" for s in self.keys.sections if "." not in s)
+        if any(isinstance(t, ast.Call) for t in ctx.tests):
+            return None  # a validator's arguments are the config's values
+        keyed = [p for t in tests for p in _conjuncts(t)] + deciding
+        if not any(self.keys.names_in(p, section, ctx.assigned, domain=domain, anchors=anchors) for p in keyed):
+            return None
+        free = []
+        for part in deciding:
+            if self.keys.names_in(part, section, ctx.assigned, domain=domain, anchors=anchors):
+                continue
+            names = [n for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute))]
+            if any(_last(n).startswith(words) or _last(n) in self.keys.leaves or _last(n) == IMPORT_FAILED
+                   or "rank" in _last(n) or "config" in _last(n) for n in names):
+                continue  # a section's accessor, a key's own name or a config object; a package missing; said on
+                # one rank only
+            if any(isinstance(n, ast.Subscript) and _constant_key(n.slice) or isinstance(n, ast.Call)
+                   and _last(n.func) == "get" and n.args and _constant_key(n.args[0]) for n in ast.walk(part)):
+                continue  # a value read from the config's dict (``output[METHOD]``, ``values.get('stage')``)
+            if any(isinstance(n, ast.Name) and n.id != "self" and not n.id.isupper() for n in names):
+                free.append(part)
+        return " and ".join(ast.unparse(p) for p in free)[:200] or None
+
+
+def _constant_key(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.Name) and (
+        node.id.isupper())
+
+
+def _conjuncts(test: ast.AST) -> list[ast.AST]:
+    return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
 # ----------------------------------------------------------------------------------------------- releases
@@ -739,7 +810,7 @@ def hf_keymap(all_sources: list[dict[str, str]], snapshot: dict[str, Any]) -> Ke
 
 def hf_messages(sources: dict[str, str], keys: KeyMap) -> list[dict[str, Any]]:
     """Catalogue entries of a transformers/accelerate release about DeepSpeed (keys through :func:`hf_keymap`)."""
-    scanner = _Scanner(keys)
+    scanner = _Scanner(keys, states=False)
     for name, text in sorted(sources.items()):
         try:
             scanner.module(name, ast.parse(text, name))

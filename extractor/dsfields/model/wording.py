@@ -376,6 +376,7 @@ def keys_named_by_words(text: str, section: str, paths: Iterable[str]) -> list[s
     import re
 
     words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text)}
+    words |= {short for short, long in _SHORT_FORMS.items() if long in words}  # "minimum" names min_loss_scale
     qualifiers = {w.rstrip("s") for w in re.split(r"[._]", section.lower()) if w}
     scored = []
     for path in paths:
@@ -387,5 +388,9 @@ def keys_named_by_words(text: str, section: str, paths: Iterable[str]) -> list[s
         if any(t not in qualifiers and not re.search(r"\d", t) for t in lacking):
             continue
         if hits >= 2 and hits * 3 >= len(tokens) * 2:
-            scored.append((-hits / len(tokens), path))
-    return [p for _, p in sorted(scored)[:2]]
+            scored.append((-hits / len(tokens), -hits, path))  # equally whole: the longer name is the closer
+    return [p for _, _, p in sorted(scored)[:2]]
+
+
+_SHORT_FORMS = {"min": "minimum", "max": "maximum", "num": "number"}
+"""The English abbreviations DeepSpeed's key names use for words its messages spell out."""
