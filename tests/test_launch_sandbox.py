@@ -123,17 +123,42 @@ def test_a_killed_check_launch_leaves_no_process_and_no_folder(hanging, sig):
 
 
 def test_a_deepspeed_that_hangs_at_import_is_one_line_and_exit_2(hanging):
-    from dsfields.launch.client import CHECK_START_TIMEOUT
+    from dsfields.launch.client import CHECK_START_TIMEOUT, LaunchClient
 
     assert CHECK_START_TIMEOUT <= 50  # the bound a user waits (python's own start and the teardown on top)
-    done = subprocess.run(hanging["argv"], env=hanging["env"], capture_output=True, text=True, timeout=300)
+    assert LaunchClient.for_check().start_timeout == CHECK_START_TIMEOUT  # without --launch-timeout
+    # the same bound, shortened with --launch-timeout (what a slow shared file system lengthens): the test waits
+    # 4 s, not 45
+    argv = [*hanging["argv"][:-1], "--launch-timeout", "4", hanging["argv"][-1]]
+    done = subprocess.run(argv, env=hanging["env"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith("dsfields check: the launch worker did not start in 45 s"), lines
+    assert lines[0].startswith("dsfields check: the launch worker did not start in 4 s"), lines
     assert "hangs" in lines[0]
     assert settle(hanging["mark"]) == []
     assert not list(hanging["tmp"].iterdir())
+
+
+@pytest.mark.parametrize("value", ["0", "nan", "inf", "5000", "-3", "soon"])
+def test_a_launch_timeout_out_of_range_is_one_line_and_exit_2(hanging, value):
+    argv = [*hanging["argv"][:-1], "--launch-timeout", value, hanging["argv"][-1]]
+    done = subprocess.run(argv, env=hanging["env"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    if value == "soon":  # not a number: argparse's usage, then its one error line, as for every option
+        assert lines[-1] == "dsfields check: error: argument --launch-timeout: invalid float value: 'soon'", lines
+    else:
+        assert lines == ["dsfields check: --launch-timeout must be 1 to 3600 seconds and needs --launch"], lines
+    assert not list(hanging["tmp"].iterdir())  # refused before any launch
+
+
+def test_a_launch_timeout_without_launch_is_refused(hanging):
+    argv = [a for a in hanging["argv"] if a != "--launch"]
+    done = subprocess.run([*argv[:-1], "--launch-timeout", "60", argv[-1]], env=hanging["env"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "dsfields check: --launch-timeout must be 1 to 3600 seconds and needs --launch"), done.stderr
 
 
 @pytest.mark.parametrize("seconds", [1, 300])

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "apply; --hf implies the Trainer's own choice)")
     parser.add_argument("--launch", action="store_true",
                         help="also run deepspeed.initialize on CPU in a subprocess (needs that DeepSpeed installed)")
+    parser.add_argument("--launch-timeout", type=float, default=None, metavar="SECONDS",
+                        help="with --launch: seconds DeepSpeed's import may take before the launch is given up "
+                             "(default 45; a slow shared file system may need more; 1 to 3600)")
     parser.add_argument("--inference", action="store_true",
                         help="the files are init_inference configs (DeepSpeedInferenceConfig), not ds_config")
     parser.add_argument("--sniff", action="store_true",
@@ -85,6 +88,10 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
     per_node = getattr(args, "gpus_per_node", None)
     if per_node is not None and (per_node < 1 or args.world_size is None):
         raise UsageError("--gpus-per-node must be at least 1 and needs --world-size")
+    start = getattr(args, "launch_timeout", None)
+    if start is not None and (not 1 <= start <= 3600 or not getattr(args, "launch", False)):
+        raise UsageError("--launch-timeout must be 1 to 3600 seconds and needs --launch")
+    bound = {} if start is None else {"start_timeout": start}
     trainer = None
     from dsfields.hf.arguments import from_cli, wants_trainer
 
@@ -125,10 +132,10 @@ def run(args: argparse.Namespace, build: Build | None = None, launcher: Any = No
         elif (options.world_size or 1) > 1:  # one worker per rank played, each a rank of the fake group
             from dsfields.check.launch_check import ranks_to_play
 
-            client = {rank: launcher(world=(options.world_size, rank, per_node))
+            client = {rank: launcher(world=(options.world_size, rank, per_node), **bound)
                       for rank in ranks_to_play(options.world_size)}
         else:
-            client = launcher()
+            client = launcher(**bound)
     try:
         for path in args.files:
             report = _check_one(path, checker, options, getattr(args, "lang", None))

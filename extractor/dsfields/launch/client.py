@@ -110,14 +110,15 @@ class LaunchClient:
         """The started worker's accelerator's answers: ``fp16``, ``bf16`` (True/False/None) and ``pinned``."""
 
     @classmethod
-    def for_check(cls, world: tuple[int, int, int | None] | None = None) -> LaunchClient:
-        """``check --launch``: one launch, a start bounded to :data:`CHECK_START_TIMEOUT`, builds shown on stderr;
-        ``world``: (N, rank, ranks per node or None) of ``check --launch --world-size N`` (check passes plain values:
-        it may not import this package)."""
+    def for_check(cls, world: tuple[int, int, int | None] | None = None,
+                  start_timeout: float = CHECK_START_TIMEOUT) -> LaunchClient:
+        """``check --launch``: one launch, a start bounded to :data:`CHECK_START_TIMEOUT` (``--launch-timeout``),
+        builds shown on stderr; ``world``: (N, rank, ranks per node or None) of ``check --launch --world-size N``
+        (check passes plain values: it may not import this package)."""
         def progress(line: str) -> None:
             print(f"dsfields check --launch: {line}", file=sys.stderr, flush=True)
 
-        return cls(warm_up=False, start_timeout=CHECK_START_TIMEOUT, progress=progress,
+        return cls(warm_up=False, start_timeout=start_timeout, progress=progress,
                    build_budget=CHECK_BUILD_BUDGET, world=World(*world) if world else None)
 
     # -- the worker's environment
