@@ -542,6 +542,31 @@ def test_a_shared_page_stays_hidden_until_restated_for_the_readers_release(serve
             browser.close()
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_home_page_asked_for_an_older_release_opens_its_overview(served, lang):
+    """Issue 39 point 4: the home page is the newest release's overview; opened with ?v= (a 0.10.3 page's Home
+    link) it is replaced by 0.10.3's overview, never the newest's claims under the reader's release. An unknown
+    ?v= and the newest stay home."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    prefix = "" if lang == "en" else "zh/"
+    with sync_playwright() as playwright:
+        browser = _browser(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(served + prefix + "?v=0.10.3")
+            page.wait_for_url(served + prefix + "0.10.3/", timeout=30_000)
+            expect(page.locator("#dsf-version")).to_have_value("0.10.3", timeout=30_000)
+            for asked in ("9.9.9", available_versions(repo_generated_dir())[-1]):
+                page.goto(served + prefix + "?v=" + asked, wait_until="networkidle")
+                expect(page.locator("#dsf-version")).to_be_visible(timeout=30_000)
+                assert page.url == served + prefix + "?v=" + asked, page.url
+        finally:
+            browser.close()
+
+
 def _catalogue_entries(folder: Path) -> list[dict]:
     """Every message of a release's committed catalogue (messages.json)."""
     return json.loads((folder / "messages.json").read_text(encoding="utf-8"))["messages"]

@@ -818,6 +818,13 @@
     document.querySelectorAll("details.dsf-example:not([open])").forEach(function (d) { d.open = true; });
   });
   dataPromise.then(function (data) {
+    // The home page is the newest release's overview: asked for another release (?v=, as a page of that release
+    // links home), it is that release's overview instead.
+    var home = sitePath(new URL(location.href)), asked = params().get("v");
+    if ((home === "" || home === "zh/") && asked && asked !== data.newest && data.versions.indexOf(asked) >= 0) {
+      location.replace(new URL(home + asked + "/", root).href);
+      return;
+    }
     T = data.words || {};
     TERMS = data.terms || {};
     var m = marker();
