@@ -124,9 +124,10 @@ def test_a_corrupt_compressed_snapshot_is_one_clear_error(tmp_path, fake_snapsho
 
 @pytest.mark.build
 def test_the_wheel_is_light_and_carries_what_an_install_needs(tmp_path):
-    """The wheel: every release's snapshot (compressed, byte-identical once decompressed), the docs sources,
-    and at most 16 MiB once installed (15.5 MiB measured when explain's message catalogues, 3.7 MiB of it, and the
-    world rules came in; it was 15 MiB before them)."""
+    """The wheel: every release's snapshot (compressed, byte-identical once decompressed; the newest's files that
+    check and lookup read plain), the docs sources, and at most 17 MiB once installed (16.3 MiB measured once the
+    newest release's files were shipped plain, for ~2 ms of every check; 15.5 MiB when explain's message
+    catalogues, 3.7 MiB of it, and the world rules came in; 15 MiB before them)."""
     pytest.importorskip("build")
     subprocess.run([sys.executable, "-m", "build", "-q", "--wheel", "--outdir", str(tmp_path), str(REPO)],
                    check=True, capture_output=True)
@@ -137,9 +138,16 @@ def test_the_wheel_is_light_and_carries_what_an_install_needs(tmp_path):
         installed = sum(info.file_size for info in infos)
         versions = sorted(p.name for p in (REPO / "generated").iterdir() if (p / "fields.json").is_file())
         for version in versions:
-            packed = archive.read(f"dsfields/generated/{version}/fields.json.gz")
-            assert gzip.decompress(packed) == (REPO / "generated" / version / "fields.json").read_bytes()
-            assert f"dsfields/generated/{version}/paths.json.gz" in names
+            committed = (REPO / "generated" / version / "fields.json").read_bytes()
+            # the newest, read by check and lookup on every call: plain (hatch_build.py)
+            if version == store.available_versions(REPO / "generated")[-1]:
+                assert archive.read(f"dsfields/generated/{version}/fields.json") == committed
+                assert {f"dsfields/generated/{version}/{n}" for n in ("paths.json", "launch.json", "world.json")
+                        } <= names
+                assert f"dsfields/generated/{version}/fields.json.gz" not in names
+            else:
+                assert gzip.decompress(archive.read(f"dsfields/generated/{version}/fields.json.gz")) == committed
+                assert f"dsfields/generated/{version}/paths.json.gz" in names
             # lookup's "also an inference key?" from the build hook's index of the inference document
             inference = REPO / "generated" / version / "inference.json"
             if inference.is_file():
@@ -149,7 +157,7 @@ def test_the_wheel_is_light_and_carries_what_an_install_needs(tmp_path):
         assert {"dsfields/site_src/mkdocs.yml", "dsfields/site_src/mkdocs.zh.yml",
                 "dsfields/site_src/docs/index.md", "dsfields/docs/hooks.py"} <= names
         assert not any(name.endswith("verification.json") for name in names)
-    assert installed <= 16 * 2**20, f"{installed / 2**20:.1f} MiB installed"
+    assert installed <= 17 * 2**20, f"{installed / 2**20:.1f} MiB installed"
 
 
 @pytest.mark.data
