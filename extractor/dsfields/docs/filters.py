@@ -249,37 +249,27 @@ def choices_text(choices: list[Any] | None) -> str:
 
 def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool = False,
               kind: str | None = None) -> str:
-    """What DeepSpeed alone does with ``"auto"`` (the HF Trainer integration fills some in first); ``truthy``: the
-    release's reader tests the value's truth, so the kept string switches the key on; ``kind``: the key's type
-    (``int``, ``bool``), which a kept string is not."""
+    """What DeepSpeed alone does with ``"auto"`` (``wording.auto_case``; the HF Trainer integration fills some in
+    first), in the site's words; ``truthy``: the release's reader tests the value's truth; ``kind``: the key's
+    type."""
     if not auto:
         return ""
-    if not auto.get("accepted"):
+    case = wording.auto_case(bool(auto.get("accepted")), auto.get("becomes"), truthy, kind)
+    if case == "rejected":
         error = auto.get("error")
         return "rejected" + (f": {code(error, as_html)}" if error else "")  # "rejected: " is translated by prefix
-    if auto.get("becomes") == "default":
-        return "accepted; the default is used"
-    if auto.get("becomes") == "kept" and truthy:
-        return 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on'
-    if auto.get("becomes") == "kept" and kind in ("int", "float"):
-        return 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects a number'
-    if auto.get("becomes") == "kept" and kind == "bool":
-        return 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects true or false'
-    if auto.get("becomes") == "kept":
-        return 'accepted and kept as the string <code>"auto"</code>'
-    return "accepted"
+    kept = 'accepted and kept as the string <code>"auto"</code>'
+    return {"default": "accepted; the default is used", "truthy": kept + ", which counts as true: it switches this on",
+            "number": kept + ", where DeepSpeed expects a number",
+            "bool": kept + ", where DeepSpeed expects true or false", "kept": kept}.get(case, "accepted")
 
 
 def auto_short(auto: dict[str, Any] | None, kind: str | None = None) -> str:
     if not auto:
         return ""
-    if not auto.get("accepted"):
-        return "error"
-    if auto.get("becomes") == "kept" and kind in ("int", "float"):
-        return "kept as string, not a number"
-    if auto.get("becomes") == "kept" and kind == "bool":
-        return "kept as string, not a boolean"
-    return {"default": "→ default", "kept": "kept as string"}.get(auto.get("becomes") or "", "accepted")
+    case = wording.auto_case(bool(auto.get("accepted")), auto.get("becomes"), False, kind)
+    return {"rejected": "error", "number": "kept as string, not a number", "bool": "kept as string, not a boolean",
+            "default": "→ default", "kept": "kept as string"}.get(case, "accepted")
 
 
 def unknown_keys_text(section: dict[str, Any] | None) -> str:

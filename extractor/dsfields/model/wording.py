@@ -217,24 +217,35 @@ def allowed_text(field: Field, enum: Enum | None) -> str | None:
     return None
 
 
+def auto_case(accepted: bool, becomes: str | None, truthy: bool = False, kind: str | None = None) -> str:
+    """What DeepSpeed alone does with ``"auto"``, as one of ``rejected``, ``default`` (dropped, the default used),
+    ``truthy`` (kept, and the release's reader tests its truth: it switches the key on), ``number`` / ``bool``
+    (kept where the key's type is one, which the string is not), ``kept`` and ``accepted``: the one decision the
+    CLI (:func:`auto_text`) and the site (``docs/filters.auto_text``, ``auto_short``) each word."""
+    if not accepted:
+        return "rejected"
+    if becomes == "default":
+        return "default"
+    if becomes == "kept":
+        if truthy:
+            return "truthy"
+        return {"int": "number", "float": "number", "bool": "bool"}.get(kind or "", "kept")
+    return "accepted"
+
+
 def auto_text(auto: Auto | None, truthy: bool = False, kind: str | None = None) -> str | None:
-    """What DeepSpeed alone does with ``"auto"``; ``truthy``: the release's reader tests the value's truth
-    (:attr:`Field.truthiness`), so the kept string switches the key on; ``kind``: the key's type (``int``,
-    ``bool``), which a kept string is not."""
+    """What DeepSpeed alone does with ``"auto"`` (:func:`auto_case`), in the CLI's words; ``truthy``: the release's
+    reader tests the value's truth (:attr:`Field.truthiness`); ``kind``: the key's type."""
     if auto is None:
         return None
-    if not auto.accepted:
-        return "rejected" + (f" ({auto.error})" if auto.error else "")
-    if auto.becomes == "kept" and truthy:
-        return 'accepted but kept as the string "auto", which counts as true: it switches this on'
-    if auto.becomes == "kept" and kind in ("int", "float"):
-        return 'accepted but kept as the string "auto" where DeepSpeed expects a number: nothing resolves it'
-    if auto.becomes == "kept" and kind == "bool":
-        return 'accepted but kept as the string "auto" where DeepSpeed expects true or false: nothing resolves it'
-    if auto.becomes == "kept":
+    return {
+        "rejected": "rejected" + (f" ({auto.error})" if auto.error else ""),
+        "truthy": 'accepted but kept as the string "auto", which counts as true: it switches this on',
+        "number": 'accepted but kept as the string "auto" where DeepSpeed expects a number: nothing resolves it',
+        "bool": 'accepted but kept as the string "auto" where DeepSpeed expects true or false: nothing resolves it',
         # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
-        return 'accepted but kept as the string "auto": DeepSpeed does not resolve it'
-    return "accepted: dropped, the default is used"
+        "kept": 'accepted but kept as the string "auto": DeepSpeed does not resolve it',
+    }.get(auto_case(auto.accepted, auto.becomes, truthy, kind), "accepted: dropped, the default is used")
 
 
 def deprecation_text(deprecated: Deprecation) -> str:
