@@ -395,3 +395,14 @@ def test_another_librarys_bare_fp16_is_its_own_flag_not_the_section() -> None:
     kept = [e for entries in document["releases"].values() for e in entries if e["pattern"].startswith(
         "At most one of fp16 and bf16")]
     assert not kept  # no key and nothing about DeepSpeed: not in the HF catalogue
+
+
+def test_an_attribute_a_module_assigns_from_the_config_stands_for_its_key_there() -> None:
+    """The NVMe swapper assigns ``self.swap_config = ds_config.zero_config.offload_param`` and then
+    ``self.elements_per_buffer = self.swap_config.buffer_size``: its "More elements ... than buffer size" assert is
+    about zero_optimization.offload_param.buffer_size (a real pasted message placed nowhere before)."""
+    entry = _entry("0.12.6", "More elements {numel} than buffer size")
+    assert entry["keys"] == ["zero_optimization.offload_param.buffer_size"]
+    answer = explain_text("AssertionError: More elements 524709888 than buffer size 100,000,000").as_json()
+    first = answer["causes"][0]
+    assert first["keys"][0] == "zero_optimization.offload_param.buffer_size" and first["action"] == "set_value"

@@ -289,6 +289,16 @@ class KeyMap:
                                 if paths:
                                     self.attributes[node.name] = paths
 
+    def for_module(self, tree: ast.Module) -> KeyMap:
+        """This map with what ``tree``'s own classes assign learnt too (``self.swap_config =
+        ds_config.zero_config.offload_param`` then ``self.elements_per_buffer = self.swap_config.buffer_size`` in the
+        NVMe swapper): an attribute stands for a path in the module that assigns it, not in every other."""
+        import dataclasses
+
+        own = dataclasses.replace(self, attributes=dict(self.attributes))
+        own.learn({"": tree})
+        return own
+
     def names_in(self, node: ast.AST, section: str | None, local: dict[str, list[ast.AST]] | None = None,
                  depth: int = 0, domain: str | None = None,
                  anchors: frozenset[str] = frozenset()) -> list[str | tuple[str, ...]]:
@@ -475,11 +485,20 @@ class _Scanner:
         self.keys = keys
         self.entries: list[dict[str, Any]] = []
         self.states = states
+        self.own_modules = states
+        """Whether each module's own attribute assignments are learnt for it (:meth:`KeyMap.for_module`): DeepSpeed's
+        modules; transformers/accelerate are read through :func:`hf_keymap`'s own learning."""
         """Whether entries carry ``state``: not in transformers/accelerate, whose own flags (``mixed_precision``)
         are no ds_config key but no fact of the run either."""
 
     def module(self, file: str, tree: ast.Module) -> None:
-        self._body(tree.body, _Context(file))
+        shared = self.keys
+        if self.own_modules:
+            self.keys = shared.for_module(tree)
+        try:
+            self._body(tree.body, _Context(file))
+        finally:
+            self.keys = shared
 
     def _section(self, ctx: _Context) -> str | None:
         if ctx.cls in self.keys.models:
