@@ -406,3 +406,15 @@ def test_an_attribute_a_module_assigns_from_the_config_stands_for_its_key_there(
     answer = explain_text("AssertionError: More elements 524709888 than buffer size 100,000,000").as_json()
     first = answer["causes"][0]
     assert first["keys"][0] == "zero_optimization.offload_param.buffer_size" and first["action"] == "set_value"
+
+
+def test_a_message_built_in_steps_before_it_is_logged_is_caught_whole() -> None:
+    """DynamicLossScaler builds "[deepspeed] OVERFLOW! Rank 0 Skipping step." and adds " Attempted loss scale: ..."
+    under ``if self.dtype == torch.half`` before logging it: the catalogue holds the whole message, so the common
+    fp16 overflow line is placed (information: dynamic scaling at work), not confused with another."""
+    entry = _entry(VERSIONS[-1], "[deepspeed] OVERFLOW! Rank {dist.get_rank()} Skipping step. Attempted loss scale")
+    assert entry["kind"] == "log" and entry["file"].endswith("loss_scaler.py")
+    pasted = ("[2024-09-11 17:52:32,563] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 "
+              "Skipping step. Attempted loss scale: 2147483648, reducing to 1073741824")
+    first = explain_text(pasted).as_json()["causes"][0]
+    assert first["keys"][0] == "fp16.loss_scale" and first["action"] == "no_change", first

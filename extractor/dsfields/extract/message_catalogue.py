@@ -506,8 +506,10 @@ class _Scanner:
         return None
 
     def _body(self, body: list[ast.stmt], ctx: _Context) -> None:
+        built: dict[str, ast.expr] = {}
         for stmt in body:
-            self._stmt(stmt, ctx)
+            built = _built_strings(stmt, built)
+            self._stmt(_with_built(stmt, built), ctx)
 
     def _stmt(self, stmt: ast.stmt, ctx: _Context) -> None:
         if isinstance(stmt, ast.ClassDef):
@@ -660,6 +662,44 @@ class _Scanner:
 def _constant_key(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.Name) and (
         node.id.isupper())
+
+
+def _string_like(node: ast.AST) -> bool:
+    return isinstance(node, ast.JoinedStr) or _is_str(node) or (
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and (
+            _string_like(node.left) or _string_like(node.right)))
+
+
+def _built_strings(stmt: ast.stmt, built: dict[str, ast.expr]) -> dict[str, ast.expr]:
+    """A message a block builds in steps before saying it (``msg = f"OVERFLOW! ..."``, then ``if half: msg +=
+    f" Attempted loss scale ..."``, then ``logger.info(msg)``): the local's text so far, each addition joined,
+    also one made under an ``if`` (the longest form is what a log shows at its fullest)."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and _string_like(stmt.value)):
+        return {**built, stmt.targets[0].id: stmt.value}
+    additions: list[ast.stmt] = [stmt]
+    if isinstance(stmt, ast.If) and not stmt.orelse:
+        additions = stmt.body
+    grown = dict(built)
+    for add in additions:
+        if (isinstance(add, ast.AugAssign) and isinstance(add.op, ast.Add) and isinstance(add.target, ast.Name)
+                and add.target.id in grown and _string_like(add.value)):
+            grown[add.target.id] = ast.BinOp(left=grown[add.target.id], op=ast.Add(), right=add.value)
+    return grown
+
+
+def _with_built(stmt: ast.stmt, built: dict[str, ast.expr]) -> ast.stmt:
+    """``stmt`` with a built-up message local (:func:`_built_strings`) it says in place of its name, for the
+    statement kinds a message is said by (a log call, ``raise E(msg)``, ``assert x, msg``)."""
+    if not built:
+        return stmt
+    if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args
+            and isinstance(stmt.value.args[0], ast.Name) and stmt.value.args[0].id in built
+            and isinstance(built[stmt.value.args[0].id], ast.BinOp)):
+        call = stmt.value
+        said = ast.Call(func=call.func, args=[built[call.args[0].id], *call.args[1:]], keywords=call.keywords)
+        return ast.copy_location(ast.Expr(value=ast.copy_location(said, call)), stmt)
+    return stmt
 
 
 def _conjuncts(test: ast.AST) -> list[ast.AST]:
