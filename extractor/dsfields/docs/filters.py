@@ -258,10 +258,13 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool =
     if case == "rejected":
         error = auto.get("error")
         return "rejected" + (f": {code(error, as_html)}" if error else "")  # "rejected: " is translated by prefix
-    kept = 'accepted and kept as the string <code>"auto"</code>'
-    return {"default": "accepted; the default is used", "truthy": kept + ", which counts as true: it switches this on",
-            "number": kept + ", where DeepSpeed expects a number",
-            "bool": kept + ", where DeepSpeed expects true or false", "kept": kept}.get(case, "accepted")
+    return {  # each whole: the Chinese catalogue's site group holds these sentences as they are said
+        "default": "accepted; the default is used",
+        "truthy": 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on',
+        "number": 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects a number',
+        "bool": 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects true or false',
+        "kept": 'accepted and kept as the string <code>"auto"</code>',
+    }.get(case, "accepted")
 
 
 def auto_short(auto: dict[str, Any] | None, kind: str | None = None) -> str:
