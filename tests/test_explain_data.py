@@ -418,3 +418,36 @@ def test_a_message_built_in_steps_before_it_is_logged_is_caught_whole() -> None:
               "Skipping step. Attempted loss scale: 2147483648, reducing to 1073741824")
     first = explain_text(pasted).as_json()["causes"][0]
     assert first["keys"][0] == "fp16.loss_scale" and first["action"] == "no_change", first
+
+
+def test_what_was_raised_ranks_above_a_warning_logged_before_it() -> None:
+    """A deprecation warning logged at start-up, then the traceback's own "ValueError: Type fp16 is not
+    supported.": the answer is the error that stopped the run, not the older warning (a blind corpus found it
+    answering ``cpu_offload``)."""
+    pasted = ("[2023-06-01 10:00:03,214] [WARNING] [config_utils.py:69:_process_deprecated_field] Config parameter "
+              "cpu_offload is deprecated use offload_optimizer instead\nTraceback (most recent call last):\n"
+              '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 240, in __init__\n'
+              "    self._do_sanity_check()\nValueError: Type fp16 is not supported.")
+    first = explain_text(pasted, version="0.14.0").as_json()["causes"][0]
+    assert first["keys"][0] == "fp16.enabled" and first["action"] == "set_value", first
+
+
+def test_the_trainers_mismatch_list_cut_short_still_names_its_keys() -> None:
+    """The Trainer's "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:"
+    with its list but without the closing sentence: the keys are the list's, not the command line's flags above
+    it (it answered gradient_accumulation_steps from "--gradient_accumulation_steps 2")."""
+    pasted = ("deepspeed train.py --deepspeed zero2.json --gradient_accumulation_steps 2 --learning_rate 2e-5\n"
+              "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments "
+              "values:\n[rank0]: - ds bf16.enabled=True vs hf bf16|bf16_full_eval=False")
+    first = explain_text(pasted).as_json()["causes"][0]
+    assert first["keys"][:2] == ["bf16.enabled", "hf:--bf16"], first
+
+
+@pytest.mark.parametrize("paste", [
+    "RuntimeError: Ninja is required to load C++ extensions",
+    "E           RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to "
+    "hardware/software issue.",
+])
+def test_an_op_that_cannot_be_built_is_the_build_layer(paste: str) -> None:
+    answer = explain_text(paste).as_json()
+    assert answer["not_config"] and answer["layer"] == "build" and not any(c["keys"] for c in answer["causes"])

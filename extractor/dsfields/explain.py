@@ -583,7 +583,9 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
         if longest and longest in haystack:
             match = message.regex().search(paste.flat[-20000:])
         if match:
-            scored.append((100 + len(literal.strip()), message, match))
+            # what was raised (the traceback's last "XError: ..." lines) before warnings logged around it
+            raised = any(longest in text for text in exception_texts)
+            scored.append((100 + len(literal.strip()) + (400 if raised else 0), message, match))
             continue
         flat_literal = re.sub(r"\s+", " ", literal).lower()
         part = [m for m in exception_texts if len(m) >= 24 and m in flat_literal]
@@ -618,7 +620,7 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     for score, message, match in chosen:
         occurrence, pin = _occurrence(message, paste, version, hf)
         pinned = pinned or pin
-        captured = _captured(message, match, occurrence.condition)
+        captured = _captured(message, match, occurrence.condition) or _after_opening(message, paste)
         where_version = occurrence.version.split("-", 1)[-1] if message.layer == "deepspeed" else versions[0]
         keys = []
         if message.layer != "deepspeed" or not occurrence.keys:
@@ -700,6 +702,17 @@ def _scanned_names(version: str) -> frozenset[str]:
     """File names of the modules the message catalogue of ``version`` scanned (those that read ds_config)."""
     document = load_messages(version) or {}
     return frozenset(path.rsplit("/", 1)[-1] for path in document.get("scanned", []))
+
+
+def _after_opening(message: Message, paste: Paste) -> str:
+    """For a message the paste cuts short after its first field (the Trainer's mismatch list without its closing
+    "The easiest method ..."): the text after its opening words, which its fields printed."""
+    head = re.sub(r"\s+", " ", _PIECES.split(message.pattern)[0]).strip()
+    if len(head) < 24 or "{" not in message.pattern:
+        return ""
+    flat = re.sub(r"\s+", " ", paste.flat[-20000:])
+    at = flat.find(head)
+    return flat[at + len(head): at + len(head) + 2000].strip() if at >= 0 else ""
 
 
 def _captured(message: Message, match: re.Match[str] | None, condition: str | None) -> str:
@@ -940,7 +953,8 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
 
 _NOT_CONFIG = (
     ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),
-    ("build", re.compile(r"Error building extension|ninja: build stopped|Command '\['ninja'", re.I)),
+    ("build", re.compile(r"Error building extension|ninja: build stopped|Command '\['ninja'|Ninja is required to "
+                         r"load C\+\+ extensions|Unable to JIT load the \w+ op|op_builder\.\w+\.\w+Builder", re.I)),
     ("network", re.compile(r"Address already in use|errno: 98|EADDRINUSE", re.I)),
     ("cuda", re.compile(r"CUDA (?:error|out of memory)|cudaError|CUBLAS_STATUS|device-side assert", re.I)),
     ("driver", re.compile(r"NVIDIA driver|driver version is insufficient", re.I)),
