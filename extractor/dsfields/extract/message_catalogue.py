@@ -481,15 +481,15 @@ class _Context:
 
 
 class _Scanner:
-    def __init__(self, keys: KeyMap, states: bool = True) -> None:
+    def __init__(self, keys: KeyMap, deepspeed: bool = True) -> None:
         self.keys = keys
         self.entries: list[dict[str, Any]] = []
-        self.states = states
-        self.own_modules = states
+        self.states = deepspeed
+        """Whether entries carry ``state``: DeepSpeed's only; in transformers/accelerate their own flags
+        (``mixed_precision``) are no ds_config key but no fact of the run either."""
+        self.own_modules = deepspeed
         """Whether each module's own attribute assignments are learnt for it (:meth:`KeyMap.for_module`): DeepSpeed's
         modules; transformers/accelerate are read through :func:`hf_keymap`'s own learning."""
-        """Whether entries carry ``state``: not in transformers/accelerate, whose own flags (``mixed_precision``)
-        are no ds_config key but no fact of the run either."""
 
     def module(self, file: str, tree: ast.Module) -> None:
         shared = self.keys
@@ -689,8 +689,8 @@ def _built_strings(stmt: ast.stmt, built: dict[str, ast.expr]) -> dict[str, ast.
 
 
 def _with_built(stmt: ast.stmt, built: dict[str, ast.expr]) -> ast.stmt:
-    """``stmt`` with a built-up message local (:func:`_built_strings`) it says in place of its name, for the
-    statement kinds a message is said by (a log call, ``raise E(msg)``, ``assert x, msg``)."""
+    """``stmt`` with a built-up message local (:func:`_built_strings`) in place of its name where ``stmt`` is a call
+    saying it (``logger.info(msg)``, the form such messages were found in); any other statement as it is."""
     if not built:
         return stmt
     if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args
@@ -869,7 +869,7 @@ def hf_keymap(all_sources: list[dict[str, str]], snapshot: dict[str, Any]) -> Ke
 
 def hf_messages(sources: dict[str, str], keys: KeyMap) -> list[dict[str, Any]]:
     """Catalogue entries of a transformers/accelerate release about DeepSpeed (keys through :func:`hf_keymap`)."""
-    scanner = _Scanner(keys, states=False)
+    scanner = _Scanner(keys, deepspeed=False)
     for name, text in sorted(sources.items()):
         try:
             scanner.module(name, ast.parse(text, name))
