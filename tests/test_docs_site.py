@@ -319,6 +319,17 @@ def test_release_rebuild_writes_exactly_what_the_full_build_wrote(own_site, gene
 # ---------------------------------------------------------------- the real browser
 
 
+def _search_ready(page, expect) -> None:
+    """Focus Material's search box and wait until its worker has indexed ``search_index.json`` (its meta line then
+    leaves "Initializing search" / "正在初始化搜索引擎"). A query is then typed with a key press: Material runs it
+    on a key event, and Playwright's ``fill`` sends none, so a query filled after the index was ready showed
+    nothing (the search tests passed only when the index came after the query; they failed twice in ten clean
+    runs)."""
+    page.locator("input.md-search__input").click()
+    expect(page.locator(".md-search-result__meta")).not_to_have_text(
+        re.compile(r"Initializing search|正在初始化搜索引擎"), timeout=90_000)
+
+
 @pytest.fixture
 def served(site) -> Iterator[str]:
     with serving(site) as url:
@@ -341,14 +352,16 @@ def test_search_finds_a_field_and_shows_its_default(served):
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(served)
-            # Material's search worker fetches and indexes search_index.json after load; if no
+            # Material's search worker fetches and indexes search_index.json after load: wait for it; if no
             # result shows, type the query again (seen on a loaded 2-core machine).
+            _search_ready(page, expect)
             box = page.locator("input.md-search__input")
             first = page.locator(".md-search-result__item").first
             for _attempt in range(3):
                 box.click()
                 box.fill("")
                 box.fill(key)
+                box.press("End")  # Material queries on a key event; fill() alone sends none
                 try:
                     first.wait_for(timeout=10_000)
                     break
@@ -646,6 +659,7 @@ def test_chinese_search_finds_learning_rate_entries(served):
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(served + "zh/")
+            _search_ready(page, expect)
             box = page.locator("input.md-search__input")
             first = page.locator(".md-search-result__item").first
             # As in the English search test: Material's worker indexes after load; on a loaded 2-core
@@ -654,6 +668,7 @@ def test_chinese_search_finds_learning_rate_entries(served):
                 box.click()
                 box.fill("")
                 box.fill("学习率")
+                box.press("End")  # Material queries on a key event; fill() alone sends none
                 try:
                     first.wait_for(timeout=20_000)
                     break
@@ -873,6 +888,7 @@ def test_sidebar_footer_and_search_keep_the_release(served, lang, release):
             _shows(page, expect, release)
             # Full text: the newest release's pages are indexed; on this release each hit opens this
             # release's page and says which release it opens.
+            _search_ready(page, expect)
             box = page.locator("input.md-search__input")
             box.click()
             hit = page.locator(".md-search-result__item a.md-search-result__link").first
