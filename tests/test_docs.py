@@ -57,11 +57,9 @@ def golden_docs(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def real_docs(tmp_path_factory) -> Path:
-    """Every committed snapshot rendered (Markdown only)."""
-    docs = tmp_path_factory.mktemp("real-docs")
-    render(load_site(), docs)
-    return docs
+def real_docs(built_site) -> Path:
+    """Every committed snapshot rendered (the Markdown of the run's one site build, which reads it only)."""
+    return built_site.site.parent / "docs"
 
 
 # ---------------------------------------------------------------- groups
@@ -206,14 +204,14 @@ def test_hf_auto_mapping_covers_exactly_the_trainers_fill_list():
         assert mapped <= paths, f"{lang}: mapped paths the Trainer does not fill: {sorted(mapped - paths)}"
 
 
-@pytest.mark.data
+@pytest.mark.site
 def test_field_pages_show_our_explanation_and_deepspeeds_docstring_apart(real_docs):
     for prefix, words in (("", "DeepSpeed's docstring"), ("zh/", "DeepSpeed 源码中的说明")):
         text = (real_docs / f"{prefix}0.19.8" / FIELDS / "zero_optimization.md").read_text(encoding="utf-8")
         assert 'class="dsf-summary"' in text and words in text and 'class="dsf-hf"' in text
 
 
-@pytest.mark.data
+@pytest.mark.site
 def test_pages_never_speak_of_the_seed(real_docs):
     for page in list(real_docs.glob("0.19.8/*.md")) + list(real_docs.glob("releases/*.md")):
         text = page.read_text(encoding="utf-8").lower()
@@ -262,10 +260,11 @@ def key_paths(config: object, prefix: str = "") -> list[str]:
     return out
 
 
-@pytest.mark.data
-@pytest.mark.parametrize("which", ["golden", "committed"])
-def test_every_json_example_uses_only_keys_of_its_release(which, golden_docs, real_docs):
-    docs, root = (golden_docs, GOLDEN_INPUT) if which == "golden" else (real_docs, repo_generated_dir())
+@pytest.mark.parametrize("which", [pytest.param("golden", marks=pytest.mark.data),
+                                   pytest.param("committed", marks=pytest.mark.site)])
+def test_every_json_example_uses_only_keys_of_its_release(which, golden_docs, request):
+    docs, root = ((golden_docs, GOLDEN_INPUT) if which == "golden"
+                  else (request.getfixturevalue("real_docs"), repo_generated_dir()))
     blocks = json_blocks(docs)
     versions = available_versions(root)
     assert any(page.relative_to(docs).parts[0] == "zh" for page, _config in blocks)

@@ -300,3 +300,41 @@ def test_calculator_resolves_like_deepspeed(tmp_path):
             assert (got["train_batch_size"], got["micro"], got["gas"]) == complete(tbs, micro, gas, world)
             for given, name in ((tbs, "train_batch_size"), (micro, "micro"), (gas, "gas")):
                 assert given is None or got[name] == given
+
+
+# ---------------------------------------------------------------- what a reader of an older release is told
+
+
+def test_runs_of_release_indexes():
+    from dsfields.docs.guide_scope import runs
+
+    assert runs([0, 1, 2, 5, 7, 8]) == "0-2 5-5 7-8"
+    assert runs([]) == ""
+
+
+@pytest.mark.data
+def test_the_guides_scope_names_what_older_releases_lack_and_nothing_the_newest_lacks():
+    """Issue 39: the names a guide spells that an older release lacks are found with the releases lacking them (the
+    site marks them for that release's reader, test_docs_site.py); a sentence naming Muon is one 0.10.3 lacks."""
+    from dsfields.docs.guide_scope import guide_scope
+    from dsfields.docs.planning import guides
+    from dsfields.model.store import available_versions, load, repo_generated_dir
+
+    versions = available_versions()
+    snapshots = {v: load(v).raw for v in versions}
+    root = os.fspath(repo_generated_dir())
+
+    def lacking(scope: dict[str, str], name: str) -> set[str]:
+        out = set()
+        for run in scope[name].split():
+            first, last = (int(x) for x in run.split("-"))
+            out.update(versions[first:last + 1])
+        return out
+
+    for lang in ("en", "zh"):
+        scope = guide_scope([text for _stem, _title, text in guides(lang)], snapshots, versions, root)
+        assert {"ZenFlowCPUAdam", "use_multi_rank_bucket_allreduce", "compute_grad_norm"} <= set(scope), lang
+        assert "0.14.4" in lacking(scope, "ZenFlowCPUAdam") and "0.9.5" in lacking(scope, "compute_grad_norm")
+        assert all(versions[-1] not in lacking(scope, name) for name in scope)
+    mutated = guide_scope(["With ZeRO, `Muon` is on the tested list."], snapshots, versions, root)
+    assert "0.10.3" in lacking(mutated, "Muon") and versions[-1] not in lacking(mutated, "Muon")

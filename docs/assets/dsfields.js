@@ -812,6 +812,66 @@
     });
   }
 
+  // A guide is written for the newest release and stored once; its reader's release may lack a name it uses
+  // (issue 39). Each paragraph, list item, table row and code block naming one is marked for that reader, with the
+  // release each name exists from or until (site-data.json "guide_scope": name -> the releases lacking it, as
+  // runs of indexes into "versions", found by dsfields/docs/guide_scope.py with the prose claim finder).
+  function scopeGuide(data, version) {
+    var path = sitePath(new URL(location.href)) || "";
+    var scope = data.guide_scope || {}, at = data.versions.indexOf(version);
+    if (!/^guides\//.test(path) || at < 0 || version === data.newest) return;
+    function lacks(name, index) {
+      return scope[name].split(" ").some(function (run) {
+        var ends = run.split("-");
+        return +ends[0] <= index && index <= +ends[1];
+      });
+    }
+    function since(name) {
+      for (var later = at + 1; later < data.versions.length; later++) {
+        if (!lacks(name, later)) return t("from {v} on").replace("{v}", data.versions[later]);
+      }
+      for (var earlier = at - 1; earlier >= 0; earlier--) {
+        if (!lacks(name, earlier)) return t("until {v}").replace("{v}", data.versions[earlier]);
+      }
+      return "";
+    }
+    var names = Object.keys(scope).filter(function (name) { return lacks(name, at); }).map(function (name) {
+      var escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      return {name: name, pattern: new RegExp("(^|[^A-Za-z0-9_.])" + escaped + "(?![A-Za-z0-9_])"), since: since(name)};
+    });
+    if (!names.length) return;
+    var blocks = ".md-content article p, .md-content article li, .md-content article tr, .md-content article pre";
+    document.querySelectorAll(blocks).forEach(function (block) {
+      if (block.querySelector("p, li, tr, pre") || block.closest(".dsf-lacking-note")) return;  // the innermost block
+      var text = block.tagName === "TR"  // its cells apart: a name ends where its cell does
+        ? Array.prototype.map.call(block.children, function (cell) { return cell.textContent; }).join(" ")
+        : block.textContent;
+      var found = names.filter(function (n) { return n.pattern.test(text); });
+      if (!found.length) return;
+      block.classList.add("dsf-lacking");
+      var note = document.createElement("span");
+      note.className = "dsf-lacking-note";
+      note.appendChild(document.createTextNode(t("Not in DeepSpeed {v}:").replace("{v}", version)));
+      found.forEach(function (n, index) {
+        note.appendChild(document.createTextNode(index ? " · " : " "));
+        var code = document.createElement("code");
+        code.textContent = n.name;
+        note.appendChild(code);
+        if (n.since) note.appendChild(document.createTextNode(" " + n.since));
+      });
+      if (block.tagName === "TR") {
+        block.lastElementChild.appendChild(note);
+      } else if (block.tagName === "PRE") {
+        var wrap = document.createElement("p");
+        wrap.className = "dsf-lacking";
+        wrap.appendChild(note);
+        (block.closest("div.highlight") || block).before(wrap);
+      } else {
+        block.appendChild(note);
+      }
+    });
+  }
+
   tableLabels();
   // Printed pages show every example (a reader may have closed one on screen).
   window.addEventListener("beforeprint", function () {
@@ -842,6 +902,7 @@
       comparePage(data);
       addedSince();
       errorsPage(data, both[0]);
+      scopeGuide(data, shown);
       document.documentElement.classList.remove("dsf-scoping");
     }).catch(function (error) {
       document.documentElement.classList.remove("dsf-scoping");

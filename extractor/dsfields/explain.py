@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +192,7 @@ class Message:
         return pattern_regex(self.pattern)
 
 
+@lru_cache(maxsize=4096)
 def _anykey(version: str) -> tuple[Any, ...]:
     try:
         return version_key(version.split("-", 1)[-1])

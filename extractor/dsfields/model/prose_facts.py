@@ -257,13 +257,16 @@ def camel_prefixes(names: frozenset[str]) -> frozenset[str]:
     """Each CamelCase head a name begins with, up to a capital that starts a new word or an ``_``: ``AutoEPMoELayer``
     gives ``Auto``, ``AutoEP``, ``AutoEPMo``, ``AutoEPMoE``...; ``ZenFlowCPUAdam`` gives ``ZenFlow``. A feature word
     of prose (``AutoEP``) is one a release has when a class or function of its source begins with it."""
-    out = set()
+    out: set[str] = set()
     for name in names:
-        for at in range(2, len(name)):
-            if name[at].isupper() or name[at] == "_":
-                out.add(name[:at])
-        out.add(name)
+        out.update(_heads(name))
     return frozenset(out)
+
+
+@cache
+def _heads(name: str) -> tuple[str, ...]:
+    """:func:`camel_prefixes` of one name (the same names recur in every release's source)."""
+    return (*(name[:at] for at in range(2, len(name)) if name[at].isupper() or name[at] == "_"), name)
 
 
 def _params_of(entry: Any) -> list[Any]:

@@ -1,0 +1,76 @@
+"""What the guides name that a reader's release lacks (issue 39: every sentence true for the release it is shown for).
+
+A guide is written for the newest release and stored once; a reader of an older release opens it with ``?v=<release>``.
+Each line of each guide is read by the prose claim finder (:func:`dsfields.model.prose_facts.contradictions`)
+against every release's snapshot: a key, feature or identifier one release lacks (``ZenFlowCPUAdam`` before 0.17.x,
+``use_multi_rank_bucket_allreduce`` before 0.10.x) is recorded with the releases that lack it. The site's script
+(``assets/dsfields.js``, ``scopeGuide``) marks every paragraph, list item, table row and code block of the guide
+that names one of them for the reader's release, saying which, and from or until which release each exists.
+
+Release numbers are not claims here (a guide names the release it quotes on purpose), and a name the newest release
+lacks is none either: ``tests/test_guides.py`` holds the guides to the newest release, so such a finding is the
+finder's, not the guide's (a transformers file ``deepspeed.py``, a model's ``hidden_size``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dsfields.model import source_names
+from dsfields.model.prose_facts import Facts, Vocabulary, contradictions
+
+NAMED = re.compile(r"^names (?:key )?(.+?), which ")
+"""The name in a finding ("names key tensor_parallel.autotp_size, which 0.14.4 lacks")."""
+
+
+def release_facts(snapshots: dict[str, dict[str, Any]], versions: list[str], root: str
+                  ) -> tuple[list[Facts], Vocabulary]:
+    """Each release's :class:`Facts` (its source names from ``root``'s index) and the vocabulary of them all."""
+    key = (root, tuple(versions))
+    if key not in _FACTS:
+        facts = [Facts.of_raw(snapshots[v], source_names.of_release(v, root)) for v in versions]
+        vocabulary = Vocabulary()
+        for one in facts:
+            vocabulary.add(one)
+        _FACTS.clear()
+        _FACTS[key] = (facts, vocabulary)
+    return _FACTS[key]
+
+
+_FACTS: dict[tuple[str, tuple[str, ...]], tuple[list[Facts], Vocabulary]] = {}
+"""The facts of the last set of releases asked (the English and the Chinese site are built from the same ones)."""
+
+
+def lines_of(text: str) -> list[str]:
+    """The distinct non-empty lines of a guide's Markdown, its code blocks' lines included (a JSON example names keys
+    too)."""
+    return sorted({line.strip() for line in text.splitlines() if line.strip() and not line.startswith("```")})
+
+
+def runs(indexes: list[int]) -> str:
+    """Sorted release indexes as runs: ``[0, 1, 2, 5]`` → ``"0-2 5-5"``."""
+    out: list[str] = []
+    for at in indexes:
+        if out and int(out[-1].split("-")[1]) == at - 1:
+            out[-1] = out[-1].split("-")[0] + f"-{at}"
+        else:
+            out.append(f"{at}-{at}")
+    return " ".join(out)
+
+
+def guide_scope(texts: list[str], snapshots: dict[str, dict[str, Any]], versions: list[str], root: str
+                ) -> dict[str, str]:
+    """Name → the releases lacking it (indexes into ``versions``, as :func:`runs`), for every name the guides'
+    ``texts`` spell that some release lacks and the newest has."""
+    facts, vocabulary = release_facts(snapshots, versions, root)
+    lines = sorted({line for text in texts for line in lines_of(text)})
+    lacking: dict[str, set[int]] = {}
+    for at, one in enumerate(facts):
+        for line in lines:
+            for finding in contradictions("", line, one, vocabulary):
+                named = NAMED.match(finding)
+                if named:
+                    lacking.setdefault(named.group(1), set()).add(at)
+    newest = len(versions) - 1
+    return {name: runs(sorted(ats)) for name, ats in sorted(lacking.items()) if newest not in ats}
