@@ -23,7 +23,7 @@ from dsfields.docs.planning import plan
 from dsfields.docs.views import FIELDS, load_examples, load_site
 from dsfields.docs.writing import render
 from dsfields.links import anchor
-from dsfields.model.store import available_versions, load, repo_generated_dir
+from dsfields.model.store import available_versions, load
 
 pytestmark = pytest.mark.lane("unit")  # the tests below without a lane mark of their own
 
@@ -54,12 +54,6 @@ def golden_docs(tmp_path_factory) -> Path:
     docs = tmp_path_factory.mktemp("docs")
     render(load_site(GOLDEN_INPUT), docs)
     return docs
-
-
-@pytest.fixture(scope="module")
-def real_docs(built_site) -> Path:
-    """Every committed snapshot rendered (the Markdown of the run's one site build, which reads it only)."""
-    return built_site.site.parent / "docs"
 
 
 # ---------------------------------------------------------------- groups
@@ -204,20 +198,6 @@ def test_hf_auto_mapping_covers_exactly_the_trainers_fill_list():
         assert mapped <= paths, f"{lang}: mapped paths the Trainer does not fill: {sorted(mapped - paths)}"
 
 
-@pytest.mark.site
-def test_field_pages_show_our_explanation_and_deepspeeds_docstring_apart(real_docs):
-    for prefix, words in (("", "DeepSpeed's docstring"), ("zh/", "DeepSpeed 源码中的说明")):
-        text = (real_docs / f"{prefix}0.19.8" / FIELDS / "zero_optimization.md").read_text(encoding="utf-8")
-        assert 'class="dsf-summary"' in text and words in text and 'class="dsf-hf"' in text
-
-
-@pytest.mark.site
-def test_pages_never_speak_of_the_seed(real_docs):
-    for page in list(real_docs.glob("0.19.8/*.md")) + list(real_docs.glob("releases/*.md")):
-        text = page.read_text(encoding="utf-8").lower()
-        assert "the seed" not in text and "seed's" not in text and "section 7." not in text, page
-
-
 def test_changes_page_lists_every_change_of_the_diff_engine(golden_docs):
     from dsfields.diff import diff_snapshots
 
@@ -260,11 +240,14 @@ def key_paths(config: object, prefix: str = "") -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("which", [pytest.param("golden", marks=pytest.mark.data),
-                                   pytest.param("committed", marks=pytest.mark.site)])
-def test_every_json_example_uses_only_keys_of_its_release(which, golden_docs, request):
-    docs, root = ((golden_docs, GOLDEN_INPUT) if which == "golden"
-                  else (request.getfixturevalue("real_docs"), repo_generated_dir()))
+@pytest.mark.data
+def test_every_json_example_uses_only_keys_of_its_release(golden_docs):
+    """The committed snapshots' pages: tests/test_docs_site.py, on the run's one site build."""
+    examples_use_only_keys_of_their_release(golden_docs, GOLDEN_INPUT)
+
+
+def examples_use_only_keys_of_their_release(docs: Path, root: Path) -> None:
+    """Every ```json block of the rendered pages under ``docs`` names only keys of the releases it is shown for."""
     blocks = json_blocks(docs)
     versions = available_versions(root)
     assert any(page.relative_to(docs).parts[0] == "zh" for page, _config in blocks)

@@ -451,3 +451,25 @@ def test_the_trainers_mismatch_list_cut_short_still_names_its_keys() -> None:
 def test_an_op_that_cannot_be_built_is_the_build_layer(paste: str) -> None:
     answer = explain_text(paste).as_json()
     assert answer["not_config"] and answer["layer"] == "build" and not any(c["keys"] for c in answer["causes"])
+
+
+def test_a_module_constant_spelling_a_top_level_key_stands_for_it_in_every_release() -> None:
+    """Issue 39 (an outside audit of 0.14.4): the autotuner's "runable with ZERO 2" was catalogued for 0.9.3–0.19.6
+    only, while 0.19.7 and 0.19.8 say it too. Their snapshot records ``zero_optimization`` as read first by
+    ``_reject_removed_config_keys`` (no constant), so the ``ZERO_OPTIMIZATION`` the autotuner imports stood for no
+    key and the info line was dropped; ``ZERO_OPTIMIZATION = "zero_optimization"`` in the source now stands for it."""
+    message = next(m for m in catalogue().values() if m.pattern.startswith("The model might be runable with ZERO 2"))
+    versions = {o.version for o in message.occurrences}
+    assert {"0.14.4", "0.19.6", "0.19.7", "0.19.8"} <= versions
+    assert _entry("0.19.8", "The model might be runable with ZERO 2")["keys"] == ["zero_optimization"]
+
+
+def test_one_line_of_the_trainers_mismatch_list_pasted_alone_is_the_trainers_message() -> None:
+    """A real paste (InternVL issue 372) is the Trainer's mismatch line without the message around it. The HF
+    catalogue records the lines the message joins from ``self.mismatches`` (``parts``); the line is that message,
+    its fields its keys: the ds_config key and the Trainer's flag."""
+    message = next(m for m in catalogue().values() if m.parts and m.layer == "transformers")
+    assert "vs hf" in message.parts[0] and "mismatch TrainingArguments" in message.pattern
+    cause = explain_text("ds fp16.enabled=True vs hf fp16|fp16_full_eval+fp16_backend(amp)=False\nI want to train "
+                         "with fp16, set fp16 enabled true, but get this error?").as_json()["causes"][0]
+    assert cause["keys"][:2] == ["fp16.enabled", "hf:--fp16"] and cause["action"] == "set_auto", cause

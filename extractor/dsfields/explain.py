@@ -179,6 +179,9 @@ class Message:
     pattern: str
     layer: str
     occurrences: list[Occurrence] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+    """Patterns of the lines it joins from a list filled elsewhere (the Trainer's ``- ds KEY=V vs hf FLAG=V``): one
+    of them pasted alone is this message."""
 
     @property
     def literal(self) -> str:
@@ -231,6 +234,9 @@ def _add(found: dict[str, Message], entry: dict[str, Any], version: str, layer: 
         message = found[entry["id"]] = Message(entry["id"], entry["kind"], entry["type"], entry["pattern"], layer)
     message.occurrences.append(Occurrence(version, entry["file"], entry["line"], list(entry.get("keys") or []),
                                           entry.get("condition"), entry.get("section"), entry.get("state")))
+    for part in entry.get("parts") or []:
+        if part not in message.parts:
+            message.parts.append(part)
 
 
 def release_span(versions: list[str]) -> str:
@@ -575,6 +581,7 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     scored: list[tuple[float, Message, re.Match[str] | None]] = []
     words = set(w.lower() for w in _WORD.findall(" ".join(m for _, m in paste.exceptions) or paste.flat[-4000:]))
     exception_texts = [re.sub(r"\s+", " ", m).strip().lower() for _, m in paste.exceptions[-5:]]
+    itemised: dict[str, str] = {}
     for message in messages.values():
         literal = message.literal
         chunks = sorted((re.sub(r"\s+", " ", c.replace("{{", "{").replace("}}", "}")).strip().lower()
@@ -587,6 +594,13 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
             # what was raised (the traceback's last "XError: ..." lines) before warnings logged around it
             raised = any(longest in text for text in exception_texts)
             scored.append((100 + len(literal.strip()) + (400 if raised else 0), message, match))
+            continue
+        # without the list's bullet ("- "), which a line pasted alone often loses
+        lines = [found for found in (pattern_regex(p.lstrip("-*• ")).search(paste.flat[-20000:])
+                                     for p in message.parts) if found]
+        if lines:  # a line of its list without the message around it ("ds fp16.enabled=True vs hf fp16=False")
+            itemised[message.id] = " ".join(found.group() for found in lines)
+            scored.append((100 + len(lines[0].group()), message, None))
             continue
         flat_literal = re.sub(r"\s+", " ", literal).lower()
         part = [m for m in exception_texts if len(m) >= 24 and m in flat_literal]
@@ -621,7 +635,8 @@ def _catalogue_answer(paste: Paste, versions: list[str], version: str | None, la
     for score, message, match in chosen:
         occurrence, pin = _occurrence(message, paste, version, hf)
         pinned = pinned or pin
-        captured = _captured(message, match, occurrence.condition) or _after_opening(message, paste)
+        captured = (_captured(message, match, occurrence.condition) or itemised.get(message.id)
+                    or _after_opening(message, paste))
         where_version = occurrence.version.split("-", 1)[-1] if message.layer == "deepspeed" else versions[0]
         keys = []
         if message.layer != "deepspeed" or not occurrence.keys:

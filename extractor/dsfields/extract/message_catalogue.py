@@ -236,6 +236,20 @@ class KeyMap:
             return self.attributes.get(_last(node), [])
         return []
 
+    def section_constants(self, trees: Any) -> None:
+        """A module-level ``NAME = "zero_optimization"`` whose string is a top-level key of the snapshot stands for
+        that key, where the snapshot names no constant for it: the section's record may point at another reader
+        (0.19.7's ``zero_optimization`` at ``_reject_removed_config_keys``, which spells the string), and the
+        messages of every module that imports the constant (the autotuner's "runable with ZERO 2") lost their key.
+        Only a top-level key: ``ENABLED = "enabled"`` names a key of many sections."""
+        for tree in trees:
+            for node in tree.body:
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                        and _is_str(node.value) and "." not in node.value.value  # type: ignore[attr-defined]
+                        and node.value.value in self.paths  # type: ignore[attr-defined]
+                        and node.targets[0].id not in self.constants):
+                    self.constants[node.targets[0].id] = [node.value.value]  # type: ignore[attr-defined]
+
     def model_builders(self, trees: Any) -> None:
         """Functions returning a section's model (``get_zero_config`` → ``DeepSpeedZeroConfig(...)``) read it."""
         for tree in trees:
@@ -487,6 +501,8 @@ class _Scanner:
         self.states = deepspeed
         """Whether entries carry ``state``: DeepSpeed's only; in transformers/accelerate their own flags
         (``mixed_precision``) are no ds_config key but no fact of the run either."""
+        self.items: dict[str, list[ast.expr]] = {}
+        """The current module's list items (:func:`_list_items`)."""
         self.own_modules = deepspeed
         """Whether each module's own attribute assignments are learnt for it (:meth:`KeyMap.for_module`): DeepSpeed's
         modules; transformers/accelerate are read through :func:`hf_keymap`'s own learning."""
@@ -495,10 +511,28 @@ class _Scanner:
         shared = self.keys
         if self.own_modules:
             self.keys = shared.for_module(tree)
+        self.items = _list_items(tree)
         try:
             self._body(tree.body, _Context(file))
         finally:
             self.keys = shared
+
+    def _parts(self, message: ast.AST, ctx: _Context) -> list[str]:
+        """The patterns of the items a message joins from a list its module fills elsewhere (the Trainer's
+        ``"\\n".join(self.mismatches)``, each ``- ds {ds_key_long}={ds_val} vs hf {hf_key}={hf_val}`` appended by
+        ``fill_match``): one such line, pasted without the message around it, is the message's."""
+        out: list[str] = []
+        for node in ast.walk(message):
+            if isinstance(node, ast.Name) and len(ctx.assigned.get(node.id, ())) == 1:
+                node = ctx.assigned[node.id][0]
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+                    and _is_str(node.func.value) and len(node.args) == 1):
+                for item in self.items.get(_last(node.args[0]), []):
+                    pattern = _Patterns({}).render(item)
+                    # two words of its own at least ("ds", "vs hf"): a line of fields alone matches anything
+                    if len(re.findall(r"[A-Za-z]{2,}", literal_text(pattern))) >= 2 and pattern not in out:
+                        out.append(pattern)
+        return out
 
     def _section(self, ctx: _Context) -> str | None:
         if ctx.cls in self.keys.models:
@@ -617,6 +651,9 @@ class _Scanner:
             entry["section"] = domain
         if state:
             entry["state"] = state
+        parts = self._parts(message, ctx)
+        if parts:
+            entry["parts"] = parts
         self.entries.append(entry)
 
     def _state(self, test: ast.AST | None, ctx: _Context, section: str | None, domain: str | None,
@@ -702,6 +739,18 @@ def _with_built(stmt: ast.stmt, built: dict[str, ast.expr]) -> ast.stmt:
     return stmt
 
 
+def _list_items(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """What a module appends to its lists, by the list's last name (``self.mismatches.append(f"- ds ...")``): the
+    strings only (a list of values is no message's)."""
+    items: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                and len(node.args) == 1 and _string_like(node.args[0])
+                and isinstance(node.func.value, (ast.Name, ast.Attribute))):
+            items.setdefault(_last(node.func.value), []).append(node.args[0])
+    return items
+
+
 def _conjuncts(test: ast.AST) -> list[ast.AST]:
     return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
@@ -759,6 +808,7 @@ def scan_release(sources: dict[str, str], snapshot: dict[str, Any]
             failed.append(name)
         else:
             trees[name] = tree
+    keys.section_constants(trees.values())
     keys.model_builders(trees.values())
     keys.learn({n: t for n, t in trees.items() if n.endswith(("runtime/config.py", "runtime/engine.py"))})
     scanner = _Scanner(keys)
