@@ -1580,8 +1580,8 @@ def test_the_chinese_release_data_reads_the_parts_the_english_file_has_alike(tmp
 @pytest.mark.browser
 def test_a_guide_marks_for_an_older_releases_reader_what_that_release_lacks(served, site):
     """Issue 39: a guide is written for the newest release; opened for 0.14.4, the paragraph naming ZenFlowCPUAdam
-    and Muon says that 0.14.4 has neither and from which release each exists, in the page's language; for the
-    newest release nothing is marked."""
+    and Muon says that 0.14.4 has neither and from which release each exists, in the page's language; opened for
+    0.9.5, a message it quotes that 0.9.5 never raises says so; for the newest release nothing is marked."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -1597,6 +1597,11 @@ def test_a_guide_marks_for_an_older_releases_reader_what_that_release_lacks(serv
                 note = marked.first.locator(".dsf-lacking-note").inner_text()
                 assert note.startswith(said) and "ZenFlowCPUAdam" in note and "Muon" in note, note
                 assert re.search(r"ZenFlowCPUAdam\s+(from 0\.17\.\d+ on|0\.17\.\d+ 起才有)", note), note
+            # a message the guide quotes that 0.9.5 never raises (it does not check the device for bf16)
+            page.goto(served + "guides/07-error-messages/?v=0.9.5", wait_until="networkidle")
+            quoted = page.locator("p.dsf-lacking:has(+ div.highlight)", has_text="this message").first
+            expect(quoted).to_be_visible(timeout=30_000)
+            assert page.locator("p.dsf-lacking + div.highlight", has_text="Type bf16 is not supported").count() == 1
             page.goto(served + f"guides/07-error-messages/?v={newest}", wait_until="networkidle")
             expect(page.locator("#dsf-version")).to_have_value(newest, timeout=30_000)
             assert page.locator(".dsf-lacking").count() == 0

@@ -338,3 +338,21 @@ def test_the_guides_scope_names_what_older_releases_lack_and_nothing_the_newest_
         assert all(versions[-1] not in lacking(scope, name) for name in scope)
     mutated = guide_scope(["With ZeRO, `Muon` is on the tested list."], snapshots, versions, root)
     assert "0.10.3" in lacking(mutated, "Muon") and versions[-1] not in lacking(mutated, "Muon")
+
+
+@pytest.mark.data
+def test_a_message_the_guides_quote_is_scoped_to_the_releases_that_raise_it():
+    """Issue 39 (an outside audit of 0.9.5): guide 07 quotes "Type bf16 is not supported on your device." as
+    0.19.8 raises it; 0.9.5 never checks the device, so its reader is told the release lacks the message."""
+    from dsfields.docs.guide_scope import message_scope
+    from dsfields.docs.planning import guides
+    from dsfields.model.store import available_versions, repo_generated_dir
+
+    versions = available_versions()
+    for lang in ("en", "zh"):
+        quoted = message_scope([text for _stem, _title, text in guides(lang)], versions,
+                               os.fspath(repo_generated_dir()))
+        runs = quoted["Type bf16 is not supported on your device."]
+        lacking = {versions[at] for run in runs.split() for at in range(int(run.split("-")[0]),
+                                                                         int(run.split("-")[1]) + 1)}
+        assert "0.9.5" in lacking and versions[-1] not in lacking, lang

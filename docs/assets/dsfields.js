@@ -818,28 +818,33 @@
   // runs of indexes into "versions", found by dsfields/docs/guide_scope.py with the prose claim finder).
   function scopeGuide(data, version) {
     var path = sitePath(new URL(location.href)) || "";
-    var scope = data.guide_scope || {}, at = data.versions.indexOf(version);
+    var scope = data.guide_scope || {}, quoted = data.guide_messages || {}, at = data.versions.indexOf(version);
     if (!/^guides\//.test(path) || at < 0 || version === data.newest) return;
-    function lacks(name, index) {
-      return scope[name].split(" ").some(function (run) {
+    function lacks(runs, index) {
+      return runs.split(" ").some(function (run) {
         var ends = run.split("-");
         return +ends[0] <= index && index <= +ends[1];
       });
     }
-    function since(name) {
+    function since(runs) {
       for (var later = at + 1; later < data.versions.length; later++) {
-        if (!lacks(name, later)) return t("from {v} on").replace("{v}", data.versions[later]);
+        if (!lacks(runs, later)) return t("from {v} on").replace("{v}", data.versions[later]);
       }
       for (var earlier = at - 1; earlier >= 0; earlier--) {
-        if (!lacks(name, earlier)) return t("until {v}").replace("{v}", data.versions[earlier]);
+        if (!lacks(runs, earlier)) return t("until {v}").replace("{v}", data.versions[earlier]);
       }
       return "";
     }
-    var names = Object.keys(scope).filter(function (name) { return lacks(name, at); }).map(function (name) {
+    var names = Object.keys(scope).filter(function (name) { return lacks(scope[name], at); }).map(function (name) {
       var escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      return {name: name, pattern: new RegExp("(^|[^A-Za-z0-9_.])" + escaped + "(?![A-Za-z0-9_])"), since: since(name)};
+      return {name: name, pattern: new RegExp("(^|[^A-Za-z0-9_.])" + escaped + "(?![A-Za-z0-9_])"),
+              since: since(scope[name])};
     });
-    if (!names.length) return;
+    // A message the guide quotes that the release's catalogue lacks: its block says so.
+    var messages = {};
+    Object.keys(quoted).forEach(function (text) {
+      if (lacks(quoted[text], at)) messages[text.replace(/\s+/g, " ")] = since(quoted[text]);
+    });
     var blocks = ".md-content article p, .md-content article li, .md-content article tr, .md-content article pre";
     document.querySelectorAll(blocks).forEach(function (block) {
       if (block.querySelector("p, li, tr, pre") || block.closest(".dsf-lacking-note")) return;  // the innermost block
@@ -847,12 +852,18 @@
         ? Array.prototype.map.call(block.children, function (cell) { return cell.textContent; }).join(" ")
         : block.textContent;
       var found = names.filter(function (n) { return n.pattern.test(text); });
+      var flat = text.trim().replace(/\s+/g, " ");
+      if (block.tagName === "PRE" && flat in messages) found.unshift({name: null, since: messages[flat]});
       if (!found.length) return;
       block.classList.add("dsf-lacking");
       var note = document.createElement("span");
       note.className = "dsf-lacking-note";
       note.appendChild(document.createTextNode(t("Not in DeepSpeed {v}:").replace("{v}", version)));
       found.forEach(function (n, index) {
+        if (n.name === null) {  // the quoted message itself
+          note.appendChild(document.createTextNode(" " + t("this message") + (n.since ? " " + n.since : "")));
+          return;
+        }
         note.appendChild(document.createTextNode(index ? " · " : " "));
         var code = document.createElement("code");
         code.textContent = n.name;

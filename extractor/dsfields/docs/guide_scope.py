@@ -5,7 +5,9 @@ Each line of each guide is read by the prose claim finder (:func:`dsfields.model
 against every release's snapshot: a key, feature or identifier one release lacks (``ZenFlowCPUAdam`` before 0.17.x,
 ``use_multi_rank_bucket_allreduce`` before 0.10.x) is recorded with the releases that lack it. The site's script
 (``assets/dsfields.js``, ``scopeGuide``) marks every paragraph, list item, table row and code block of the guide
-that names one of them for the reader's release, saying which, and from or until which release each exists.
+that names one of them for the reader's release, saying which, and from or until which release each exists. A
+message a guide quotes as DeepSpeed prints it (a ```text block) is matched against each release's message catalogue
+(:func:`message_scope`): a release that raises no message it matches is told so above the quote.
 
 Release numbers are not claims here (a guide names the release it quotes on purpose), and a name the newest release
 lacks is none either: ``tests/test_guides.py`` holds the guides to the newest release, so such a finding is the
@@ -18,9 +20,13 @@ import re
 from typing import Any
 
 from dsfields.model import source_names
+from dsfields.model.message_ids import longest_chunk, pattern_regex
 from dsfields.model.prose_facts import Facts, Vocabulary, contradictions
+from dsfields.model.store import load_messages
 
 NAMED = re.compile(r"^names (?:key )?(.+?), which ")
+TEXT_BLOCK = re.compile(r"^```text\n(.*?)\n```", re.S | re.M)
+"""A message a guide quotes as DeepSpeed prints it."""
 """The name in a finding ("names key tensor_parallel.autotp_size, which 0.14.4 lacks")."""
 
 
@@ -74,3 +80,28 @@ def guide_scope(texts: list[str], snapshots: dict[str, dict[str, Any]], versions
                     lacking.setdefault(named.group(1), set()).add(at)
     newest = len(versions) - 1
     return {name: runs(sorted(ats)) for name, ats in sorted(lacking.items()) if newest not in ats}
+
+
+def message_scope(texts: list[str], versions: list[str], root: str) -> dict[str, str]:
+    """A message a guide quotes (a ```text block) → the releases whose message catalogue lacks it (indexes into
+    ``versions``, as :func:`runs`): the releases that raise no catalogued message its text matches. A quote no
+    release's catalogue matches (another library's message) is left out, and so is one the newest release lacks."""
+    quotes = sorted({quote.strip() for text in texts for quote in TEXT_BLOCK.findall(text) if quote.strip()})
+    if not quotes:
+        return {}
+    said: dict[str, tuple[str, str, set[int]]] = {}  # message id -> (longest chunk, pattern, releases having it)
+    for at, version in enumerate(versions):
+        for entry in (load_messages(version, root) or {}).get("messages", []):
+            known = said.setdefault(entry["id"], (longest_chunk(entry["pattern"]), entry["pattern"], set()))
+            known[2].add(at)
+    out = {}
+    for quote in quotes:
+        flat = re.sub(r"\s+", " ", quote).lower()
+        having: set[int] = set()
+        for chunk, pattern, ats in said.values():
+            if chunk and chunk in flat and pattern_regex(pattern).search(quote):
+                having |= ats
+        lacking = [at for at in range(len(versions)) if at not in having]
+        if having and lacking and len(versions) - 1 not in lacking:
+            out[quote] = runs(lacking)
+    return out

@@ -34,7 +34,7 @@ SCRIPT_STRINGS: tuple[str, ...] = (
     "{n} of the {m} messages are in DeepSpeed {v}.",
     "Not in DeepSpeed {v}: the releases that have it are listed below.",
     # a guide's names the reader's release lacks (dsfields/docs/guide_scope.py)
-    "Not in DeepSpeed {v}:", "from {v} on", "until {v}",
+    "Not in DeepSpeed {v}:", "from {v} on", "until {v}", "this message",
 )
 """Every sentence the site's script writes; ``releases/site-data.json`` carries them in the page's language."""
 

@@ -450,13 +450,14 @@ def site_data(site: Site, pages: list[Page]) -> dict[str, Any]:
     """``releases/site-data.json``: what every page needs before it knows its release (releases, dates);
     each release's own pages, fields and nav are in :func:`release_data` (fetched for the release shown); the names
     of the guides each release lacks (:mod:`dsfields.docs.guide_scope`), marked for the guide's reader."""
-    from dsfields.docs.guide_scope import guide_scope
+    from dsfields.docs.guide_scope import guide_scope, message_scope
 
+    texts = [text for _stem, _title, text in guides(site.lang)]
     return {"newest": site.newest, "versions": site.versions,
             "dates": {v: site.dates.get(v) for v in site.versions}, "lang": site.lang,
             "words": script_words(site.lang), "terms": SEARCH_TERMS.get(site.lang, {}),
-            "guide_scope": guide_scope([text for _stem, _title, text in guides(site.lang)], site.snapshots,
-                                       site.versions, os.fspath(site.generated))}
+            "guide_scope": guide_scope(texts, site.snapshots, site.versions, os.fspath(site.generated)),
+            "guide_messages": message_scope(texts, site.versions, os.fspath(site.generated))}
 
 
 # ---------------------------------------------------------------- per-release data (issue 24: one release per URL)
