@@ -306,10 +306,10 @@ def test_calculator_resolves_like_deepspeed(tmp_path):
 
 
 def test_runs_of_release_indexes():
-    from dsfields.docs.guide_scope import runs
+    from dsfields.model.source_names import index_runs
 
-    assert runs([0, 1, 2, 5, 7, 8]) == "0-2 5-5 7-8"
-    assert runs([]) == ""
+    assert index_runs([0, 1, 2, 5, 7, 8]) == "0-2 5-5 7-8"
+    assert index_runs([3]) == "3-3" and index_runs([]) == ""
 
 
 @pytest.mark.data

@@ -20,9 +20,9 @@ import re
 from typing import Any
 
 from dsfields.model import source_names
-from dsfields.model.message_ids import longest_chunk, pattern_regex
+from dsfields.model.message_ids import longest_chunk
 from dsfields.model.prose_facts import Facts, Vocabulary, contradictions
-from dsfields.model.store import load_messages
+from dsfields.model.source_names import index_runs
 
 NAMED = re.compile(r"^names (?:key )?(.+?), which ")
 TEXT_BLOCK = re.compile(r"^```text\n(.*?)\n```", re.S | re.M)
@@ -54,21 +54,10 @@ def lines_of(text: str) -> list[str]:
     return sorted({line.strip() for line in text.splitlines() if line.strip() and not line.startswith("```")})
 
 
-def runs(indexes: list[int]) -> str:
-    """Sorted release indexes as runs: ``[0, 1, 2, 5]`` → ``"0-2 5-5"``."""
-    out: list[str] = []
-    for at in indexes:
-        if out and int(out[-1].split("-")[1]) == at - 1:
-            out[-1] = out[-1].split("-")[0] + f"-{at}"
-        else:
-            out.append(f"{at}-{at}")
-    return " ".join(out)
-
-
 def guide_scope(texts: list[str], snapshots: dict[str, dict[str, Any]], versions: list[str], root: str
                 ) -> dict[str, str]:
-    """Name → the releases lacking it (indexes into ``versions``, as :func:`runs`), for every name the guides'
-    ``texts`` spell that some release lacks and the newest has."""
+    """Name → the releases lacking it (indexes into ``versions``, as :func:`~dsfields.model.source_names.index_runs`),
+    for every name the guides' ``texts`` spell that some release lacks and the newest has."""
     facts, vocabulary = release_facts(snapshots, versions, root)
     lines = sorted({line for text in texts for line in lines_of(text)})
     lacking: dict[str, set[int]] = {}
@@ -79,29 +68,31 @@ def guide_scope(texts: list[str], snapshots: dict[str, dict[str, Any]], versions
                 if named:
                     lacking.setdefault(named.group(1), set()).add(at)
     newest = len(versions) - 1
-    return {name: runs(sorted(ats)) for name, ats in sorted(lacking.items()) if newest not in ats}
+    return {name: index_runs(sorted(ats)) for name, ats in sorted(lacking.items()) if newest not in ats}
 
 
 def message_scope(texts: list[str], versions: list[str], root: str) -> dict[str, str]:
     """A message a guide quotes (a ```text block) → the releases whose message catalogue lacks it (indexes into
-    ``versions``, as :func:`runs`): the releases that raise no catalogued message its text matches. A quote no
+    ``versions``, as :func:`~dsfields.model.source_names.index_runs`): the releases that raise no catalogued message
+    its text matches (:func:`dsfields.explain.catalogue`, which the errors index of the same build reads). A quote no
     release's catalogue matches (another library's message) is left out, and so is one the newest release lacks."""
+    from dsfields.explain import catalogue
+
     quotes = sorted({quote.strip() for text in texts for quote in TEXT_BLOCK.findall(text) if quote.strip()})
     if not quotes:
         return {}
-    said: dict[str, tuple[str, str, set[int]]] = {}  # message id -> (longest chunk, pattern, releases having it)
-    for at, version in enumerate(versions):
-        for entry in (load_messages(version, root) or {}).get("messages", []):
-            known = said.setdefault(entry["id"], (longest_chunk(entry["pattern"]), entry["pattern"], set()))
-            known[2].add(at)
+
+    position = {version: at for at, version in enumerate(versions)}
+    said = [(longest_chunk(m.pattern), m.regex(), {position[o.version] for o in m.occurrences if o.version in position})
+            for m in catalogue(root).values() if m.layer == "deepspeed"]  # a release's DeepSpeed messages
     out = {}
     for quote in quotes:
         flat = re.sub(r"\s+", " ", quote).lower()
         having: set[int] = set()
-        for chunk, pattern, ats in said.values():
-            if chunk and chunk in flat and pattern_regex(pattern).search(quote):
+        for chunk, regex, ats in said:
+            if chunk and chunk in flat and regex.search(quote):
                 having |= ats
         lacking = [at for at in range(len(versions)) if at not in having]
         if having and lacking and len(versions) - 1 not in lacking:
-            out[quote] = runs(lacking)
+            out[quote] = index_runs(lacking)
     return out

@@ -20,7 +20,7 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from dsfields.model.source_names import FILE_NAME, FORMAT
+from dsfields.model.source_names import FILE_NAME, FORMAT, index_runs
 
 DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.M)
 """A function, method or class defined anywhere in a module: what a release *has* that another may lack."""
@@ -77,16 +77,6 @@ def names_of(package: Path) -> tuple[set[str], set[str], set[str], set[str]]:
     return names, defined, qualified, modules
 
 
-def _runs(indexes: list[int]) -> str:
-    """``[0, 1, 2, 5]`` → ``"0-2 5-5"``: the releases (by index) that have a name."""
-    out, start = [], indexes[0]
-    for previous, current in zip(indexes, [*indexes[1:], None], strict=True):
-        if current != previous + 1:
-            out.append(f"{start}-{previous}")
-            start = current
-    return " ".join(out)
-
-
 def build(versions: list[str], package_of: Callable[[str], Path]) -> dict:
     """The index over ``versions`` (oldest first); ``package_of(version)`` is the folder holding its ``deepspeed/``."""
     names: dict[str, list[int]] = {}
@@ -99,10 +89,10 @@ def build(versions: list[str], package_of: Callable[[str], Path]) -> dict:
             for name in these:
                 table.setdefault(name, []).append(at)
     return {"generated_by": "python -m dsfields.extract.source_index", "format": FORMAT, "releases": versions,
-            "names": {n: _runs(r) for n, r in sorted(names.items())},
-            "defined": {n: _runs(r) for n, r in sorted(defined.items())},
-            "qualified": {n: _runs(r) for n, r in sorted(qualified.items())},
-            "modules": {n: _runs(r) for n, r in sorted(modules.items())}}
+            "names": {n: index_runs(r) for n, r in sorted(names.items())},
+            "defined": {n: index_runs(r) for n, r in sorted(defined.items())},
+            "qualified": {n: index_runs(r) for n, r in sorted(qualified.items())},
+            "modules": {n: index_runs(r) for n, r in sorted(modules.items())}}
 
 
 def _unpacked(version: str, cache: Path, work: Path) -> Path:

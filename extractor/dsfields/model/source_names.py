@@ -26,6 +26,19 @@ class SourceNames:
         self.modules = modules
 
 
+def index_runs(indexes: list[int]) -> str:
+    """Sorted release indexes as the index's runs: ``[0, 1, 2, 5]`` → ``"0-2 5-5"`` (``[]`` → ``""``); the form
+    :func:`_runs` reads back, and the site's script for the guides' scope."""
+    out: list[str] = []
+    for at in indexes:
+        first, _, last = out[-1].partition("-") if out else ("", "", "")
+        if out and int(last) == at - 1:
+            out[-1] = f"{first}-{at}"
+        else:
+            out.append(f"{at}-{at}")
+    return " ".join(out)
+
+
 @cache
 def _runs(root: str, key: str) -> tuple[tuple[str, int, int], ...]:
     """The ``key`` table of the index as ``(name, first, last)``, one per run of releases: parsed once, where
