@@ -75,6 +75,15 @@
     return url.pathname.slice(root.pathname.length).replace(/index\.html$/, "");
   }
 
+  // Whether release index `index` is in `runs` ("0-12 15-15": first-last indexes of the site's releases, as
+  // dsfields.model.source_names.index_runs writes them): the errors page's data-runs and the guides' scope.
+  function inRuns(runs, index) {
+    return runs.split(" ").some(function (run) {
+      var ends = run.split("-");
+      return Number(ends[0]) <= index && index <= Number(ends[1]);
+    });
+  }
+
   function versionOf(path, data) {
     var first = path.split("/")[0];
     return data.versions.indexOf(first) >= 0 ? first : null;
@@ -716,12 +725,7 @@
     var box = document.getElementById("dsf-errors");
     if (!box) return;
     var at = data.versions.indexOf(shown.version), wanted = decodeURIComponent(location.hash.slice(1)), total = 0;
-    function inRuns(element) {
-      return element.dataset.runs.split(" ").some(function (run) {
-        var ends = run.split("-");
-        return Number(ends[0]) <= at && at <= Number(ends[1]);
-      });
-    }
+    function inRunsOf(element) { return inRuns(element.dataset.runs, at); }
     // the raising line of the reader's release (data-lines: "first-last:line" runs; DeepSpeed's edits move it)
     function raisedAt(variant) {
       var a = variant.querySelector("a[data-lines]"), v = variant.querySelector(".dsf-error__v");
@@ -736,18 +740,18 @@
       });
     }
     document.querySelectorAll("section.dsf-error[data-runs]").forEach(function (entry) {
-      var has = inRuns(entry);
+      var has = inRunsOf(entry);
       var named = entry.id === wanted;
       entry.hidden = !has && !named;
       // the keys, source and fix of the reader's release (an entry named but not in it: its newest variant)
       var variants = entry.querySelectorAll(".dsf-error__variant[data-runs]");
       variants.forEach(function (variant, i) {
-        variant.hidden = has ? !inRuns(variant) : i !== variants.length - 1;
+        variant.hidden = has ? !inRunsOf(variant) : i !== variants.length - 1;
         if (has && !variant.hidden) raisedAt(variant);
       });
       // the minimal config, for the releases whose check reports the message for it: named with the reader's
       entry.querySelectorAll(".dsf-error__config[data-runs]").forEach(function (config) {
-        config.hidden = !has || !inRuns(config);
+        config.hidden = !has || !inRunsOf(config);
         var code = config.querySelector("summary code");
         if (code && !config.hidden) code.textContent = code.textContent.replace(/--version \S+/, "--version " + shown.version);
       });
@@ -820,22 +824,16 @@
     var path = sitePath(new URL(location.href)) || "";
     var scope = data.guide_scope || {}, quoted = data.guide_messages || {}, at = data.versions.indexOf(version);
     if (!/^guides\//.test(path) || at < 0 || version === data.newest) return;
-    function lacks(runs, index) {
-      return runs.split(" ").some(function (run) {
-        var ends = run.split("-");
-        return +ends[0] <= index && index <= +ends[1];
-      });
-    }
     function since(runs) {
       for (var later = at + 1; later < data.versions.length; later++) {
-        if (!lacks(runs, later)) return t("from {v} on").replace("{v}", data.versions[later]);
+        if (!inRuns(runs, later)) return t("from {v} on").replace("{v}", data.versions[later]);
       }
       for (var earlier = at - 1; earlier >= 0; earlier--) {
-        if (!lacks(runs, earlier)) return t("until {v}").replace("{v}", data.versions[earlier]);
+        if (!inRuns(runs, earlier)) return t("until {v}").replace("{v}", data.versions[earlier]);
       }
       return "";
     }
-    var names = Object.keys(scope).filter(function (name) { return lacks(scope[name], at); }).map(function (name) {
+    var names = Object.keys(scope).filter(function (name) { return inRuns(scope[name], at); }).map(function (name) {
       var escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       return {name: name, pattern: new RegExp("(^|[^A-Za-z0-9_.])" + escaped + "(?![A-Za-z0-9_])"),
               since: since(scope[name])};
@@ -843,7 +841,7 @@
     // A message the guide quotes that the release's catalogue lacks: its block says so.
     var messages = {};
     Object.keys(quoted).forEach(function (text) {
-      if (lacks(quoted[text], at)) messages[text.replace(/\s+/g, " ")] = since(quoted[text]);
+      if (inRuns(quoted[text], at)) messages[text.replace(/\s+/g, " ")] = since(quoted[text]);
     });
     var blocks = ".md-content article p, .md-content article li, .md-content article tr, .md-content article pre";
     document.querySelectorAll(blocks).forEach(function (block) {
