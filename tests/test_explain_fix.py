@@ -173,6 +173,28 @@ def test_explain_expands_both_kinds_of_id() -> None:
 # ----------------------------------------------------------------------------------------------- the errors index
 
 
+def test_each_errors_index_variant_shows_the_words_of_its_own_raise() -> None:
+    """A variant's words are those DeepSpeed raises at the line it names, in every release it is shown for: two asserts
+    sharing an ID (format fields naming different constants: curriculum_scheduler.py's '{..._DIFFICULTY}' and
+    '{..._MAX_STEP}') are two variants, never one's words with the other's line (the 0.14.4 audit)."""
+    from dsfields.docs.errors_index import _words, build
+
+    raised: dict[tuple[str, str, int], set[str]] = {}
+    for version in VERSIONS:
+        for message in (load_messages(version, str(GENERATED)) or {}).get("messages", []):
+            # as the index shows them: the first 300 characters
+            raised.setdefault((version, message["file"], message["line"]), set()).add(_words(message["pattern"][:300]))
+    worded = 0
+    for entry in build()["entries"]:
+        for variant in entry["variants"]:
+            words = variant.get("message") or entry["message"]
+            worded += "message" in variant
+            for version, line in variant["lines"].items():
+                file = variant["raised_at"].rpartition("@")[0].rpartition(":")[0]
+                assert _words(words) in raised[(version, file, line)], (entry["id"], version, file, line)
+    assert worded >= 10  # the curriculum, elasticity and batch-key asserts
+
+
 def test_errors_index_entries_and_their_minimal_configs(tmp_path: Path) -> None:
     from dsfields.docs.errors_index import build
 

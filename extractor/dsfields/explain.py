@@ -167,6 +167,9 @@ class Occurrence:
     section: str | None
     state: str | None = None
     """The part of the deciding test no config key sets (a loaded checkpoint's version, the device)."""
+    pattern: str = ""
+    """Its own words, where they differ from the message's first (two asserts whose format fields name different
+    constants, ``'{..._DIFFICULTY}'`` and ``'{..._MAX_STEP}'``, share an ID); "" where they are the same."""
 
 
 @dataclass
@@ -232,8 +235,9 @@ def _add(found: dict[str, Message], entry: dict[str, Any], version: str, layer: 
     message = found.get(entry["id"])
     if message is None:
         message = found[entry["id"]] = Message(entry["id"], entry["kind"], entry["type"], entry["pattern"], layer)
+    own = entry["pattern"] if entry["pattern"] != message.pattern else ""
     message.occurrences.append(Occurrence(version, entry["file"], entry["line"], list(entry.get("keys") or []),
-                                          entry.get("condition"), entry.get("section"), entry.get("state")))
+                                          entry.get("condition"), entry.get("section"), entry.get("state"), own))
     for part in entry.get("parts") or []:
         if part not in message.parts:
             message.parts.append(part)
@@ -947,6 +951,21 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                                                                others=others)) if others else ""
     who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
         message.layer, message.layer)
+    raised = _RAISED.fullmatch(occurrence.state or "")
+    if raised:  # said in an ``except``: the catalogue's marker for "the try block raised"
+        call, caught = raised["call"], (raised["caught"] or "").replace("_", ", ")
+        text = (_t(lang, f"change {key}{also}, or what makes `{call}` fail: {who} says this in the `except` that "
+                         f"catches its failure{cond}.",
+                   chinese.text("explain.change_or_what_makes_fail", key_=key, also=also, call=call, who=who,
+                                cond=cond)) if call else
+                _t(lang, f"change {key}{also}, or what raises {caught}: {who} says this in its `except {caught}` "
+                         f"branch{cond}.",
+                   chinese.text("explain.change_or_what_raises", key_=key, also=also, caught=caught, who=who,
+                                cond=cond)))
+        return ("set_value", text,
+                _t(lang, f"{who} checks {key} at {occurrence.file}:{occurrence.line} after an operation failed.",
+                   chinese.text("explain.checks_after_a_failure", who=who, occurrence_file=occurrence.file,
+                                occurrence_line=occurrence.line, key_=key)))
     if occurrence.state:
         state = shown(occurrence.state)[:160]
         return ("set_value",
@@ -966,6 +985,9 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                chinese.text("explain.checks_at_and_refused_it", who=who, occurrence_file=occurrence.file,
                             occurrence_line=occurrence.line, key_=key)))
 
+
+_RAISED = re.compile(r"(?:(?P<call>\w+)_raised|raised_(?P<caught>\w+))")
+"""The message catalogue's marker for a message said in an ``except`` (``makedirs_raised``, ``raised_KeyError``)."""
 
 _NOT_CONFIG = (
     ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),

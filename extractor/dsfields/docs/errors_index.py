@@ -13,12 +13,17 @@ runs include it.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from functools import cache
 from typing import Any
 
+from dsfields.model.message_ids import FORMAT_FIELD
+
 FORMAT = 2
-"""2: each entry's ``variants`` (its keys, fix and source per run of releases that read alike)."""
+"""2: each entry's ``variants`` (its keys, fix and source per run of releases that read alike); a variant has its own
+``message`` where the raises sharing the entry's ID differ in words (format fields naming different constants), and
+the entry's ``message`` then shows every format field as ``{…}``."""
 
 
 def _runs(versions: list[str], universe: list[str]) -> list[list[int]]:
@@ -76,6 +81,17 @@ def minimal_configs(generated: str | None = None) -> dict[str, dict[str, Any]]:
     return found
 
 
+_CONSTANT = re.compile(r"\{[A-Z][A-Z0-9_]*\}")
+"""A format field naming a module constant (``{CURRICULUM_LEARNING_SCHEDULE_MAX_STEP}``): fixed words, not a value."""
+
+
+def _words(pattern: str, constants: bool = True) -> str:
+    """``pattern`` with each format field that stands for a run-time value as ``{…}`` (and with ``constants``
+    False, every field): two raises of one ID whose words differ so are two messages to a reader."""
+    return FORMAT_FIELD.sub(lambda m: m[0] if m[0] in ("{{", "}}") or (constants and _CONSTANT.fullmatch(m[0]))
+                            else "{…}", pattern)
+
+
 def build(generated: str | None = None) -> dict[str, Any]:
     """The index document (see the module docstring) of the snapshot folder ``generated`` (None: the checkout's)."""
     from dsfields.explain import _fix, catalogue
@@ -96,20 +112,26 @@ def build(generated: str | None = None) -> dict[str, Any]:
         # condition or the file raising it changed between releases, the entry has one variant per run of releases
         # that read alike, so that a release's reader is never told of a key or file its release lacks.
         variants: dict[tuple[Any, ...], dict[str, Any]] = {}
+        worded = len({_words(o.pattern or message.pattern) for o in message.occurrences}) > 1
         for occurrence in sorted(message.occurrences, key=lambda o: position.get(o.version, -1)):
             action, fix_en, _ = _fix(message, occurrence, list(occurrence.keys), "en")
-            alike = (tuple(occurrence.keys), action, fix_en, occurrence.file)
+            words = occurrence.pattern or message.pattern
+            alike = (tuple(occurrence.keys), action, fix_en, occurrence.file, _words(words) if worded else "")
             if alike not in variants:  # the Chinese words once per variant, not per release
                 fix_zh = _fix(message, occurrence, list(occurrence.keys), "zh")[1]
                 variants[alike] = {"keys": list(occurrence.keys), "action": action,
                                    "fix": {"en": fix_en, "zh": fix_zh}, "versions": []}
+                if worded:  # the ID's raises differ in words: each variant says its own, by its own line
+                    variants[alike]["message"] = words[:300]
             variant = variants[alike]
             variant["versions"].append(occurrence.version)
             variant["raised_at"] = f"{occurrence.file}:{occurrence.line}@{occurrence.version}"
             variant.setdefault("lines", {})[occurrence.version] = occurrence.line  # each release's own line
         shown = sorted(variants.values(), key=lambda v: position.get(v["versions"][-1], -1))
         newest = shown[-1]
-        entry: dict[str, Any] = {"id": message.id, "type": message.type, "message": message.pattern[:300],
+        # words shared by all of them: each format field as "{…}" where the raises' own words differ
+        said = _words(message.pattern, constants=False) if worded else message.pattern
+        entry: dict[str, Any] = {"id": message.id, "type": message.type, "message": said[:300],
                                  "keys": keys, "releases": _runs([o.version for o in message.occurrences], universe),
                                  "raised_at": newest["raised_at"], "action": newest["action"], "fix": newest["fix"],
                                  "variants": [{"releases": _runs(v.pop("versions"), universe), **v} for v in shown]}

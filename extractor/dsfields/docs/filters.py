@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from dsfields.links import anchor
-from dsfields.model import wording
+from dsfields.model import chinese, wording
 from dsfields.model.records import Field, reader_constant
 
 GITHUB_BLOB = "https://github.com/deepspeedai/DeepSpeed/blob/v{version}/{file}#L{line}"
@@ -215,7 +215,14 @@ def source_number(text: str) -> str | None:
     return f'<abbr class="dsf-num" title="{text}">{hcode(spelled)}</abbr>' if spelled else None
 
 
-def type_text(record: dict[str, Any], as_html: bool = False) -> str:
+_OWN_JSON = {"str": {"string"}, "int": {"integer"}, "float": {"number", "integer"}, "bool": {"boolean"}}
+"""The JSON types a value of each python type is written as."""
+
+
+def type_text(record: dict[str, Any], as_html: bool = False, lang: str = "en") -> str:
+    """The type line of a key's page: its python type, and the JSON types its reader takes. A dict reader taking
+    JSON types beyond its type's (``autotuning.exps_dir``: a truthiness assert, then a path) says it passes the value
+    on unconverted: the types listed get past the reader, not necessarily the code that uses the value."""
     kind = record.get("type") or "any"
     json_types = record.get("json_types") or []
     text = code(kind, as_html)
@@ -223,6 +230,14 @@ def type_text(record: dict[str, Any], as_html: bool = False) -> str:
     names = " / ".join(code(name, as_html) for name in json_types)
     if json_types and kind == "any":
         text = names
+    elif json_types and record.get("reader") == "dict" and kind in _OWN_JSON \
+            and not set(json_types) <= _OWN_JSON[kind]:
+        if lang == "zh":
+            given = chinese.text("docs.filters.read_as_given").format(names=names, kind=code(kind, as_html))
+            text += f"（{given}）"
+        else:
+            text += (f" (read as given: JSON {names} all get past the config reader, which does not convert them to "
+                     f"{code(kind, as_html)})")
     elif json_types:
         text += " (JSON " + names + ")"
     return text
@@ -261,7 +276,8 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool =
     return {  # each whole: the Chinese catalogue's site group holds these sentences as they are said
         "default": "accepted; the default is used",
         "truthy": 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on',
-        "number": 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects a number',
+        "number": 'the config reader accepts it but keeps the string <code>"auto"</code> where DeepSpeed expects a '
+                  'number: code that uses the value as a number fails or misreads it',
         "bool": 'accepted and kept as the string <code>"auto"</code>, where DeepSpeed expects true or false',
         "kept": 'accepted and kept as the string <code>"auto"</code>',
     }.get(case, "accepted")

@@ -591,7 +591,11 @@ class _Scanner:
                             self._body(child.body, _Context(ctx.file, ctx.function, ctx.cls, [*ctx.tests, failed],
                                                             ctx.assigned))
                         else:
-                            self._body(child.body, ctx)
+                            # said because the try block raised (``except: logger.error("Failed to create ...")``
+                            # after ``os.makedirs``): that is part of when, not only the enclosing ifs
+                            raised = ast.Name(id=_raised_marker(stmt, child), ctx=ast.Load())
+                            self._body(child.body, _Context(ctx.file, ctx.function, ctx.cls, [*ctx.tests, raised],
+                                                            ctx.assigned))
                     elif isinstance(child, ast.stmt):
                         self._stmt(child, ctx)
 
@@ -694,6 +698,28 @@ class _Scanner:
             if any(isinstance(n, ast.Name) and n.id != "self" and not n.id.isupper() for n in names):
                 free.append(part)
         return " and ".join(ast.unparse(p) for p in free)[:200] or None
+
+
+RAISED = "raised"
+"""The condition's word for "inside ``except``" (not ImportError's): ``raised_KeyError`` for a handler of named
+exceptions; for a bare one (or ``Exception``'s) the try block's first call and this word (``makedirs_raised``), or
+``raised_Exception`` where its first statement calls nothing."""
+
+
+_MARKER = re.compile(rf"\b(?:\w+_{RAISED}|{RAISED}_\w+)\b")
+"""A :func:`_raised_marker` in a condition."""
+
+
+def _raised_marker(stmt: ast.stmt, handler: ast.ExceptHandler) -> str:
+    """The name standing for "the try block ``stmt`` raised what ``handler`` catches" in a condition."""
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    named = [_last(c) for c in caught if c is not None and _last(c) not in ("Exception", "BaseException", "")]
+    if named:
+        return "_".join([RAISED, *named])
+    body = getattr(stmt, "body", None) or []
+    call = next((n for n in ast.walk(body[0]) if isinstance(n, ast.Call)), None) if body else None
+    name = _last(call.func) if call is not None else ""
+    return f"{name}_{RAISED}" if name.isidentifier() else f"{RAISED}_Exception"
 
 
 def _constant_key(node: ast.AST) -> bool:
@@ -927,7 +953,9 @@ def hf_messages(sources: dict[str, str], keys: KeyMap) -> list[dict[str, Any]]:
             continue
     kept = {}
     for entry in scanner.entries:
-        about = " ".join([entry["pattern"], entry["condition"] or "", entry["function"] or ""])
+        # the try block a message is said after is no sign of its topic (``is_deepspeed_zero3_enabled_raised``)
+        condition = _MARKER.sub("", entry["condition"] or "")
+        about = " ".join([entry["pattern"], condition, entry["function"] or ""])
         if entry["keys"] or _ABOUT_DEEPSPEED.search(about):
             kept.setdefault((entry["file"], entry["line"], entry["id"]), entry)
     return sorted(kept.values(), key=lambda e: (e["file"], e["line"], e["id"]))

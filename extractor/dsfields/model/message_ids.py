@@ -34,7 +34,7 @@ RULE_PREFIX = "DSF"
 ID_SHAPE = re.compile(r"(?i)^(DS\d{8}|DSF\d{5})$")
 """What ``dsfields explain ID`` takes as an ID rather than a pasted message."""
 
-_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 
 
 def rule_code(name: str) -> str:
@@ -56,7 +56,7 @@ def pattern_regex(pattern: str) -> re.Pattern[str]:
     takes up to 400 characters, whitespace in the literal text matches any run of whitespace (wrapped lines)."""
     parts = []
     pos = 0
-    for match in _FIELD.finditer(pattern):
+    for match in FORMAT_FIELD.finditer(pattern):
         parts.append(_literal_regex(pattern[pos:match.start()]))
         token = match.group()
         parts.append(re.escape(token[0]) if token in ("{{", "}}") else r"(.{0,400}?)")

@@ -241,7 +241,8 @@ def auto_text(auto: Auto | None, truthy: bool = False, kind: str | None = None) 
     return {
         "rejected": "rejected" + (f" ({auto.error})" if auto.error else ""),
         "truthy": 'accepted but kept as the string "auto", which counts as true: it switches this on',
-        "number": 'accepted but kept as the string "auto" where DeepSpeed expects a number: nothing resolves it',
+        "number": 'accepted by the config reader but kept as the string "auto" where DeepSpeed expects a number: '
+                  'nothing resolves it, and code that uses it as a number fails or misreads it',
         "bool": 'accepted but kept as the string "auto" where DeepSpeed expects true or false: nothing resolves it',
         # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
         "kept": 'accepted but kept as the string "auto": DeepSpeed does not resolve it',
