@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -33,6 +34,52 @@ def test_every_file_parses_and_both_languages_have_the_same_keys():
     assert set(en) == set(zh)
     for name in en:
         assert set(en[name]) == set(zh[name]), name
+
+
+def _pieces(value: object) -> list[tuple[dict, str]]:
+    """A summary, body, pitfall or parameter text as ``(conditions, text)`` pieces, consecutive unconditional pieces
+    joined (how a text is cut where nothing is conditional is the writer's choice in each language)."""
+    raw = [] if value is None else [value] if isinstance(value, str) else list(value)  # type: ignore[arg-type]
+    out: list[tuple[dict, str]] = []
+    for piece in raw:
+        conditions = {k: v for k, v in piece.items() if k in prose.CONDITIONS} if isinstance(piece, dict) else {}
+        text = str(piece.get("text") or "") if isinstance(piece, dict) else str(piece)
+        if not conditions and out and not out[-1][0]:
+            out[-1] = ({}, out[-1][1] + text)
+        else:
+            out.append((conditions, text))
+    return out
+
+
+def _code_names(text: str) -> set[str]:
+    return {c.strip("()") for c in re.findall(r"`([^`]+)`", text) if re.fullmatch(r"[A-Za-z_][\w.]*(\(\))?", c)}
+
+
+def test_english_and_chinese_share_one_scoping():
+    """Issue 39: a reader of one release is told the same in both languages. Every entry has the same conditions in
+    both, its texts are cut into the same pieces under the same conditions, and each piece names the same code
+    identifiers: a sentence one language shows a release and the other hides (zh naming `partition_activations`
+    for every release where en's sentence needs 0.19.8) fails here."""
+    differing = []
+    for name in prose.file_names("en"):
+        english, chinese = prose.read_file("en", name), prose.read_file("zh", name)
+        for key, en in english.items():
+            zh = chinese.get(key)
+            if not isinstance(en, dict) or not isinstance(zh, dict):
+                continue
+            if {k: en[k] for k in prose.CONDITIONS if k in en} != {k: zh[k] for k in prose.CONDITIONS if k in zh}:
+                differing.append((name, key, "conditions"))
+            parts = [(part, en.get(part), zh.get(part)) for part in ("summary", "body", "pitfall")]
+            parts += [(f"params.{p}", v, (zh.get("params") or {}).get(p)) for p, v in (en.get("params") or {}).items()]
+            for part, en_text, zh_text in parts:
+                en_pieces, zh_pieces = _pieces(en_text), _pieces(zh_text)
+                if [c for c, _ in en_pieces] != [c for c, _ in zh_pieces]:
+                    differing.append((name, key, part, "pieces"))
+                    continue
+                for at, ((_, e), (_, z)) in enumerate(zip(en_pieces, zh_pieces, strict=True)):
+                    if _code_names(e) != _code_names(z):
+                        differing.append((name, key, part, at, sorted(_code_names(e) ^ _code_names(z))))
+    assert not differing
 
 
 @pytest.mark.data
