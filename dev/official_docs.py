@@ -10,7 +10,8 @@ release's snapshot, the line, the type in brackets (``[integer]``) and the defau
 when that default is a JSON value. Only these facts are kept, never the page's text (its prose is
 DeepSpeed's, not ours). ``dsfields.model.official_docs`` compares them with the code's facts.
 
-A heading names a bare key (``***stage3_prefetch_bucket_size***: [integer]``); it is placed under the
+A heading names a bare key (``***stage3_prefetch_bucket_size***: [integer]``) or one qualified by its section
+(``**fp16:loss_scale**: [float]``, placed at that path where the release has it); a bare key is placed under the
 last section heading the page opened (``***zero_optimization***: [dictionary]``) when the release has
 that path, else as a top-level key, else where the release has exactly one key of that name; a
 heading that cannot be placed is counted in ``unplaced``.
@@ -32,7 +33,10 @@ from dsfields.model.store import available_versions, repo_generated_dir  # noqa:
 
 PAGE = "docs/_pages/config-json.md"
 OUTPUT = "official_docs.json"
-HEADING = re.compile(r"^\s*(?:<i>)?\*\*\*?([A-Za-z_][A-Za-z0-9_]*)\*\*\*?(?:</i>)?\s*:\s*\[([^\]]*)\]")
+HEADING = re.compile(r"^\s*(?:<i>)?\*\*\*?([A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)*)\*\*\*?(?:</i>)?\s*:\s*"
+                     r"\[([^\]]*)\]")
+"""A key's heading: a bare key (``***stage3_prefetch_bucket_size***: [integer]``) or one qualified by its section
+(``**fp16:loss_scale**: [float]``)."""
 SECTION_IN_EXAMPLE = re.compile(r'^\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*:\s*\{')
 NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
 
@@ -98,8 +102,13 @@ def extract(text: str, snapshot: dict[str, Any]) -> dict[str, Any]:
         opening = False
         name, stated_type = match.group(1), match.group(2).strip().lower()
         path = None
+        if ":" in name:  # qualified by its section: that path where the release has it, else its bare key
+            qualified = name.replace(":", ".")
+            if qualified in known:
+                path = qualified
+            name = name.rpartition(":")[2]
         prefix = current
-        while True:  # innermost open section first, then its parents, then the top level
+        while path is None:  # innermost open section first, then its parents, then the top level
             candidate = f"{prefix}.{name}" if prefix else name
             if candidate in known:
                 path = candidate

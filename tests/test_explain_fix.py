@@ -218,3 +218,24 @@ def test_errors_index_entries_and_their_minimal_configs(tmp_path: Path) -> None:
             code, out, _ = run("check", str(config), "--version", version, "--format", "json", *extra)
             ids = {f["id"] for f in json.loads(out)["files"][0]["findings"]}
             assert code == 1 and entry["id"] in ids, (entry["id"], version, ids)
+
+
+def test_a_message_said_in_an_except_says_so():
+    """autotuner.py logs "Failed to create {exps_dir}" in the ``except`` around ``os.makedirs``: its condition and
+    fix say the creation failed, not merely that the folder is missing (the 0.14.4 audit)."""
+    for version in ("0.9.5", "0.14.4"):
+        entry = next(m for m in load_messages(version, str(GENERATED))["messages"] if m["id"] == "DS71778832")
+        assert entry["condition"].endswith("makedirs_raised") and entry["state"] == "makedirs_raised"
+    code, out, _ = run("explain", "DS71778832", "--version", "0.14.4")
+    assert code == 0 and "what makes `makedirs` fail" in out and "`except`" in out
+
+
+def test_module_state_spelled_like_a_key_names_no_key():
+    """``record_tp_model_init_args`` compares the arguments of two ``tp_model_init`` calls, kept in the module's
+    ``_TP_MODEL_INIT_ARGS``: its "Conflicting tp_model_init arguments" raises name no config key (the 0.19.5
+    audit); the neighbouring checks against the config's ``tensor_parallel.tp`` keys keep theirs."""
+    messages = load_messages("0.19.5", str(GENERATED))["messages"]
+    conflicting = [m for m in messages if m["pattern"].startswith("Conflicting tp_model_init arguments")]
+    assert len(conflicting) == 3 and all(m["keys"] == [] for m in conflicting)
+    from_config = [m for m in messages if m["pattern"].startswith("Conflicting tensor_parallel.tp.tp_size")]
+    assert from_config and all(m["keys"] == ["tensor_parallel.tp.tp_size"] for m in from_config)

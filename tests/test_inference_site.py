@@ -192,3 +192,18 @@ def test_a_reader_of_an_old_release_clicks_through_the_inference_section_and_sta
             expect(page.locator("h1")).to_contain_text(f"DeepSpeed {NEW}")
         finally:
             browser.close()
+
+
+def test_the_zero_block_shows_the_per_stage_default_its_validator_gives():
+    """``zero.overlap_comm`` is DeepSpeedZeroConfig's: declared null, set per stage by its validator, as the training
+    page says for ``zero_optimization.overlap_comm``; the inference pages said only "null" (the 0.15.4 audit)."""
+    from dsfields.docs import inference_pages
+    from dsfields.model.store import load, load_inference
+
+    training = load("0.15.4").raw
+    record = load_inference("0.15.4").fields["zero.overlap_comm"].raw
+    shown = inference_pages._default_html(record, "zero.overlap_comm", training, lambda text: text)
+    assert "stage 3" in shown and "true" in shown, shown
+    plain = load_inference("0.15.4").fields["replace_with_kernel_inject"].raw
+    assert inference_pages._default_html(plain, "replace_with_kernel_inject", training, lambda t: t) == \
+        inference_pages.default_text(plain, True)

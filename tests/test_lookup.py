@@ -394,3 +394,33 @@ def test_answer_is_the_same_with_and_without_the_compact_index(capsys, tmp_path,
         monkeypatch.setenv("DSFIELDS_GENERATED", str(root))
         answers.append([run(capsys, query, "--version", V), run(capsys, query, "--version", V, "--json")])
     assert answers[0] == answers[1] == answers[2]
+
+
+@pytest.mark.parametrize("lang, said", [("en", "not judged"), ("zh", "未判定")])
+def test_an_auto_probe_stopped_by_another_missing_key_is_not_a_rejection(capsys, lang, said):
+    """The "auto" probe of ``schedule_offset`` stopped on the section's missing ``different_groups`` (a KeyError naming
+    another key) before reading the value: "not judged", never "rejected" (the 0.15.4 and 0.18.5 audits); a KeyError
+    naming the key probed stays a rejection."""
+    from dsfields.model.wording import blocked_by
+
+    code, out, err = run(capsys, "compression_training.sparse_pruning.shared_parameters.schedule_offset",
+                         "--version", "0.18.5", "--lang", lang)
+    assert (code, err) == (0, "")
+    row = next(line for line in out.splitlines() if line.lstrip().startswith('"auto"'))
+    assert said in row and "rejected" not in row and "拒绝" not in row
+    assert blocked_by("KeyError: 'different_groups'", "schedule_offset") == "different_groups"
+    assert blocked_by("KeyError: 'schedule_offset'", "schedule_offset") is None
+
+
+def test_a_scheduler_text_is_scoped_to_the_release_that_clamps():
+    """WarmupCosineLR clamps its cosine progress from 0.19.3 on: before, the lr climbs back after total_num_steps,
+    so no text shown for 0.18.5 says the floor holds afterwards (the 0.18.5 audit), in either language."""
+    from dsfields.model import prose
+    from dsfields.model.store import load
+
+    for version, clamps in (("0.18.5", False), ("0.19.8", True)):
+        scope = prose.Scope.of_snapshot(load(version))
+        for lang, afterwards in (("en", "afterwards"), ("zh", "之后")):
+            entry = prose.explain_type("scheduler", "WarmupCosineLR", lang, scope)
+            assert (afterwards in entry.params["cos_min_ratio"]) is clamps, (version, lang)
+            assert ("0.19.3" in entry.body or "clamped to 1" in entry.body or "上限截到 1" in entry.body) is clamps

@@ -88,3 +88,21 @@ def test_a_top_level_section_is_placed_before_a_nested_one_of_the_same_name():
     docs = official_docs.load("0.19.5")
     assert "curriculum_learning.max_difficulty" in docs["keys"]
     assert "curriculum_learning.schedule_config.total_curriculum_step" in docs["keys"]
+
+
+def test_a_key_qualified_by_its_section_is_placed_and_compared():
+    """The page writes some headings as ``**fp16:loss_scale**: [float]``: placed at ``fp16.loss_scale`` and compared
+    (the 0.11.2 audit: the page's float against the code's integer was not counted, the fp16 headings unplaced)."""
+    docs = official_docs.load("0.11.2")
+    assert {"fp16.loss_scale", "fp16.initial_scale_power", "bf16.enabled"} <= set(docs["keys"])
+    found = {(d.path, d.kind) for d in official_docs.disagreements(_snapshot("0.11.2"), docs)}
+    assert ("fp16.loss_scale", "type") in found
+
+
+def test_a_batch_key_derived_by_deepspeed_is_no_disagreement():
+    """``gradient_accumulation_steps`` has no default of its own: DeepSpeed derives it (1 where only the micro batch
+    is given), so the page's 1 is not set against a null (the 0.15.4 audit)."""
+    for version in ("0.15.4", "0.19.5"):
+        found = {d.path for d in official_docs.disagreements(_snapshot(version), official_docs.load(version))}
+        assert not found & {"gradient_accumulation_steps", "train_batch_size", "train_micro_batch_size_per_gpu"}
+        assert "steps_per_print" in found or version == "0.19.5"  # a null that is the code's answer still counts

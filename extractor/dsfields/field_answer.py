@@ -263,7 +263,7 @@ def format_field(snapshot: Snapshot, match: Match, width: int, style: Style, lan
         ("also read", _other_defaults_text(record)),
         ("constraints", constraints_text(record.constraints)),
         ("allowed", allowed_text(record, enum)),
-        ('"auto"', auto_text(record.auto, record.truthiness, record.type)),
+        ('"auto"', auto_text(record.auto, record.truthiness, record.type, record.key)),
         ("requires", requires_text(record)),
         ("checked by", checked_by_text(record)),
         ("defined at", source_text(record.source)),

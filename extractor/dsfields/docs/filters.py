@@ -263,16 +263,19 @@ def choices_text(choices: list[Any] | None) -> str:
 
 
 def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool = False,
-              kind: str | None = None) -> str:
+              kind: str | None = None, key: str | None = None) -> str:
     """What DeepSpeed alone does with ``"auto"`` (``wording.auto_case``; the HF Trainer integration fills some in
     first), in the site's words; ``truthy``: the release's reader tests the value's truth; ``kind``: the key's
     type."""
     if not auto:
         return ""
-    case = wording.auto_case(bool(auto.get("accepted")), auto.get("becomes"), truthy, kind)
+    error = auto.get("error")
+    case = wording.auto_case(bool(auto.get("accepted")), auto.get("becomes"), truthy, kind,
+                             wording.blocked_by(error, key) is not None)
     if case == "rejected":
-        error = auto.get("error")
         return "rejected" + (f": {code(error, as_html)}" if error else "")  # "rejected: " is translated by prefix
+    if case == "blocked":  # translated by prefix too
+        return f"{NOT_JUDGED}{code(error, as_html)}"
     return {  # each whole: the Chinese catalogue's site group holds these sentences as they are said
         "default": "accepted; the default is used",
         "truthy": 'accepted and kept as the string <code>"auto"</code>, which counts as true: it switches this on',
@@ -283,11 +286,17 @@ def auto_text(auto: dict[str, Any] | None, as_html: bool = False, truthy: bool =
     }.get(case, "accepted")
 
 
-def auto_short(auto: dict[str, Any] | None, kind: str | None = None) -> str:
+NOT_JUDGED = "not judged, the probe stopped first on another key: "
+"""What the site says before the probe's error where it named another key than the one probed."""
+
+
+def auto_short(auto: dict[str, Any] | None, kind: str | None = None, key: str | None = None) -> str:
     if not auto:
         return ""
-    case = wording.auto_case(bool(auto.get("accepted")), auto.get("becomes"), False, kind)
-    return {"rejected": "error", "number": "kept as string, not a number", "bool": "kept as string, not a boolean",
+    case = wording.auto_case(bool(auto.get("accepted")), auto.get("becomes"), False, kind,
+                             wording.blocked_by(auto.get("error"), key) is not None)
+    return {"rejected": "error", "blocked": "not judged", "number": "kept as string, not a number",
+            "bool": "kept as string, not a boolean",
             "default": "→ default", "kept": "kept as string"}.get(case, "accepted")
 
 
@@ -475,6 +484,7 @@ FILTERS = {
     "choices_text": choices_text,
     "auto_text": auto_text,
     "auto_short": auto_short,
+    "blocked_by": wording.blocked_by,
     "unknown_keys_text": unknown_keys_text,
     "effective_text": effective_text,
     "section_title": section_title,

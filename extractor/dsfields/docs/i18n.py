@@ -49,7 +49,7 @@ def script_words(lang: str) -> dict[str, str]:
     return {text: _(text) for text in SCRIPT_STRINGS if _(text) != text}
 
 
-PREFIXES = ("rejected: ",)
+PREFIXES = ("rejected: ", "not judged, the probe stopped first on another key: ")
 """Words a filter puts before a value (``rejected: <code>TypeError…</code>``): translated, the value kept."""
 SUFFIXES = (" (factory)",)
 """Words a filter puts after a value (``<code>{}</code> (factory)``): translated, the value kept."""

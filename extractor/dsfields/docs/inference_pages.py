@@ -16,6 +16,7 @@ from typing import Any
 
 from dsfields.docs.filters import (
     default_text,
+    effective_text,
     history_phrase,
     hkey,
     html_paras,
@@ -152,6 +153,23 @@ def _banner(_: Any, version: str, here: str, date: str | None) -> str:
             + "</p>\n<!--/raw-->\n\n")
 
 
+def _default_html(raw: dict[str, Any], path: str, training: dict[str, Any], _: Any) -> str:
+    """A key's default as its page shows it; for a key of the ``zero`` block (``DeepSpeedZeroConfig``, the training
+    config's own class) with the declared default null, the value the class's validator gives it per ZeRO stage, as
+    the release's training snapshot records it for ``zero_optimization`` (``overlap_comm``: stage 3 true)."""
+    text = _(default_text(raw, True))
+    effective = raw.get("effective_default")
+    if not effective and path.startswith("zero.") and raw.get("default") is None:
+        twin = (training.get("fields") or {}).get("zero_optimization." + path[len("zero."):]) or {}
+        effective = twin.get("effective_default")
+    return f"{text}; {effective_text(effective, True)}" if effective else text
+
+
+def _training(site: Any, version: str) -> dict[str, Any]:
+    """The release's training snapshot (its JSON) where the site has it, else {}."""
+    return (getattr(site, "snapshots", None) or {}).get(version) or {}
+
+
 def _original(text: str, lang: str, _: Any) -> str:
     if lang == "en" or not text:
         return text
@@ -159,13 +177,13 @@ def _original(text: str, lang: str, _: Any) -> str:
 
 
 def _field_block(record: Any, version: str, lang: str, scope: prose.Scope, events: list[Any], oldest: str,
-                 _: Any) -> str:
+                 _: Any, training: dict[str, Any]) -> str:
     raw = record.raw
     ex = inference_prose.explain_shown(record.path, lang, scope)
     out = ['<div class="dsf-field">']
     if ex:
         out.append(f'<p class="dsf-summary">{html_text(ex.summary)}</p>')
-    facts = [f"<li><strong>{_('Default')}</strong>: {_(default_text(raw, True))}</li>",
+    facts = [f"<li><strong>{_('Default')}</strong>: {_default_html(raw, record.path, training, _)}</li>",
              f"<li><strong>{_('Type')}</strong>: {type_text(raw, True)}</li>"]
     aliases = raw.get("aliases") or []
     if aliases:
@@ -226,6 +244,7 @@ def fields_page(section: Section, site: Any, version: str, lang: str) -> str:
     _ = words(lang)
     doc = section.docs[version]
     scope = prose.Scope.of_snapshot(doc)
+    training = _training(site, version)
     out = _head(_, site, version, FIELDS, None, "inference")
     sections = sorted(doc.sections)
     fields = [f for f in doc.fields.values() if not f.is_section]
@@ -253,14 +272,15 @@ def fields_page(section: Section, site: Any, version: str, lang: str) -> str:
             (shared if ex is not None and ex.key != f.path else own).append((f, ex))
         for f, _ex in own:
             out.append(f"### `{f.key}` {{ #{anchor(f.path)} }}\n\n<!--raw-->\n")
-            out.append(_field_block(f, version, lang, scope, section.events.get(f.path, []), section.versions[0], _))
+            out.append(_field_block(f, version, lang, scope, section.events.get(f.path, []), section.versions[0], _,
+                                    training))
             out.append("\n<!--/raw-->\n\n")
         if shared:
-            out.append(_shared_rows(shared, _))
+            out.append(_shared_rows(shared, _, training))
     return "".join(out)
 
 
-def _shared_rows(shared: list[tuple[Any, prose.Explanation]], _: Any) -> str:
+def _shared_rows(shared: list[tuple[Any, prose.Explanation]], _: Any, training: dict[str, Any]) -> str:
     """Fields that one pattern entry explains alike (the ``zero`` keys): their text once, then one row each,
     the row carrying the field's anchor. 76 full blocks saying the same were most of a page's weight."""
     out = ["<!--raw-->\n"]
@@ -274,7 +294,7 @@ def _shared_rows(shared: list[tuple[Any, prose.Explanation]], _: Any) -> str:
     for f, _ex in shared:
         note = f" ({_('Deprecated')})" if f.raw.get("deprecated") else ""
         out.append(f'<tr id="{anchor(f.path)}"><td>{hkey(f.key)}{note}</td><td>{type_text(f.raw, True)}</td>'
-                   f"<td>{_(default_text(f.raw, True))}</td></tr>")
+                   f"<td>{_default_html(f.raw, f.path, training, _)}</td></tr>")
     out.append("</tbody></table>\n<!--/raw-->\n\n")
     return "".join(out)
 
@@ -283,6 +303,7 @@ def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
     _ = words(lang)
     doc = section.docs[version]
     out = _head(_, site, version, DEFAULTS, "Default values", "inference-defaults")
+    training = _training(site, version)
     out.append(_("defaults_intro").format(v=version) + "\n\n<!--raw-->\n")
     # Key and default only: the type is on the field's entry, one click away, and a lean table keeps this page
     # (one per release and language) lighter than the site's median page.
@@ -290,7 +311,7 @@ def defaults_page(section: Section, site: Any, version: str, lang: str) -> str:
     for f in sorted((f for f in doc.fields.values() if not f.is_section), key=lambda f: f.path):
         note = f" ({_('Deprecated')})" if f.raw.get("deprecated") else ""
         rows.append(f'<tr><td><a href="../#{anchor(f.path)}">{hkey(f.path)}</a>{note}</td>'
-                    f"<td>{_(default_text(f.raw, True))}</td></tr>")
+                    f"<td>{_default_html(f.raw, f.path, training, _)}</td></tr>")
     out.append('<table class="dsf-table">' + "".join(rows) + "</tbody></table>\n<!--/raw-->\n")
     return "".join(out)
 

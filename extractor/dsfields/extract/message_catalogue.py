@@ -326,12 +326,18 @@ class KeyMap:
         (``self.num_gpus_per_node`` beside ``self.elasticity_enabled``) stands for that key when nothing else maps
         it, as a value read from the section's dict without a named constant."""
         found: list[str | tuple[str, ...]] = []
+        # a key of a module's own state (``_TP_MODEL_INIT_ARGS["tp_size"]``, ``.get("tp_group")``: the arguments of
+        # an earlier call) is no config key, though spelled like one, and what the state was assigned is not followed
+        state = {id(key) for s in ast.walk(node) for key in _state_keys(s)}
         for sub in ast.walk(node):
             paths: list[str | tuple[str, ...]] = []
+            if id(sub) in state:
+                continue
             if isinstance(sub, ast.Name):
                 constant = self.constants.get(sub.id, [])
                 paths = [tuple(constant)] if len(constant) > 1 else list(constant)
-                if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1:
+                if not paths and local is not None and depth < 3 and len(local.get(sub.id, ())) == 1 \
+                        and not _module_state(sub):
                     paths = self.names_in(local[sub.id][0], section, local, depth + 1, domain, anchors)
             elif isinstance(sub, ast.Attribute):
                 deep = self.chain(sub)
@@ -720,6 +726,22 @@ def _raised_marker(stmt: ast.stmt, handler: ast.ExceptHandler) -> str:
     call = next((n for n in ast.walk(body[0]) if isinstance(n, ast.Call)), None) if body else None
     name = _last(call.func) if call is not None else ""
     return f"{name}_{RAISED}" if name.isidentifier() else f"{RAISED}_Exception"
+
+
+def _module_state(node: ast.AST) -> bool:
+    """A module-level variable in capitals (``_TP_MODEL_INIT_ARGS``): state the module keeps, not a config dict."""
+    return isinstance(node, ast.Name) and node.id.strip("_").isupper()
+
+
+def _state_keys(node: ast.AST) -> list[ast.AST]:
+    """The key expressions ``node`` reads from module state (:func:`_module_state`): ``STATE[key]``,
+    ``STATE.get(key)``."""
+    if isinstance(node, ast.Subscript) and _module_state(node.value):
+        return [node.slice]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and _module_state(node.func.value) and node.args:
+        return [node.args[0]]
+    return []
 
 
 def _constant_key(node: ast.AST) -> bool:

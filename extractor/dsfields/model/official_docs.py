@@ -18,6 +18,7 @@ import json
 import os
 from collections import namedtuple
 
+from dsfields.model.batch import BATCH_KEYS
 from dsfields.model.records import reader_constant
 
 TYPE_CHECKING = False
@@ -102,8 +103,9 @@ def disagreements_of(path: str, record: Any, docs: dict[str, Any] | None) -> lis
     else:
         code = record.get("default")
         # A null default is the code's answer too (steps_per_print: the page says 10, the code None, so nothing
-        # is printed); only a deprecated key's null means "not given" rather than a default.
-        if (code is None and record.get("deprecated")) or _same(stated["default"], code):
+        # is printed); only a deprecated key's null means "not given" rather than a default, and a batch key's that
+        # DeepSpeed derives from the others (the batch rule: accumulation 1 where only the micro batch is given).
+        if (code is None and (record.get("deprecated") or path in BATCH_KEYS)) or _same(stated["default"], code):
             return out
     out.append(Disagreement(path, stated["default"], code, where, int(stated.get("line") or 0), ref))
     return out

@@ -217,13 +217,24 @@ def allowed_text(field: Field, enum: Enum | None) -> str | None:
     return None
 
 
-def auto_case(accepted: bool, becomes: str | None, truthy: bool = False, kind: str | None = None) -> str:
-    """What DeepSpeed alone does with ``"auto"``, as one of ``rejected``, ``default`` (dropped, the default used),
-    ``truthy`` (kept, and the release's reader tests its truth: it switches the key on), ``number`` / ``bool``
-    (kept where the key's type is one, which the string is not), ``kept`` and ``accepted``: the one decision the
-    CLI (:func:`auto_text`) and the site (``docs/filters.auto_text``, ``auto_short``) each word."""
+def blocked_by(error: str | None, key: str | None) -> str | None:
+    """The other key a probe's error names (``KeyError: 'different_groups'`` where ``schedule_offset`` was probed):
+    the probe stopped on that key's absence before it read the value, so the value was never judged; else None."""
+    import re
+
+    missing = re.fullmatch(r"KeyError: '([^']+)'", error or "")
+    return missing.group(1) if missing and key and missing.group(1) != key else None
+
+
+def auto_case(accepted: bool, becomes: str | None, truthy: bool = False, kind: str | None = None,
+              blocked: bool = False) -> str:
+    """What DeepSpeed alone does with ``"auto"``, as one of ``rejected``, ``blocked`` (the probe stopped on another
+    key first: :func:`blocked_by`), ``default`` (dropped, the default used), ``truthy`` (kept, and the release's
+    reader tests its truth: it switches the key on), ``number`` / ``bool`` (kept where the key's type is one, which
+    the string is not), ``kept`` and ``accepted``: the one decision the CLI (:func:`auto_text`) and the site
+    (``docs/filters.auto_text``, ``auto_short``) each word."""
     if not accepted:
-        return "rejected"
+        return "blocked" if blocked else "rejected"
     if becomes == "default":
         return "default"
     if becomes == "kept":
@@ -233,20 +244,23 @@ def auto_case(accepted: bool, becomes: str | None, truthy: bool = False, kind: s
     return "accepted"
 
 
-def auto_text(auto: Auto | None, truthy: bool = False, kind: str | None = None) -> str | None:
+def auto_text(auto: Auto | None, truthy: bool = False, kind: str | None = None, key: str | None = None
+              ) -> str | None:
     """What DeepSpeed alone does with ``"auto"`` (:func:`auto_case`), in the CLI's words; ``truthy``: the release's
-    reader tests the value's truth (:attr:`Field.truthiness`); ``kind``: the key's type."""
+    reader tests the value's truth (:attr:`Field.truthiness`); ``kind``: the key's type; ``key``: its name."""
     if auto is None:
         return None
+    blocked = blocked_by(auto.error, key) is not None
     return {
         "rejected": "rejected" + (f" ({auto.error})" if auto.error else ""),
+        "blocked": f"not judged, the probe stopped first on another key ({auto.error})",
         "truthy": 'accepted but kept as the string "auto", which counts as true: it switches this on',
         "number": 'accepted by the config reader but kept as the string "auto" where DeepSpeed expects a number: '
                   'nothing resolves it, and code that uses it as a number fails or misreads it',
         "bool": 'accepted but kept as the string "auto" where DeepSpeed expects true or false: nothing resolves it',
         # DeepSpeed stores the string: something else (e.g. the HF Trainer) must replace it.
         "kept": 'accepted but kept as the string "auto": DeepSpeed does not resolve it',
-    }.get(auto_case(auto.accepted, auto.becomes, truthy, kind), "accepted: dropped, the default is used")
+    }.get(auto_case(auto.accepted, auto.becomes, truthy, kind, blocked), "accepted: dropped, the default is used")
 
 
 def deprecation_text(deprecated: Deprecation) -> str:
