@@ -66,7 +66,7 @@ GROUPS: tuple[Group, ...] = (
         "checkpoint", "datastates_ckpt", "nebula", "*checkpoint*", "*ckpt*",
     )),
     Group(12, "group-12-compile", "Compile", ("compile",)),
-    Group(13, "group-13-parallelism", "Parallelism (tensor, expert, pipeline, hybrid engine)", (
+    Group(13, "group-13-parallelism", "Parallelism and elastic scaling", (
         "tensor_parallel", "expert_parallel", "pipeline", "hybrid_engine", "use_data_before_expert_parallelism",
         "elasticity", "*parallel*",
     )),
