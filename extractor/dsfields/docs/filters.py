@@ -354,10 +354,17 @@ def hkey(value: Any) -> str:
     return _hkey_cached(value) if isinstance(value, str) else _hkey(value)
 
 
+SHORT_KEY = 28
+"""A key of at most this many characters fits any cell as it is: it gets no break opportunities (``<wbr>`` on
+every ``_`` of ``weight_decay`` in each catalogue table was page weight the site's size bound could not spare)."""
+
+
 def _hkey(value: Any) -> str:
-    """A key or file path as HTML code that wraps after ``.``, ``_`` and ``/`` (``<wbr>``), never inside a word."""
-    text = html.escape(value if isinstance(value, str) else json_value(value), quote=False).replace("|", "&#124;")
-    return "<code>" + _BREAK_AFTER.sub(r"\1<wbr>", text) + "</code>"
+    """A key or file path as HTML code that wraps after ``.``, ``_`` and ``/`` (``<wbr>``), never inside a word;
+    one of at most :data:`SHORT_KEY` characters does not wrap."""
+    raw = value if isinstance(value, str) else json_value(value)
+    text = html.escape(raw, quote=False).replace("|", "&#124;")
+    return "<code>" + (text if len(raw) <= SHORT_KEY else _BREAK_AFTER.sub(r"\1<wbr>", text)) + "</code>"
 
 
 @lru_cache(maxsize=1 << 16, typed=True)
