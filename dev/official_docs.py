@@ -44,9 +44,14 @@ NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
 def value_of(cell: str, stated_type: str = "") -> tuple[bool, Any]:
     """(is a JSON value, the value) of a table's Default cell (a bare word is a string for a [string] key)."""
     text = re.sub(r"</?i>|\*\*|`", "", cell).strip()
-    if stated_type == "string" and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", text) and text.lower() not in (
-            "true", "false", "null", "none"):
-        return True, text
+    if stated_type == "string" and re.fullmatch(r"(?:[A-Za-z]|/)[A-Za-z0-9_./-]*", text) and text.lower() not in (
+            "true", "false", "null", "none", "n/a"):
+        return True, text  # a bare word or path (``/local_nvme``) of a [string] key
+    if text[:1] in "[{" and text[-1:] in "]}":
+        try:
+            return True, json.loads(text)  # ``[]``, ``{}``: a JSON array or object as written
+        except ValueError:
+            return False, None
     if text.lower() in ("true", "false"):
         return True, text.lower() == "true"
     if text.lower() in ("null", "none"):

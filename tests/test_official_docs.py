@@ -106,3 +106,12 @@ def test_a_batch_key_derived_by_deepspeed_is_no_disagreement():
         found = {d.path for d in official_docs.disagreements(_snapshot(version), official_docs.load(version))}
         assert not found & {"gradient_accumulation_steps", "train_batch_size", "train_micro_batch_size_per_gpu"}
         assert "steps_per_print" in found or version == "0.19.5"  # a null that is the code's answer still counts
+
+
+def test_a_path_default_of_a_string_key_is_compared():
+    """The page gives ``nvme_path`` the default ``/local_nvme`` (a bare path, not a JSON string); the code's is None:
+    a disagreement the 0.19.2 audit found missing. "N/A" is no default."""
+    found = {d.path: d for d in official_docs.disagreements(_snapshot("0.19.2"), official_docs.load("0.19.2"))}
+    assert found["zero_optimization.offload_param.nvme_path"].docs == "/local_nvme"
+    assert found["zero_optimization.offload_param.nvme_path"].code is None
+    assert not any(d.docs == "N/A" for d in found.values())
