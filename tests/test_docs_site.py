@@ -1602,6 +1602,11 @@ def test_a_guide_marks_for_an_older_releases_reader_what_that_release_lacks(serv
             quoted = page.locator("p.dsf-lacking:has(+ div.highlight)", has_text="this message").first
             expect(quoted).to_be_visible(timeout=30_000)
             assert page.locator("p.dsf-lacking + div.highlight", has_text="Type bf16 is not supported").count() == 1
+            # a row whose link text is "ratio" names the key it links (data-key), which 0.10.1 lacks
+            page.goto(served + "guides/02-zero-stages/?v=0.10.1", wait_until="networkidle")
+            ratio = page.locator("tr.dsf-lacking:has(a[data-key='zero_optimization.offload_optimizer.ratio'])")
+            expect(ratio).to_have_count(1, timeout=30_000)
+            assert "zero_optimization.offload_optimizer.ratio" in ratio.locator(".dsf-lacking-note").inner_text()
             page.goto(served + f"guides/07-error-messages/?v={newest}", wait_until="networkidle")
             expect(page.locator("#dsf-version")).to_have_value(newest, timeout=30_000)
             assert page.locator(".dsf-lacking").count() == 0

@@ -335,6 +335,9 @@ def test_the_guides_scope_names_what_older_releases_lack_and_nothing_the_newest_
         scope = guide_scope([text for _stem, _title, text in guides(lang)], snapshots, versions, root)
         assert {"ZenFlowCPUAdam", "use_multi_rank_bucket_allreduce", "compute_grad_norm"} <= set(scope), lang
         assert "0.14.4" in lacking(scope, "ZenFlowCPUAdam") and "0.9.5" in lacking(scope, "compute_grad_norm")
+        # a link names its key's whole path, though its text is "ratio" (the 0.10.1 audit: unmarked)
+        assert {"0.10.1", "0.12.2"} <= lacking(scope, "zero_optimization.offload_optimizer.ratio")
+        assert "0.12.3" not in lacking(scope, "zero_optimization.offload_optimizer.ratio")
         assert all(versions[-1] not in lacking(scope, name) for name in scope)
     mutated = guide_scope(["With ZeRO, `Muon` is on the tested list."], snapshots, versions, root)
     assert "0.10.3" in lacking(mutated, "Muon") and versions[-1] not in lacking(mutated, "Muon")

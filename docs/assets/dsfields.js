@@ -846,9 +846,11 @@
     var blocks = ".md-content article p, .md-content article li, .md-content article tr, .md-content article pre";
     document.querySelectorAll(blocks).forEach(function (block) {
       if (block.querySelector("p, li, tr, pre") || block.closest(".dsf-lacking-note")) return;  // the innermost block
-      var text = block.tagName === "TR"  // its cells apart: a name ends where its cell does
+      var text = (block.tagName === "TR"  // its cells apart: a name ends where its cell does
         ? Array.prototype.map.call(block.children, function (cell) { return cell.textContent; }).join(" ")
-        : block.textContent;
+        : block.textContent) + Array.prototype.map.call(block.querySelectorAll("a[data-key]"), function (a) {
+          return " " + a.dataset.key;  // a link's whole key path ("ratio" links zero_optimization.offload_optimizer.ratio)
+        }).join("");
       var found = names.filter(function (n) { return n.pattern.test(text); });
       var flat = text.trim().replace(/\s+/g, " ");
       if (block.tagName === "PRE" && flat in messages) found.unshift({name: null, since: messages[flat]});

@@ -48,10 +48,15 @@ _FACTS: dict[tuple[str, tuple[str, ...]], tuple[list[Facts], Vocabulary]] = {}
 """The facts of the last set of releases asked (the English and the Chinese site are built from the same ones)."""
 
 
+FIELD_LINK = re.compile(r"\]\(field:([\w.*]+)\)")
+"""A guide's link to a key's entry (``[`ratio`](field:zero_optimization.offload_optimizer.ratio)``)."""
+
+
 def lines_of(text: str) -> list[str]:
     """The distinct non-empty lines of a guide's Markdown, its code blocks' lines included (a JSON example names keys
-    too)."""
-    return sorted({line.strip() for line in text.splitlines() if line.strip() and not line.startswith("```")})
+    too); a link to a key's entry names its whole path (the short text ``ratio`` names no key by itself)."""
+    return sorted({FIELD_LINK.sub(lambda m: f"] `{m[1]}`", line.strip()) for line in text.splitlines()
+                   if line.strip() and not line.startswith("```")})
 
 
 def guide_scope(texts: list[str], snapshots: dict[str, dict[str, Any]], versions: list[str], root: str
