@@ -1465,9 +1465,10 @@ def test_an_old_release_names_no_other_release_in_labels_and_links(served, site,
             assert walk_release_labels(page, expect, served, site, prefix, release) == {}
             page.goto(served + prefix + release + "/", wait_until="networkidle")
             expect(page.locator("#dsf-version")).to_have_value(release, timeout=30_000)
+            _search_ready(page, expect)  # the index first, then a key press (fill alone runs no query)
             box = page.locator("input.md-search__input")
-            box.click()
             box.fill("reduce_bucket_size")
+            box.press("End")
             hits = page.locator(".md-search-result__item .dsf-hit-release")
             expect(hits.first).to_have_text(f"DeepSpeed {release}", timeout=60_000)
             titles = page.locator(".md-search-result__item h1, .md-search-result__item h2").all_inner_texts()

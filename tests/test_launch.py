@@ -212,6 +212,13 @@ def test_the_committed_records_are_the_same_bytes_whatever_fp16_the_cpu_has():
 def test_a_launch_over_its_time_is_a_machine_error_and_the_worker_goes_on(client):
     slow = client.launch(with_zero(stage=3) | {"optimizer": ADAMW}, timeout=0.001)
     assert (slow.outcome, slow.reason) == ("machine_error", "timeout")
+    # an alarm due at once fires anywhere, right after it is armed too: each is a timeout verdict, and the worker
+    # lives on (armed before its try, the alarm once escaped the launch and killed the worker: "worker-died")
+    starts = client.starts
+    for _ in range(25):
+        at_once = client.launch(ZERO2 | {"optimizer": ADAMW}, timeout=1e-6)
+        assert (at_once.outcome, at_once.reason) == ("machine_error", "timeout"), at_once.as_dict()
+    assert client.starts == starts
     assert client.launch(ZERO2 | {"optimizer": ADAMW}).ok
 
 

@@ -220,19 +220,8 @@ class Launcher:
         if assume_fp16:
             accelerator.is_fp16_supported = lambda _self: True  # type: ignore[method-assign]
         previous = signal.signal(signal.SIGALRM, _alarm) if timeout else None
-        if timeout:
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            kwargs, passed = self._arguments(plan, data)
-            engine, optimizer, _, _ = self.deepspeed.initialize(**kwargs)
-            verdict = LaunchVerdict("launched", style, optimizer=type(optimizer).__name__ if optimizer else None,
-                                    passed=tuple(passed))
-            if self.world.fake and _autoep_idle(plan.config, engine):
-                # AutoEP found nothing to convert in the tiny model: its MoE checks (the ZeRO-3 refusals of hpZ,
-                # sequence parallelism, quantized gradients) were never reached, so "launched" is not a verdict
-                verdict = LaunchVerdict("machine_error", style, "NotJudged", AUTOEP_IDLE, "expert_parallel",
-                                        "dsfields", "witness-model", passed=tuple(passed))
-        except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
+
+        def judged(exc: Exception) -> LaunchVerdict:  # every complaint is a verdict: asserts, ValueErrors, ...
             site, source = raise_site(exc)
             outcome, reason = classify(exc, source, ranks=self.world.size)
             parallel = wants_ranks(plan.config)
@@ -251,8 +240,27 @@ class Launcher:
             about_world = reason == "world-size" or (self.world.fake and names_world(exc, source))
             key = locate(exc, plan.config, source) or (parallel if about_world else None) or (
                 degree_named(plan.config, message) if self.world.fake else None)
-            verdict = LaunchVerdict(outcome, style, type(exc).__name__, message, key, by, reason, site,
-                                    passed=tuple(passed))
+            return LaunchVerdict(outcome, style, type(exc).__name__, message, key, by, reason, site,
+                                 passed=tuple(passed))
+
+        try:
+            try:
+                if timeout:  # armed inside the try: an alarm at once (a budget of 1 ms) is a verdict too
+                    signal.setitimer(signal.ITIMER_REAL, timeout)
+                kwargs, passed = self._arguments(plan, data)
+                engine, optimizer, _, _ = self.deepspeed.initialize(**kwargs)
+                verdict = LaunchVerdict("launched", style,
+                                        optimizer=type(optimizer).__name__ if optimizer else None,
+                                        passed=tuple(passed))
+                if self.world.fake and _autoep_idle(plan.config, engine):
+                    # AutoEP found nothing to convert in the tiny model: its MoE checks (the ZeRO-3 refusals of
+                    # hpZ, sequence parallelism, quantized gradients) were never reached: "launched" is no verdict
+                    verdict = LaunchVerdict("machine_error", style, "NotJudged", AUTOEP_IDLE, "expert_parallel",
+                                            "dsfields", "witness-model", passed=tuple(passed))
+            except Exception as exc:  # every complaint is a verdict: asserts, ValueErrors, DeepSpeed's own errors
+                verdict = judged(exc)
+        except LaunchTimeout as late:  # the one-shot alarm fired while another failure was being judged
+            verdict = judged(late)
         finally:
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, 0)
