@@ -29,7 +29,7 @@ from dsfields.model import chinese
 from dsfields.model.dotted import at_path
 from dsfields.model.errors import UsageError
 from dsfields.model.generated import read_generated
-from dsfields.model.message_ids import ID_SHAPE, longest_chunk, pattern_regex
+from dsfields.model.message_ids import ID_SHAPE, RAISED_MARKER, longest_chunk, pattern_regex
 from dsfields.model.store import available_versions, generated_root, load, load_messages, version_key
 from dsfields.model.termsafe import shown
 
@@ -951,7 +951,7 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                                                                others=others)) if others else ""
     who = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate"}.get(
         message.layer, message.layer)
-    raised = _RAISED.fullmatch(occurrence.state or "")
+    raised = RAISED_MARKER.fullmatch(occurrence.state or "")
     if raised:  # said in an ``except``: the catalogue's marker for "the try block raised"
         call, caught = raised["call"], (raised["caught"] or "").replace("_", ", ")
         text = (_t(lang, f"change {key}{also}, or what makes `{call}` fail: {who} says this in the `except` that "
@@ -985,9 +985,6 @@ def _fix(message: Message, occurrence: Occurrence, keys: list[str], lang: str) -
                chinese.text("explain.checks_at_and_refused_it", who=who, occurrence_file=occurrence.file,
                             occurrence_line=occurrence.line, key_=key)))
 
-
-_RAISED = re.compile(r"(?:(?P<call>\w+)_raised|raised_(?P<caught>\w+))")
-"""The message catalogue's marker for a message said in an ``except`` (``makedirs_raised``, ``raised_KeyError``)."""
 
 _NOT_CONFIG = (
     ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective", re.I)),

@@ -167,7 +167,7 @@ def _default_html(raw: dict[str, Any], path: str, training: dict[str, Any], _: A
 
 def _training(site: Any, version: str) -> dict[str, Any]:
     """The release's training snapshot (its JSON) where the site has it, else {}."""
-    return (getattr(site, "snapshots", None) or {}).get(version) or {}
+    return site.snapshots.get(version) or {}
 
 
 def _original(text: str, lang: str, _: Any) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dsfields.model.message_ids import RAISED, RAISED_MARKER
 from dsfields.model.store import MESSAGES_FILE, dumps, repo_generated_dir, write_atomic
 
 FORMAT = 1
@@ -706,18 +707,13 @@ class _Scanner:
         return " and ".join(ast.unparse(p) for p in free)[:200] or None
 
 
-RAISED = "raised"
-"""The condition's word for "inside ``except``" (not ImportError's): ``raised_KeyError`` for a handler of named
-exceptions; for a bare one (or ``Exception``'s) the try block's first call and this word (``makedirs_raised``), or
-``raised_Exception`` where its first statement calls nothing."""
-
-
-_MARKER = re.compile(rf"\b(?:\w+_{RAISED}|{RAISED}_\w+)\b")
-"""A :func:`_raised_marker` in a condition."""
+_MARKER = re.compile(rf"\b(?:{RAISED_MARKER.pattern})\b")
+"""A :func:`_raised_marker` in a condition, as a whole word."""
 
 
 def _raised_marker(stmt: ast.stmt, handler: ast.ExceptHandler) -> str:
-    """The name standing for "the try block ``stmt`` raised what ``handler`` catches" in a condition."""
+    """The name standing for "the try block ``stmt`` raised what ``handler`` catches" in a condition
+    (:data:`~dsfields.model.message_ids.RAISED`)."""
     caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     named = [_last(c) for c in caught if c is not None and _last(c) not in ("Exception", "BaseException", "")]
     if named:

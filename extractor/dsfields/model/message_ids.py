@@ -34,6 +34,15 @@ RULE_PREFIX = "DSF"
 ID_SHAPE = re.compile(r"(?i)^(DS\d{8}|DSF\d{5})$")
 """What ``dsfields explain ID`` takes as an ID rather than a pasted message."""
 
+RAISED = "raised"
+"""A catalogue condition's word for a message said inside ``except`` (not ImportError's): ``raised_KeyError`` for a
+handler of named exceptions; for a bare one (or ``Exception``'s) the try block's first call and this word
+(``makedirs_raised``), or ``raised_Exception`` where its first statement calls nothing. Written by
+``dsfields.extract.message_catalogue``, read by ``explain``'s fix."""
+
+RAISED_MARKER = re.compile(rf"(?P<call>\w+)_{RAISED}|{RAISED}_(?P<caught>\w+)")
+""":data:`RAISED`'s marker in a condition: ``call`` (``makedirs``) or ``caught`` (``KeyError``, ``A_B`` for two)."""
+
 FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 
 
